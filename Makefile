@@ -1,0 +1,85 @@
+# attnd — build, run and test. `make` builds, `make run` serves on
+# http://127.0.0.1:8080, `make test` runs every test suite.
+
+CC      ?= cc
+BUILD   ?= build
+PORT    ?= 8080
+CFLAGS  ?= -O2 -g
+WARN    := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
+           -Wpointer-arith -Wformat=2 -Wvla
+PKGS    := openblas jansson libmicrohttpd
+PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
+PKG_LIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
+CPPFLAGS += -Ilib -Iapi -D_GNU_SOURCE -MMD -MP
+ALL_CFLAGS = -std=c11 $(WARN) $(CFLAGS) $(PKG_CFLAGS) $(EXTRA_CFLAGS)
+LDLIBS  += $(PKG_LIBS) -lm -lpthread
+
+LIB_SRC := $(wildcard lib/*.c)
+API_SRC := $(wildcard api/*.c)
+SRV_SRC := $(wildcard server/*.c)
+LIB_OBJ := $(LIB_SRC:%.c=$(BUILD)/%.o)
+API_OBJ := $(API_SRC:%.c=$(BUILD)/%.o)
+SRV_OBJ := $(SRV_SRC:%.c=$(BUILD)/%.o)
+UNIT_SRC := $(wildcard tests/unit/test_*.c)
+UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
+
+ifneq ($(V),1)
+Q := @
+endif
+
+.PHONY: all deps run test test-unit test-api test-integration check clean \
+        asan valgrind format format-check docker-test
+
+all: deps $(BUILD)/libattn.a $(BUILD)/libapi.a $(BUILD)/attnd
+
+# Install the -dev packages when root on Debian/Ubuntu, or print the line.
+deps:
+	@sh mk/deps.sh
+
+$(BUILD)/%.o: %.c
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  CC      $<")
+	$(Q)$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -c $< -o $@
+
+$(BUILD)/libattn.a: $(LIB_OBJ)
+	$(Q)$(AR) rcs $@ $^
+
+$(BUILD)/libapi.a: $(API_OBJ)
+	$(Q)$(AR) rcs $@ $^
+
+$(BUILD)/attnd: $(SRV_OBJ) $(BUILD)/libapi.a $(BUILD)/libattn.a
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $(SRV_OBJ) $(BUILD)/libapi.a $(BUILD)/libattn.a $(LDLIBS)
+
+$(BUILD)/tests/%: tests/unit/%.c $(BUILD)/libapi.a $(BUILD)/libattn.a
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  CC      $<")
+	$(Q)$(CC) $(CPPFLAGS) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $< $(BUILD)/libapi.a $(BUILD)/libattn.a $(LDLIBS) -lcmocka
+
+run: all
+	@echo "attnd on http://127.0.0.1:$(PORT)  — try:"
+	@echo "  curl -s http://127.0.0.1:$(PORT)/regression/nw -H 'Content-Type: application/json' \\"
+	@echo "    -d '{\"x_train\":[1,2,4],\"y_train\":[0,3,1],\"x_query\":[2.5],\"w\":0.5,\"y_query\":[3]}'"
+	$(BUILD)/attnd --port $(PORT)
+
+# Every suite prints TAP; tests/run.sh counts and ends with "N passed, N failed".
+test: all $(UNIT_BIN)
+	@sh tests/run.sh $(BUILD)
+
+check: test format-check
+
+format:
+	clang-format -i lib/*.[ch] api/*.[ch] server/*.[ch] tests/unit/*.[ch]
+
+format-check:
+	@clang-format --dry-run --Werror lib/*.[ch] api/*.[ch] server/*.[ch] tests/unit/*.[ch]
+
+asan:
+	$(MAKE) BUILD=build-asan CC=clang \
+	  CFLAGS="-O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=all" \
+	  LDFLAGS="-fsanitize=address,undefined" test
+
+clean:
+	rm -rf build build-*
+
+-include $(LIB_OBJ:.o=.d) $(API_OBJ:.o=.d) $(SRV_OBJ:.o=.d)

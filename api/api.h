@@ -1,0 +1,64 @@
+/*
+ * api.h — attnd's request layer: pure functions from an HTTP request
+ * (method, path, query, headers of interest, body) to a response (status,
+ * content type, body). No sockets and no libmicrohttpd here, so every route
+ * can be tested and fuzzed in-process. The wire contract is docs-level
+ * (README, api/openapi.json).
+ */
+#ifndef API_H
+#define API_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* Limits and settings the server passes to every request. */
+typedef struct {
+    size_t max_body_bytes; /* 16 MiB */
+    size_t max_elements;   /* 16 Mi doubles per tensor */
+    uint64_t max_work;     /* 2^33 estimated scalar operations */
+} api_limits;
+
+void api_limits_default(api_limits *limits);
+
+typedef struct {
+    const char *method;       /* "GET", "POST", ... */
+    const char *path;         /* decoded path without the query, e.g. "/attention/dot" */
+    const char *query;        /* raw query string without '?', or NULL */
+    const char *content_type; /* Content-Type header or NULL */
+    const char *accept;       /* Accept header or NULL */
+    const char *body;         /* may contain NUL bytes; NULL when body_len == 0 */
+    size_t body_len;
+    const api_limits *limits;
+} api_request;
+
+typedef struct {
+    int status;               /* HTTP status */
+    const char *content_type; /* static string */
+    char *body;               /* malloc'd, owned by the caller (api_response_free) */
+    size_t body_len;
+    const char *allow;        /* static "Allow" value for 405, else NULL */
+    double compute_ms;        /* >= 0: time in the library, for Server-Timing; < 0: none */
+    const char *route;        /* static route template ("/attention/dot"), or "other" */
+    int vary_accept;          /* 1: add "Vary: Accept" */
+} api_response;
+
+/* Handle one request. Never fails: every error becomes a problem+json
+ * response (500 "internal" when memory runs out). */
+void api_handle(const api_request *req, api_response *res);
+
+/* Frees res->body; safe on a zeroed response. */
+void api_response_free(api_response *res);
+
+/* Early decision from the headers alone, before the body arrives:
+ * 404, 405, 415 and 413 (by Content-Length; content_length < 0 = unknown).
+ * Returns 0 when the request may proceed, else fills res like api_handle. */
+int api_precheck(const api_request *req, long long content_length,
+                 api_response *res);
+
+/* Set readiness (0 while draining: /v2/health/ready answers 503). */
+void api_set_ready(int ready);
+
+/* Information for /version, set once by the server at start. */
+void api_set_threads(int http_threads, int blas_threads);
+
+#endif /* API_H */

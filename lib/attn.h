@@ -1,0 +1,266 @@
+/*
+ * attn.h — libattn, the attention library behind attnd.
+ *
+ * Pure computation: no HTTP, no JSON, no printing, no exit. Every function
+ * returns an attn_status; attn_status_str() gives its text.
+ *
+ * Conventions for every tensor argument:
+ *   - doubles, row-major, outermost axis first, contiguous;
+ *   - shape names B (batch), Nq (queries), Nk (keys = values), d (query/key
+ *     features), dq/dk (when they may differ), dv (value features),
+ *     h (hidden units), H (heads), n (training pairs), m (NW queries);
+ *   - every size is >= 1, else ATTN_E_INVALID_ARG;
+ *   - the caller owns every buffer; the library allocates only internal
+ *     scratch (sized by the *_workspace functions) and frees it before return;
+ *   - output buffers are written only on ATTN_OK (partial writes on error are
+ *     possible and must be ignored by the caller).
+ *
+ * Formulas follow "Dive into Deep Learning" (d2l.ai), chapter "Attention
+ * Mechanisms and Transformers", and PyTorch where the book is silent.
+ */
+#ifndef ATTN_H
+#define ATTN_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---------------------------------------------------------------- status */
+
+typedef enum {
+    ATTN_OK = 0,
+    ATTN_E_INVALID_ARG,   /* NULL buffer, zero size, scale/w/lr not finite > 0 */
+    ATTN_E_OVERFLOW,      /* a size product overflows size_t */
+    ATTN_E_NOMEM,         /* internal scratch allocation failed */
+    ATTN_E_VALID_LEN,     /* a valid_lens entry is < 0 or > Nk; fault->index */
+    ATTN_E_FULLY_MASKED,  /* policy ERROR and a query sees no key; fault set */
+    ATTN_E_NONFINITE,     /* a result overflowed to inf or NaN */
+    ATTN_E_ZERO_MASS,     /* NW query with zero kernel mass; fault->index = query */
+    ATTN_E_BAD_STEP,      /* NW fit step made w <= 0 or non-finite; fault->index = epoch (from 1) */
+    ATTN_E_TOO_FEW        /* NW needs more points (train_loo n < 2, bandwidth rule) */
+} attn_status;
+
+/* Static English text for a status; never NULL ("unknown status" for
+ * values outside the enum). */
+const char *attn_status_str(attn_status s);
+
+/* Where an error happened, for the caller to point at the faulty field.
+ * index: flat index whose meaning each function documents.
+ * by_causal: for ATTN_E_FULLY_MASKED, 1 when the row's valid_len alone
+ * would leave keys visible and only the causal mask empties it. */
+typedef struct {
+    size_t index;
+    int by_causal;
+} attn_fault;
+
+/* ------------------------------------------------------------ size maths */
+
+/* *out = a * b, or ATTN_E_OVERFLOW (then *out is untouched). */
+attn_status attn_size_mul(size_t *out, size_t a, size_t b);
+/* *out = a + b, or ATTN_E_OVERFLOW. */
+attn_status attn_size_add(size_t *out, size_t a, size_t b);
+/* *out = product of dims[0..n-1] (1 for n == 0), or ATTN_E_OVERFLOW. */
+attn_status attn_size_prod(size_t *out, const size_t *dims, size_t n);
+
+/* ---------------------------------------------------------------- masks */
+
+typedef enum {
+    ATTN_CAUSAL_NONE = 0,
+    ATTN_CAUSAL_TOP_LEFT,     /* query i sees key j iff j <= i (PyTorch is_causal) */
+    ATTN_CAUSAL_BOTTOM_RIGHT  /* query i sees key j iff j <= i + Nk - Nq (KV cache) */
+} attn_causal;
+
+typedef enum {
+    ATTN_FULLY_MASKED_ZERO = 0, /* all-zero weights (current PyTorch SDPA) */
+    ATTN_FULLY_MASKED_UNIFORM,  /* 1/Nk over all keys (d2l's fill -1e6) */
+    ATTN_FULLY_MASKED_ERROR     /* ATTN_E_FULLY_MASKED */
+} attn_fully_masked;
+
+/* Which keys each query may see. Key j is visible to query i of example b
+ * iff j < valid_len(b, i) AND the causal rule admits (i, j).
+ *   valid_lens: NULL (all visible), or (B) when per_query == 0, or (B, Nq)
+ *               when per_query == 1; each entry in 0 ... Nk.
+ * A zero-initialised attn_mask means "no mask, fully masked rows zero". */
+typedef struct {
+    const int64_t *valid_lens;
+    int per_query;
+    attn_causal causal;
+    attn_fully_masked fully_masked;
+} attn_mask;
+
+/* ------------------------------------------------------- masked softmax */
+
+/* Masked softmax over the last axis (d2l 11.3.1 "Masked Softmax Operation").
+ *   scores: (B, Nq, Nk) -> weights: (B, Nq, Nk); weights may alias scores.
+ * Stable for every finite score (row maximum over visible keys subtracted);
+ * masked weights are exactly 0; no fill value is used, so a visible score of
+ * -1e300 still beats a masked key. Fully masked rows follow
+ * mask->fully_masked. mask may be NULL (no mask).
+ * Errors: ATTN_E_INVALID_ARG; ATTN_E_OVERFLOW; ATTN_E_VALID_LEN (fault->index
+ * = flat index into valid_lens); ATTN_E_FULLY_MASKED (fault->index = flat row
+ * b*Nq + i, fault->by_causal); ATTN_E_NONFINITE (a score is inf/NaN). */
+attn_status attn_softmax_masked(double *weights, const double *scores,
+                                const attn_mask *mask, size_t B, size_t Nq,
+                                size_t Nk, attn_fault *fault);
+
+/* Validate valid_lens alone (entries in 0 ... Nk); same errors as above. */
+attn_status attn_mask_check(const attn_mask *mask, size_t B, size_t Nq,
+                            size_t Nk, attn_fault *fault);
+
+/* 1 if key j is visible to query i of example b under mask (NULL: all). */
+int attn_mask_visible(const attn_mask *mask, size_t b, size_t i, size_t j,
+                      size_t Nq, size_t Nk);
+
+/* -------------------------------------------- scaled dot-product attention */
+
+/* 1/sqrt(d), the default scale (d2l 11.3.2, Vaswani et al. 2017). */
+double attn_dot_default_scale(size_t d);
+
+/* Scaled dot-product attention: out = softmax(mask(Q Kᵀ · scale)) V.
+ *   q: (B, Nq, d)  k: (B, Nk, d)  v: (B, Nk, dv)
+ *   -> out: (B, Nq, dv), weights: (B, Nq, Nk),
+ *      scores: (B, Nq, Nk) or NULL — Q Kᵀ · scale before masking.
+ * scale: finite > 0 (attn_dot_default_scale(d) for the textbook's).
+ * Q Kᵀ and weights·V go through cblas_dgemm per example.
+ * Errors: as attn_softmax_masked; ATTN_E_INVALID_ARG for scale;
+ * ATTN_E_NONFINITE when a score or output overflows. Source: d2l 11.3.2. */
+attn_status attn_dot_forward(double *out, double *weights, double *scores,
+                             const double *q, const double *k, const double *v,
+                             const attn_mask *mask, double scale, size_t B,
+                             size_t Nq, size_t Nk, size_t d, size_t dv,
+                             attn_fault *fault);
+
+/* Plain-loop reference of attn_dot_forward (test oracle); same contract. */
+attn_status attn_dot_forward_ref(double *out, double *weights, double *scores,
+                                 const double *q, const double *k,
+                                 const double *v, const attn_mask *mask,
+                                 double scale, size_t B, size_t Nq, size_t Nk,
+                                 size_t d, size_t dv, attn_fault *fault);
+
+/* ------------------------------------------------- additive attention */
+
+/* Scratch bytes attn_additive_forward will allocate, or ATTN_E_OVERFLOW. */
+attn_status attn_additive_workspace(size_t *bytes, size_t B, size_t Nq,
+                                    size_t Nk, size_t h);
+
+/* Additive (Bahdanau) attention: score(q, k) = w_vᵀ tanh(W_q q + W_k k).
+ *   q: (B, Nq, dq)  k: (B, Nk, dk)  v: (B, Nk, dv)
+ *   W_q: (h, dq)  W_k: (h, dk)  w_v: (h)   (nn.Linear weight layout)
+ *   -> out: (B, Nq, dv), weights: (B, Nq, Nk), scores: (B, Nq, Nk) or NULL.
+ * Projections go through one dgemm each; the (B, Nq, Nk, h) features are
+ * never materialised (extra memory is attn_additive_workspace()).
+ * Errors: as attn_dot_forward. Source: d2l 11.3.3; Bahdanau et al. 2014. */
+attn_status attn_additive_forward(double *out, double *weights, double *scores,
+                                  const double *q, const double *k,
+                                  const double *v, const double *W_q,
+                                  const double *W_k, const double *w_v,
+                                  const attn_mask *mask, size_t B, size_t Nq,
+                                  size_t Nk, size_t dq, size_t dk, size_t dv,
+                                  size_t h, attn_fault *fault);
+
+/* Plain-loop reference of attn_additive_forward (test oracle). */
+attn_status attn_additive_forward_ref(double *out, double *weights,
+                                      double *scores, const double *q,
+                                      const double *k, const double *v,
+                                      const double *W_q, const double *W_k,
+                                      const double *w_v, const attn_mask *mask,
+                                      size_t B, size_t Nq, size_t Nk, size_t dq,
+                                      size_t dk, size_t dv, size_t h,
+                                      attn_fault *fault);
+
+/* ------------------------------------ Nadaraya–Watson kernel regression */
+
+typedef enum {
+    ATTN_KERNEL_GAUSSIAN = 0, /* K(u) = exp(-u²/2) */
+    ATTN_KERNEL_CONSTANT,     /* K(u) = 1 (average pooling) */
+    ATTN_KERNEL_BOXCAR,       /* K(u) = 1 if |u| < 1 else 0 */
+    ATTN_KERNEL_EPANECHNIKOV, /* K(u) = max(1 - u², 0) */
+    ATTN_KERNEL_TRIANGULAR    /* K(u) = max(1 - |u|, 0) */
+} attn_kernel;
+
+/* Nadaraya–Watson prediction (d2l 11.2; seed §6):
+ *   ŷ(x) = Σᵢ α(x, xᵢ) yᵢ,  α(x, xᵢ) = K((x − xᵢ)·w) / Σⱼ K((x − xⱼ)·w).
+ *   x_query: (m)  x_train: (n)  y_train: (n, dv)  (dv = 1 for a vector y)
+ *   -> pred: (m, dv), weights: (m, n).
+ * w: finite > 0. The Gaussian is computed as a stable softmax of
+ * -((x − xᵢ)w)²/2, so a huge w never gives 0/0.
+ * Errors: ATTN_E_INVALID_ARG; ATTN_E_OVERFLOW; ATTN_E_ZERO_MASS (fault->index
+ * = query index); ATTN_E_NONFINITE. */
+attn_status attn_nw_predict(double *pred, double *weights,
+                            const double *x_query, const double *x_train,
+                            const double *y_train, attn_kernel kernel, double w,
+                            size_t m, size_t n, size_t dv, attn_fault *fault);
+
+/* Loss Σ_q Σ_c ½(ŷ − y)² and its analytic derivative ∂loss/∂w for the
+ * Gaussian kernel (seed §10–11):
+ *   ∂sᵢ/∂w = −(x − xᵢ)² w,  ∂αᵢ/∂w = αᵢ(∂sᵢ/∂w − Σⱼ αⱼ ∂sⱼ/∂w),
+ *   ∂loss/∂w = Σ (ŷ − y) Σᵢ ∂αᵢ/∂w yᵢ.
+ *   x_query: (m)  y_query: (m, dv)  x_train: (n)  y_train: (n, dv)
+ *   -> *loss, *grad_w (grad_w may be NULL; then any kernel is allowed).
+ * Errors: as attn_nw_predict; ATTN_E_INVALID_ARG for grad_w with a
+ * non-Gaussian kernel. */
+attn_status attn_nw_loss(double *loss, double *grad_w, const double *x_query,
+                         const double *y_query, const double *x_train,
+                         const double *y_train, attn_kernel kernel, double w,
+                         size_t m, size_t n, size_t dv, attn_fault *fault);
+
+typedef enum {
+    ATTN_NW_FIT_TRAIN_LOO = 0, /* each x_train[i] queries the other n−1 pairs (d2l) */
+    ATTN_NW_FIT_QUERY          /* fit on (x_query, y_query) against the training pairs */
+} attn_nw_fit_data;
+
+typedef struct {
+    size_t epoch; /* from 1 */
+    double w;     /* w before this epoch's step */
+    double loss;  /* loss at that w */
+} attn_nw_epoch;
+
+/* Gradient descent on w for the Gaussian kernel (d2l 11.2.4; seed §9):
+ *   w ← w − lr · ∂loss/∂w, `epochs` times, starting from w0.
+ *   history: (epochs) entries; *w_out = w after the last step.
+ * ATTN_NW_FIT_QUERY needs x_query (m), y_query (m, dv); TRAIN_LOO ignores
+ * them (may be NULL) and needs n >= 2 (else ATTN_E_TOO_FEW).
+ * Errors: as attn_nw_loss; ATTN_E_BAD_STEP (fault->index = epoch, from 1)
+ * when a step makes w <= 0 or non-finite. */
+attn_status attn_nw_fit(double *w_out, attn_nw_epoch *history, double w0,
+                        double lr, size_t epochs, attn_nw_fit_data data,
+                        const double *x_train, const double *y_train,
+                        const double *x_query, const double *y_query, size_t n,
+                        size_t m, size_t dv, attn_fault *fault);
+
+/* ------------------------------------------------ reproducible randomness */
+
+/* xoshiro256** (Blackman & Vigna 2018) seeded by four splitmix64 outputs. */
+typedef struct {
+    uint64_t s[4];
+} attn_rng;
+
+void attn_rng_seed(attn_rng *rng, uint64_t seed);
+uint64_t attn_rng_next(attn_rng *rng);
+/* (next() >> 11) · 2⁻⁵³, in [0, 1). */
+double attn_rng_uniform(attn_rng *rng);
+/* n standard normals by Box–Muller pairs (cos first, then sin); a pair with
+ * u1 == 0 is redrawn; an odd n drops the pair's second value. */
+void attn_rng_normals(attn_rng *rng, double *out, size_t n);
+/* Xavier-uniform (Glorot & Bengio 2010) for an (rows, cols) = (out, in)
+ * matrix, row-major: a = sqrt(6 / (in + out)), entry = −a + 2a·uniform(). */
+void attn_rng_xavier(attn_rng *rng, double *W, size_t rows, size_t cols);
+
+/* The textbook's NW dataset (d2l 11.2.1; seed §4): n_train uniforms,
+ * x = 5u sorted ascending; then n_train normals z;
+ * y_train = f(x) + noise·z with f(x) = 2 sin(x) + x^0.8;
+ * x_test[i] = i/10 for i = 0 … 49; y_truth = f(x_test).
+ *   -> x_train, y_train: (n_train); x_test, y_truth: (50).
+ * Errors: ATTN_E_INVALID_ARG (n_train == 0, noise not finite or < 0). */
+#define ATTN_NW_DATASET_TEST 50
+attn_status attn_nw_dataset(double *x_train, double *y_train, double *x_test,
+                            double *y_truth, size_t n_train, double noise,
+                            uint64_t seed);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* ATTN_H */

@@ -1,0 +1,18 @@
+#!/bin/sh
+# Make sure the build and test dependencies are present. As root on a
+# Debian/Ubuntu machine, install the missing ones; otherwise print the exact
+# apt-get line and stop.
+PKGS="build-essential pkg-config libmicrohttpd-dev libjansson-dev libopenblas-dev libcmocka-dev curl jq"
+missing=""
+pkg-config --exists openblas jansson libmicrohttpd cmocka 2>/dev/null || missing=yes
+for tool in cc curl jq; do command -v "$tool" >/dev/null 2>&1 || missing=yes; done
+[ -z "$missing" ] && exit 0
+if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+    echo "installing: $PKGS"
+    DEBIAN_FRONTEND=noninteractive apt-get update -q && \
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends $PKGS
+    exit $?
+fi
+echo "attnd needs these packages; install them with:" >&2
+echo "  sudo apt-get install -y $PKGS" >&2
+exit 1

@@ -1,0 +1,42 @@
+#!/bin/sh
+# Runs every test suite and ends with one line "N passed, N failed".
+# Each suite prints TAP ("ok N - name" / "not ok N - name"); a suite that
+# exits non-zero without reporting a failure counts as one failure.
+#   usage: sh tests/run.sh BUILD_DIR
+BUILD=${1:-build}
+export CMOCKA_MESSAGE_OUTPUT=TAP
+passed=0
+failed=0
+log=$(mktemp)
+trap 'rm -f "$log"' EXIT
+
+run_suite() {
+    name=$1; shift
+    echo "# suite: $name"
+    "$@" >"$log" 2>&1
+    rc=$?
+    cat "$log"
+    p=$(grep -c '^ok ' "$log")
+    f=$(grep -c '^not ok ' "$log")
+    if [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; then
+        echo "not ok - $name exited with status $rc"
+        f=1
+    fi
+    if [ "$p" -eq 0 ] && [ "$f" -eq 0 ]; then
+        echo "not ok - $name ran no test"
+        f=1
+    fi
+    passed=$((passed + p))
+    failed=$((failed + f))
+}
+
+for t in "$BUILD"/tests/test_*; do
+    [ -x "$t" ] || continue
+    run_suite "$(basename "$t")" "$t"
+done
+if [ -f tests/integration/run.sh ]; then
+    run_suite integration sh tests/integration/run.sh "$BUILD/attnd"
+fi
+
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ]
