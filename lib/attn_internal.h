@@ -1,0 +1,45 @@
+/*
+ * attn_internal.h — helpers shared between libattn's source files; not part
+ * of the public interface (lib/attn.h).
+ */
+#ifndef ATTN_INTERNAL_H
+#define ATTN_INTERNAL_H
+
+#include "attn.h"
+
+#include <stddef.h>
+
+/* Keys visible to query i of example b form a prefix 0 ... len-1 of the Nk
+ * keys, because both valid_lens and either causal alignment admit a prefix.
+ * Returns len (0 ... Nk). *by_causal (may be NULL) is set to 1 when len is 0
+ * only because of the causal rule (the valid_len alone would leave keys).
+ * mask must have passed attn_mask_check; NULL means every key. */
+size_t attn_mask_row_len(const attn_mask *mask, size_t b, size_t i, size_t Nq,
+                         size_t Nk, int *by_causal);
+
+/* ATTN_OK when every x[0 ... n-1] is finite, else ATTN_E_NONFINITE with
+ * fault->index (fault may be NULL) = the first bad index. */
+attn_status attn_check_finite(const double *x, size_t n, attn_fault *fault);
+
+/* 1 when n fits the integer type of the CBLAS interface (int). */
+int attn_blas_dim_ok(size_t n);
+
+/* Attention pooling out = weights · V (d2l 11.1), per example:
+ *   weights: (B, Nq, Nk)  v: (B, Nk, dv) -> out: (B, Nq, dv).
+ * Sizes are already checked. attn_pool_values uses cblas_dgemm
+ * (ATTN_E_OVERFLOW when a dimension exceeds BLAS's int); _ref is plain loops.
+ * ATTN_E_NONFINITE (fault->index into out) when an output overflows. */
+attn_status attn_pool_values(double *out, const double *weights,
+                             const double *v, size_t B, size_t Nq, size_t Nk,
+                             size_t dv, attn_fault *fault);
+attn_status attn_pool_values_ref(double *out, const double *weights,
+                                 const double *v, size_t B, size_t Nq,
+                                 size_t Nk, size_t dv, attn_fault *fault);
+
+/* Reset *fault (may be NULL) to {0, 0}. */
+void attn_fault_clear(attn_fault *fault);
+
+/* Set fault->index (fault may be NULL) and return s. */
+attn_status attn_fault_at(attn_fault *fault, size_t index, attn_status s);
+
+#endif /* ATTN_INTERNAL_H */
