@@ -1,0 +1,159 @@
+/*
+ * additive.c — additive (Bahdanau) attention (d2l 11.3.3; Bahdanau, Cho &
+ * Bengio 2014): score(q, k) = w_vᵀ tanh(W_q q + W_k k). Queries and keys are
+ * projected once each with cblas_dgemm; the scores are then summed pair by
+ * pair, so the (B, Nq, Nk, h) features of the textbook's broadcast are never
+ * stored. A plain-loop reference is kept beside it as the test oracle.
+ */
+#include "attn_internal.h"
+
+#include <cblas.h>
+#include <math.h>
+#include <stdlib.h>
+
+attn_status attn_additive_workspace(size_t *bytes, size_t B, size_t Nq,
+                                    size_t Nk, size_t h)
+{
+    if (!bytes || B == 0 || Nq == 0 || Nk == 0 || h == 0)
+        return ATTN_E_INVALID_ARG;
+    size_t nq, nk, rows, doubles;
+    /* projected queries (B·Nq, h) and projected keys (B·Nk, h) */
+    if (attn_size_mul(&nq, B, Nq) != ATTN_OK ||
+        attn_size_mul(&nk, B, Nk) != ATTN_OK ||
+        attn_size_add(&rows, nq, nk) != ATTN_OK ||
+        attn_size_mul(&doubles, rows, h) != ATTN_OK ||
+        attn_size_mul(bytes, doubles, sizeof(double)) != ATTN_OK)
+        return ATTN_E_OVERFLOW;
+    return ATTN_OK;
+}
+
+/* Arguments, sizes (overflow-checked) and valid_lens, before any work. */
+static attn_status additive_check(const double *out, const double *weights,
+                                  const double *q, const double *k,
+                                  const double *v, const double *W_q,
+                                  const double *W_k, const double *w_v,
+                                  const attn_mask *mask, size_t B, size_t Nq,
+                                  size_t Nk, size_t dq, size_t dk, size_t dv,
+                                  size_t h, attn_fault *fault)
+{
+    attn_fault_clear(fault);
+    if (!out || !weights || !q || !k || !v || !W_q || !W_k || !w_v)
+        return ATTN_E_INVALID_ARG;
+    if (B == 0 || Nq == 0 || Nk == 0 || dq == 0 || dk == 0 || dv == 0 ||
+        h == 0)
+        return ATTN_E_INVALID_ARG;
+    const size_t shapes[][3] = {{B, Nq, dq}, {B, Nk, dk}, {B, Nk, dv},
+                                {1, h, dq},  {1, h, dk},  {B, Nq, Nk},
+                                {B, Nq, dv}};
+    for (size_t t = 0; t < sizeof shapes / sizeof shapes[0]; t++) {
+        size_t n;
+        if (attn_size_prod(&n, shapes[t], 3) != ATTN_OK)
+            return ATTN_E_OVERFLOW;
+    }
+    size_t bytes;
+    attn_status st = attn_additive_workspace(&bytes, B, Nq, Nk, h);
+    if (st != ATTN_OK)
+        return st;
+    return attn_mask_check(mask, B, Nq, Nk, fault);
+}
+
+attn_status attn_additive_forward(double *out, double *weights, double *scores,
+                                  const double *q, const double *k,
+                                  const double *v, const double *W_q,
+                                  const double *W_k, const double *w_v,
+                                  const attn_mask *mask, size_t B, size_t Nq,
+                                  size_t Nk, size_t dq, size_t dk, size_t dv,
+                                  size_t h, attn_fault *fault)
+{
+    attn_status st = additive_check(out, weights, q, k, v, W_q, W_k, w_v, mask,
+                                    B, Nq, Nk, dq, dk, dv, h, fault);
+    if (st != ATTN_OK)
+        return st;
+    const size_t dims[] = {B * Nq, B * Nk, Nk, dq, dk, dv, h};
+    for (size_t t = 0; t < sizeof dims / sizeof dims[0]; t++) {
+        if (!attn_blas_dim_ok(dims[t]))
+            return ATTN_E_OVERFLOW;
+    }
+    size_t bytes;
+    attn_additive_workspace(&bytes, B, Nq, Nk, h); /* checked above */
+    double *pq = malloc(bytes);
+    if (!pq)
+        return ATTN_E_NOMEM;
+    double *pk = pq + B * Nq * h;
+    double *s = scores ? scores : weights;
+
+    /* 1. projections: pq = Q W_qᵀ (B·Nq, h), pk = K W_kᵀ (B·Nk, h) */
+    cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)(B * Nq), (int)h,
+                (int)dq, 1.0, q, (int)dq, W_q, (int)dq, 0.0, pq, (int)h);
+    cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)(B * Nk), (int)h,
+                (int)dk, 1.0, k, (int)dk, W_k, (int)dk, 0.0, pk, (int)h);
+
+    /* 2. s[b, i, j] = Σ_c w_v[c] tanh(pq[b, i, c] + pk[b, j, c]) */
+    for (size_t b = 0; b < B; b++) {
+        for (size_t i = 0; i < Nq; i++) {
+            const double *pqi = pq + (b * Nq + i) * h;
+            double *si = s + (b * Nq + i) * Nk;
+            for (size_t j = 0; j < Nk; j++) {
+                const double *pkj = pk + (b * Nk + j) * h;
+                double acc = 0.0;
+                for (size_t c = 0; c < h; c++)
+                    acc += w_v[c] * tanh(pqi[c] + pkj[c]);
+                si[j] = acc;
+            }
+        }
+    }
+    free(pq);
+
+    /* 3. mask and stable softmax (rejects non-finite visible scores) */
+    st = attn_softmax_masked(weights, s, mask, B, Nq, Nk, fault);
+    if (st != ATTN_OK)
+        return st;
+
+    /* 4. out_b = weights_b V_b, (Nq, Nk) x (Nk, dv) */
+    return attn_pool_values(out, weights, v, B, Nq, Nk, dv, fault);
+}
+
+attn_status attn_additive_forward_ref(double *out, double *weights,
+                                      double *scores, const double *q,
+                                      const double *k, const double *v,
+                                      const double *W_q, const double *W_k,
+                                      const double *w_v, const attn_mask *mask,
+                                      size_t B, size_t Nq, size_t Nk, size_t dq,
+                                      size_t dk, size_t dv, size_t h,
+                                      attn_fault *fault)
+{
+    attn_status st = additive_check(out, weights, q, k, v, W_q, W_k, w_v, mask,
+                                    B, Nq, Nk, dq, dk, dv, h, fault);
+    if (st != ATTN_OK)
+        return st;
+    double *s = scores ? scores : weights;
+
+    /* 1.-2. s[b, i, j] = Σ_c w_v[c] tanh(W_q[c, :] · q_i + W_k[c, :] · k_j),
+     * every projection recomputed per pair (no scratch) */
+    for (size_t b = 0; b < B; b++) {
+        for (size_t i = 0; i < Nq; i++) {
+            const double *qi = q + (b * Nq + i) * dq;
+            for (size_t j = 0; j < Nk; j++) {
+                const double *kj = k + (b * Nk + j) * dk;
+                double acc = 0.0;
+                for (size_t c = 0; c < h; c++) {
+                    double fq = 0.0, fk = 0.0;
+                    for (size_t t = 0; t < dq; t++)
+                        fq += W_q[c * dq + t] * qi[t];
+                    for (size_t t = 0; t < dk; t++)
+                        fk += W_k[c * dk + t] * kj[t];
+                    acc += w_v[c] * tanh(fq + fk);
+                }
+                s[(b * Nq + i) * Nk + j] = acc;
+            }
+        }
+    }
+
+    /* 3. mask and stable softmax */
+    st = attn_softmax_masked(weights, s, mask, B, Nq, Nk, fault);
+    if (st != ATTN_OK)
+        return st;
+
+    /* 4. out[b, i, :] = Σ_j weights[b, i, j] v[b, j, :] */
+    return attn_pool_values_ref(out, weights, v, B, Nq, Nk, dv, fault);
+}
