@@ -1,0 +1,109 @@
+/*
+ * gzip.c — Accept-Encoding parsing and one-shot gzip compression.
+ */
+#include "gzip.h"
+
+#include <limits.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <zlib.h>
+
+/* Parse a qvalue ("1", "0.5", "0.000"); returns it in thousandths, or -1
+ * when malformed (RFC 9110 section 12.4.2). */
+static int parse_qvalue(const char *s, size_t n) {
+    if (n == 0 || (s[0] != '0' && s[0] != '1'))
+        return -1;
+    int q = (s[0] - '0') * 1000;
+    if (n == 1)
+        return q;
+    if (s[1] != '.' || n > 5)
+        return -1;
+    int scale = 100;
+    for (size_t i = 2; i < n; i++, scale /= 10) {
+        if (s[i] < '0' || s[i] > '9')
+            return -1;
+        q += (s[i] - '0') * scale;
+    }
+    return q <= 1000 ? q : -1;
+}
+
+static int is_blank(char c) {
+    return c == ' ' || c == '\t';
+}
+
+int srv_gzip_accepted(const char *ae) {
+    if (ae == NULL)
+        return 0;
+    int gzip_q = -1, star_q = -1;
+    const char *p = ae;
+    while (*p != '\0') {
+        /* one member: coding *( OWS ";" OWS param ) up to ',' */
+        const char *end = strchr(p, ',');
+        if (end == NULL)
+            end = p + strlen(p);
+        while (p < end && is_blank(*p))
+            p++;
+        const char *name = p;
+        while (p < end && *p != ';' && !is_blank(*p))
+            p++;
+        size_t name_len = (size_t)(p - name);
+        int q = 1000;
+        while (p < end) {
+            if (*p == ';' || is_blank(*p)) {
+                p++;
+                continue;
+            }
+            const char *param = p;
+            while (p < end && *p != ';' && !is_blank(*p))
+                p++;
+            if ((param[0] == 'q' || param[0] == 'Q') && p - param >= 2 &&
+                param[1] == '=')
+                q = parse_qvalue(param + 2, (size_t)(p - param - 2));
+        }
+        if (q >= 0) {
+            if ((name_len == 4 && strncasecmp(name, "gzip", 4) == 0) ||
+                (name_len == 6 && strncasecmp(name, "x-gzip", 6) == 0))
+                gzip_q = q;
+            else if (name_len == 1 && name[0] == '*')
+                star_q = q;
+        }
+        p = *end == ',' ? end + 1 : end;
+    }
+    if (gzip_q >= 0)
+        return gzip_q > 0;
+    return star_q > 0;
+}
+
+int srv_gzip_compress(char **out, size_t *out_len, const char *in, size_t len) {
+    if (len > UINT_MAX / 2)
+        return -1; /* beyond one zlib call; such bodies go out as they are */
+    z_stream zs;
+    memset(&zs, 0, sizeof zs);
+    /* windowBits 15 + 16 selects the gzip wrapper */
+    if (deflateInit2(&zs, 1, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) !=
+        Z_OK)
+        return -1;
+    /* room for no more than the input: a result that does not shrink is
+     * not worth sending, and deflate then stops with Z_OK */
+    char *buf = malloc(len > 0 ? len : 1);
+    if (buf == NULL) {
+        deflateEnd(&zs);
+        return -1;
+    }
+    zs.next_in = (Bytef *)(uintptr_t)in;
+    zs.avail_in = (uInt)len;
+    zs.next_out = (Bytef *)buf;
+    zs.avail_out = (uInt)len;
+    int rc = deflate(&zs, Z_FINISH);
+    size_t produced = len - zs.avail_out;
+    deflateEnd(&zs);
+    if (rc != Z_STREAM_END) {
+        free(buf);
+        return -1;
+    }
+    *out = buf;
+    *out_len = produced;
+    return 0;
+}

@@ -1,0 +1,23 @@
+/*
+ * gzip.h — response compression: Accept-Encoding negotiation (RFC 9110
+ * section 12.5.3) and gzip framing (RFC 1952) through zlib at a fast level.
+ */
+#ifndef SRV_GZIP_H
+#define SRV_GZIP_H
+
+#include <stddef.h>
+
+/* Bodies shorter than this (bytes) are sent as they are. */
+#define SRV_GZIP_MIN_BYTES 1024
+
+/* 1 when the Accept-Encoding value (NULL when absent) accepts gzip: "gzip"
+ * or "x-gzip" listed with q > 0, or "*" with q > 0 and gzip not listed;
+ * "gzip;q=0" refuses it. Case-insensitive; malformed members are skipped. */
+int srv_gzip_accepted(const char *accept_encoding);
+
+/* Compress in[0 .. len) at zlib level 1 into a new malloc'd buffer *out of
+ * *out_len bytes, owned by the caller (free()). Returns 0, or -1 (nothing
+ * allocated) when memory runs out or the result is not smaller than in. */
+int srv_gzip_compress(char **out, size_t *out_len, const char *in, size_t len);
+
+#endif /* SRV_GZIP_H */

@@ -1,0 +1,598 @@
+/*
+ * http.c — the libmicrohttpd glue. Per-request state lives in one
+ * srv_request, created when the request line arrives (URI log callback),
+ * filled while the body streams in, and freed when libmicrohttpd reports the
+ * request complete, which is also when the access line is written.
+ *
+ * Request flow in on_request:
+ *   1. first call (headers only): size limits, CORS preflight, then
+ *      api_precheck so that 404/405/415/413-by-Content-Length are answered
+ *      before any body byte (and before "100 Continue");
+ *   2. body calls: append, answering 413 and closing as soon as a chunked
+ *      body outgrows --max-body-bytes;
+ *   3. last call: api_handle, then answer().
+ */
+#include "http.h"
+
+#include <arpa/inet.h>
+#include <limits.h>
+#include <microhttpd.h>
+#include <netinet/in.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cors.h"
+#include "gzip.h"
+#include "log.h"
+#include "request_id.h"
+
+/* libmicrohttpd's per-connection arena holds the request line, the header
+ * block and the read buffer; it must fit a request at both limits above so
+ * that their 414/431 come from here, with our headers and problem+json. */
+#define CONNECTION_MEMORY_BYTES (64 * 1024)
+#define CONNECTION_LIMIT_MAX 1024
+#define LISTEN_BACKLOG 1024
+#define LOG_PATH_MAX 1024 /* bytes of the path kept for the access line */
+#define DISCARD_FACTOR 4  /* see on_body */
+
+struct srv_http {
+    struct MHD_Daemon *daemon;
+    api_limits limits;
+    unsigned port;
+    MHD_socket quiesced_fd; /* listening socket after quiesce, else -1 */
+    atomic_uint in_flight;
+    atomic_int
+        serving; /* 0 while starting: libmicrohttpd messages are errors */
+};
+
+/* Answers that the request line and headers decide on their own. */
+typedef enum {
+    EARLY_NONE = 0,
+    EARLY_URI_TOO_LONG,
+    EARLY_HEADERS_TOO_LARGE,
+    EARLY_PREFLIGHT
+} early_answer;
+
+typedef struct {
+    srv_http *srv;
+    struct timespec start;
+    char *query;        /* raw query string, without '?'; NULL when absent */
+    size_t uri_len;     /* bytes of the request target */
+    int started;        /* on_request has seen the headers */
+    int has_body;       /* Content-Length > 0, or chunked */
+    early_answer early; /* decided from the headers alone */
+    int answered;       /* a response is queued */
+    char method[16];
+    char path[LOG_PATH_MAX + 1];
+    char request_id[SRV_REQUEST_ID_MAX + 1];
+    char *body;
+    size_t body_len, body_cap;
+    unsigned long long body_seen; /* body bytes received, kept or not */
+    int overflow;                 /* body_seen outgrew max_body_bytes */
+    int status;   /* for the access line; 0 = no answer from us */
+    size_t bytes; /* response body bytes as sent */
+} srv_request;
+
+static double elapsed_ms(const struct timespec *since) {
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    return (double)(now.tv_sec - since->tv_sec) * 1e3 +
+           (double)(now.tv_nsec - since->tv_nsec) / 1e6;
+}
+
+static srv_request *request_new(srv_http *srv, const char *uri) {
+    srv_request *r = calloc(1, sizeof *r);
+    if (r == NULL)
+        return NULL;
+    r->srv = srv;
+    clock_gettime(CLOCK_MONOTONIC, &r->start);
+    if (uri != NULL) {
+        r->uri_len = strlen(uri);
+        const char *q = strchr(uri, '?');
+        if (q != NULL) {
+            r->query = strdup(q + 1);
+            if (r->query == NULL) {
+                free(r);
+                return NULL;
+            }
+        }
+    }
+    atomic_fetch_add(&srv->in_flight, 1);
+    return r;
+}
+
+static void request_free(srv_request *r) {
+    atomic_fetch_sub(&r->srv->in_flight, 1);
+    free(r->query);
+    free(r->body);
+    free(r);
+}
+
+/* MHD_OPTION_URI_LOG_CALLBACK: the raw request target, before the path is
+ * decoded and the query split off; its result becomes the request state. */
+static void *on_uri(void *cls, const char *uri, struct MHD_Connection *conn) {
+    (void)conn;
+    return request_new(cls, uri);
+}
+
+/* MHD_OPTION_NOTIFY_COMPLETED: the response is sent (or the connection
+ * died); write the access line and free the state. */
+static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
+                         enum MHD_RequestTerminationCode toe) {
+    (void)cls;
+    (void)conn;
+    (void)toe;
+    srv_request *r = *con_cls;
+    if (r == NULL)
+        return;
+    *con_cls = NULL;
+    srv_access rec = {
+        .request_id = r->request_id[0] ? r->request_id : "-",
+        .method = r->method[0] ? r->method : "-",
+        .path = r->path[0] ? r->path : "-",
+        .status = r->status,
+        .bytes = r->bytes,
+        .duration_ms = elapsed_ms(&r->start),
+    };
+    srv_log_access(&rec);
+    request_free(r);
+}
+
+static void mhd_log(void *cls, const char *fmt, va_list ap) {
+    srv_http *srv = cls;
+    /* While serving, libmicrohttpd reports client behaviour (resets,
+     * timeouts, malformed requests) that the access log already shows;
+     * only start-up failures are ours to report. */
+    if (atomic_load(&srv->serving))
+        return;
+    char msg[512];
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    size_t n = strlen(msg);
+    while (n > 0 && (msg[n - 1] == '\n' || msg[n - 1] == '\r'))
+        msg[--n] = '\0';
+    srv_log_message("error", "libmicrohttpd: %s", msg);
+}
+
+static const char *header(struct MHD_Connection *conn, const char *name) {
+    return MHD_lookup_connection_value(conn, MHD_HEADER_KIND, name);
+}
+
+static enum MHD_Result add_header_bytes(void *cls, enum MHD_ValueKind kind,
+                                        const char *key, const char *value) {
+    (void)kind;
+    size_t *sum = cls;
+    *sum += strlen(key) + 2 + (value ? strlen(value) : 0) + 2;
+    return MHD_YES;
+}
+
+/* Headers every response carries (API.md "Cross-origin use and headers").
+ * vary_accept / gzip_vary add to Vary. Returns 0, -1 when one could not be
+ * added (out of memory). */
+static int add_common_headers(struct MHD_Response *resp,
+                              struct MHD_Connection *conn, const srv_request *r,
+                              int vary_accept, int vary_encoding) {
+    int vary_origin = 0;
+    const char *allow_origin =
+        srv_cors_allow_origin(header(conn, "Origin"), &vary_origin);
+    char vary[64] = "";
+    if (vary_origin)
+        strcat(vary, "Origin");
+    if (vary_accept)
+        strcat(vary, vary[0] ? ", Accept" : "Accept");
+    if (vary_encoding)
+        strcat(vary, vary[0] ? ", Accept-Encoding" : "Accept-Encoding");
+    int ok = 1;
+    if (allow_origin != NULL)
+        ok &= MHD_add_response_header(resp, "Access-Control-Allow-Origin",
+                                      allow_origin) == MHD_YES;
+    ok &= MHD_add_response_header(resp, "Access-Control-Expose-Headers",
+                                  SRV_CORS_EXPOSE_HEADERS) == MHD_YES;
+    if (vary[0])
+        ok &= MHD_add_response_header(resp, "Vary", vary) == MHD_YES;
+    ok &=
+        MHD_add_response_header(resp, "X-Request-Id", r->request_id) == MHD_YES;
+    ok &= MHD_add_response_header(resp, "X-Content-Type-Options", "nosniff") ==
+          MHD_YES;
+    ok &= MHD_add_response_header(resp, "Cache-Control", "no-store") == MHD_YES;
+    return ok ? 0 : -1;
+}
+
+/* Send res (its body is taken over and res->body set to NULL). With
+ * close_conn the connection closes after the response, for answers given
+ * before the request body was read. */
+static enum MHD_Result answer(srv_request *r, struct MHD_Connection *conn,
+                              api_response *res, int close_conn) {
+    char *body = res->body;
+    size_t len = res->body_len;
+    res->body = NULL;
+    int vary_encoding = len >= SRV_GZIP_MIN_BYTES;
+    int gzipped = 0;
+    if (vary_encoding && strcmp(r->method, "HEAD") != 0 &&
+        srv_gzip_accepted(header(conn, "Accept-Encoding"))) {
+        char *z;
+        size_t zlen;
+        if (srv_gzip_compress(&z, &zlen, body, len) == 0) {
+            free(body);
+            body = z;
+            len = zlen;
+            gzipped = 1;
+        }
+    }
+    struct MHD_Response *resp =
+        MHD_create_response_from_buffer_with_free_callback(len, body, &free);
+    if (resp == NULL) {
+        free(body);
+        return MHD_NO;
+    }
+    int ok =
+        add_common_headers(resp, conn, r, res->vary_accept, vary_encoding) == 0;
+    if (res->content_type != NULL)
+        ok &= MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE,
+                                      res->content_type) == MHD_YES;
+    if (res->allow != NULL)
+        ok &= MHD_add_response_header(resp, MHD_HTTP_HEADER_ALLOW,
+                                      res->allow) == MHD_YES;
+    if (gzipped)
+        ok &= MHD_add_response_header(resp, "Content-Encoding", "gzip") ==
+              MHD_YES;
+    if (res->compute_ms >= 0) {
+        char timing[64];
+        snprintf(timing, sizeof timing, "compute;dur=%.3f", res->compute_ms);
+        ok &= MHD_add_response_header(resp, "Server-Timing", timing) == MHD_YES;
+    }
+    if (res->status == MHD_HTTP_UNAUTHORIZED)
+        ok &= MHD_add_response_header(resp, "WWW-Authenticate", "Bearer") ==
+              MHD_YES;
+    if (close_conn)
+        ok &= MHD_add_response_header(resp, MHD_HTTP_HEADER_CONNECTION,
+                                      "close") == MHD_YES;
+    enum MHD_Result rc = MHD_NO;
+    if (ok)
+        rc = MHD_queue_response(conn, (unsigned)res->status, resp);
+    MHD_destroy_response(resp);
+    if (rc == MHD_YES) {
+        r->answered = 1;
+        r->status = res->status;
+        r->bytes = len;
+    }
+    return rc;
+}
+
+/* A problem+json answer made here, for limits the api never sees (the
+ * request target and header block). detail must need no JSON escaping. */
+static enum MHD_Result answer_problem(srv_request *r,
+                                      struct MHD_Connection *conn, int status,
+                                      const char *title, const char *detail,
+                                      int close_conn) {
+    api_response res;
+    memset(&res, 0, sizeof res);
+    res.status = status;
+    res.content_type = "application/problem+json";
+    res.compute_ms = -1;
+    size_t cap = strlen(title) + strlen(detail) + 96;
+    res.body = malloc(cap);
+    if (res.body == NULL)
+        return MHD_NO;
+    int n = snprintf(res.body, cap,
+                     "{\"type\":\"about:blank\",\"title\":\"%s\","
+                     "\"status\":%d,\"detail\":\"%s\"}",
+                     title, status, detail);
+    res.body_len = (size_t)n;
+    return answer(r, conn, &res, close_conn);
+}
+
+/* OPTIONS: a CORS preflight, answered for every path without a token. */
+static enum MHD_Result
+answer_preflight(srv_request *r, struct MHD_Connection *conn, int close_conn) {
+    struct MHD_Response *resp =
+        MHD_create_response_from_buffer_with_free_callback(0, NULL, NULL);
+    if (resp == NULL)
+        return MHD_NO;
+    int ok = add_common_headers(resp, conn, r, 0, 0) == 0;
+    ok &= MHD_add_response_header(resp, "Access-Control-Allow-Methods",
+                                  "GET, HEAD, POST, OPTIONS") == MHD_YES;
+    ok &= MHD_add_response_header(resp, "Access-Control-Allow-Headers",
+                                  SRV_CORS_ALLOW_HEADERS) == MHD_YES;
+    ok &= MHD_add_response_header(resp, "Access-Control-Max-Age",
+                                  SRV_CORS_MAX_AGE) == MHD_YES;
+    ok &= MHD_add_response_header(resp, MHD_HTTP_HEADER_ALLOW,
+                                  "GET, HEAD, POST, OPTIONS") == MHD_YES;
+    if (close_conn)
+        ok &= MHD_add_response_header(resp, MHD_HTTP_HEADER_CONNECTION,
+                                      "close") == MHD_YES;
+    enum MHD_Result rc = MHD_NO;
+    if (ok)
+        rc = MHD_queue_response(conn, MHD_HTTP_NO_CONTENT, resp);
+    MHD_destroy_response(resp);
+    if (rc == MHD_YES) {
+        r->answered = 1;
+        r->status = MHD_HTTP_NO_CONTENT;
+    }
+    return rc;
+}
+
+static void fill_api_request(api_request *req, const srv_request *r,
+                             struct MHD_Connection *conn, const char *url) {
+    memset(req, 0, sizeof *req);
+    req->method = r->method;
+    req->path = url;
+    req->query = r->query;
+    req->content_type = header(conn, MHD_HTTP_HEADER_CONTENT_TYPE);
+    req->accept = header(conn, MHD_HTTP_HEADER_ACCEPT);
+    req->body = r->body_len > 0 ? r->body : NULL;
+    req->body_len = r->body_len;
+    req->limits = &r->srv->limits;
+}
+
+/* Content-Length as a number; -1 when absent (chunked) or unparsable
+ * (libmicrohttpd rejects malformed lengths before we are called). */
+static long long content_length(struct MHD_Connection *conn) {
+    const char *cl = header(conn, MHD_HTTP_HEADER_CONTENT_LENGTH);
+    if (cl == NULL || *cl < '0' || *cl > '9')
+        return -1;
+    char *end;
+    unsigned long long v = strtoull(cl, &end, 10);
+    if (*end != '\0' || v > (unsigned long long)LLONG_MAX)
+        return -1;
+    return (long long)v;
+}
+
+/* Send the answer the headers decided (r->early). close_conn: the body
+ * is still unread. */
+static enum MHD_Result answer_early(srv_request *r, struct MHD_Connection *conn,
+                                    int close_conn) {
+    switch (r->early) {
+    case EARLY_URI_TOO_LONG:
+        return answer_problem(r, conn, MHD_HTTP_URI_TOO_LONG, "URI Too Long",
+                              "the request target is longer than 8192 bytes",
+                              close_conn);
+    case EARLY_HEADERS_TOO_LARGE:
+        return answer_problem(
+            r, conn, MHD_HTTP_REQUEST_HEADER_FIELDS_TOO_LARGE,
+            "Request Header Fields Too Large",
+            "the request header block is larger than 16384 bytes", close_conn);
+    case EARLY_PREFLIGHT:
+        return answer_preflight(r, conn, close_conn);
+    case EARLY_NONE:
+        break;
+    }
+    return MHD_NO;
+}
+
+/* Headers are in. What they decide is answered at once when a body is on
+ * its way (the client need not send it, and the connection then closes),
+ * else on the last call, which keeps the connection open. */
+static enum MHD_Result on_headers(srv_request *r, struct MHD_Connection *conn,
+                                  const char *url, const char *method) {
+    snprintf(r->method, sizeof r->method, "%s", method);
+    snprintf(r->path, sizeof r->path, "%s", url);
+    srv_request_id_make(r->request_id, header(conn, "X-Request-Id"));
+    long long length = content_length(conn);
+    const char *te = header(conn, MHD_HTTP_HEADER_TRANSFER_ENCODING);
+    r->has_body = length > 0 || (length < 0 && te != NULL &&
+                                 strcasestr(te, "chunked") != NULL);
+
+    size_t header_bytes = 0;
+    MHD_get_connection_values(conn, MHD_HEADER_KIND, &add_header_bytes,
+                              &header_bytes);
+    if (r->uri_len > SRV_MAX_URI_BYTES)
+        r->early = EARLY_URI_TOO_LONG;
+    else if (header_bytes > SRV_MAX_HEADER_BYTES)
+        r->early = EARLY_HEADERS_TOO_LARGE;
+    else if (strcmp(method, MHD_HTTP_METHOD_OPTIONS) == 0)
+        r->early = EARLY_PREFLIGHT;
+    if (r->early != EARLY_NONE)
+        return r->has_body ? answer_early(r, conn, 1) : MHD_YES;
+    if (!r->has_body)
+        return MHD_YES; /* api_handle makes the same checks on the last call */
+
+    api_request req;
+    api_response res;
+    fill_api_request(&req, r, conn, url);
+    memset(&res, 0, sizeof res);
+    if (api_precheck(&req, length, &res) != 0) {
+        enum MHD_Result rc = answer(r, conn, &res, 1);
+        api_response_free(&res);
+        return rc;
+    }
+    if (length > 0 &&
+        (unsigned long long)length <= r->srv->limits.max_body_bytes) {
+        r->body = malloc((size_t)length);
+        if (r->body == NULL)
+            return MHD_NO;
+        r->body_cap = (size_t)length;
+    }
+    return MHD_YES;
+}
+
+/* The 413 for a body that outgrew --max-body-bytes after body_seen bytes:
+ * the api's own problem, with the connection closed after it. */
+static enum MHD_Result
+answer_too_large(srv_request *r, struct MHD_Connection *conn, const char *url) {
+    api_request req;
+    api_response res;
+    fill_api_request(&req, r, conn, url);
+    req.body = NULL;
+    req.body_len = 0;
+    memset(&res, 0, sizeof res);
+    long long seen = r->body_seen > (unsigned long long)LLONG_MAX
+                         ? LLONG_MAX
+                         : (long long)r->body_seen;
+    if (api_precheck(&req, seen, &res) == 0)
+        return answer_problem(r, conn, MHD_HTTP_CONTENT_TOO_LARGE,
+                              "Content Too Large",
+                              "the request body is larger than "
+                              "--max-body-bytes",
+                              1);
+    enum MHD_Result rc = answer(r, conn, &res, 1);
+    api_response_free(&res);
+    return rc;
+}
+
+/* Append one piece of the body. Once it outgrows the limit (a chunked body:
+ * a declared length was checked up front) the buffer is freed and the rest
+ * is read and dropped: libmicrohttpd 0.9 can queue a response only before
+ * the body or after all of it. A sender that keeps going past
+ * DISCARD_FACTOR times the limit is cut off. */
+static enum MHD_Result on_body(srv_request *r, const char *data, size_t n) {
+    size_t limit = r->srv->limits.max_body_bytes;
+    r->body_seen += n;
+    if (r->overflow) {
+        return r->body_seen / DISCARD_FACTOR > limit ? MHD_NO : MHD_YES;
+    }
+    if (n > limit - r->body_len) {
+        r->overflow = 1;
+        free(r->body);
+        r->body = NULL;
+        r->body_len = r->body_cap = 0;
+        return MHD_YES;
+    }
+    if (r->body_len + n > r->body_cap) {
+        size_t cap = r->body_cap ? r->body_cap : 64 * 1024;
+        while (cap < r->body_len + n)
+            cap = cap > limit / 2 ? limit : cap * 2;
+        char *grown = realloc(r->body, cap);
+        if (grown == NULL)
+            return MHD_NO;
+        r->body = grown;
+        r->body_cap = cap;
+    }
+    memcpy(r->body + r->body_len, data, n);
+    r->body_len += n;
+    return MHD_YES;
+}
+
+/* MHD_AccessHandlerCallback: called once with the headers, once per body
+ * piece, and once more with *upload_data_size == 0 when the body is in. */
+static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn,
+                                  const char *url, const char *method,
+                                  const char *version, const char *upload_data,
+                                  size_t *upload_data_size, void **con_cls) {
+    (void)version;
+    srv_request *r = *con_cls;
+    if (r == NULL) {
+        r = request_new(cls, NULL);
+        if (r == NULL)
+            return MHD_NO;
+        *con_cls = r;
+    }
+    if (!r->started) {
+        r->started = 1;
+        return on_headers(r, conn, url, method);
+    }
+    if (*upload_data_size > 0) {
+        size_t n = *upload_data_size;
+        *upload_data_size = 0;
+        if (r->answered)
+            return MHD_YES; /* discard what follows an early answer */
+        return on_body(r, upload_data, n);
+    }
+    if (r->answered)
+        return MHD_YES;
+    if (r->overflow)
+        return answer_too_large(r, conn, url);
+    if (r->early != EARLY_NONE)
+        return answer_early(r, conn, 0);
+
+    api_request req;
+    api_response res;
+    fill_api_request(&req, r, conn, url);
+    memset(&res, 0, sizeof res);
+    api_handle(&req, &res);
+    enum MHD_Result rc = answer(r, conn, &res, 0);
+    api_response_free(&res);
+    free(r->body);
+    r->body = NULL;
+    r->body_len = r->body_cap = 0;
+    return rc;
+}
+
+/* Connections allowed at once: CONNECTION_LIMIT_MAX, or fewer when the
+ * descriptor limit is lower (keeping room for the process's own files). */
+static unsigned connection_limit(void) {
+    struct rlimit rl;
+    unsigned limit = CONNECTION_LIMIT_MAX;
+    if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY &&
+        rl.rlim_cur < (rlim_t)limit + 64)
+        limit = rl.rlim_cur > 96 ? (unsigned)rl.rlim_cur - 64 : 32;
+    return limit;
+}
+
+srv_http *srv_http_start(const srv_options *opts, const api_limits *limits) {
+    struct sockaddr_storage ss;
+    memset(&ss, 0, sizeof ss);
+    unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_AUTO |
+                     MHD_USE_ITC | MHD_USE_ERROR_LOG;
+    struct sockaddr_in *v4 = (struct sockaddr_in *)&ss;
+    struct sockaddr_in6 *v6 = (struct sockaddr_in6 *)&ss;
+    if (inet_pton(AF_INET, opts->bind, &v4->sin_addr) == 1) {
+        v4->sin_family = AF_INET;
+        v4->sin_port = htons((uint16_t)opts->port);
+    } else if (inet_pton(AF_INET6, opts->bind, &v6->sin6_addr) == 1) {
+        v6->sin6_family = AF_INET6;
+        v6->sin6_port = htons((uint16_t)opts->port);
+        flags |= MHD_USE_IPv6;
+    } else {
+        srv_log_message("error", "cannot parse bind address '%s'", opts->bind);
+        return NULL;
+    }
+    srv_http *srv = calloc(1, sizeof *srv);
+    if (srv == NULL)
+        return NULL;
+    srv->limits = *limits;
+    srv->quiesced_fd = MHD_INVALID_SOCKET;
+    atomic_init(&srv->in_flight, 0);
+    atomic_init(&srv->serving, 0);
+
+    srv->daemon = MHD_start_daemon(
+        flags, (uint16_t)opts->port, NULL, NULL, &on_request, srv,
+        MHD_OPTION_EXTERNAL_LOGGER, &mhd_log, srv, MHD_OPTION_SOCK_ADDR,
+        (struct sockaddr *)&ss, MHD_OPTION_THREAD_POOL_SIZE,
+        (unsigned int)opts->threads, MHD_OPTION_CONNECTION_TIMEOUT,
+        (unsigned int)opts->timeout_s, MHD_OPTION_CONNECTION_LIMIT,
+        connection_limit(), MHD_OPTION_CONNECTION_MEMORY_LIMIT,
+        (size_t)CONNECTION_MEMORY_BYTES, MHD_OPTION_LISTEN_BACKLOG_SIZE,
+        (unsigned int)LISTEN_BACKLOG, MHD_OPTION_URI_LOG_CALLBACK, &on_uri, srv,
+        MHD_OPTION_NOTIFY_COMPLETED, &on_completed, srv, MHD_OPTION_END);
+    if (srv->daemon == NULL) {
+        srv_log_message("error", "cannot listen on %s port %u", opts->bind,
+                        opts->port);
+        free(srv);
+        return NULL;
+    }
+    const union MHD_DaemonInfo *info =
+        MHD_get_daemon_info(srv->daemon, MHD_DAEMON_INFO_BIND_PORT);
+    srv->port = info != NULL ? info->port : opts->port;
+    atomic_store(&srv->serving, 1);
+    return srv;
+}
+
+unsigned srv_http_port(const srv_http *srv) {
+    return srv->port;
+}
+
+int srv_http_quiesce(srv_http *srv) {
+    if (srv->quiesced_fd != MHD_INVALID_SOCKET)
+        return 0;
+    srv->quiesced_fd = MHD_quiesce_daemon(srv->daemon);
+    return srv->quiesced_fd == MHD_INVALID_SOCKET ? -1 : 0;
+}
+
+unsigned srv_http_in_flight(const srv_http *srv) {
+    return atomic_load(&srv->in_flight);
+}
+
+void srv_http_stop(srv_http *srv) {
+    if (srv == NULL)
+        return;
+    MHD_stop_daemon(srv->daemon);
+    if (srv->quiesced_fd != MHD_INVALID_SOCKET)
+        close(srv->quiesced_fd);
+    free(srv);
+}

@@ -1,0 +1,41 @@
+/*
+ * log.h — attnd's stderr log: one access line per request (text or JSON
+ * lines) and the occasional operational message. Each line is written with a
+ * single write(2), so lines from concurrent workers never interleave.
+ */
+#ifndef SRV_LOG_H
+#define SRV_LOG_H
+
+#include <stddef.h>
+
+#include "options.h"
+
+/* One finished request. Strings are borrowed; path may hold any bytes. */
+typedef struct {
+    const char *request_id;
+    const char *method;
+    const char *path;
+    int status;
+    size_t bytes;       /* response body length, bytes */
+    double duration_ms; /* from the first header callback to completion */
+} srv_access;
+
+/* Choose the access log format; call once before serving. */
+void srv_log_init(srv_log_format format);
+
+/* Write one access line: text
+ *   2025-01-31T12:00:00.123Z 0a1b2c3d4e5f6071 POST /attention/dot 200
+ * 812B 1.234ms or JSON
+ *   {"time":"...","request_id":"...","method":"POST","path":"/attention/dot",
+ *    "status":200,"bytes":812,"duration_ms":1.234}
+ * Bytes outside printable ASCII are escaped (\xHH in text; JSON escapes, with
+ * U+FFFD for invalid UTF-8). */
+void srv_log_access(const srv_access *rec);
+
+/* Write one message line: the message itself for level "info", else
+ * "attnd: <level>: <message>"; in json mode {"time","level","msg"}.
+ * Never fails; over-long messages are cut. */
+void srv_log_message(const char *level, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+#endif /* SRV_LOG_H */

@@ -1,0 +1,255 @@
+/*
+ * options.c — parse attnd's flags and ATTND_* environment variables from one
+ * table, so the two spellings, the defaults and --help never drift apart.
+ */
+#include "options.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+typedef enum {
+    OPT_UINT,
+    OPT_SIZE,
+    OPT_U64,
+    OPT_ADDR,
+    OPT_ORIGIN,
+    OPT_LOG
+} opt_kind;
+
+typedef struct {
+    const char *flag; /* without the leading "--" */
+    const char *env;
+    opt_kind kind;
+    size_t offset;     /* of the field in srv_options */
+    uint64_t min, max; /* bounds for the numeric kinds */
+    const char *help;
+} opt_spec;
+
+#define KiB 1024ULL
+#define MiB (1024ULL * 1024ULL)
+
+static const opt_spec specs[] = {
+    {"port", "ATTND_PORT", OPT_UINT, offsetof(srv_options, port), 0, 65535,
+     "TCP port, 0 picks a free one (default 8080)"},
+    {"bind", "ATTND_BIND", OPT_ADDR, offsetof(srv_options, bind), 0, 0,
+     "numeric address to listen on (default 127.0.0.1)"},
+    {"threads", "ATTND_THREADS", OPT_UINT, offsetof(srv_options, threads), 1,
+     1024, "HTTP worker threads (default: online CPUs)"},
+    {"max-body-bytes", "ATTND_MAX_BODY_BYTES", OPT_SIZE,
+     offsetof(srv_options, max_body_bytes), 1, 1ULL << 40,
+     "largest request body in bytes, K/M/G suffixes allowed (default 16M)"},
+    {"max-elements", "ATTND_MAX_ELEMENTS", OPT_SIZE,
+     offsetof(srv_options, max_elements), 1, 1ULL << 40,
+     "largest tensor in doubles, K/M/G suffixes allowed (default 16M)"},
+    {"max-work", "ATTND_MAX_WORK", OPT_U64, offsetof(srv_options, max_work), 1,
+     UINT64_MAX,
+     "largest estimated scalar operations per request (default 8589934592)"},
+    {"timeout", "ATTND_TIMEOUT", OPT_UINT, offsetof(srv_options, timeout_s), 1,
+     86400, "idle connection timeout in seconds (default 30)"},
+    {"cors-origin", "ATTND_CORS_ORIGIN", OPT_ORIGIN,
+     offsetof(srv_options, cors_origin), 0, 0,
+     "\"*\" or a comma-separated list of allowed origins (default *)"},
+    {"log-format", "ATTND_LOG_FORMAT", OPT_LOG,
+     offsetof(srv_options, log_format), 0, 0,
+     "access log format on stderr: text or json (default text)"},
+    {"shutdown-grace", "ATTND_SHUTDOWN_GRACE", OPT_UINT,
+     offsetof(srv_options, shutdown_grace_s), 0, 3600,
+     "seconds to finish in-flight requests after SIGTERM (default 8)"},
+};
+#define NSPECS (sizeof specs / sizeof specs[0])
+
+void srv_options_default(srv_options *opts) {
+    memset(opts, 0, sizeof *opts);
+    opts->port = 8080;
+    strcpy(opts->bind, "127.0.0.1");
+    long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+    opts->threads = ncpu >= 1 ? (unsigned)(ncpu > 1024 ? 1024 : ncpu) : 1;
+    opts->max_body_bytes = 16 * MiB;
+    opts->max_elements = 16 * MiB;
+    opts->max_work = 1ULL << 33;
+    opts->timeout_s = 30;
+    strcpy(opts->cors_origin, "*");
+    opts->log_format = SRV_LOG_TEXT;
+    opts->shutdown_grace_s = 8;
+    opts->healthcheck = 0;
+}
+
+static void usage(FILE *out) {
+    fprintf(out, "usage: attnd [--option VALUE ...] [--healthcheck]\n"
+                 "Serve attention computations over HTTP (see README).\n\n");
+    for (size_t i = 0; i < NSPECS; i++)
+        fprintf(out, "  --%-16s %-22s %s\n", specs[i].flag, specs[i].env,
+                specs[i].help);
+    fprintf(out, "  --%-16s %-22s %s\n", "healthcheck", "",
+            "GET /healthz on 127.0.0.1:PORT; exit 0 on 200, else 1");
+    fprintf(out, "  --%-16s %-22s %s\n", "help", "", "print this and exit");
+}
+
+/* Parse an unsigned decimal with an optional K, M or G (binary) suffix when
+ * suffixes is set. Returns 0 on success. */
+static int parse_u64(const char *s, int suffixes, uint64_t *out) {
+    if (*s < '0' || *s > '9')
+        return -1;
+    errno = 0;
+    char *end;
+    unsigned long long v = strtoull(s, &end, 10);
+    if (errno == ERANGE)
+        return -1;
+    uint64_t mul = 1;
+    if (suffixes && *end) {
+        switch (*end) {
+        case 'k':
+        case 'K':
+            mul = KiB;
+            break;
+        case 'm':
+        case 'M':
+            mul = MiB;
+            break;
+        case 'g':
+        case 'G':
+            mul = KiB * MiB;
+            break;
+        default:
+            return -1;
+        }
+        end++;
+        if (*end == 'i' || *end == 'I')
+            end++;
+        if (*end == 'b' || *end == 'B')
+            end++;
+    }
+    if (*end)
+        return -1;
+    if (v > UINT64_MAX / mul)
+        return -1;
+    *out = (uint64_t)v * mul;
+    return 0;
+}
+
+static int valid_address(const char *s) {
+    unsigned char buf[sizeof(struct in6_addr)];
+    return inet_pton(AF_INET, s, buf) == 1 || inet_pton(AF_INET6, s, buf) == 1;
+}
+
+/* Store value for spec into opts; returns 0, or -1 after printing why. */
+static int apply(srv_options *opts, const opt_spec *sp, const char *value,
+                 const char *source) {
+    uint64_t v = 0;
+    switch (sp->kind) {
+    case OPT_UINT:
+    case OPT_SIZE:
+    case OPT_U64:
+        if (parse_u64(value, sp->kind == OPT_SIZE, &v) != 0 || v < sp->min ||
+            v > sp->max) {
+            fprintf(stderr,
+                    "attnd: %s: invalid value '%s' (expected an integer "
+                    "from %" PRIu64 " to %" PRIu64 "%s)\n",
+                    source, value, sp->min, sp->max,
+                    sp->kind == OPT_SIZE ? ", K/M/G suffix allowed" : "");
+            return -1;
+        }
+        break;
+    case OPT_ADDR:
+        if (strlen(value) >= sizeof opts->bind || !valid_address(value)) {
+            fprintf(stderr,
+                    "attnd: %s: invalid value '%s' (expected a numeric IPv4 "
+                    "or IPv6 address)\n",
+                    source, value);
+            return -1;
+        }
+        strcpy((char *)opts + sp->offset, value);
+        return 0;
+    case OPT_ORIGIN:
+        if (*value == '\0' || strlen(value) >= sizeof opts->cors_origin) {
+            fprintf(stderr,
+                    "attnd: %s: invalid value '%s' (expected * or a "
+                    "comma-separated list of origins)\n",
+                    source, value);
+            return -1;
+        }
+        strcpy((char *)opts + sp->offset, value);
+        return 0;
+    case OPT_LOG:
+        if (strcmp(value, "text") == 0)
+            opts->log_format = SRV_LOG_TEXT;
+        else if (strcmp(value, "json") == 0)
+            opts->log_format = SRV_LOG_JSON;
+        else {
+            fprintf(stderr,
+                    "attnd: %s: invalid value '%s' (expected text or json)\n",
+                    source, value);
+            return -1;
+        }
+        return 0;
+    }
+    char *field = (char *)opts + sp->offset;
+    if (sp->kind == OPT_UINT)
+        *(unsigned *)(void *)field = (unsigned)v;
+    else if (sp->kind == OPT_SIZE)
+        *(size_t *)(void *)field = (size_t)v;
+    else
+        *(uint64_t *)(void *)field = v;
+    return 0;
+}
+
+static const opt_spec *find_spec(const char *name, size_t len) {
+    for (size_t i = 0; i < NSPECS; i++)
+        if (strlen(specs[i].flag) == len &&
+            strncmp(specs[i].flag, name, len) == 0)
+            return &specs[i];
+    return NULL;
+}
+
+srv_opt_result srv_options_parse(srv_options *opts, int argc, char **argv) {
+    for (size_t i = 0; i < NSPECS; i++) {
+        const char *value = getenv(specs[i].env);
+        if (value != NULL && apply(opts, &specs[i], value, specs[i].env) != 0)
+            return SRV_OPT_EXIT_BAD;
+    }
+    for (int i = 1; i < argc; i++) {
+        const char *arg = argv[i];
+        if (strcmp(arg, "--help") == 0 || strcmp(arg, "-h") == 0) {
+            usage(stdout);
+            return SRV_OPT_EXIT_OK;
+        }
+        if (strcmp(arg, "--healthcheck") == 0) {
+            opts->healthcheck = 1;
+            continue;
+        }
+        if (strncmp(arg, "--", 2) != 0) {
+            fprintf(stderr, "attnd: unexpected argument '%s' (try --help)\n",
+                    arg);
+            return SRV_OPT_EXIT_BAD;
+        }
+        const char *name = arg + 2;
+        const char *eq = strchr(name, '=');
+        size_t len = eq ? (size_t)(eq - name) : strlen(name);
+        const opt_spec *sp = find_spec(name, len);
+        if (sp == NULL) {
+            fprintf(stderr, "attnd: unknown option '%.*s' (try --help)\n",
+                    (int)(len + 2), arg);
+            return SRV_OPT_EXIT_BAD;
+        }
+        const char *value;
+        if (eq != NULL)
+            value = eq + 1;
+        else if (i + 1 < argc)
+            value = argv[++i];
+        else {
+            fprintf(stderr, "attnd: option '--%s' needs a value\n", sp->flag);
+            return SRV_OPT_EXIT_BAD;
+        }
+        char source[64];
+        snprintf(source, sizeof source, "--%s", sp->flag);
+        if (apply(opts, sp, value, source) != 0)
+            return SRV_OPT_EXIT_BAD;
+    }
+    return SRV_OPT_RUN;
+}

@@ -1,0 +1,47 @@
+/*
+ * options.h — attnd's command-line and environment configuration.
+ *
+ * Every setting is a long flag (--port 8080 or --port=8080) and an ATTND_*
+ * environment variable (ATTND_PORT=8080); a flag wins over the environment,
+ * the environment over the default. Contract: API.md section 15.
+ */
+#ifndef SRV_OPTIONS_H
+#define SRV_OPTIONS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+typedef enum { SRV_LOG_TEXT = 0, SRV_LOG_JSON } srv_log_format;
+
+typedef struct {
+    unsigned port;          /* TCP port, 0 = any free port */
+    char bind[64];          /* numeric IPv4 or IPv6 address */
+    unsigned threads;       /* HTTP worker threads, >= 1 */
+    size_t max_body_bytes;  /* request body limit, bytes */
+    size_t max_elements;    /* per-tensor limit, doubles */
+    uint64_t max_work;      /* estimated scalar operations per request */
+    unsigned timeout_s;     /* idle connection timeout, seconds */
+    char cors_origin[1024]; /* "*" or a comma-separated allow-list */
+    srv_log_format log_format;
+    unsigned shutdown_grace_s; /* seconds to finish in-flight requests */
+    int healthcheck;           /* 1: probe /healthz on --port and exit */
+} srv_options;
+
+/* What srv_options_parse decided. */
+typedef enum {
+    SRV_OPT_RUN = 0, /* options valid: serve */
+    SRV_OPT_EXIT_OK, /* --help printed: exit 0 */
+    SRV_OPT_EXIT_BAD /* message printed to stderr: exit 2 */
+} srv_opt_result;
+
+/* Fill opts with the defaults: port 8080, bind 127.0.0.1, threads = online
+ * CPUs, 16 MiB body, 16 Mi elements, 2^33 work, 30 s timeout, CORS "*",
+ * text logs, 8 s shutdown grace. */
+void srv_options_default(srv_options *opts);
+
+/* Read ATTND_* variables from the environment, then argv (argv[0] is the
+ * program name). Writes usage to stdout for --help; for a bad name or value
+ * writes one line naming it to stderr. opts must hold the defaults first. */
+srv_opt_result srv_options_parse(srv_options *opts, int argc, char **argv);
+
+#endif /* SRV_OPTIONS_H */
