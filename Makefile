@@ -66,6 +66,10 @@ run: all
 test: all $(UNIT_BIN)
 	@sh tests/run.sh $(BUILD)
 
+# Unit tests alone (no daemon started): what the container build runs.
+test-unit: all $(UNIT_BIN)
+	@sh tests/run.sh $(BUILD) unit
+
 check: test format-check
 
 format:

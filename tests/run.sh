@@ -2,7 +2,7 @@
 # Runs every test suite and ends with one line "N passed, N failed".
 # Each suite prints TAP ("ok N - name" / "not ok N - name"); a suite that
 # exits non-zero without reporting a failure counts as one failure.
-#   usage: sh tests/run.sh BUILD_DIR
+#   usage: sh tests/run.sh BUILD_DIR [unit]   ("unit": unit tests only)
 BUILD=${1:-build}
 export CMOCKA_MESSAGE_OUTPUT=TAP
 passed=0
@@ -34,7 +34,7 @@ for t in "$BUILD"/tests/test_*; do
     [ -x "$t" ] || continue
     run_suite "$(basename "$t")" "$t"
 done
-if [ -f tests/integration/run.sh ]; then
+if [ "${2:-all}" != unit ] && [ -f tests/integration/run.sh ]; then
     run_suite integration sh tests/integration/run.sh "$BUILD/attnd"
 fi
 

@@ -1,0 +1,76 @@
+# attnd container image.
+#   build:  compile attnd and run the unit tests (the image fails to build
+#           when a unit test fails)
+#   tests:  curl + jq + tests/, runs the integration scripts against a
+#           running attnd (default http://attnd:8080)
+#   runtime (default): attnd alone on Debian's shared libraries, non-root
+#
+#   docker build -t attnd .
+#   docker run --rm -p 8080:8080 attnd
+#   docker compose -f docker/compose.yaml up
+
+ARG BASE_IMAGE=debian:bookworm-slim
+
+FROM ${BASE_IMAGE} AS build
+ENV DEBIAN_FRONTEND=noninteractive
+# mk/deps.sh names the build and test packages (compiler, pkg-config, the
+# -dev packages of libmicrohttpd, jansson, OpenBLAS, zlib and cmocka, curl, jq).
+COPY mk/deps.sh /tmp/deps.sh
+RUN sh /tmp/deps.sh && rm -rf /var/lib/apt/lists/* /tmp/deps.sh
+# Some processors need OpenBLAS's kernel chosen by hand; pass the host's
+# choice with --build-arg when it has one.
+ARG OPENBLAS_CORETYPE
+ARG OPENBLAS_L2_SIZE
+WORKDIR /src
+COPY . .
+RUN make -j"$(nproc)" all \
+ && make test-unit \
+ && strip -o /attnd build/attnd
+
+FROM ${BASE_IMAGE} AS tests
+ENV DEBIAN_FRONTEND=noninteractive
+RUN apt-get update -q \
+ && apt-get install -y -q --no-install-recommends curl jq ca-certificates \
+ && rm -rf /var/lib/apt/lists/* \
+ && useradd --system --uid 10002 --user-group --create-home tester
+WORKDIR /src
+COPY tests/ tests/
+COPY docker/integration.sh /usr/local/bin/attnd-integration
+USER 10002:10002
+ENTRYPOINT ["sh", "/usr/local/bin/attnd-integration"]
+CMD ["http://attnd:8080"]
+
+FROM ${BASE_IMAGE} AS runtime
+# Set by docker/test.sh from `git describe` and the origin remote.
+ARG VERSION=dev
+ARG SOURCE=
+LABEL org.opencontainers.image.title="attnd" \
+      org.opencontainers.image.description="HTTP service that computes attention (Nadaraya-Watson, additive, scaled dot-product, multi-head) as in Dive into Deep Learning" \
+      org.opencontainers.image.source="${SOURCE}" \
+      org.opencontainers.image.licenses="NOASSERTION" \
+      org.opencontainers.image.version="${VERSION}"
+ENV DEBIAN_FRONTEND=noninteractive
+# Only the shared libraries attnd links; no documentation, no apt lists.
+RUN printf '%s\n' 'path-exclude=/usr/share/doc/*' \
+        'path-include=/usr/share/doc/*/copyright' \
+        'path-exclude=/usr/share/man/*' 'path-exclude=/usr/share/info/*' \
+        'path-exclude=/usr/share/locale/*' 'path-exclude=/usr/share/lintian/*' \
+        >/etc/dpkg/dpkg.cfg.d/01-nodoc \
+ && apt-get update -q \
+ && apt-get install -y -q --no-install-recommends \
+        libmicrohttpd12 libjansson4 libopenblas0 zlib1g \
+ && apt-get clean \
+ && rm -rf /var/lib/apt/lists/* /var/cache/apt/* /var/log/apt \
+        /var/log/dpkg.log /var/cache/debconf/*-old \
+ && useradd --system --uid 10001 --user-group --no-create-home \
+        --home-dir /nonexistent --shell /usr/sbin/nologin attnd
+COPY --from=build /attnd /usr/local/bin/attnd
+RUN if ldd /usr/local/bin/attnd | grep 'not found'; then exit 1; fi
+USER 10001:10001
+ENV ATTND_BIND=0.0.0.0 \
+    ATTND_PORT=8080
+EXPOSE 8080
+STOPSIGNAL SIGTERM
+HEALTHCHECK --interval=10s --timeout=3s --start-period=10s --retries=3 \
+    CMD ["/usr/local/bin/attnd", "--healthcheck"]
+ENTRYPOINT ["/usr/local/bin/attnd"]
