@@ -33,7 +33,7 @@ extern "C" {
 typedef enum {
     ATTN_OK = 0,
     ATTN_E_INVALID_ARG,   /* NULL buffer, zero size, scale/w/lr not finite > 0 */
-    ATTN_E_OVERFLOW,      /* a size product overflows size_t */
+    ATTN_E_OVERFLOW,      /* a size product overflows size_t (or a dimension BLAS's int) */
     ATTN_E_NOMEM,         /* internal scratch allocation failed */
     ATTN_E_VALID_LEN,     /* a valid_lens entry is < 0 or > Nk; fault->index */
     ATTN_E_FULLY_MASKED,  /* policy ERROR and a query sees no key; fault set */
@@ -48,6 +48,7 @@ typedef enum {
 const char *attn_status_str(attn_status s);
 
 /* Where an error happened, for the caller to point at the faulty field.
+ * Every fault argument may be NULL; when given, it is reset to {0, 0} first.
  * index: flat index whose meaning each function documents.
  * by_causal: for ATTN_E_FULLY_MASKED, 1 when the row's valid_len alone
  * would leave keys visible and only the causal mask empties it. */
@@ -101,7 +102,8 @@ typedef struct {
  * mask->fully_masked. mask may be NULL (no mask).
  * Errors: ATTN_E_INVALID_ARG; ATTN_E_OVERFLOW; ATTN_E_VALID_LEN (fault->index
  * = flat index into valid_lens); ATTN_E_FULLY_MASKED (fault->index = flat row
- * b*Nq + i, fault->by_causal); ATTN_E_NONFINITE (a score is inf/NaN). */
+ * b*Nq + i, fault->by_causal); ATTN_E_NONFINITE (a visible score is inf/NaN,
+ * fault->index into scores; masked scores are never read). */
 attn_status attn_softmax_masked(double *weights, const double *scores,
                                 const attn_mask *mask, size_t B, size_t Nq,
                                 size_t Nk, attn_fault *fault);
@@ -126,7 +128,8 @@ double attn_dot_default_scale(size_t d);
  * scale: finite > 0 (attn_dot_default_scale(d) for the textbook's).
  * Q Kᵀ and weights·V go through cblas_dgemm per example.
  * Errors: as attn_softmax_masked; ATTN_E_INVALID_ARG for scale;
- * ATTN_E_NONFINITE when a score or output overflows. Source: d2l 11.3.2. */
+ * ATTN_E_NONFINITE when a visible score (fault->index into scores) or an
+ * output (fault->index into out) overflows. Source: d2l 11.3.2. */
 attn_status attn_dot_forward(double *out, double *weights, double *scores,
                              const double *q, const double *k, const double *v,
                              const attn_mask *mask, double scale, size_t B,
@@ -188,7 +191,7 @@ typedef enum {
  * w: finite > 0. The Gaussian is computed as a stable softmax of
  * -((x − xᵢ)w)²/2, so a huge w never gives 0/0.
  * Errors: ATTN_E_INVALID_ARG; ATTN_E_OVERFLOW; ATTN_E_ZERO_MASS (fault->index
- * = query index); ATTN_E_NONFINITE. */
+ * = query index); ATTN_E_NONFINITE (fault->index = query index). */
 attn_status attn_nw_predict(double *pred, double *weights,
                             const double *x_query, const double *x_train,
                             const double *y_train, attn_kernel kernel, double w,
@@ -259,6 +262,116 @@ void attn_rng_xavier(attn_rng *rng, double *W, size_t rows, size_t cols);
 attn_status attn_nw_dataset(double *x_train, double *y_train, double *x_test,
                             double *y_truth, size_t n_train, double noise,
                             uint64_t seed);
+
+/* ------------------------------------------------- multi-head attention */
+
+/* Parameters of multi-head attention in nn.Linear weight layout (row o of a
+ * weight maps the inputs to output feature o):
+ *   W_q: (h, dq)  W_k: (h, dk)  W_v: (h, dv)  W_o: (d_out, h)
+ *   b_q, b_k, b_v: (h) or NULL   b_o: (d_out) or NULL (no bias). */
+typedef struct {
+    const double *W_q, *W_k, *W_v, *W_o;
+    const double *b_q, *b_k, *b_v, *b_o;
+} attn_multihead_params;
+
+/* Scratch bytes attn_multihead_forward allocates — the projections Q'
+ * (B, Nq, h), K' and V' (B, Nk, h): 8·B·(Nq + 2·Nk)·h — or ATTN_E_OVERFLOW;
+ * ATTN_E_INVALID_ARG when bytes is NULL. */
+attn_status attn_multihead_workspace(size_t *bytes, size_t B, size_t Nq,
+                                     size_t Nk, size_t h);
+
+/* Multi-head attention (d2l 11.5; Vaswani et al. 2017; PyTorch
+ * nn.MultiheadAttention):
+ *   Q' = q·W_qᵀ + b_q,  K' = k·W_kᵀ + b_k,  V' = v·W_vᵀ + b_v   (…, h);
+ *   head t uses features t·h/H … (t+1)·h/H − 1 of each (contiguous split);
+ *   head_t = softmax(mask(Q'_t K'_tᵀ · scale)) V'_t, scale = 1/sqrt(h/H);
+ *   out = concat(head_0 … head_{H−1})·W_oᵀ + b_o.
+ *   q: (B, Nq, dq)  k: (B, Nk, dk)  v: (B, Nk, dv)
+ *   -> out: (B, Nq, d_out), weights: (B, H, Nq, Nk) per head (never
+ *      averaged), scores: (B, H, Nq, Nk) or NULL — Q'_t K'_tᵀ · scale
+ *      before masking.
+ * mask (NULL: none) applies to every head, as for attn_softmax_masked.
+ * Projections and per-head products go through cblas_dgemm; extra memory
+ * is attn_multihead_workspace().
+ * Errors: ATTN_E_INVALID_ARG (NULL buffer or weight, a zero size, H not
+ * dividing h); ATTN_E_OVERFLOW (a size product, or a dimension beyond
+ * BLAS's int); ATTN_E_NOMEM; ATTN_E_VALID_LEN (fault->index into
+ * valid_lens); ATTN_E_FULLY_MASKED (fault->index = b·Nq + i, the row of
+ * valid_lens' (B, Nq) view, fault->by_causal); ATTN_E_NONFINITE (a visible
+ * score: fault->index into (B, H, Nq, Nk); else an output: fault->index
+ * into out). */
+attn_status attn_multihead_forward(
+    double *out, double *weights, double *scores, const double *q,
+    const double *k, const double *v, const attn_multihead_params *params,
+    const attn_mask *mask, size_t B, size_t Nq, size_t Nk, size_t dq, size_t dk,
+    size_t dv, size_t h, size_t H, size_t d_out, attn_fault *fault);
+
+/* Plain-loop reference of attn_multihead_forward (test oracle); same
+ * contract, allocates (B, Nq, h) more. */
+attn_status attn_multihead_forward_ref(
+    double *out, double *weights, double *scores, const double *q,
+    const double *k, const double *v, const attn_multihead_params *params,
+    const attn_mask *mask, size_t B, size_t Nq, size_t Nk, size_t dq, size_t dk,
+    size_t dv, size_t h, size_t H, size_t d_out, attn_fault *fault);
+
+/* Seeded parameters (API section 7): Xavier-uniform W_q (h, dq), W_k
+ * (h, dk), W_v (h, dv), W_o (h, h) drawn in that order from rng by
+ * attn_rng_xavier; d_out = h, no biases.
+ * Errors: ATTN_E_INVALID_ARG (NULL, zero size); ATTN_E_OVERFLOW. */
+attn_status attn_multihead_xavier(double *W_q, double *W_k, double *W_v,
+                                  double *W_o, attn_rng *rng, size_t dq,
+                                  size_t dk, size_t dv, size_t h);
+
+/* ------------------------------------------- sinusoidal positional encoding */
+
+/* P[i, 2j] = sin(i / 10000^(2j/D)), P[i, 2j+1] = cos(i / 10000^(2j/D))
+ * (d2l 11.6.3; Vaswani et al. 2017 §3.5); an odd D ends with a sine column.
+ *   -> P: (num_steps, D).
+ * Errors: ATTN_E_INVALID_ARG (NULL, zero size); ATTN_E_OVERFLOW. */
+attn_status attn_posenc_sinusoidal(double *P, size_t num_steps, size_t D);
+
+/* -------------------------------------------------- NW bandwidth choice */
+
+typedef enum {
+    ATTN_NW_BW_SCOTT = 0, /* h = 1.059·A·n^(−1/5) */
+    ATTN_NW_BW_SILVERMAN, /* h = 0.9·A·n^(−1/5) */
+    ATTN_NW_BW_CV         /* leave-one-out least squares */
+} attn_nw_bw_rule;
+
+/* Leave-one-out squared error of NW regression at bandwidth h (w = 1/h):
+ *   sse = Σᵢ Σ_c (y[i, c] − ŷ₋ᵢ(xᵢ)[c])², ŷ₋ᵢ the NW prediction at xᵢ from
+ *   the other n − 1 pairs with kernel argument (xᵢ − xⱼ)·w.
+ *   x_train: (n)  y_train: (n, dv)  -> *sse.
+ * The Gaussian is shifted by the nearest other point, so its mass is never 0.
+ * Errors: ATTN_E_INVALID_ARG (NULL, zero size, h not finite > 0, unknown
+ * kernel); ATTN_E_OVERFLOW; ATTN_E_TOO_FEW (n < 2); ATTN_E_ZERO_MASS (a
+ * compact kernel leaves xᵢ no other point: fault->index = i; fault may be
+ * NULL); ATTN_E_NONFINITE (1/h or the sum overflows). */
+attn_status attn_nw_loo_sse(double *sse, const double *x_train,
+                            const double *y_train, attn_kernel kernel, double h,
+                            size_t n, size_t dv, attn_fault *fault);
+
+/* Bandwidth h and w = 1/h for attn_nw_predict from the training pairs.
+ *   x_train: (n)  y_train: (n, dv), used by ATTN_NW_BW_CV only (else may
+ *   be NULL)  -> *h, *w.
+ * Scott / Silverman (Scott 1992; Silverman 1986 eq. 3.31): A = min(sample
+ * std (n − 1 divisor), IQR/1.349), quartiles linearly interpolated as
+ * numpy.quantile's default; A = std when the IQR is 0.
+ * CV (Racine & Li 2004; statsmodels KernelReg reg_type='lc', bw='cv_ls'):
+ * attn_nw_loo_sse minimised over 200 log-spaced h in [smallest positive
+ * gap of x / 20, 100·(max x − min x)] (first minimum on ties), then refined
+ * by golden-section search between the best point's neighbours until the
+ * bracket is within 1e-6 of its midpoint; the best h evaluated is returned.
+ * An h at which a compact kernel leaves some xᵢ with zero mass is never
+ * chosen (the largest candidate always covers every point). Costs about
+ * 230 LOO evaluations of n²·dv kernel terms.
+ * Errors: ATTN_E_INVALID_ARG (NULL, n == 0, non-finite x, unknown kernel or
+ * rule; for CV: y_train NULL, dv == 0, kernel CONSTANT); ATTN_E_OVERFLOW;
+ * ATTN_E_NOMEM; ATTN_E_TOO_FEW (fewer than 2 distinct x); ATTN_E_NONFINITE
+ * (h or w not finite > 0, or every CV candidate overflows). */
+attn_status attn_nw_bandwidth(double *h, double *w, const double *x_train,
+                              const double *y_train, attn_kernel kernel,
+                              attn_nw_bw_rule rule, size_t n, size_t dv);
 
 #ifdef __cplusplus
 }
