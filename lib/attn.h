@@ -33,7 +33,7 @@ extern "C" {
 typedef enum {
     ATTN_OK = 0,
     ATTN_E_INVALID_ARG,   /* NULL buffer, zero size, scale/w/lr not finite > 0 */
-    ATTN_E_OVERFLOW,      /* a size product overflows size_t (or a dimension BLAS's int) */
+    ATTN_E_OVERFLOW,      /* a size overflows size_t (or BLAS int) */
     ATTN_E_NOMEM,         /* internal scratch allocation failed */
     ATTN_E_VALID_LEN,     /* a valid_lens entry is < 0 or > Nk; fault->index */
     ATTN_E_FULLY_MASKED,  /* policy ERROR and a query sees no key; fault set */

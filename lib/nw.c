@@ -132,8 +132,12 @@ attn_status attn_nw_predict(double *pred, double *weights,
         if (st != ATTN_OK)
             return attn_fault_at(fault, q, st);
     }
-    /* 2. pred = weights · y_train, (m, n) x (n, dv) */
-    return attn_pool_values(pred, weights, y_train, 1, m, n, dv, fault);
+    /* 2. pred = weights · y_train, (m, n) x (n, dv); a non-finite
+     * prediction is blamed on its query */
+    st = attn_pool_values(pred, weights, y_train, 1, m, n, dv, fault);
+    if (st == ATTN_E_NONFINITE && fault)
+        fault->index /= dv;
+    return st;
 }
 
 /* Loss Σ ½(ŷ − y)² over queries (m) with targets (m, dv) and, when grad is
