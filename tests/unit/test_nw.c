@@ -475,6 +475,20 @@ static void test_extreme_bandwidths(void **state)
                      ATTN_E_NONFINITE);
 }
 
+/* A non-finite prediction is blamed on its query (flat index / dv). */
+static void test_nonfinite_prediction(void **state)
+{
+    (void)state;
+    const double xq[] = {0.0, 5.0}, xt[] = {0.0, 5.0};
+    const double yt[] = {1.0, 1.0, 1.0, INFINITY}; /* (n, dv) = (2, 2) */
+    double pred[4], w[4];
+    attn_fault fault;
+    assert_int_equal(attn_nw_predict(pred, w, xq, xt, yt, ATTN_KERNEL_BOXCAR,
+                                     1.0, 2, 2, 2, &fault),
+                     ATTN_E_NONFINITE);
+    assert_int_equal(fault.index, 1);
+}
+
 static void test_argument_errors(void **state)
 {
     (void)state;
@@ -537,6 +551,7 @@ int main(void)
         cmocka_unit_test(test_fit_errors),
         cmocka_unit_test(test_zero_mass),
         cmocka_unit_test(test_extreme_bandwidths),
+        cmocka_unit_test(test_nonfinite_prediction),
         cmocka_unit_test(test_argument_errors),
     };
     return cmocka_run_group_tests_name("nw", tests, NULL, NULL);
