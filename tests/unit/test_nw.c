@@ -475,18 +475,25 @@ static void test_extreme_bandwidths(void **state)
                      ATTN_E_NONFINITE);
 }
 
-/* A non-finite prediction is blamed on its query (flat index / dv). */
+/* A non-finite prediction is blamed on its query, not on the flat index
+ * into pred (m, dv): here query 1 (a NaN) with dv = 2. */
 static void test_nonfinite_prediction(void **state)
 {
     (void)state;
-    const double xq[] = {0.0, 5.0}, xt[] = {0.0, 5.0};
-    const double yt[] = {1.0, 1.0, 1.0, INFINITY}; /* (n, dv) = (2, 2) */
+    const double xq[] = {0.0, NAN}, xt[] = {0.0, 5.0};
+    const double yt[] = {1.0, 2.0, 3.0, 4.0}; /* (n, dv) = (2, 2) */
     double pred[4], w[4];
     attn_fault fault;
-    assert_int_equal(attn_nw_predict(pred, w, xq, xt, yt, ATTN_KERNEL_BOXCAR,
-                                     1.0, 2, 2, 2, &fault),
+    const attn_kernel kernels[] = {ATTN_KERNEL_GAUSSIAN, ATTN_KERNEL_CONSTANT};
+    assert_int_equal(attn_nw_predict(pred, w, xq, xt, yt, kernels[0], 1.0, 2,
+                                     2, 2, &fault),
                      ATTN_E_NONFINITE);
     assert_int_equal(fault.index, 1);
+    /* the constant kernel ignores x: finite */
+    assert_int_equal(attn_nw_predict(pred, w, xq, xt, yt, kernels[1], 1.0, 2,
+                                     2, 2, &fault),
+                     ATTN_OK);
+    assert_true(pred[2] == 2.0 && pred[3] == 3.0);
 }
 
 static void test_argument_errors(void **state)
