@@ -12,8 +12,7 @@
 #include <stdlib.h>
 
 attn_status attn_additive_workspace(size_t *bytes, size_t B, size_t Nq,
-                                    size_t Nk, size_t h)
-{
+                                    size_t Nk, size_t h) {
     if (!bytes || B == 0 || Nq == 0 || Nk == 0 || h == 0)
         return ATTN_E_INVALID_ARG;
     size_t nq, nk, rows, doubles;
@@ -34,13 +33,11 @@ static attn_status additive_check(const double *out, const double *weights,
                                   const double *W_k, const double *w_v,
                                   const attn_mask *mask, size_t B, size_t Nq,
                                   size_t Nk, size_t dq, size_t dk, size_t dv,
-                                  size_t h, attn_fault *fault)
-{
+                                  size_t h, attn_fault *fault) {
     attn_fault_clear(fault);
     if (!out || !weights || !q || !k || !v || !W_q || !W_k || !w_v)
         return ATTN_E_INVALID_ARG;
-    if (B == 0 || Nq == 0 || Nk == 0 || dq == 0 || dk == 0 || dv == 0 ||
-        h == 0)
+    if (B == 0 || Nq == 0 || Nk == 0 || dq == 0 || dk == 0 || dv == 0 || h == 0)
         return ATTN_E_INVALID_ARG;
     const size_t shapes[][3] = {{B, Nq, dq}, {B, Nk, dk}, {B, Nk, dv},
                                 {1, h, dq},  {1, h, dk},  {B, Nq, Nk},
@@ -63,8 +60,7 @@ attn_status attn_additive_forward(double *out, double *weights, double *scores,
                                   const double *W_k, const double *w_v,
                                   const attn_mask *mask, size_t B, size_t Nq,
                                   size_t Nk, size_t dq, size_t dk, size_t dv,
-                                  size_t h, attn_fault *fault)
-{
+                                  size_t h, attn_fault *fault) {
     attn_status st = additive_check(out, weights, q, k, v, W_q, W_k, w_v, mask,
                                     B, Nq, Nk, dq, dk, dv, h, fault);
     if (st != ATTN_OK)
@@ -113,15 +109,11 @@ attn_status attn_additive_forward(double *out, double *weights, double *scores,
     return attn_pool_values(out, weights, v, B, Nq, Nk, dv, fault);
 }
 
-attn_status attn_additive_forward_ref(double *out, double *weights,
-                                      double *scores, const double *q,
-                                      const double *k, const double *v,
-                                      const double *W_q, const double *W_k,
-                                      const double *w_v, const attn_mask *mask,
-                                      size_t B, size_t Nq, size_t Nk, size_t dq,
-                                      size_t dk, size_t dv, size_t h,
-                                      attn_fault *fault)
-{
+attn_status attn_additive_forward_ref(
+    double *out, double *weights, double *scores, const double *q,
+    const double *k, const double *v, const double *W_q, const double *W_k,
+    const double *w_v, const attn_mask *mask, size_t B, size_t Nq, size_t Nk,
+    size_t dq, size_t dk, size_t dv, size_t h, attn_fault *fault) {
     attn_status st = additive_check(out, weights, q, k, v, W_q, W_k, w_v, mask,
                                     B, Nq, Nk, dq, dk, dv, h, fault);
     if (st != ATTN_OK)

@@ -9,21 +9,18 @@
 #include <math.h>
 #include <stdlib.h>
 
-static double truth(double x)
-{
+static double truth(double x) {
     return 2.0 * sin(x) + pow(x, 0.8);
 }
 
-static int cmp_double(const void *a, const void *b)
-{
+static int cmp_double(const void *a, const void *b) {
     double x = *(const double *)a, y = *(const double *)b;
     return (x > y) - (x < y);
 }
 
 attn_status attn_nw_dataset(double *x_train, double *y_train, double *x_test,
                             double *y_truth, size_t n_train, double noise,
-                            uint64_t seed)
-{
+                            uint64_t seed) {
     if (!x_train || !y_train || !x_test || !y_truth || n_train == 0)
         return ATTN_E_INVALID_ARG;
     if (!isfinite(noise) || noise < 0.0)

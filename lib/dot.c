@@ -9,8 +9,7 @@
 #include <cblas.h>
 #include <math.h>
 
-double attn_dot_default_scale(size_t d)
-{
+double attn_dot_default_scale(size_t d) {
     return 1.0 / sqrt((double)d);
 }
 
@@ -19,8 +18,7 @@ static attn_status dot_check(const double *out, const double *weights,
                              const double *q, const double *k, const double *v,
                              const attn_mask *mask, double scale, size_t B,
                              size_t Nq, size_t Nk, size_t d, size_t dv,
-                             attn_fault *fault)
-{
+                             attn_fault *fault) {
     attn_fault_clear(fault);
     if (!out || !weights || !q || !k || !v)
         return ATTN_E_INVALID_ARG;
@@ -42,10 +40,9 @@ attn_status attn_dot_forward(double *out, double *weights, double *scores,
                              const double *q, const double *k, const double *v,
                              const attn_mask *mask, double scale, size_t B,
                              size_t Nq, size_t Nk, size_t d, size_t dv,
-                             attn_fault *fault)
-{
-    attn_status st = dot_check(out, weights, q, k, v, mask, scale, B, Nq, Nk,
-                               d, dv, fault);
+                             attn_fault *fault) {
+    attn_status st =
+        dot_check(out, weights, q, k, v, mask, scale, B, Nq, Nk, d, dv, fault);
     if (st != ATTN_OK)
         return st;
     if (!attn_blas_dim_ok(Nq) || !attn_blas_dim_ok(Nk) ||
@@ -56,8 +53,8 @@ attn_status attn_dot_forward(double *out, double *weights, double *scores,
 
     /* 1. s_b = Q_b K_bᵀ · scale, one (Nq, d) x (d, Nk) product per example */
     for (size_t b = 0; b < B; b++)
-        cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, nq, nk, nd,
-                    scale, q + b * Nq * d, nd, k + b * Nk * d, nd, 0.0,
+        cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, nq, nk, nd, scale,
+                    q + b * Nq * d, nd, k + b * Nk * d, nd, 0.0,
                     s + b * Nq * Nk, nk);
 
     /* 2. mask and 3. stable softmax (rejects non-finite visible scores) */
@@ -73,10 +70,9 @@ attn_status attn_dot_forward_ref(double *out, double *weights, double *scores,
                                  const double *q, const double *k,
                                  const double *v, const attn_mask *mask,
                                  double scale, size_t B, size_t Nq, size_t Nk,
-                                 size_t d, size_t dv, attn_fault *fault)
-{
-    attn_status st = dot_check(out, weights, q, k, v, mask, scale, B, Nq, Nk,
-                               d, dv, fault);
+                                 size_t d, size_t dv, attn_fault *fault) {
+    attn_status st =
+        dot_check(out, weights, q, k, v, mask, scale, B, Nq, Nk, d, dv, fault);
     if (st != ATTN_OK)
         return st;
     double *s = scores ? scores : weights;

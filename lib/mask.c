@@ -9,23 +9,20 @@
 #include <limits.h>
 #include <math.h>
 
-void attn_fault_clear(attn_fault *fault)
-{
+void attn_fault_clear(attn_fault *fault) {
     if (fault) {
         fault->index = 0;
         fault->by_causal = 0;
     }
 }
 
-attn_status attn_fault_at(attn_fault *fault, size_t index, attn_status s)
-{
+attn_status attn_fault_at(attn_fault *fault, size_t index, attn_status s) {
     if (fault)
         fault->index = index;
     return s;
 }
 
-attn_status attn_check_finite(const double *x, size_t n, attn_fault *fault)
-{
+attn_status attn_check_finite(const double *x, size_t n, attn_fault *fault) {
     for (size_t i = 0; i < n; i++) {
         if (!isfinite(x[i]))
             return attn_fault_at(fault, i, ATTN_E_NONFINITE);
@@ -33,14 +30,12 @@ attn_status attn_check_finite(const double *x, size_t n, attn_fault *fault)
     return ATTN_OK;
 }
 
-int attn_blas_dim_ok(size_t n)
-{
+int attn_blas_dim_ok(size_t n) {
     return n <= (size_t)INT_MAX;
 }
 
 /* Number of keys the causal rule alone admits for query i (0 ... Nk). */
-static size_t causal_len(attn_causal causal, size_t i, size_t Nq, size_t Nk)
-{
+static size_t causal_len(attn_causal causal, size_t i, size_t Nq, size_t Nk) {
     switch (causal) {
     case ATTN_CAUSAL_TOP_LEFT: /* j <= i */
         return i < Nk ? i + 1 : Nk;
@@ -56,18 +51,14 @@ static size_t causal_len(attn_causal causal, size_t i, size_t Nq, size_t Nk)
 
 /* The valid_len of query i of example b; mask->valid_lens is not NULL. */
 static int64_t row_valid_len(const attn_mask *mask, size_t b, size_t i,
-                             size_t Nq)
-{
-    return mask->per_query ? mask->valid_lens[b * Nq + i]
-                           : mask->valid_lens[b];
+                             size_t Nq) {
+    return mask->per_query ? mask->valid_lens[b * Nq + i] : mask->valid_lens[b];
 }
 
 size_t attn_mask_row_len(const attn_mask *mask, size_t b, size_t i, size_t Nq,
-                         size_t Nk, int *by_causal)
-{
-    size_t vl = mask && mask->valid_lens
-                    ? (size_t)row_valid_len(mask, b, i, Nq)
-                    : Nk;
+                         size_t Nk, int *by_causal) {
+    size_t vl =
+        mask && mask->valid_lens ? (size_t)row_valid_len(mask, b, i, Nq) : Nk;
     size_t cl = causal_len(mask ? mask->causal : ATTN_CAUSAL_NONE, i, Nq, Nk);
     if (by_causal)
         *by_causal = vl > 0 && cl == 0;
@@ -75,8 +66,7 @@ size_t attn_mask_row_len(const attn_mask *mask, size_t b, size_t i, size_t Nq,
 }
 
 attn_status attn_mask_check(const attn_mask *mask, size_t B, size_t Nq,
-                            size_t Nk, attn_fault *fault)
-{
+                            size_t Nk, attn_fault *fault) {
     attn_fault_clear(fault);
     if (B == 0 || Nq == 0 || Nk == 0)
         return ATTN_E_INVALID_ARG;
@@ -114,8 +104,7 @@ attn_status attn_mask_check(const attn_mask *mask, size_t B, size_t Nq,
 }
 
 int attn_mask_visible(const attn_mask *mask, size_t b, size_t i, size_t j,
-                      size_t Nq, size_t Nk)
-{
+                      size_t Nq, size_t Nk) {
     if (mask && mask->valid_lens) {
         int64_t vl = row_valid_len(mask, b, i, Nq);
         if (vl < 0 || (uint64_t)j >= (uint64_t)vl)

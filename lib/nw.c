@@ -14,15 +14,13 @@
 
 /* Half the distance |x − xᵢ| / 2, computed without overflow even when the
  * two points are more than DBL_MAX apart. */
-static double half_distance(double x, double xi)
-{
+static double half_distance(double x, double xi) {
     double d = x - xi;
     return isfinite(d) ? fabs(d) * 0.5 : fabs(0.5 * x - 0.5 * xi);
 }
 
 /* Compact and constant kernels K(u). */
-static double kernel_value(attn_kernel kernel, double u)
-{
+static double kernel_value(attn_kernel kernel, double u) {
     double k;
     switch (kernel) {
     case ATTN_KERNEL_BOXCAR:
@@ -50,8 +48,7 @@ static double kernel_value(attn_kernel kernel, double u)
  * value is 0 (compact kernels only). */
 static attn_status nw_row(double *alpha, double *shifted, double x,
                           const double *x_train, size_t n, size_t skip,
-                          attn_kernel kernel, double w)
-{
+                          attn_kernel kernel, double w) {
     double mass = 0.0;
     if (kernel == ATTN_KERNEL_GAUSSIAN) {
         double h_min = INFINITY;
@@ -75,8 +72,8 @@ static attn_status nw_row(double *alpha, double *shifted, double x,
         }
     } else {
         for (size_t i = 0; i < n; i++) {
-            alpha[i] = i == skip ? 0.0
-                                 : kernel_value(kernel, (x - x_train[i]) * w);
+            alpha[i] =
+                i == skip ? 0.0 : kernel_value(kernel, (x - x_train[i]) * w);
             mass += alpha[i];
         }
         if (mass == 0.0)
@@ -87,8 +84,7 @@ static attn_status nw_row(double *alpha, double *shifted, double x,
     return ATTN_OK;
 }
 
-static int kernel_ok(attn_kernel kernel)
-{
+static int kernel_ok(attn_kernel kernel) {
     switch (kernel) {
     case ATTN_KERNEL_GAUSSIAN:
     case ATTN_KERNEL_CONSTANT:
@@ -101,8 +97,7 @@ static int kernel_ok(attn_kernel kernel)
 }
 
 /* Overflow checks of the (m, n), (n, dv) and (m, dv) tensors. */
-static attn_status nw_sizes(size_t m, size_t n, size_t dv)
-{
+static attn_status nw_sizes(size_t m, size_t n, size_t dv) {
     size_t t;
     if (attn_size_mul(&t, m, n) != ATTN_OK ||
         attn_size_mul(&t, n, dv) != ATTN_OK ||
@@ -114,8 +109,7 @@ static attn_status nw_sizes(size_t m, size_t n, size_t dv)
 attn_status attn_nw_predict(double *pred, double *weights,
                             const double *x_query, const double *x_train,
                             const double *y_train, attn_kernel kernel, double w,
-                            size_t m, size_t n, size_t dv, attn_fault *fault)
-{
+                            size_t m, size_t n, size_t dv, attn_fault *fault) {
     attn_fault_clear(fault);
     if (!pred || !weights || !x_query || !x_train || !y_train)
         return ATTN_E_INVALID_ARG;
@@ -151,8 +145,7 @@ static attn_status nw_loss_eval(double *loss, double *grad,
                                 const double *y_train, size_t n, size_t dv,
                                 attn_kernel kernel, double w, int loo,
                                 double *alpha, double *shifted,
-                                attn_fault *fault)
-{
+                                attn_fault *fault) {
     double sum_loss = 0.0, sum_grad = 0.0;
     for (size_t q = 0; q < m; q++) {
         attn_status st = nw_row(alpha, shifted, x_query[q], x_train, n,
@@ -192,8 +185,7 @@ static attn_status nw_loss_eval(double *loss, double *grad,
 }
 
 /* Scratch for nw_loss_eval: alpha and shifted, 2n doubles. */
-static attn_status nw_scratch(double **scratch, size_t n)
-{
+static attn_status nw_scratch(double **scratch, size_t n) {
     size_t count, bytes;
     if (attn_size_mul(&count, n, 2) != ATTN_OK ||
         attn_size_mul(&bytes, count, sizeof(double)) != ATTN_OK)
@@ -205,8 +197,7 @@ static attn_status nw_scratch(double **scratch, size_t n)
 attn_status attn_nw_loss(double *loss, double *grad_w, const double *x_query,
                          const double *y_query, const double *x_train,
                          const double *y_train, attn_kernel kernel, double w,
-                         size_t m, size_t n, size_t dv, attn_fault *fault)
-{
+                         size_t m, size_t n, size_t dv, attn_fault *fault) {
     attn_fault_clear(fault);
     if (!loss || !x_query || !y_query || !x_train || !y_train)
         return ATTN_E_INVALID_ARG;
@@ -231,8 +222,7 @@ attn_status attn_nw_fit(double *w_out, attn_nw_epoch *history, double w0,
                         double lr, size_t epochs, attn_nw_fit_data data,
                         const double *x_train, const double *y_train,
                         const double *x_query, const double *y_query, size_t n,
-                        size_t m, size_t dv, attn_fault *fault)
-{
+                        size_t m, size_t dv, attn_fault *fault) {
     attn_fault_clear(fault);
     if (!w_out || !history || !x_train || !y_train || n == 0 || dv == 0 ||
         epochs == 0)

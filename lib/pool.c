@@ -9,22 +9,19 @@
 
 attn_status attn_pool_values(double *out, const double *weights,
                              const double *v, size_t B, size_t Nq, size_t Nk,
-                             size_t dv, attn_fault *fault)
-{
-    if (!attn_blas_dim_ok(Nq) || !attn_blas_dim_ok(Nk) ||
-        !attn_blas_dim_ok(dv))
+                             size_t dv, attn_fault *fault) {
+    if (!attn_blas_dim_ok(Nq) || !attn_blas_dim_ok(Nk) || !attn_blas_dim_ok(dv))
         return ATTN_E_OVERFLOW;
     for (size_t b = 0; b < B; b++)
-        cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)Nq,
-                    (int)dv, (int)Nk, 1.0, weights + b * Nq * Nk, (int)Nk,
+        cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)Nq, (int)dv,
+                    (int)Nk, 1.0, weights + b * Nq * Nk, (int)Nk,
                     v + b * Nk * dv, (int)dv, 0.0, out + b * Nq * dv, (int)dv);
     return attn_check_finite(out, B * Nq * dv, fault);
 }
 
 attn_status attn_pool_values_ref(double *out, const double *weights,
                                  const double *v, size_t B, size_t Nq,
-                                 size_t Nk, size_t dv, attn_fault *fault)
-{
+                                 size_t Nk, size_t dv, attn_fault *fault) {
     for (size_t b = 0; b < B; b++) {
         for (size_t i = 0; i < Nq; i++) {
             const double *wi = weights + (b * Nq + i) * Nk;

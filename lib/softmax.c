@@ -11,8 +11,7 @@
  * rest of the row, w[len ... Nk-1], becomes exactly 0. len >= 1 and every
  * visible score is finite. Subtracting the maximum keeps every exponent <= 0,
  * so nothing overflows and the sum is >= 1. */
-static void softmax_row(double *w, const double *s, size_t len, size_t Nk)
-{
+static void softmax_row(double *w, const double *s, size_t len, size_t Nk) {
     double max = s[0];
     for (size_t j = 1; j < len; j++) {
         if (s[j] > max)
@@ -31,8 +30,7 @@ static void softmax_row(double *w, const double *s, size_t len, size_t Nk)
 
 attn_status attn_softmax_masked(double *weights, const double *scores,
                                 const attn_mask *mask, size_t B, size_t Nq,
-                                size_t Nk, attn_fault *fault)
-{
+                                size_t Nk, attn_fault *fault) {
     attn_fault_clear(fault);
     if (!weights || !scores || B == 0 || Nq == 0 || Nk == 0)
         return ATTN_E_INVALID_ARG;
@@ -43,8 +41,8 @@ attn_status attn_softmax_masked(double *weights, const double *scores,
     attn_status st = attn_mask_check(mask, B, Nq, Nk, fault);
     if (st != ATTN_OK)
         return st;
-    attn_fully_masked policy = mask ? mask->fully_masked
-                                    : ATTN_FULLY_MASKED_ZERO;
+    attn_fully_masked policy =
+        mask ? mask->fully_masked : ATTN_FULLY_MASKED_ZERO;
 
     for (size_t b = 0; b < B; b++) {
         for (size_t i = 0; i < Nq; i++) {
@@ -71,8 +69,7 @@ attn_status attn_softmax_masked(double *weights, const double *scores,
             /* 2. visible scores must be finite; masked ones are never read */
             for (size_t j = 0; j < len; j++) {
                 if (!isfinite(s[j]))
-                    return attn_fault_at(fault, row * Nk + j,
-                                         ATTN_E_NONFINITE);
+                    return attn_fault_at(fault, row * Nk + j, ATTN_E_NONFINITE);
             }
             /* 3. stable softmax over the visible prefix, zeros after it */
             softmax_row(w, s, len, Nk);

@@ -3,8 +3,7 @@
  */
 #include "attn.h"
 
-const char *attn_status_str(attn_status s)
-{
+const char *attn_status_str(attn_status s) {
     switch (s) {
     case ATTN_OK:
         return "ok";

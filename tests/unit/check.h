@@ -17,16 +17,14 @@
 
 /* The scaled difference |got − want| / max(1, |want|): relative for
  * |want| >= 1, absolute below. NaN or inf anywhere counts as infinite. */
-static inline double check_diff(double got, double want)
-{
+static inline double check_diff(double got, double want) {
     double d = fabs(got - want) / fmax(1.0, fabs(want));
     return isnan(d) ? INFINITY : d;
 }
 
 /* Worst check_diff over n elements; *at gets its index. */
 static inline double check_worst(const double *got, const double *want,
-                                 size_t n, size_t *at)
-{
+                                 size_t n, size_t *at) {
     double worst = 0.0;
     *at = 0;
     for (size_t i = 0; i < n; i++) {
@@ -39,10 +37,9 @@ static inline double check_worst(const double *got, const double *want,
     return worst;
 }
 
-static inline void check_close(const double *got, const double *want,
-                               size_t n, double tol, const char *what,
-                               const char *file, int line)
-{
+static inline void check_close(const double *got, const double *want, size_t n,
+                               double tol, const char *what, const char *file,
+                               int line) {
     size_t at;
     double worst = check_worst(got, want, n, &at);
     if (worst <= tol)
@@ -54,14 +51,14 @@ static inline void check_close(const double *got, const double *want,
 }
 
 /* Every |got[i] − want[i]| <= tol · max(1, |want[i]|). */
-#define assert_close(got, want, n, tol)                                       \
+#define assert_close(got, want, n, tol)                                        \
     check_close((got), (want), (n), (tol), #got, __FILE__, __LINE__)
 
 /* One scalar, same rule. */
-#define assert_near(got, want, tol)                                           \
-    do {                                                                      \
-        const double got_ = (got), want_ = (want);                            \
-        check_close(&got_, &want_, 1, (tol), #got, __FILE__, __LINE__);      \
+#define assert_near(got, want, tol)                                            \
+    do {                                                                       \
+        const double got_ = (got), want_ = (want);                             \
+        check_close(&got_, &want_, 1, (tol), #got, __FILE__, __LINE__);        \
     } while (0)
 
 #endif /* CHECK_H */

@@ -16,8 +16,7 @@
  * Xavier-uniform W_q (8, 20), W_k (8, 2), w_v (1, 8) drawn in that order.
  * Equal keys give equal scores whatever the parameters: the outputs are
  * [2, 3, 4, 5] and [10, 11, 12, 13] (tolerance 1e-12). */
-static void test_d2l_toy(void **state)
-{
+static void test_d2l_toy(void **state) {
     (void)state;
     double q[2 * 1 * 20], k[2 * 10 * 2], v[2 * 10 * 4];
     double W_q[8 * 20], W_k[8 * 2], w_v[8];
@@ -36,8 +35,8 @@ static void test_d2l_toy(void **state)
     const double want[] = {2, 3, 4, 5, 10, 11, 12, 13};
     double out[8], w[20];
     attn_fault fault;
-    assert_int_equal(attn_additive_forward(out, w, NULL, q, k, v, W_q, W_k,
-                                           w_v, &mask, 2, 1, 10, 20, 2, 4, 8,
+    assert_int_equal(attn_additive_forward(out, w, NULL, q, k, v, W_q, W_k, w_v,
+                                           &mask, 2, 1, 10, 20, 2, 4, 8,
                                            &fault),
                      ATTN_OK);
     assert_close(out, want, 8, 1e-12);
@@ -55,8 +54,7 @@ static void test_d2l_toy(void **state)
 /* dq = 2, dk = 1, h = 2, Nk = 3, dv = 2, written out:
  *   W_q = I, W_k = (2, −1)ᵀ, w_v = (0.5, −1), q = (0.3, −0.2),
  *   score_j = 0.5 tanh(0.3 + 2 k_j) − tanh(−0.2 − k_j). */
-static void test_hand_example(void **state)
-{
+static void test_hand_example(void **state) {
     (void)state;
     const double q[] = {0.3, -0.2}, k[] = {0.1, -0.4, 0.7};
     const double v[] = {1.0, -1.0, 2.0, 0.5, -3.0, 4.0};
@@ -88,8 +86,7 @@ static void test_hand_example(void **state)
     assert_close(out, out_want, 2, 1e-14);
 }
 
-static void test_workspace(void **state)
-{
+static void test_workspace(void **state) {
     (void)state;
     size_t bytes = 0;
     /* projected queries (B·Nq, h) plus projected keys (B·Nk, h) */
@@ -98,8 +95,7 @@ static void test_workspace(void **state)
     assert_int_equal(attn_additive_workspace(&bytes, 3, 7, 5, 1), ATTN_OK);
     assert_int_equal(bytes, (3 * 7 + 3 * 5) * sizeof(double));
     /* independent of dq, dk, dv, and far below B·Nq·Nk·h */
-    assert_int_equal(attn_additive_workspace(&bytes, 4, 512, 512, 64),
-                     ATTN_OK);
+    assert_int_equal(attn_additive_workspace(&bytes, 4, 512, 512, 64), ATTN_OK);
     assert_int_equal(bytes, (size_t)(4 * 512 * 2) * 64 * sizeof(double));
     assert_int_equal(attn_additive_workspace(&bytes, SIZE_MAX / 2, 1, 2, 1),
                      ATTN_E_OVERFLOW);
@@ -113,21 +109,18 @@ static void test_workspace(void **state)
                      ATTN_E_INVALID_ARG);
 }
 
-static size_t draw_size(attn_rng *rng, size_t max)
-{
+static size_t draw_size(attn_rng *rng, size_t max) {
     return 1 + (size_t)(attn_rng_uniform(rng) * (double)max);
 }
 
-static double *alloc_normals(attn_rng *rng, size_t n)
-{
+static double *alloc_normals(attn_rng *rng, size_t n) {
     double *x = malloc(n * sizeof *x);
     assert_non_null(x);
     attn_rng_normals(rng, x, n);
     return x;
 }
 
-static void test_random_shapes_vs_reference(void **state)
-{
+static void test_random_shapes_vs_reference(void **state) {
     (void)state;
     const double tol = 1e-12;
     attn_rng rng;
@@ -144,8 +137,8 @@ static void test_random_shapes_vs_reference(void **state)
         int64_t lens[3 * 8];
         for (size_t t = 0; t < (per_query ? B * Nq : B); t++)
             lens[t] = (int64_t)(attn_rng_uniform(&rng) * (double)(Nk + 1));
-        attn_mask mask = {attn_rng_uniform(&rng) < 0.7 ? lens : NULL,
-                          per_query, (attn_causal)(attn_rng_next(&rng) % 3),
+        attn_mask mask = {attn_rng_uniform(&rng) < 0.7 ? lens : NULL, per_query,
+                          (attn_causal)(attn_rng_next(&rng) % 3),
                           (attn_fully_masked)(attn_rng_next(&rng) % 2)};
         double *W_q = malloc(h * dq * sizeof *W_q);
         double *W_k = malloc(h * dk * sizeof *W_k);
@@ -170,8 +163,7 @@ static void test_random_shapes_vs_reference(void **state)
                          ATTN_OK);
         assert_int_equal(attn_additive_forward_ref(out_ref, w_ref, s_ref, q, k,
                                                    v, W_q, W_k, w_v, &mask, B,
-                                                   Nq, Nk, dq, dk, dv, h,
-                                                   NULL),
+                                                   Nq, Nk, dq, dk, dv, h, NULL),
                          ATTN_OK);
         size_t at;
         worst_out = fmax(worst_out, check_worst(out, out_ref, no, &at));
@@ -195,8 +187,7 @@ static void test_random_shapes_vs_reference(void **state)
                   distinct, worst_out, worst_w, worst_s, tol);
 }
 
-static void test_extremes(void **state)
-{
+static void test_extremes(void **state) {
     (void)state;
     const double one[] = {1.0};
     double out[2], w[2], s[2];
@@ -204,18 +195,16 @@ static void test_extremes(void **state)
 
     /* Nk = 1, dq = dk = h = dv = 1: weight exactly 1 */
     const double q1[] = {0.25}, k1[] = {-4.0}, v1[] = {7.5};
-    assert_int_equal(attn_additive_forward(out, w, s, q1, k1, v1, one, one,
-                                           one, NULL, 1, 1, 1, 1, 1, 1, 1,
-                                           &fault),
+    assert_int_equal(attn_additive_forward(out, w, s, q1, k1, v1, one, one, one,
+                                           NULL, 1, 1, 1, 1, 1, 1, 1, &fault),
                      ATTN_OK);
     assert_true(w[0] == 1.0 && out[0] == 7.5);
     assert_near(s[0], tanh(0.25 - 4.0), 1e-16);
 
     /* huge projections saturate tanh: equal scores, equal weights */
     const double qh[] = {1e300}, kh[] = {1.0, -1e10}, vh[] = {2.0, 4.0};
-    assert_int_equal(attn_additive_forward(out, w, s, qh, kh, vh, one, one,
-                                           one, NULL, 1, 1, 2, 1, 1, 1, 1,
-                                           &fault),
+    assert_int_equal(attn_additive_forward(out, w, s, qh, kh, vh, one, one, one,
+                                           NULL, 1, 1, 2, 1, 1, 1, 1, &fault),
                      ATTN_OK);
     assert_true(s[0] == 1.0 && s[1] == 1.0);
     assert_true(w[0] == 0.5 && w[1] == 0.5 && out[0] == 3.0);
@@ -223,28 +212,25 @@ static void test_extremes(void **state)
     /* inf − inf inside tanh -> NaN score -> ATTN_E_NONFINITE ... */
     const double big[] = {10.0};
     const double qi[] = {1e308}, ki[] = {0.0, -1e308};
-    assert_int_equal(attn_additive_forward(out, w, s, qi, ki, vh, big, big,
-                                           one, NULL, 1, 1, 2, 1, 1, 1, 1,
-                                           &fault),
+    assert_int_equal(attn_additive_forward(out, w, s, qi, ki, vh, big, big, one,
+                                           NULL, 1, 1, 2, 1, 1, 1, 1, &fault),
                      ATTN_E_NONFINITE);
     assert_int_equal(fault.index, 1);
-    assert_int_equal(attn_additive_forward_ref(out, w, s, qi, ki, vh, big,
-                                               big, one, NULL, 1, 1, 2, 1, 1,
-                                               1, 1, &fault),
+    assert_int_equal(attn_additive_forward_ref(out, w, s, qi, ki, vh, big, big,
+                                               one, NULL, 1, 1, 2, 1, 1, 1, 1,
+                                               &fault),
                      ATTN_E_NONFINITE);
     assert_int_equal(fault.index, 1);
     /* ... unless that key is masked */
     const int64_t len1[] = {1};
     attn_mask mask = {len1, 0, ATTN_CAUSAL_NONE, ATTN_FULLY_MASKED_ZERO};
-    assert_int_equal(attn_additive_forward(out, w, s, qi, ki, vh, big, big,
-                                           one, &mask, 1, 1, 2, 1, 1, 1, 1,
-                                           &fault),
+    assert_int_equal(attn_additive_forward(out, w, s, qi, ki, vh, big, big, one,
+                                           &mask, 1, 1, 2, 1, 1, 1, 1, &fault),
                      ATTN_OK);
     assert_true(w[0] == 1.0 && w[1] == 0.0 && out[0] == 2.0);
 }
 
-static void test_errors(void **state)
-{
+static void test_errors(void **state) {
     (void)state;
     const double q[] = {1.0, 2.0}, k[] = {1.0, 0.0}, v[] = {1.0, 2.0};
     const double W[] = {1.0, 1.0};
@@ -256,16 +242,15 @@ static void test_errors(void **state)
     assert_int_equal(attn_additive_forward(out, w, NULL, q, k, v, W, W, NULL,
                                            NULL, 1, 1, 2, 1, 1, 1, 1, NULL),
                      ATTN_E_INVALID_ARG);
-    assert_int_equal(attn_additive_forward(out, w, NULL, q, k, v, W, W, W,
-                                           NULL, 1, 1, 2, 1, 1, 1, 0, NULL),
+    assert_int_equal(attn_additive_forward(out, w, NULL, q, k, v, W, W, W, NULL,
+                                           1, 1, 2, 1, 1, 1, 0, NULL),
                      ATTN_E_INVALID_ARG);
     assert_int_equal(attn_additive_forward_ref(out, w, NULL, q, k, v, W, W, W,
-                                               NULL, 1, 1, 2, 0, 1, 1, 1,
-                                               NULL),
+                                               NULL, 1, 1, 2, 0, 1, 1, 1, NULL),
                      ATTN_E_INVALID_ARG);
-    assert_int_equal(attn_additive_forward(out, w, NULL, q, k, v, W, W, W,
-                                           NULL, 1, 1, 2, 1, 1, 1,
-                                           SIZE_MAX / 4, NULL),
+    assert_int_equal(attn_additive_forward(out, w, NULL, q, k, v, W, W, W, NULL,
+                                           1, 1, 2, 1, 1, 1, SIZE_MAX / 4,
+                                           NULL),
                      ATTN_E_OVERFLOW);
     const int64_t bad[] = {-2};
     attn_mask mask = {bad, 0, ATTN_CAUSAL_NONE, ATTN_FULLY_MASKED_ZERO};
@@ -275,15 +260,14 @@ static void test_errors(void **state)
     assert_int_equal(fault.index, 0);
     const int64_t empty[] = {0};
     attn_mask err = {empty, 0, ATTN_CAUSAL_TOP_LEFT, ATTN_FULLY_MASKED_ERROR};
-    assert_int_equal(attn_additive_forward(out, w, NULL, q, k, v, W, W, W,
-                                           &err, 1, 1, 2, 1, 1, 1, 1, &fault),
+    assert_int_equal(attn_additive_forward(out, w, NULL, q, k, v, W, W, W, &err,
+                                           1, 1, 2, 1, 1, 1, 1, &fault),
                      ATTN_E_FULLY_MASKED);
     assert_int_equal(fault.index, 0);
     assert_int_equal(fault.by_causal, 0);
 }
 
-int main(void)
-{
+int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_d2l_toy),
         cmocka_unit_test(test_hand_example),

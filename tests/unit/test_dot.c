@@ -14,8 +14,7 @@
  * for both examples, valid_lens [2, 6]; any queries. Equal keys give equal
  * scores, so the output is the mean of the first valid_len value rows:
  * [2, 3, 4, 5] and [10, 11, 12, 13] (tolerance 1e-12). */
-static void test_d2l_toy(void **state)
-{
+static void test_d2l_toy(void **state) {
     (void)state;
     double q[2 * 1 * 2], k[2 * 10 * 2], v[2 * 10 * 4];
     attn_rng rng;
@@ -31,8 +30,8 @@ static void test_d2l_toy(void **state)
     double out[8], w[20], out_ref[8], w_ref[20];
     attn_fault fault;
     assert_int_equal(attn_dot_forward(out, w, NULL, q, k, v, &mask,
-                                      attn_dot_default_scale(2), 2, 1, 10, 2,
-                                      4, &fault),
+                                      attn_dot_default_scale(2), 2, 1, 10, 2, 4,
+                                      &fault),
                      ATTN_OK);
     assert_close(out, want, 8, 1e-12);
     assert_int_equal(attn_dot_forward_ref(out_ref, w_ref, NULL, q, k, v, &mask,
@@ -50,16 +49,15 @@ static void test_d2l_toy(void **state)
 
 /* Scores ln 1, ln 2, ln 3 by construction (scale 1): weights (1, 2, 3) / 6,
  * out = (6·1 + 0·2 + 12·3, 0·1 + 6·2 − 6·3) / 6 = (7, −1); tolerance 1e-15. */
-static void test_hand_example(void **state)
-{
+static void test_hand_example(void **state) {
     (void)state;
     const double q[] = {1.0, 0.0};
     const double k[] = {0.0, 5.0, log(2.0), 1.0, log(3.0), -4.0};
     const double v[] = {6.0, 0.0, 0.0, 6.0, 12.0, -6.0};
     double out[2], w[3], s[3];
-    assert_int_equal(attn_dot_forward(out, w, s, q, k, v, NULL, 1.0, 1, 1, 3,
-                                      2, 2, NULL),
-                     ATTN_OK);
+    assert_int_equal(
+        attn_dot_forward(out, w, s, q, k, v, NULL, 1.0, 1, 1, 3, 2, 2, NULL),
+        ATTN_OK);
     const double want_s[] = {0.0, log(2.0), log(3.0)};
     const double want_w[] = {1.0 / 6.0, 2.0 / 6.0, 3.0 / 6.0};
     const double want_out[] = {7.0, -1.0};
@@ -67,9 +65,9 @@ static void test_hand_example(void **state)
     assert_close(w, want_w, 3, 1e-15);
     assert_close(out, want_out, 2, 1e-14);
     /* the scale multiplies the scores: 2·ln 2 = ln 4 */
-    assert_int_equal(attn_dot_forward(out, w, s, q, k, v, NULL, 2.0, 1, 1, 3,
-                                      2, 2, NULL),
-                     ATTN_OK);
+    assert_int_equal(
+        attn_dot_forward(out, w, s, q, k, v, NULL, 2.0, 1, 1, 3, 2, 2, NULL),
+        ATTN_OK);
     const double want_w2[] = {1.0 / 14.0, 4.0 / 14.0, 9.0 / 14.0};
     assert_close(w, want_w2, 3, 1e-15);
     assert_near(s[1], 2.0 * log(2.0), 1e-15);
@@ -92,13 +90,11 @@ typedef struct {
     double scale;
 } random_case;
 
-static size_t draw_size(attn_rng *rng, size_t max)
-{
+static size_t draw_size(attn_rng *rng, size_t max) {
     return 1 + (size_t)(attn_rng_uniform(rng) * (double)max);
 }
 
-static void draw_case(random_case *c, attn_rng *rng)
-{
+static void draw_case(random_case *c, attn_rng *rng) {
     c->B = draw_size(rng, 3);
     c->Nq = draw_size(rng, 8);
     c->Nk = draw_size(rng, 8);
@@ -116,16 +112,14 @@ static void draw_case(random_case *c, attn_rng *rng)
                                            : 0.1 + 2.0 * attn_rng_uniform(rng);
 }
 
-static double *alloc_normals(attn_rng *rng, size_t n)
-{
+static double *alloc_normals(attn_rng *rng, size_t n) {
     double *x = malloc(n * sizeof *x);
     assert_non_null(x);
     attn_rng_normals(rng, x, n);
     return x;
 }
 
-static void test_random_shapes_vs_reference(void **state)
-{
+static void test_random_shapes_vs_reference(void **state) {
     (void)state;
     const double tol = 1e-12;
     attn_rng rng;
@@ -143,13 +137,12 @@ static void test_random_shapes_vs_reference(void **state)
         double *out = buf, *out_ref = out + nq * c.dv;
         double *w = out_ref + nq * c.dv, *w_ref = w + ns;
         double *s = w_ref + ns, *s_ref = s + ns;
-        assert_int_equal(attn_dot_forward(out, w, s, q, k, v, &c.mask,
-                                          c.scale, c.B, c.Nq, c.Nk, c.d, c.dv,
-                                          NULL),
+        assert_int_equal(attn_dot_forward(out, w, s, q, k, v, &c.mask, c.scale,
+                                          c.B, c.Nq, c.Nk, c.d, c.dv, NULL),
                          ATTN_OK);
         assert_int_equal(attn_dot_forward_ref(out_ref, w_ref, s_ref, q, k, v,
-                                              &c.mask, c.scale, c.B, c.Nq,
-                                              c.Nk, c.d, c.dv, NULL),
+                                              &c.mask, c.scale, c.B, c.Nq, c.Nk,
+                                              c.d, c.dv, NULL),
                          ATTN_OK);
         size_t at;
         worst_out = fmax(worst_out, check_worst(out, out_ref, nq * c.dv, &at));
@@ -178,24 +171,23 @@ static void test_random_shapes_vs_reference(void **state)
                   worst_out, worst_w, worst_s, tol);
 }
 
-static void test_extremes(void **state)
-{
+static void test_extremes(void **state) {
     (void)state;
     attn_fault fault;
     double out[4], w[4], s[4];
 
     /* d = 1, Nk = 1: the only key gets weight exactly 1, out = its value */
     const double q1[] = {3.0}, k1[] = {-2.0}, v1[] = {1.5, -2.5};
-    assert_int_equal(attn_dot_forward(out, w, s, q1, k1, v1, NULL, 1.0, 1, 1,
-                                      1, 1, 2, &fault),
+    assert_int_equal(attn_dot_forward(out, w, s, q1, k1, v1, NULL, 1.0, 1, 1, 1,
+                                      1, 2, &fault),
                      ATTN_OK);
     assert_true(w[0] == 1.0 && s[0] == -6.0);
     assert_true(out[0] == 1.5 && out[1] == -2.5);
 
     /* scores ±1e300: one-hot, no inf/NaN */
     const double qb[] = {1e150}, kb[] = {1e150, -1e150}, vb[] = {4.0, 8.0};
-    assert_int_equal(attn_dot_forward(out, w, s, qb, kb, vb, NULL, 1.0, 1, 1,
-                                      2, 1, 1, &fault),
+    assert_int_equal(attn_dot_forward(out, w, s, qb, kb, vb, NULL, 1.0, 1, 1, 2,
+                                      1, 1, &fault),
                      ATTN_OK);
     assert_true(w[0] == 1.0 && w[1] == 0.0 && out[0] == 4.0);
     assert_near(s[0] / 1e300, 1.0, 1e-15);
@@ -203,8 +195,8 @@ static void test_extremes(void **state)
 
     /* q·k beyond 1e308 -> ATTN_E_NONFINITE at that score */
     const double qo[] = {1e200}, ko[] = {1.0, 1e200};
-    assert_int_equal(attn_dot_forward(out, w, s, qo, ko, vb, NULL, 1.0, 1, 1,
-                                      2, 1, 1, &fault),
+    assert_int_equal(attn_dot_forward(out, w, s, qo, ko, vb, NULL, 1.0, 1, 1, 2,
+                                      1, 1, &fault),
                      ATTN_E_NONFINITE);
     assert_int_equal(fault.index, 1);
     assert_int_equal(attn_dot_forward_ref(out, w, s, qo, ko, vb, NULL, 1.0, 1,
@@ -228,8 +220,8 @@ static void test_extremes(void **state)
 
     /* a non-finite output (a value of inf) -> ATTN_E_NONFINITE */
     const double vi[] = {INFINITY, 1.0};
-    assert_int_equal(attn_dot_forward(out, w, s, q1, kb, vi, NULL, 1.0, 1, 1,
-                                      2, 1, 1, &fault),
+    assert_int_equal(attn_dot_forward(out, w, s, q1, kb, vi, NULL, 1.0, 1, 1, 2,
+                                      1, 1, &fault),
                      ATTN_E_NONFINITE);
     assert_int_equal(fault.index, 0);
 
@@ -237,8 +229,7 @@ static void test_extremes(void **state)
      * query 0 averages values 0 ... 2 and query 1 averages all four */
     const double q2[] = {1.0, 2.0}, k4[] = {1.0, 1.0, 1.0, 1.0};
     const double v4[] = {0.0, 3.0, 6.0, 9.0};
-    attn_mask br = {NULL, 0, ATTN_CAUSAL_BOTTOM_RIGHT,
-                    ATTN_FULLY_MASKED_ZERO};
+    attn_mask br = {NULL, 0, ATTN_CAUSAL_BOTTOM_RIGHT, ATTN_FULLY_MASKED_ZERO};
     double o2[2], w8[8];
     assert_int_equal(attn_dot_forward(o2, w8, NULL, q2, k4, v4, &br, 1.0, 1, 2,
                                       4, 1, 1, &fault),
@@ -248,8 +239,7 @@ static void test_extremes(void **state)
     assert_true(w8[3] == 0.0);
 }
 
-static void test_errors(void **state)
-{
+static void test_errors(void **state) {
     (void)state;
     const double q[] = {1.0, 2.0}, k[] = {1.0, 0.0, 0.0, 1.0};
     const double v[] = {1.0, 2.0, 3.0, 4.0};
@@ -270,18 +260,18 @@ static void test_errors(void **state)
     assert_int_equal(attn_dot_forward(NULL, w, NULL, q, k, v, NULL, 1.0, 1, 1,
                                       2, 2, 2, NULL),
                      ATTN_E_INVALID_ARG);
-    assert_int_equal(attn_dot_forward(out, NULL, NULL, q, k, v, NULL, 1.0, 1,
-                                      1, 2, 2, 2, NULL),
+    assert_int_equal(attn_dot_forward(out, NULL, NULL, q, k, v, NULL, 1.0, 1, 1,
+                                      2, 2, 2, NULL),
                      ATTN_E_INVALID_ARG);
-    assert_int_equal(attn_dot_forward(out, w, NULL, q, NULL, v, NULL, 1.0, 1,
-                                      1, 2, 2, 2, NULL),
+    assert_int_equal(attn_dot_forward(out, w, NULL, q, NULL, v, NULL, 1.0, 1, 1,
+                                      2, 2, 2, NULL),
                      ATTN_E_INVALID_ARG);
-    assert_int_equal(attn_dot_forward(out, w, NULL, q, k, v, NULL, 1.0, 1, 1,
-                                      2, 0, 2, NULL),
-                     ATTN_E_INVALID_ARG);
-    assert_int_equal(attn_dot_forward(out, w, NULL, q, k, v, NULL, 1.0, 1, 1,
-                                      2, 2, 0, NULL),
-                     ATTN_E_INVALID_ARG);
+    assert_int_equal(
+        attn_dot_forward(out, w, NULL, q, k, v, NULL, 1.0, 1, 1, 2, 0, 2, NULL),
+        ATTN_E_INVALID_ARG);
+    assert_int_equal(
+        attn_dot_forward(out, w, NULL, q, k, v, NULL, 1.0, 1, 1, 2, 2, 0, NULL),
+        ATTN_E_INVALID_ARG);
     /* sizes overflow before anything is read */
     assert_int_equal(attn_dot_forward(out, w, NULL, q, k, v, NULL, 1.0,
                                       SIZE_MAX / 2, 1, 2, 2, 2, NULL),
@@ -315,8 +305,7 @@ static void test_errors(void **state)
 }
 
 /* scores == NULL gives the same weights and output as a scores buffer. */
-static void test_scores_optional(void **state)
-{
+static void test_scores_optional(void **state) {
     (void)state;
     attn_rng rng;
     attn_rng_seed(&rng, 5);
@@ -327,11 +316,11 @@ static void test_scores_optional(void **state)
     double out1[18], out2[18], w1[30], w2[30], s[30];
     const int64_t lens[] = {4, 2};
     attn_mask mask = {lens, 0, ATTN_CAUSAL_TOP_LEFT, ATTN_FULLY_MASKED_ZERO};
-    assert_int_equal(attn_dot_forward(out1, w1, s, q, k, v, &mask, 0.5, 2, 3,
+    assert_int_equal(
+        attn_dot_forward(out1, w1, s, q, k, v, &mask, 0.5, 2, 3, 5, 4, 3, NULL),
+        ATTN_OK);
+    assert_int_equal(attn_dot_forward(out2, w2, NULL, q, k, v, &mask, 0.5, 2, 3,
                                       5, 4, 3, NULL),
-                     ATTN_OK);
-    assert_int_equal(attn_dot_forward(out2, w2, NULL, q, k, v, &mask, 0.5, 2,
-                                      3, 5, 4, 3, NULL),
                      ATTN_OK);
     assert_memory_equal(out1, out2, sizeof out1);
     assert_memory_equal(w1, w2, sizeof w1);
@@ -346,8 +335,7 @@ static void test_scores_optional(void **state)
             }
 }
 
-int main(void)
-{
+int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_d2l_toy),
         cmocka_unit_test(test_hand_example),

@@ -18,8 +18,7 @@ static const double Y_TRAIN[] = {0.0, 3.0, 1.0};
 static const double X_QUERY[] = {2.5};
 static const double Y_QUERY[] = {3.0};
 
-static void test_worked_example(void **state)
-{
+static void test_worked_example(void **state) {
     (void)state;
     double pred, w[3], loss, grad;
     attn_fault fault;
@@ -62,8 +61,7 @@ static void test_worked_example(void **state)
 }
 
 /* Kernels on x_train [0, 0.5, 2], query 0.4, w = 1: u = 0.4, −0.1, −1.6. */
-static void test_kernels(void **state)
-{
+static void test_kernels(void **state) {
     (void)state;
     const double xt[] = {0.0, 0.5, 2.0}, yt[] = {1.0, 2.0, 4.0};
     const double xq[] = {0.4};
@@ -88,8 +86,8 @@ static void test_kernels(void **state)
 
     for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
         double pred, w[3];
-        assert_int_equal(attn_nw_predict(&pred, w, xq, xt, yt,
-                                         cases[c].kernel, 1.0, 1, 3, 1, NULL),
+        assert_int_equal(attn_nw_predict(&pred, w, xq, xt, yt, cases[c].kernel,
+                                         1.0, 1, 3, 1, NULL),
                          ATTN_OK);
         assert_close(w, cases[c].weights, 3, 1e-15);
         double want = 0.0;
@@ -127,8 +125,7 @@ static void test_kernels(void **state)
 
 /* y_train (n, dv): each column is predicted as its own dv = 1 problem, and
  * several queries are independent rows; tolerance 1e-15. */
-static void test_vector_values(void **state)
-{
+static void test_vector_values(void **state) {
     (void)state;
     attn_rng rng;
     attn_rng_seed(&rng, 31);
@@ -146,8 +143,8 @@ static void test_vector_values(void **state)
             col[i] = yt[i * DV + c];
         for (size_t q = 0; q < M; q++) {
             assert_int_equal(attn_nw_predict(&pc[q], wc, &xq[q], xt, col,
-                                             ATTN_KERNEL_GAUSSIAN, 1.3, 1, N,
-                                             1, NULL),
+                                             ATTN_KERNEL_GAUSSIAN, 1.3, 1, N, 1,
+                                             NULL),
                              ATTN_OK);
             assert_close(wc, w + q * N, N, 1e-15);
             assert_near(pred[q * DV + c], pc[q], 1e-15);
@@ -158,8 +155,7 @@ static void test_vector_values(void **state)
 /* Central difference (L(w + h) − L(w − h)) / 2h with h = 1e-5·w. */
 static double loss_at(const double *xq, const double *yq, const double *xt,
                       const double *yt, double w, size_t m, size_t n,
-                      size_t dv)
-{
+                      size_t dv) {
     double loss;
     assert_int_equal(attn_nw_loss(&loss, NULL, xq, yq, xt, yt,
                                   ATTN_KERNEL_GAUSSIAN, w, m, n, dv, NULL),
@@ -169,8 +165,7 @@ static double loss_at(const double *xq, const double *yq, const double *xt,
 
 static double central_difference(const double *xq, const double *yq,
                                  const double *xt, const double *yt, double w,
-                                 size_t m, size_t n, size_t dv)
-{
+                                 size_t m, size_t n, size_t dv) {
     double h = 1e-5 * w;
     return (loss_at(xq, yq, xt, yt, w + h, m, n, dv) -
             loss_at(xq, yq, xt, yt, w - h, m, n, dv)) /
@@ -178,15 +173,13 @@ static double central_difference(const double *xq, const double *yq,
 }
 
 /* |analytic − numeric| <= 1e-6 · max(|analytic|, |numeric|) + 1e-12. */
-static double gradient_error(double analytic, double numeric)
-{
+static double gradient_error(double analytic, double numeric) {
     double err = fabs(analytic - numeric);
     assert_true(err <= 1e-6 * fmax(fabs(analytic), fabs(numeric)) + 1e-12);
     return err / fmax(fmax(fabs(analytic), fabs(numeric)), 1e-300);
 }
 
-static void test_gradient_vs_finite_differences(void **state)
-{
+static void test_gradient_vs_finite_differences(void **state) {
     (void)state;
     double worst = 0.0;
     size_t checks = 0;
@@ -220,9 +213,9 @@ static void test_gradient_vs_finite_differences(void **state)
                                       ATTN_KERNEL_GAUSSIAN, w, m, n, dv, NULL),
                          ATTN_OK);
         assert_near(loss, loss_at(xq, yq, xt, yt, w, m, n, dv), 0.0);
-        worst = fmax(worst, gradient_error(grad, central_difference(
-                                                     xq, yq, xt, yt, w, m, n,
-                                                     dv)));
+        worst =
+            fmax(worst, gradient_error(grad, central_difference(xq, yq, xt, yt,
+                                                                w, m, n, dv)));
         checks++;
     }
     print_message("# NW grad_w vs central differences: %zu cases, worst "
@@ -232,8 +225,7 @@ static void test_gradient_vs_finite_differences(void **state)
 
 /* The leave-one-out loss built by hand: query x_train[i] against the other
  * n − 1 pairs, summed over i. */
-static double loo_loss(const double *xt, const double *yt, size_t n, double w)
-{
+static double loo_loss(const double *xt, const double *yt, size_t n, double w) {
     double total = 0.0, x_rest[64], y_rest[64];
     assert_true(n <= 64);
     for (size_t i = 0; i < n; i++) {
@@ -254,8 +246,7 @@ static double loo_loss(const double *xt, const double *yt, size_t n, double w)
  * defaults epochs 5, lr 0.5, from w = 1: the loss falls every epoch; each
  * history entry's loss is the hand-built leave-one-out loss at its w
  * (1e-12), and each step is −lr times the finite-difference slope (1e-6). */
-static void test_fit_train_loo(void **state)
-{
+static void test_fit_train_loo(void **state) {
     (void)state;
     double xt[50], yt[50], x_test[ATTN_NW_DATASET_TEST];
     double y_truth[ATTN_NW_DATASET_TEST];
@@ -270,8 +261,7 @@ static void test_fit_train_loo(void **state)
                      ATTN_OK);
     for (size_t e = 0; e < 5; e++) {
         assert_int_equal(history[e].epoch, e + 1);
-        assert_near(history[e].loss, loo_loss(xt, yt, 50, history[e].w),
-                    1e-12);
+        assert_near(history[e].loss, loo_loss(xt, yt, 50, history[e].w), 1e-12);
         double next = e + 1 < 5 ? history[e + 1].w : w_out;
         double h = 1e-5 * history[e].w;
         double slope = (loo_loss(xt, yt, 50, history[e].w + h) -
@@ -298,8 +288,7 @@ static void test_fit_train_loo(void **state)
 }
 
 /* Query mode equals repeated loss/gradient calls (tolerance 1e-15). */
-static void test_fit_query_steps(void **state)
-{
+static void test_fit_query_steps(void **state) {
     (void)state;
     attn_nw_epoch history[3];
     double w_out, w = 0.5;
@@ -310,8 +299,8 @@ static void test_fit_query_steps(void **state)
     for (size_t e = 0; e < 3; e++) {
         double loss, grad;
         assert_int_equal(attn_nw_loss(&loss, &grad, X_QUERY, Y_QUERY, X_TRAIN,
-                                      Y_TRAIN, ATTN_KERNEL_GAUSSIAN, w, 1, 3,
-                                      1, NULL),
+                                      Y_TRAIN, ATTN_KERNEL_GAUSSIAN, w, 1, 3, 1,
+                                      NULL),
                          ATTN_OK);
         assert_near(history[e].w, w, 1e-15);
         assert_near(history[e].loss, loss, 1e-15);
@@ -320,8 +309,7 @@ static void test_fit_query_steps(void **state)
     assert_near(w_out, w, 1e-15);
 }
 
-static void test_fit_errors(void **state)
-{
+static void test_fit_errors(void **state) {
     (void)state;
     attn_nw_epoch history[4];
     double w_out = -7.0;
@@ -383,8 +371,8 @@ static void test_fit_errors(void **state)
                                  Y_QUERY, 3, 1, 1, &fault),
                      ATTN_E_INVALID_ARG);
     assert_int_equal(attn_nw_fit(&w_out, history, 1.0, 0.5, 1,
-                                 (attn_nw_fit_data)5, X_TRAIN, Y_TRAIN,
-                                 X_QUERY, Y_QUERY, 3, 1, 1, &fault),
+                                 (attn_nw_fit_data)5, X_TRAIN, Y_TRAIN, X_QUERY,
+                                 Y_QUERY, 3, 1, 1, &fault),
                      ATTN_E_INVALID_ARG);
     assert_int_equal(attn_nw_fit(&w_out, NULL, 1.0, 0.5, 1, ATTN_NW_FIT_QUERY,
                                  X_TRAIN, Y_TRAIN, X_QUERY, Y_QUERY, 3, 1, 1,
@@ -392,14 +380,12 @@ static void test_fit_errors(void **state)
                      ATTN_E_INVALID_ARG);
 }
 
-static void test_zero_mass(void **state)
-{
+static void test_zero_mass(void **state) {
     (void)state;
     const double xq[] = {0.2, 10.0, -10.0};
     double pred[3], w[9], loss;
     attn_fault fault;
-    const attn_kernel compact[] = {ATTN_KERNEL_BOXCAR,
-                                   ATTN_KERNEL_EPANECHNIKOV,
+    const attn_kernel compact[] = {ATTN_KERNEL_BOXCAR, ATTN_KERNEL_EPANECHNIKOV,
                                    ATTN_KERNEL_TRIANGULAR};
     for (size_t c = 0; c < 3; c++) {
         assert_int_equal(attn_nw_predict(pred, w, xq, X_TRAIN, Y_TRAIN,
@@ -425,26 +411,25 @@ static void test_zero_mass(void **state)
 
 /* A huge w never gives 0/0: the nearest point takes all the weight, ties
  * split it; a tiny w gives exactly uniform weights. */
-static void test_extreme_bandwidths(void **state)
-{
+static void test_extreme_bandwidths(void **state) {
     (void)state;
     double pred, w[3], loss, grad;
     const double huge[] = {1e200, 1e300, 1.7976931348623157e308};
     for (size_t t = 0; t < 3; t++) {
         assert_int_equal(attn_nw_predict(&pred, w, X_QUERY, X_TRAIN, Y_TRAIN,
-                                         ATTN_KERNEL_GAUSSIAN, huge[t], 1, 3,
-                                         1, NULL),
+                                         ATTN_KERNEL_GAUSSIAN, huge[t], 1, 3, 1,
+                                         NULL),
                          ATTN_OK);
         assert_true(w[0] == 0.0 && w[1] == 1.0 && w[2] == 0.0 && pred == 3.0);
         const double tie[] = {3.0};
         assert_int_equal(attn_nw_predict(&pred, w, tie, X_TRAIN, Y_TRAIN,
-                                         ATTN_KERNEL_GAUSSIAN, huge[t], 1, 3,
-                                         1, NULL),
+                                         ATTN_KERNEL_GAUSSIAN, huge[t], 1, 3, 1,
+                                         NULL),
                          ATTN_OK);
         assert_true(w[0] == 0.0 && w[1] == 0.5 && w[2] == 0.5 && pred == 2.0);
         assert_int_equal(attn_nw_loss(&loss, &grad, X_QUERY, Y_QUERY, X_TRAIN,
-                                      Y_TRAIN, ATTN_KERNEL_GAUSSIAN, huge[t],
-                                      1, 3, 1, NULL),
+                                      Y_TRAIN, ATTN_KERNEL_GAUSSIAN, huge[t], 1,
+                                      3, 1, NULL),
                          ATTN_OK);
         assert_true(loss == 0.0 && grad == 0.0);
     }
@@ -477,27 +462,25 @@ static void test_extreme_bandwidths(void **state)
 
 /* A non-finite prediction is blamed on its query, not on the flat index
  * into pred (m, dv): here query 1 (a NaN) with dv = 2. */
-static void test_nonfinite_prediction(void **state)
-{
+static void test_nonfinite_prediction(void **state) {
     (void)state;
     const double xq[] = {0.0, NAN}, xt[] = {0.0, 5.0};
     const double yt[] = {1.0, 2.0, 3.0, 4.0}; /* (n, dv) = (2, 2) */
     double pred[4], w[4];
     attn_fault fault;
     const attn_kernel kernels[] = {ATTN_KERNEL_GAUSSIAN, ATTN_KERNEL_CONSTANT};
-    assert_int_equal(attn_nw_predict(pred, w, xq, xt, yt, kernels[0], 1.0, 2,
-                                     2, 2, &fault),
-                     ATTN_E_NONFINITE);
+    assert_int_equal(
+        attn_nw_predict(pred, w, xq, xt, yt, kernels[0], 1.0, 2, 2, 2, &fault),
+        ATTN_E_NONFINITE);
     assert_int_equal(fault.index, 1);
     /* the constant kernel ignores x: finite */
-    assert_int_equal(attn_nw_predict(pred, w, xq, xt, yt, kernels[1], 1.0, 2,
-                                     2, 2, &fault),
-                     ATTN_OK);
+    assert_int_equal(
+        attn_nw_predict(pred, w, xq, xt, yt, kernels[1], 1.0, 2, 2, 2, &fault),
+        ATTN_OK);
     assert_true(pred[2] == 2.0 && pred[3] == 3.0);
 }
 
-static void test_argument_errors(void **state)
-{
+static void test_argument_errors(void **state) {
     (void)state;
     double pred, w[3], loss, grad;
     const double bad_w[] = {0.0, -0.5, NAN, INFINITY};
@@ -517,8 +500,8 @@ static void test_argument_errors(void **state)
                                   NULL),
                      ATTN_E_INVALID_ARG);
     assert_int_equal(attn_nw_loss(&loss, NULL, X_QUERY, Y_QUERY, X_TRAIN,
-                                  Y_TRAIN, ATTN_KERNEL_TRIANGULAR, 1.0, 1, 3,
-                                  1, NULL),
+                                  Y_TRAIN, ATTN_KERNEL_TRIANGULAR, 1.0, 1, 3, 1,
+                                  NULL),
                      ATTN_OK);
     /* triangular at w = 1: u = 1.5, 0.5, −1.5 -> only x = 2; loss 0 */
     assert_true(loss == 0.0);
@@ -531,14 +514,12 @@ static void test_argument_errors(void **state)
     assert_int_equal(attn_nw_predict(&pred, w, X_QUERY, NULL, Y_TRAIN,
                                      ATTN_KERNEL_GAUSSIAN, 1.0, 1, 3, 1, NULL),
                      ATTN_E_INVALID_ARG);
-    assert_int_equal(attn_nw_loss(&loss, &grad, X_QUERY, NULL, X_TRAIN,
-                                  Y_TRAIN, ATTN_KERNEL_GAUSSIAN, 1.0, 1, 3, 1,
-                                  NULL),
+    assert_int_equal(attn_nw_loss(&loss, &grad, X_QUERY, NULL, X_TRAIN, Y_TRAIN,
+                                  ATTN_KERNEL_GAUSSIAN, 1.0, 1, 3, 1, NULL),
                      ATTN_E_INVALID_ARG);
     assert_int_equal(attn_nw_predict(&pred, w, X_QUERY, X_TRAIN, Y_TRAIN,
-                                     ATTN_KERNEL_GAUSSIAN, 1.0,
-                                     (size_t)1 << 40, (size_t)1 << 40, 1,
-                                     NULL),
+                                     ATTN_KERNEL_GAUSSIAN, 1.0, (size_t)1 << 40,
+                                     (size_t)1 << 40, 1, NULL),
                      ATTN_E_OVERFLOW);
     assert_int_equal(attn_nw_loss(&loss, &grad, X_QUERY, Y_QUERY, X_TRAIN,
                                   Y_TRAIN, ATTN_KERNEL_GAUSSIAN, 1.0, 1,
@@ -546,8 +527,7 @@ static void test_argument_errors(void **state)
                      ATTN_E_OVERFLOW);
 }
 
-int main(void)
-{
+int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_worked_example),
         cmocka_unit_test(test_kernels),

@@ -9,8 +9,7 @@
 
 #include <string.h>
 
-static void test_next_golden(void **state)
-{
+static void test_next_golden(void **state) {
     (void)state;
     attn_rng rng;
     attn_rng_seed(&rng, 0);
@@ -21,8 +20,7 @@ static void test_next_golden(void **state)
     assert_true(attn_rng_next(&rng) == 0xbf6e1f784956452au);
 }
 
-static void test_uniform_golden(void **state)
-{
+static void test_uniform_golden(void **state) {
     (void)state;
     attn_rng rng;
     attn_rng_seed(&rng, 0);
@@ -41,8 +39,7 @@ static void test_uniform_golden(void **state)
     }
 }
 
-static void test_normals_golden(void **state)
-{
+static void test_normals_golden(void **state) {
     (void)state;
     attn_rng rng;
     double z[3];
@@ -62,8 +59,7 @@ static void test_normals_golden(void **state)
 
 /* An odd count drops the pair's second value: normals(5) draws 6 uniforms,
  * gives the first five of normals(6), and leaves the same state. */
-static void test_normals_odd_count(void **state)
-{
+static void test_normals_odd_count(void **state) {
     (void)state;
     attn_rng a, b;
     double five[5], six[6];
@@ -77,8 +73,7 @@ static void test_normals_odd_count(void **state)
     assert_memory_equal(a.s, b.s, sizeof a.s);
 }
 
-static void test_xavier_golden(void **state)
-{
+static void test_xavier_golden(void **state) {
     (void)state;
     attn_rng rng;
     double W[6];
@@ -100,8 +95,7 @@ static void test_xavier_golden(void **state)
 /* Means and variances over 200000 draws, tolerance about 5 standard errors:
  * uniform mean 0.5 ± 0.003, variance 1/12 ± 0.001; normal mean 0 ± 0.012,
  * variance 1 ± 0.016. */
-static void test_statistics(void **state)
-{
+static void test_statistics(void **state) {
     (void)state;
     enum { N = 200000 };
     static double z[N];
@@ -129,8 +123,7 @@ static void test_statistics(void **state)
     print_message("# 200000 normals: mean %.4f, variance %.4f\n", mean, var);
 }
 
-static void test_seeds_reproduce(void **state)
-{
+static void test_seeds_reproduce(void **state) {
     (void)state;
     attn_rng a, b, c;
     attn_rng_seed(&a, 42);
@@ -147,13 +140,11 @@ static void test_seeds_reproduce(void **state)
     assert_true(a.s[0] | a.s[1] | a.s[2] | a.s[3]);
 }
 
-static double f_truth(double x)
-{
+static double f_truth(double x) {
     return 2.0 * sin(x) + pow(x, 0.8);
 }
 
-static void test_dataset(void **state)
-{
+static void test_dataset(void **state) {
     (void)state;
     double x[50], y[50], x_test[ATTN_NW_DATASET_TEST];
     double y_truth[ATTN_NW_DATASET_TEST];
@@ -202,8 +193,7 @@ static void test_dataset(void **state)
                      ATTN_E_INVALID_ARG);
 }
 
-int main(void)
-{
+int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_next_golden),
         cmocka_unit_test(test_uniform_golden),

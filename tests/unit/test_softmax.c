@@ -17,9 +17,8 @@
 
 /* ------------------------------------------------------------- oracle */
 
-static int visible_by_rule(const attn_mask *mask, size_t b, size_t i,
-                           size_t j, size_t Nq, size_t Nk)
-{
+static int visible_by_rule(const attn_mask *mask, size_t b, size_t i, size_t j,
+                           size_t Nq, size_t Nk) {
     if (mask && mask->valid_lens) {
         int64_t vl = mask->per_query ? mask->valid_lens[b * Nq + i]
                                      : mask->valid_lens[b];
@@ -41,8 +40,7 @@ static int visible_by_rule(const attn_mask *mask, size_t b, size_t i,
 /* Naive masked softmax (no max shift: only for |scores| < ~300). Fully
  * masked rows follow the ZERO / UNIFORM policies. */
 static void naive_softmax(double *w, const double *s, const attn_mask *mask,
-                          size_t B, size_t Nq, size_t Nk)
-{
+                          size_t B, size_t Nq, size_t Nk) {
     for (size_t b = 0; b < B; b++) {
         for (size_t i = 0; i < Nq; i++) {
             size_t row = (b * Nq + i) * Nk;
@@ -65,8 +63,7 @@ static void naive_softmax(double *w, const double *s, const attn_mask *mask,
 }
 
 /* Scores in (-3, 3) from a fixed generator. */
-static void fill_scores(double *s, size_t n, uint64_t seed)
-{
+static void fill_scores(double *s, size_t n, uint64_t seed) {
     attn_rng rng;
     attn_rng_seed(&rng, seed);
     for (size_t t = 0; t < n; t++)
@@ -77,8 +74,7 @@ static void fill_scores(double *s, size_t n, uint64_t seed)
  * (tolerance 1e-15 absolute: a sum of at most 8 terms). Returns the number
  * of rows with a visible key. */
 static size_t check_mask_structure(const double *w, const attn_mask *mask,
-                                   size_t B, size_t Nq, size_t Nk)
-{
+                                   size_t B, size_t Nq, size_t Nk) {
     size_t live = 0;
     for (size_t b = 0; b < B; b++) {
         for (size_t i = 0; i < Nq; i++) {
@@ -105,8 +101,7 @@ static size_t check_mask_structure(const double *w, const attn_mask *mask,
 
 /* Run the library and the oracle on fill_scores data; compare to 1e-15. */
 static void run_against_oracle(const attn_mask *mask, size_t B, size_t Nq,
-                               size_t Nk, uint64_t seed)
-{
+                               size_t Nk, uint64_t seed) {
     size_t n = B * Nq * Nk;
     double *s = malloc(n * sizeof *s), *w = malloc(n * sizeof *w);
     double *ref = malloc(n * sizeof *ref);
@@ -126,14 +121,13 @@ static void run_against_oracle(const attn_mask *mask, size_t B, size_t Nq,
 
 /* ------------------------------------------------------ status and sizes */
 
-static void test_status_text(void **state)
-{
+static void test_status_text(void **state) {
     (void)state;
-    const attn_status all[] = {
-        ATTN_OK,          ATTN_E_INVALID_ARG,  ATTN_E_OVERFLOW,
-        ATTN_E_NOMEM,     ATTN_E_VALID_LEN,    ATTN_E_FULLY_MASKED,
-        ATTN_E_NONFINITE, ATTN_E_ZERO_MASS,    ATTN_E_BAD_STEP,
-        ATTN_E_TOO_FEW};
+    const attn_status all[] = {ATTN_OK,          ATTN_E_INVALID_ARG,
+                               ATTN_E_OVERFLOW,  ATTN_E_NOMEM,
+                               ATTN_E_VALID_LEN, ATTN_E_FULLY_MASKED,
+                               ATTN_E_NONFINITE, ATTN_E_ZERO_MASS,
+                               ATTN_E_BAD_STEP,  ATTN_E_TOO_FEW};
     size_t n = sizeof all / sizeof all[0];
     for (size_t a = 0; a < n; a++) {
         const char *text = attn_status_str(all[a]);
@@ -147,8 +141,7 @@ static void test_status_text(void **state)
     assert_string_equal(attn_status_str((attn_status)-1), "unknown status");
 }
 
-static void test_size_arithmetic(void **state)
-{
+static void test_size_arithmetic(void **state) {
     (void)state;
     size_t out = 7;
     assert_int_equal(attn_size_mul(&out, 6, 7), ATTN_OK);
@@ -158,8 +151,7 @@ static void test_size_arithmetic(void **state)
     assert_int_equal(attn_size_mul(&out, SIZE_MAX, 1), ATTN_OK);
     assert_true(out == SIZE_MAX);
     out = 7;
-    assert_int_equal(attn_size_mul(&out, SIZE_MAX / 2 + 1, 2),
-                     ATTN_E_OVERFLOW);
+    assert_int_equal(attn_size_mul(&out, SIZE_MAX / 2 + 1, 2), ATTN_E_OVERFLOW);
     assert_int_equal(out, 7); /* untouched on overflow */
     assert_int_equal(attn_size_mul(&out, (size_t)1 << 32, (size_t)1 << 32),
                      ATTN_E_OVERFLOW);
@@ -188,16 +180,14 @@ static void test_size_arithmetic(void **state)
 
 /* ----------------------------------------------------------- softmax */
 
-static void test_softmax_no_mask(void **state)
-{
+static void test_softmax_no_mask(void **state) {
     (void)state;
     /* hand-checked row: softmax(0, ln 2, ln 3) = (1, 2, 3) / 6 */
     const double s[] = {0.0, log(2.0), log(3.0)};
     const double want[] = {1.0 / 6.0, 2.0 / 6.0, 3.0 / 6.0};
     double w[3];
     attn_fault fault;
-    assert_int_equal(attn_softmax_masked(w, s, NULL, 1, 1, 3, &fault),
-                     ATTN_OK);
+    assert_int_equal(attn_softmax_masked(w, s, NULL, 1, 1, 3, &fault), ATTN_OK);
     assert_close(w, want, 3, 1e-15);
     /* adding a constant changes nothing (tolerance 1e-15) */
     const double shifted[] = {100.0, 100.0 + log(2.0), 100.0 + log(3.0)};
@@ -211,16 +201,14 @@ static void test_softmax_no_mask(void **state)
     run_against_oracle(NULL, 2, 1, 7, 2);
 }
 
-static void test_valid_lens_per_example(void **state)
-{
+static void test_valid_lens_per_example(void **state) {
     (void)state;
     /* B = 2, Nq = 3, Nk = 5: example 0 sees 2 keys, example 1 sees 4 */
     const int64_t lens[] = {2, 4};
     attn_mask mask = {lens, 0, ATTN_CAUSAL_NONE, ATTN_FULLY_MASKED_ZERO};
     double s[2 * 3 * 5], w[2 * 3 * 5];
     fill_scores(s, 30, 3);
-    assert_int_equal(attn_softmax_masked(w, s, &mask, 2, 3, 5, NULL),
-                     ATTN_OK);
+    assert_int_equal(attn_softmax_masked(w, s, &mask, 2, 3, 5, NULL), ATTN_OK);
     assert_int_equal(check_mask_structure(w, &mask, 2, 3, 5), 6);
     for (size_t i = 0; i < 3; i++) {
         assert_true(w[i * 5 + 1] > 0.0 && w[i * 5 + 2] == 0.0);
@@ -229,16 +217,14 @@ static void test_valid_lens_per_example(void **state)
     run_against_oracle(&mask, 2, 3, 5, 4);
 }
 
-static void test_valid_lens_per_query(void **state)
-{
+static void test_valid_lens_per_query(void **state) {
     (void)state;
     /* (B, Nq) = (2, 3), flattened per example, then per query */
     const int64_t lens[] = {1, 2, 3, 5, 4, 1};
     attn_mask mask = {lens, 1, ATTN_CAUSAL_NONE, ATTN_FULLY_MASKED_ZERO};
     double s[2 * 3 * 5], w[2 * 3 * 5];
     fill_scores(s, 30, 5);
-    assert_int_equal(attn_softmax_masked(w, s, &mask, 2, 3, 5, NULL),
-                     ATTN_OK);
+    assert_int_equal(attn_softmax_masked(w, s, &mask, 2, 3, 5, NULL), ATTN_OK);
     check_mask_structure(w, &mask, 2, 3, 5);
     for (size_t row = 0; row < 6; row++) {
         size_t nonzero = 0;
@@ -249,15 +235,13 @@ static void test_valid_lens_per_query(void **state)
     run_against_oracle(&mask, 2, 3, 5, 6);
 }
 
-static void test_causal_top_left(void **state)
-{
+static void test_causal_top_left(void **state) {
     (void)state;
     attn_mask mask = {NULL, 0, ATTN_CAUSAL_TOP_LEFT, ATTN_FULLY_MASKED_ZERO};
     /* Nq < Nk: query i sees keys 0 ... i */
     double s[3 * 5], w[3 * 5];
     fill_scores(s, 15, 7);
-    assert_int_equal(attn_softmax_masked(w, s, &mask, 1, 3, 5, NULL),
-                     ATTN_OK);
+    assert_int_equal(attn_softmax_masked(w, s, &mask, 1, 3, 5, NULL), ATTN_OK);
     check_mask_structure(w, &mask, 1, 3, 5);
     for (size_t i = 0; i < 3; i++) {
         for (size_t j = 0; j < 5; j++)
@@ -277,8 +261,7 @@ static void test_causal_top_left(void **state)
     run_against_oracle(&mask, 2, 6, 4, 10);
 }
 
-static void test_causal_bottom_right(void **state)
-{
+static void test_causal_bottom_right(void **state) {
     (void)state;
     attn_mask mask = {NULL, 0, ATTN_CAUSAL_BOTTOM_RIGHT,
                       ATTN_FULLY_MASKED_ZERO};
@@ -286,8 +269,7 @@ static void test_causal_bottom_right(void **state)
      * every key, as with a KV cache) */
     double s[3 * 5], w[3 * 5];
     fill_scores(s, 15, 11);
-    assert_int_equal(attn_softmax_masked(w, s, &mask, 1, 3, 5, NULL),
-                     ATTN_OK);
+    assert_int_equal(attn_softmax_masked(w, s, &mask, 1, 3, 5, NULL), ATTN_OK);
     for (size_t i = 0; i < 3; i++) {
         for (size_t j = 0; j < 5; j++)
             assert_int_equal(w[i * 5 + j] != 0.0, j <= i + 2);
@@ -308,23 +290,20 @@ static void test_causal_bottom_right(void **state)
     fill_scores(s3, 16, 13);
     assert_int_equal(attn_softmax_masked(w3, s3, &mask, 1, 4, 4, NULL),
                      ATTN_OK);
-    assert_int_equal(attn_softmax_masked(w4, s3, &top, 1, 4, 4, NULL),
-                     ATTN_OK);
+    assert_int_equal(attn_softmax_masked(w4, s3, &top, 1, 4, 4, NULL), ATTN_OK);
     assert_memory_equal(w3, w4, sizeof w3);
     run_against_oracle(&mask, 2, 4, 7, 14);
     run_against_oracle(&mask, 2, 7, 4, 15);
 }
 
-static void test_causal_and_valid_lens(void **state)
-{
+static void test_causal_and_valid_lens(void **state) {
     (void)state;
     /* AND of both: example 0 (len 2) under top-left, Nq = 4, Nk = 4 */
     const int64_t lens[] = {2, 4};
     attn_mask mask = {lens, 0, ATTN_CAUSAL_TOP_LEFT, ATTN_FULLY_MASKED_ZERO};
     double s[2 * 4 * 4], w[2 * 4 * 4];
     fill_scores(s, 32, 16);
-    assert_int_equal(attn_softmax_masked(w, s, &mask, 2, 4, 4, NULL),
-                     ATTN_OK);
+    assert_int_equal(attn_softmax_masked(w, s, &mask, 2, 4, 4, NULL), ATTN_OK);
     check_mask_structure(w, &mask, 2, 4, 4);
     for (size_t i = 0; i < 4; i++) {
         for (size_t j = 0; j < 4; j++)
@@ -339,8 +318,7 @@ static void test_causal_and_valid_lens(void **state)
     run_against_oracle(&tl, 2, 3, 6, 18);
 }
 
-static void test_fully_masked_policies(void **state)
-{
+static void test_fully_masked_policies(void **state) {
     (void)state;
     /* B = 2, Nq = 2, Nk = 3; example 0 has valid_len 0 */
     const int64_t lens[] = {0, 2};
@@ -408,16 +386,14 @@ static void test_fully_masked_policies(void **state)
     causal.fully_masked = ATTN_FULLY_MASKED_ZERO;
     assert_int_equal(attn_softmax_masked(w2, s2, &causal, 2, 3, 2, &fault),
                      ATTN_OK);
-    assert_true(w2[0] == 0.0 && w2[1] == 0.0 && w2[2] == 1.0 &&
-                w2[3] == 0.0);
+    assert_true(w2[0] == 0.0 && w2[1] == 0.0 && w2[2] == 1.0 && w2[3] == 0.0);
     causal.fully_masked = ATTN_FULLY_MASKED_UNIFORM;
     assert_int_equal(attn_softmax_masked(w2, s2, &causal, 2, 3, 2, &fault),
                      ATTN_OK);
     assert_true(w2[0] == 0.5 && w2[1] == 0.5 && w2[6] == 0.5);
 }
 
-static void test_valid_lens_out_of_range(void **state)
-{
+static void test_valid_lens_out_of_range(void **state) {
     (void)state;
     double s[2 * 3 * 5], w[2 * 3 * 5];
     fill_scores(s, 30, 21);
@@ -428,8 +404,7 @@ static void test_valid_lens_out_of_range(void **state)
     assert_int_equal(attn_softmax_masked(w, s, &mask, 2, 3, 5, &fault),
                      ATTN_E_VALID_LEN);
     assert_int_equal(fault.index, 0);
-    assert_int_equal(attn_mask_check(&mask, 2, 3, 5, &fault),
-                     ATTN_E_VALID_LEN);
+    assert_int_equal(attn_mask_check(&mask, 2, 3, 5, &fault), ATTN_E_VALID_LEN);
     assert_int_equal(fault.index, 0);
 
     const int64_t too_long[] = {5, 6};
@@ -444,14 +419,12 @@ static void test_valid_lens_out_of_range(void **state)
     assert_int_equal(attn_softmax_masked(w, s, &pq, 2, 3, 5, &fault),
                      ATTN_E_VALID_LEN); /* checked before any row */
     assert_int_equal(fault.index, 5);
-    assert_int_equal(attn_mask_check(&pq, 2, 3, 5, &fault),
-                     ATTN_E_VALID_LEN);
+    assert_int_equal(attn_mask_check(&pq, 2, 3, 5, &fault), ATTN_E_VALID_LEN);
     assert_int_equal(fault.index, 5);
 
     const int64_t huge[] = {INT64_MIN, INT64_MAX};
     mask.valid_lens = huge;
-    assert_int_equal(attn_mask_check(&mask, 2, 3, 5, &fault),
-                     ATTN_E_VALID_LEN);
+    assert_int_equal(attn_mask_check(&mask, 2, 3, 5, &fault), ATTN_E_VALID_LEN);
     assert_int_equal(fault.index, 0);
 
     const int64_t edges[] = {0, 5};
@@ -460,14 +433,12 @@ static void test_valid_lens_out_of_range(void **state)
     assert_int_equal(attn_mask_check(NULL, 2, 3, 5, &fault), ATTN_OK);
 }
 
-static void test_extreme_scores(void **state)
-{
+static void test_extreme_scores(void **state) {
     (void)state;
     double w[4];
     /* ±1e300 and ±1e308 stay finite: exact one-hot or exact halves */
     const double big[] = {1e300, -1e300, 0.0};
-    assert_int_equal(attn_softmax_masked(w, big, NULL, 1, 1, 3, NULL),
-                     ATTN_OK);
+    assert_int_equal(attn_softmax_masked(w, big, NULL, 1, 1, 3, NULL), ATTN_OK);
     assert_true(w[0] == 1.0 && w[1] == 0.0 && w[2] == 0.0);
     const double edge[] = {-1e308, 1e308, 1e308, -1e308};
     assert_int_equal(attn_softmax_masked(w, edge, NULL, 1, 1, 4, NULL),
@@ -511,8 +482,7 @@ static void test_extreme_scores(void **state)
     assert_true(w[0] == 1.0);
 }
 
-static void test_nonfinite_scores(void **state)
-{
+static void test_nonfinite_scores(void **state) {
     (void)state;
     double w[3];
     attn_fault fault;
@@ -528,13 +498,12 @@ static void test_nonfinite_scores(void **state)
     const int64_t two[] = {2};
     attn_mask mask = {two, 0, ATTN_CAUSAL_NONE, ATTN_FULLY_MASKED_ZERO};
     const double masked_inf[] = {0.0, 0.0, -INFINITY};
-    assert_int_equal(
-        attn_softmax_masked(w, masked_inf, &mask, 1, 1, 3, &fault), ATTN_OK);
+    assert_int_equal(attn_softmax_masked(w, masked_inf, &mask, 1, 1, 3, &fault),
+                     ATTN_OK);
     assert_true(w[0] == 0.5 && w[1] == 0.5 && w[2] == 0.0);
 }
 
-static void test_in_place(void **state)
-{
+static void test_in_place(void **state) {
     (void)state;
     const int64_t lens[] = {3, 1, 4, 2};
     attn_mask mask = {lens, 1, ATTN_CAUSAL_BOTTOM_RIGHT,
@@ -542,15 +511,13 @@ static void test_in_place(void **state)
     double s[2 * 2 * 4], w[2 * 2 * 4], inplace[2 * 2 * 4];
     fill_scores(s, 16, 22);
     memcpy(inplace, s, sizeof s);
-    assert_int_equal(attn_softmax_masked(w, s, &mask, 2, 2, 4, NULL),
-                     ATTN_OK);
+    assert_int_equal(attn_softmax_masked(w, s, &mask, 2, 2, 4, NULL), ATTN_OK);
     assert_int_equal(
         attn_softmax_masked(inplace, inplace, &mask, 2, 2, 4, NULL), ATTN_OK);
     assert_memory_equal(w, inplace, sizeof w);
 }
 
-static void test_invalid_arguments(void **state)
-{
+static void test_invalid_arguments(void **state) {
     (void)state;
     double s[4] = {0}, w[4];
     assert_int_equal(attn_softmax_masked(NULL, s, NULL, 1, 1, 4, NULL),
@@ -566,10 +533,9 @@ static void test_invalid_arguments(void **state)
     /* the sizes overflow before any element is touched */
     assert_int_equal(attn_softmax_masked(w, s, NULL, SIZE_MAX / 2, 3, 1, NULL),
                      ATTN_E_OVERFLOW);
-    assert_int_equal(
-        attn_softmax_masked(w, s, NULL, (size_t)1 << 33, (size_t)1 << 33, 1,
-                            NULL),
-        ATTN_E_OVERFLOW);
+    assert_int_equal(attn_softmax_masked(w, s, NULL, (size_t)1 << 33,
+                                         (size_t)1 << 33, 1, NULL),
+                     ATTN_E_OVERFLOW);
     attn_mask bad = {NULL, 0, (attn_causal)3, ATTN_FULLY_MASKED_ZERO};
     assert_int_equal(attn_softmax_masked(w, s, &bad, 1, 1, 4, NULL),
                      ATTN_E_INVALID_ARG);
@@ -585,8 +551,7 @@ static void test_invalid_arguments(void **state)
 
 /* attn_mask_visible and the softmax's zero pattern agree with the rule on
  * 300 random masks drawn from the library's generator. */
-static void test_visible_matches_rule(void **state)
-{
+static void test_visible_matches_rule(void **state) {
     (void)state;
     attn_rng rng;
     attn_rng_seed(&rng, 23);
@@ -607,9 +572,8 @@ static void test_visible_matches_rule(void **state)
         for (size_t b = 0; b < B; b++)
             for (size_t i = 0; i < Nq; i++)
                 for (size_t j = 0; j < Nk; j++) {
-                    assert_int_equal(
-                        attn_mask_visible(&mask, b, i, j, Nq, Nk),
-                        visible_by_rule(&mask, b, i, j, Nq, Nk));
+                    assert_int_equal(attn_mask_visible(&mask, b, i, j, Nq, Nk),
+                                     visible_by_rule(&mask, b, i, j, Nq, Nk));
                     checked++;
                 }
         run_against_oracle(&mask, B, Nq, Nk, 1000 + (uint64_t)round);
@@ -618,8 +582,7 @@ static void test_visible_matches_rule(void **state)
     print_message("# %zu (b, i, j) visibility checks\n", checked);
 }
 
-int main(void)
-{
+int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_status_text),
         cmocka_unit_test(test_size_arithmetic),
