@@ -10,7 +10,9 @@ WARN    := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
 PKGS    := openblas jansson libmicrohttpd zlib
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
-CPPFLAGS += -Ilib -Iapi -D_GNU_SOURCE -MMD -MP
+# -iquote: project headers are found for #include "..." only, so one named
+# like a system header (limits.h) never shadows <limits.h>.
+CPPFLAGS += -iquote lib -iquote api -D_GNU_SOURCE -MMD -MP
 ALL_CFLAGS = -std=c11 $(WARN) $(CFLAGS) $(PKG_CFLAGS) $(EXTRA_CFLAGS)
 LDLIBS  += $(PKG_LIBS) -lm -lpthread
 
