@@ -12,7 +12,7 @@
 ARG BASE_IMAGE=debian:bookworm-slim
 
 FROM ${BASE_IMAGE} AS build
-ENV DEBIAN_FRONTEND=noninteractive
+ARG DEBIAN_FRONTEND=noninteractive
 # mk/deps.sh names the build and test packages (compiler, pkg-config, the
 # -dev packages of libmicrohttpd, jansson, OpenBLAS, zlib and cmocka, curl, jq).
 COPY mk/deps.sh /tmp/deps.sh
@@ -28,7 +28,7 @@ RUN make -j"$(nproc)" all \
  && strip -o /attnd build/attnd
 
 FROM ${BASE_IMAGE} AS tests
-ENV DEBIAN_FRONTEND=noninteractive
+ARG DEBIAN_FRONTEND=noninteractive
 RUN apt-get update -q \
  && apt-get install -y -q --no-install-recommends curl jq ca-certificates \
  && rm -rf /var/lib/apt/lists/* \
@@ -49,7 +49,7 @@ LABEL org.opencontainers.image.title="attnd" \
       org.opencontainers.image.source="${SOURCE}" \
       org.opencontainers.image.licenses="NOASSERTION" \
       org.opencontainers.image.version="${VERSION}"
-ENV DEBIAN_FRONTEND=noninteractive
+ARG DEBIAN_FRONTEND=noninteractive
 # Only the shared libraries attnd links; no documentation, no apt lists.
 RUN printf '%s\n' 'path-exclude=/usr/share/doc/*' \
         'path-include=/usr/share/doc/*/copyright' \

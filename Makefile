@@ -68,6 +68,10 @@ run: all
 test: all $(UNIT_BIN)
 	@sh tests/run.sh $(BUILD)
 
+# Build the image, run it, run the curl suite against it from a container.
+docker-test:
+	@sh docker/test.sh
+
 # Unit tests alone (no daemon started): what the container build runs.
 test-unit: all $(UNIT_BIN)
 	@sh tests/run.sh $(BUILD) unit
