@@ -43,6 +43,9 @@ $(BUILD)/%.o: %.c
 	@$(if $(Q),echo "  CC      $<")
 	$(Q)$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -c $< -o $@
 
+# api/openapi_doc.c embeds api/openapi.json with .incbin (-MMD cannot see it).
+$(BUILD)/api/openapi_doc.o: api/openapi.json
+
 $(BUILD)/libattn.a: $(LIB_OBJ)
 	$(Q)$(AR) rcs $@ $^
 

@@ -1,0 +1,217 @@
+/*
+ * api.c — the request layer's entry points (see api.h): route lookup,
+ * method, content type, body size, JSON syntax and root type, in the
+ * contract's order (API.md "Order of checks"), then the route's handler.
+ */
+#include "api.h"
+
+#include <ctype.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <time.h>
+
+#include "call.h"
+#include "problem.h"
+#include "route.h"
+
+void api_limits_default(api_limits *limits) {
+    limits->max_body_bytes = (size_t)16 << 20;
+    limits->max_elements = (size_t)16 << 20;
+    limits->max_work = (uint64_t)1 << 33;
+}
+
+double api_clock_ms(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+void api_response_free(api_response *res) {
+    free(res->body);
+    res->body = NULL;
+    res->body_len = 0;
+}
+
+static const char *skip_ows(const char *s) {
+    while (*s == ' ' || *s == '\t')
+        s++;
+    return s;
+}
+
+/* Content-Type is application/json (RFC 8259 section 11), media type
+ * case-insensitive (RFC 9110 section 8.3.1), parameters allowed; a charset
+ * parameter must say utf-8 (JSON is UTF-8, RFC 8259 section 8.1). */
+static int is_json_content_type(const char *ct) {
+    static const char type[] = "application/json";
+    if (!ct)
+        return 0;
+    ct = skip_ows(ct);
+    if (strncasecmp(ct, type, sizeof type - 1) != 0)
+        return 0;
+    ct = skip_ows(ct + sizeof type - 1);
+    while (*ct == ';') {
+        ct = skip_ows(ct + 1);
+        const char *name = ct;
+        while (*ct && *ct != '=' && *ct != ';')
+            ct++;
+        size_t name_len = (size_t)(ct - name);
+        while (name_len &&
+               (name[name_len - 1] == ' ' || name[name_len - 1] == '\t'))
+            name_len--;
+        const char *value = "";
+        size_t value_len = 0;
+        if (*ct == '=') {
+            ct = skip_ows(ct + 1);
+            int quoted = *ct == '"';
+            if (quoted)
+                ct++;
+            value = ct;
+            while (*ct && (quoted ? *ct != '"' : *ct != ';'))
+                ct++;
+            value_len = (size_t)(ct - value);
+            if (quoted && *ct == '"')
+                ct++;
+            while (
+                !quoted && value_len &&
+                (value[value_len - 1] == ' ' || value[value_len - 1] == '\t'))
+                value_len--;
+            ct = skip_ows(ct);
+        }
+        if (name_len == 7 && !strncasecmp(name, "charset", 7) &&
+            !(value_len == 5 && !strncasecmp(value, "utf-8", 5)))
+            return 0;
+        if (*ct && *ct != ';')
+            return 0;
+    }
+    return *ct == '\0';
+}
+
+/* Header-level checks shared by api_precheck and api_handle: 404, 405,
+ * 415, 413. Returns 0 to go on (*route set), 1 when res holds the answer
+ * to OPTIONS, -1 with p set. */
+static int check_headers(const api_request *req, const api_limits *limits,
+                         long long content_length, const api_route **route,
+                         api_response *res, api_problem *p) {
+    const char *method = req->method ? req->method : "";
+    *route = NULL;
+    if (!strcmp(method, "OPTIONS") && req->path && !strcmp(req->path, "*")) {
+        res->status = 204;
+        res->allow = API_ALLOW_ANY;
+        return 1;
+    }
+    const api_route *r = api_route_find(req->path);
+    if (!r)
+        return api_fail(p, API_E_NOT_FOUND, NULL,
+                        "no route %.200s; the routes are listed at "
+                        "/openapi.json",
+                        req->path ? req->path : "");
+    *route = r;
+    res->route = r->path;
+    res->vary_accept = r->vary_accept;
+    if (!strcmp(method, "OPTIONS")) {
+        res->status = 204;
+        res->allow = r->allow;
+        return 1;
+    }
+    int ok = !strcmp(method, r->method) ||
+             (!strcmp(r->method, "GET") && !strcmp(method, "HEAD"));
+    if (!ok) {
+        res->allow = r->allow;
+        return api_fail(p, API_E_METHOD_NOT_ALLOWED, NULL,
+                        "%s answers %s; not %.20s", r->path, r->allow, method);
+    }
+    if (!r->json_body)
+        return 0;
+    if (!is_json_content_type(req->content_type))
+        return api_fail(p, API_E_UNSUPPORTED_MEDIA_TYPE, NULL,
+                        "send the body as Content-Type: application/json "
+                        "(UTF-8); got %.100s",
+                        req->content_type ? req->content_type : "none");
+    if (content_length >= 0 &&
+        (unsigned long long)content_length > limits->max_body_bytes)
+        return api_fail(p, API_E_PAYLOAD_TOO_LARGE, NULL,
+                        "the body has %lld bytes; the limit is %zu "
+                        "(--max-body-bytes)",
+                        content_length, limits->max_body_bytes);
+    return 0;
+}
+
+static void start_response(api_response *res) {
+    memset(res, 0, sizeof *res);
+    res->compute_ms = -1;
+    res->route = "other";
+}
+
+int api_precheck(const api_request *req, long long content_length,
+                 api_response *res) {
+    api_limits defaults;
+    const api_limits *limits = req->limits;
+    if (!limits) {
+        api_limits_default(&defaults);
+        limits = &defaults;
+    }
+    start_response(res);
+    api_problem p = {0};
+    const api_route *route;
+    int rc = check_headers(req, limits, content_length, &route, res, &p);
+    if (rc == 0)
+        return 0;
+    if (rc < 0)
+        api_problem_respond(res, &p);
+    return 1;
+}
+
+void api_handle(const api_request *req, api_response *res) {
+    api_limits defaults;
+    const api_limits *limits = req->limits;
+    if (!limits) {
+        api_limits_default(&defaults);
+        limits = &defaults;
+    }
+    start_response(res);
+    api_call call;
+    memset(&call, 0, sizeof call);
+    call.req = req;
+    call.limits = limits;
+    call.status = 200;
+    call.compute_ms = -1;
+    const api_route *route;
+    int rc = check_headers(req, limits, (long long)req->body_len, &route, res,
+                           &call.problem);
+    if (rc > 0)
+        return;
+    json_t *root = NULL;
+    if (rc == 0 && route->json_body) {
+        json_error_t error;
+        root = json_loadb(req->body ? req->body : "", req->body_len,
+                          JSON_DECODE_ANY | JSON_ALLOW_NUL, &error);
+        if (!root)
+            api_problem_from_json_error(&call.problem, &error);
+        else if (!json_is_object(root))
+            rc = api_fail(&call.problem, API_E_WRONG_TYPE, "",
+                          "the body must be a JSON object {...}; got %s",
+                          api_json_kind(root));
+        if (!root)
+            rc = -1;
+        call.body = root;
+    }
+    if (rc == 0)
+        rc = route->handler(&call);
+    json_decref(root);
+    if (rc == 0) {
+        res->status = call.status;
+        res->content_type = API_CT_JSON;
+        res->body = api_buf_release(&call.out, &res->body_len);
+        res->compute_ms = call.compute_ms;
+        if (res->body)
+            return;
+        api_fail(&call.problem, API_E_INTERNAL, NULL,
+                 "out of memory while writing the answer");
+    }
+    api_buf_free(&call.out);
+    if (call.problem.code == API_E_NONE)
+        api_fail(&call.problem, API_E_INTERNAL, NULL, "unexpected failure");
+    res->compute_ms = -1;
+    api_problem_respond(res, &call.problem);
+}

@@ -1,0 +1,323 @@
+/*
+ * attention.c — the parts of an attention request that dot and additive
+ * attention share (see attention.h).
+ */
+#include "attention.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "fields.h"
+#include "limit.h"
+
+const api_tensor_spec api_attention_lens_spec = {
+    "valid_lens", API_RANK(0) | API_RANK(1) | API_RANK(2), 1,
+    "(B) or (B, Nq); unbatched a scalar or (Nq)"};
+
+int api_attention_decode_qkv(api_attention *a, const json_t *body,
+                             const api_tensor_spec *const specs[3],
+                             size_t max_elements, api_problem *p) {
+    static const char *const names[3] = {"queries", "keys", "values"};
+    api_tensor *t[3] = {&a->q, &a->k, &a->v};
+    for (size_t i = 0; i < 3; i++) {
+        int present;
+        if (api_field_tensor(t[i], &present, body, names[i], specs[i],
+                             max_elements, p))
+            return -1;
+    }
+    return 0;
+}
+
+int api_attention_decode_lens(api_attention *a, const json_t *body,
+                              size_t max_elements, api_problem *p) {
+    return api_field_tensor(&a->lens, &a->has_lens, body, "valid_lens",
+                            &api_attention_lens_spec, max_elements, p);
+}
+
+static int mismatch(api_problem *p, const char *pointer,
+                    const long long *expected, size_t erank,
+                    const api_tensor *got, const char *fmt, ...)
+    __attribute__((format(printf, 6, 7)));
+
+static int mismatch(api_problem *p, const char *pointer,
+                    const long long *expected, size_t erank,
+                    const api_tensor *got, const char *fmt, ...) {
+    char detail[API_DETAIL_MAX];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(detail, sizeof detail, fmt, ap);
+    va_end(ap);
+    api_fail(p, API_E_SHAPE_MISMATCH, pointer, "%s", detail);
+    api_problem_shapes_z(p, expected, erank, got->shape, got->rank);
+    return -1;
+}
+
+int api_attention_cross_qkv(api_attention *a, int same_d, api_problem *p) {
+    const api_tensor *q = &a->q, *k = &a->k, *v = &a->v;
+    a->batched = q->rank == 3;
+    size_t o = a->batched ? 1 : 0; /* offset of the first non-batch axis */
+    a->B = a->batched ? q->shape[0] : 1;
+    a->Nq = q->shape[o];
+    a->dq = q->shape[o + 1];
+    long long B = (long long)a->B;
+    long long d = same_d ? (long long)a->dq : -1;
+
+    /* keys: same rank and batch as queries; same d for dot attention */
+    long long ek[3] = {B, -1, d};
+    const long long *ekp = a->batched ? ek : ek + 1;
+    if (k->rank != q->rank)
+        return mismatch(p, "/keys", ekp, q->rank, k,
+                        "keys has rank %zu but queries has rank %zu: all "
+                        "attention tensors of one request share a rank (3 "
+                        "batched, 2 unbatched)",
+                        k->rank, q->rank);
+    if (a->batched && k->shape[0] != a->B)
+        return mismatch(p, "/keys", ekp, q->rank, k,
+                        "keys has %zu examples but queries has %zu: the "
+                        "batch sizes must agree",
+                        k->shape[0], a->B);
+    a->Nk = k->shape[o];
+    a->dk = k->shape[o + 1];
+    if (same_d && a->dk != a->dq)
+        return mismatch(p, "/keys", ekp, q->rank, k,
+                        "queries rows have %zu features but keys have %zu: "
+                        "dot attention needs equal sizes; use "
+                        "/attention/additive for different ones",
+                        a->dq, a->dk);
+
+    /* values: same rank and batch, one row per key */
+    long long ev[3] = {B, (long long)a->Nk, -1};
+    const long long *evp = a->batched ? ev : ev + 1;
+    if (v->rank != q->rank)
+        return mismatch(p, "/values", evp, q->rank, v,
+                        "values has rank %zu but queries and keys have rank "
+                        "%zu: all attention tensors of one request share a "
+                        "rank",
+                        v->rank, q->rank);
+    if (a->batched && v->shape[0] != a->B)
+        return mismatch(p, "/values", evp, q->rank, v,
+                        "values has %zu examples but queries and keys have "
+                        "%zu",
+                        v->shape[0], a->B);
+    if (v->shape[o] != a->Nk)
+        return mismatch(p, "/values", evp, q->rank, v,
+                        "values has %zu rows per example but keys has %zu: "
+                        "each key needs exactly one value",
+                        v->shape[o], a->Nk);
+    a->dv = v->shape[o + 1];
+    return 0;
+}
+
+int api_attention_cross_lens(api_attention *a, api_problem *p) {
+    if (!a->has_lens)
+        return 0;
+    const api_tensor *l = &a->lens;
+    long long B = (long long)a->B, Nq = (long long)a->Nq;
+    if (a->batched) {
+        long long e2[2] = {B, Nq};
+        if (l->rank == 1 && l->shape[0] == a->B)
+            return 0;
+        if (l->rank == 2 && l->shape[0] == a->B && l->shape[1] == a->Nq)
+            return 0;
+        return mismatch(p, "/valid_lens", e2, l->rank == 2 ? 2 : 1, l,
+                        "valid_lens must have shape (B) = (%zu), one length "
+                        "per example, or (B, Nq) = (%zu, %zu), one per query",
+                        a->B, a->B, a->Nq);
+    }
+    if (l->rank == 0 || (l->rank == 1 && l->shape[0] == a->Nq))
+        return 0;
+    return mismatch(p, "/valid_lens", &Nq, 1, l,
+                    "for unbatched input valid_lens is a scalar or has shape "
+                    "(Nq) = (%zu)",
+                    a->Nq);
+}
+
+int api_attention_check_sizes(const api_attention *a, size_t max_elements,
+                              api_problem *p) {
+    size_t out[3] = {a->B, a->Nq, a->dv};
+    size_t w[3] = {a->B, a->Nq, a->Nk};
+    if (api_limit_elements("output", out, 3, max_elements, p) ||
+        api_limit_elements("weights", w, 3, max_elements, p))
+        return -1;
+    return 0;
+}
+
+void api_attention_read_flags(api_attention *a, const json_t *body) {
+    a->return_weights = api_field_bool(body, "return_weights", 1);
+    a->return_scores = api_field_bool(body, "return_scores", 0);
+}
+
+int api_attention_read_mask(api_attention *a, const json_t *body,
+                            api_problem *p) {
+    a->causal = ATTN_CAUSAL_NONE;
+    const json_t *c = api_field_value(body, "causal");
+    if (json_is_true(c)) {
+        a->causal = ATTN_CAUSAL_TOP_LEFT;
+    } else if (json_is_string(c)) {
+        const char *s = json_string_value(c);
+        if (!strcmp(s, "top_left"))
+            a->causal = ATTN_CAUSAL_TOP_LEFT;
+        else if (!strcmp(s, "bottom_right"))
+            a->causal = ATTN_CAUSAL_BOTTOM_RIGHT;
+        else
+            return api_fail(p, API_E_INVALID_VALUE, "/causal",
+                            "causal is false, true (= \"top_left\": query i "
+                            "sees keys j <= i) or \"bottom_right\" (j <= i + "
+                            "Nk - Nq); got \"%.40s\"",
+                            s);
+    }
+    a->fully_masked = ATTN_FULLY_MASKED_ZERO;
+    const char *fm = api_field_string(body, "fully_masked", "zero");
+    if (!strcmp(fm, "uniform"))
+        a->fully_masked = ATTN_FULLY_MASKED_UNIFORM;
+    else if (!strcmp(fm, "error"))
+        a->fully_masked = ATTN_FULLY_MASKED_ERROR;
+    else if (strcmp(fm, "zero") != 0)
+        return api_fail(p, API_E_INVALID_VALUE, "/fully_masked",
+                        "fully_masked is \"zero\" (default), \"uniform\" or "
+                        "\"error\"; got \"%.40s\"",
+                        fm);
+    memset(&a->mask, 0, sizeof a->mask);
+    a->mask.causal = a->causal;
+    a->mask.fully_masked = a->fully_masked;
+    if (a->has_lens) {
+        a->mask.valid_lens = a->lens_d;
+        /* (B, Nq) batched and (Nq) unbatched: one length per query */
+        a->mask.per_query = a->batched ? a->lens.rank == 2 : a->lens.rank == 1;
+    }
+    return 0;
+}
+
+void api_attention_plan(const api_attention *a, api_arena *arena) {
+    api_arena_plan(arena, a->q.count);
+    api_arena_plan(arena, a->k.count);
+    api_arena_plan(arena, a->v.count);
+    if (a->has_lens)
+        api_arena_plan(arena, a->lens.count);
+    api_arena_plan(arena, a->B * a->Nq * a->dv);
+    api_arena_plan(arena, a->B * a->Nq * a->Nk);
+    if (a->return_scores)
+        api_arena_plan(arena, a->B * a->Nq * a->Nk);
+}
+
+void api_attention_take(api_attention *a, api_arena *arena) {
+    a->qd = api_arena_take(arena, a->q.count);
+    a->kd = api_arena_take(arena, a->k.count);
+    a->vd = api_arena_take(arena, a->v.count);
+    api_tensor_read(a->qd, &a->q);
+    api_tensor_read(a->kd, &a->k);
+    api_tensor_read(a->vd, &a->v);
+    a->lens_d = NULL;
+    if (a->has_lens) {
+        /* The doubles are read into the slots, then converted in place
+         * (the check comes in api_attention_check_lens). */
+        double *tmp = api_arena_take(arena, a->lens.count);
+        api_tensor_read(tmp, &a->lens);
+        a->lens_d = (int64_t *)(void *)tmp;
+        for (size_t i = 0; i < a->lens.count; i++) {
+            double x = tmp[i];
+            int64_t v = x < 0               ? -1
+                        : x > (double)a->Nk ? (int64_t)a->Nk + 1
+                                            : (int64_t)x;
+            a->lens_d[i] = v;
+        }
+    }
+    a->out = api_arena_take(arena, a->B * a->Nq * a->dv);
+    a->weights = api_arena_take(arena, a->B * a->Nq * a->Nk);
+    a->scores =
+        a->return_scores ? api_arena_take(arena, a->B * a->Nq * a->Nk) : NULL;
+}
+
+int api_attention_check_lens(const api_attention *a, api_problem *p) {
+    if (!a->has_lens)
+        return 0;
+    for (size_t i = 0; i < a->lens.count; i++) {
+        int64_t v = a->lens_d[i];
+        if (v >= 0 && (uint64_t)v <= a->Nk)
+            continue;
+        api_pointer ptr;
+        api_tensor_entry_pointer(&ptr, "/valid_lens", &a->lens, i);
+        return api_fail(p, API_E_INVALID_VALUE, ptr.s,
+                        "valid_lens entries count visible keys: each must be "
+                        "between 0 and Nk = %zu; %s is %s",
+                        a->Nk, ptr.s, v < 0 ? "negative" : "larger");
+    }
+    return 0;
+}
+
+int api_attention_fault(const api_attention *a, attn_status st,
+                        const attn_fault *fault, api_problem *p) {
+    switch (st) {
+    case ATTN_OK:
+        return 0;
+    case ATTN_E_FULLY_MASKED: {
+        size_t b = fault->index / a->Nq, i = fault->index % a->Nq;
+        if (!a->has_lens || fault->by_causal)
+            return api_fail(p, API_E_INVALID_VALUE, "/causal",
+                            "query %zu%s sees no key under the causal mask "
+                            "and fully_masked is \"error\"",
+                            i, a->batched ? " of its example" : "");
+        size_t entry = a->mask.per_query ? fault->index : b;
+        api_pointer ptr;
+        api_tensor_entry_pointer(&ptr, "/valid_lens", &a->lens, entry);
+        return api_fail(p, API_E_INVALID_VALUE, ptr.s,
+                        "query %zu of example %zu sees no key (valid_len 0%s) "
+                        "and fully_masked is \"error\"; use \"zero\" or "
+                        "\"uniform\" to allow it",
+                        i, b, a->causal ? " or the causal mask" : "");
+    }
+    case ATTN_E_VALID_LEN: {
+        api_pointer ptr;
+        api_tensor_entry_pointer(&ptr, "/valid_lens", &a->lens, fault->index);
+        return api_fail(p, API_E_INVALID_VALUE, ptr.s,
+                        "valid_lens entries must be between 0 and Nk = %zu",
+                        a->Nk);
+    }
+    case ATTN_E_NONFINITE:
+        return api_fail(p, API_E_INVALID_VALUE, NULL,
+                        "the result is not finite (a score or output "
+                        "overflowed a double); scale the inputs down");
+    default:
+        return api_fail(p, API_E_INTERNAL, NULL, "attention failed: %s",
+                        attn_status_str(st));
+    }
+}
+
+/* Masked score entries print as null. */
+static void null_masked_scores(api_attention *a) {
+    for (size_t b = 0; b < a->B; b++)
+        for (size_t i = 0; i < a->Nq; i++) {
+            double *row = a->scores + (b * a->Nq + i) * a->Nk;
+            for (size_t j = 0; j < a->Nk; j++)
+                if (!attn_mask_visible(&a->mask, b, i, j, a->Nq, a->Nk))
+                    row[j] = NAN;
+        }
+}
+
+int api_attention_write(api_attention *a, api_buf *out, api_problem *p) {
+    size_t so[3] = {a->B, a->Nq, a->dv}, sw[3] = {a->B, a->Nq, a->Nk};
+    size_t o = a->batched ? 0 : 1; /* unbatched drops the batch axis */
+    api_buf_puts(out, "\"output\":");
+    int rc = api_tensor_encode(out, a->out, so + o, 3 - o, &a->fmt, 0);
+    if (rc == 0 && a->return_weights) {
+        api_buf_puts(out, ",\"weights\":");
+        rc = api_tensor_encode(out, a->weights, sw + o, 3 - o, &a->fmt, 0);
+    }
+    if (rc == 0 && a->return_scores) {
+        null_masked_scores(a);
+        api_buf_puts(out, ",\"scores\":");
+        rc = api_tensor_encode(out, a->scores, sw + o, 3 - o, &a->fmt, 1);
+    }
+    if (rc)
+        return api_fail(p, API_E_INVALID_VALUE, NULL,
+                        "the result is not finite (a value overflowed a "
+                        "double); scale the inputs down");
+    return 0;
+}
+
+uint64_t api_attention_work_dot(const api_attention *a) {
+    size_t dims[3] = {a->B, a->Nq, a->Nk};
+    return api_work_mul(api_work_prod(dims, 3), api_work_add(a->dq, a->dv));
+}

@@ -1,0 +1,58 @@
+/*
+ * buf.h — a growable byte buffer that response bodies are written into.
+ *
+ * Responses are written straight into one buffer (no json_t trees for big
+ * tensors). A failed allocation sets `failed` once; every later write is a
+ * no-op, so writers check only at the end.
+ */
+#ifndef API_BUF_H
+#define API_BUF_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct {
+    char *data; /* malloc'd, NUL-terminated when len < cap; NULL before use */
+    size_t len; /* bytes written (without the NUL) */
+    size_t cap; /* bytes allocated */
+    int failed; /* 1 once an allocation failed: contents are unusable */
+} api_buf;
+
+/* A zeroed api_buf is empty and ready; no init function is needed. */
+
+/* Make room for at least `extra` more bytes (plus a NUL). Returns 0, or -1
+ * (and sets failed) when memory runs out or the size would overflow. */
+int api_buf_reserve(api_buf *b, size_t extra);
+
+/* Append n bytes of s. */
+void api_buf_append(api_buf *b, const char *s, size_t n);
+
+/* Append a NUL-terminated string. */
+void api_buf_puts(api_buf *b, const char *s);
+
+/* Append one byte. */
+void api_buf_putc(api_buf *b, char c);
+
+/* Append a signed / unsigned 64-bit integer in decimal. */
+void api_buf_int(api_buf *b, long long v);
+void api_buf_uint(api_buf *b, uint64_t v);
+
+/* Append a finite double as the wire contract prints numbers (numfmt.h):
+ * shortest round trip, or rounded to `precision` significant digits
+ * (1 … 17; 0 = shortest). Returns 0, or -1 for inf/NaN (nothing written). */
+int api_buf_number(api_buf *b, double x, int precision);
+
+/* Append s (n bytes, may contain NUL) as a JSON string literal with the
+ * quotes (RFC 8259 section 7: '"', '\\' and control characters escaped;
+ * valid UTF-8 copied; each byte of an invalid sequence becomes \ufffd, so
+ * the output is always valid UTF-8). */
+void api_buf_json_string(api_buf *b, const char *s, size_t n);
+
+/* Give the bytes away: returns data (caller frees; never NULL unless failed)
+ * and leaves b empty. *len receives the length. */
+char *api_buf_release(api_buf *b, size_t *len);
+
+/* Free the bytes and zero b. */
+void api_buf_free(api_buf *b);
+
+#endif /* API_BUF_H */

@@ -1,0 +1,42 @@
+/*
+ * call.h — what a route handler receives and returns. A handler validates
+ * its input in the contract's order, calls the library, and writes the
+ * JSON answer into call->out; on any error it records the first one in
+ * call->problem and returns -1. Handlers never see libmicrohttpd.
+ */
+#ifndef API_CALL_H
+#define API_CALL_H
+
+#include <jansson.h>
+
+#include "api.h"
+#include "buf.h"
+#include "problem.h"
+
+typedef struct {
+    const api_request *req;
+    const api_limits *limits;
+    const json_t *body;  /* the parsed root object (POST routes), else NULL */
+    api_problem problem; /* the first error */
+    api_buf out;         /* the 200 body */
+    int status;          /* 200 unless the handler says otherwise */
+    double compute_ms;   /* time spent in lib/, or < 0 when none */
+} api_call;
+
+/* 0: call->out holds the body (status call->status); -1: call->problem. */
+typedef int (*api_handler)(api_call *call);
+
+int api_handle_dot(api_call *call);
+int api_handle_additive(api_call *call);
+int api_handle_nw(api_call *call);
+int api_handle_dataset(api_call *call);
+int api_handle_healthz(api_call *call);
+int api_handle_live(api_call *call);
+int api_handle_ready(api_call *call);
+int api_handle_version(api_call *call);
+int api_handle_openapi(api_call *call);
+
+/* Milliseconds on CLOCK_MONOTONIC, for call->compute_ms. */
+double api_clock_ms(void);
+
+#endif /* API_CALL_H */

@@ -1,0 +1,256 @@
+/*
+ * fields.c — schema-driven validation phases (see fields.h).
+ */
+#include "fields.h"
+
+#include <math.h>
+#include <string.h>
+
+#include "pointer.h"
+#include "suggest.h"
+
+static const api_field *find(const api_schema *s, const char *name) {
+    for (size_t i = 0; i < s->n; i++)
+        if (!strcmp(s->fields[i].name, name))
+            return &s->fields[i];
+    return NULL;
+}
+
+static int is_later(const api_schema *s, const char *name) {
+    for (const char *const *l = s->later; l && *l; l++)
+        if (!strcmp(*l, name))
+            return 1;
+    return 0;
+}
+
+/* pointer = base + "/" + name */
+static void child(api_pointer *ptr, const char *base, const char *name) {
+    api_pointer_init(ptr, base);
+    api_pointer_push_key(ptr, name, strlen(name));
+}
+
+const json_t *api_field_value(const json_t *obj, const char *name) {
+    const json_t *v = json_object_get(obj, name);
+    return json_is_null(v) ? NULL : v;
+}
+
+/* ------------------------------------------------------ unknown_field */
+
+static int unknown_key(const api_schema *s, const char *key, const char *base,
+                       api_problem *p) {
+    api_pointer ptr;
+    child(&ptr, base, key);
+    if (is_later(s, key))
+        return api_fail(p, API_E_UNKNOWN_FIELD, ptr.s,
+                        "`%s` belongs to a later version of the attnd "
+                        "contract; this server does not offer it on %s yet",
+                        key, s->what);
+    const char *names[32];
+    size_t n = s->n < 32 ? s->n : 32;
+    char known[512];
+    size_t len = 0;
+    known[0] = '\0';
+    for (size_t i = 0; i < n; i++) {
+        names[i] = s->fields[i].name;
+        if (len + strlen(names[i]) + 3 < sizeof known)
+            len += (size_t)snprintf(known + len, sizeof known - len, "%s%s",
+                                    i ? ", " : "", names[i]);
+    }
+    const char *best = api_suggest(key, strlen(key), names, n);
+    return api_fail(p, API_E_UNKNOWN_FIELD, ptr.s,
+                    "unknown field `%s` in %s; did you mean `%s`? Known "
+                    "fields: %s",
+                    key, s->what, best ? best : "", known);
+}
+
+int api_fields_unknown(const json_t *obj, const api_schema *s, const char *base,
+                       api_problem *p) {
+    const char *key;
+    const json_t *v;
+    json_object_foreach((json_t *)obj, key, v) {
+        if (!find(s, key))
+            return unknown_key(s, key, base, p);
+    }
+    for (size_t i = 0; i < s->n; i++) {
+        const api_field *f = &s->fields[i];
+        v = api_field_value(obj, f->name);
+        if (!v)
+            continue;
+        api_pointer ptr;
+        child(&ptr, base, f->name);
+        if (f->kind == API_FIELD_TENSOR && api_tensor_check_keys(v, ptr.s, p))
+            return -1;
+        if (f->kind == API_FIELD_OBJECT && json_is_object(v) &&
+            api_fields_unknown(v, f->object, ptr.s, p))
+            return -1;
+    }
+    return 0;
+}
+
+/* ------------------------------------------------------ missing_field */
+
+int api_fields_missing(const json_t *obj, const api_schema *s, const char *base,
+                       api_problem *p) {
+    for (size_t i = 0; i < s->n; i++) {
+        const api_field *f = &s->fields[i];
+        if (!f->required || api_field_value(obj, f->name))
+            continue;
+        api_pointer ptr;
+        child(&ptr, base, f->name);
+        return api_fail(p, API_E_MISSING_FIELD, ptr.s,
+                        "%s needs the field `%s`%s", s->what, f->name,
+                        json_is_null(json_object_get(obj, f->name))
+                            ? " (null means absent)"
+                            : "");
+    }
+    for (size_t i = 0; i < s->n; i++) {
+        const api_field *f = &s->fields[i];
+        const json_t *v = api_field_value(obj, f->name);
+        if (!v)
+            continue;
+        api_pointer ptr;
+        child(&ptr, base, f->name);
+        if (f->kind == API_FIELD_TENSOR &&
+            api_tensor_check_missing(v, ptr.s, p))
+            return -1;
+        if (f->kind == API_FIELD_OBJECT && json_is_object(v) &&
+            api_fields_missing(v, f->object, ptr.s, p))
+            return -1;
+    }
+    return 0;
+}
+
+/* --------------------------------------------------------- wrong_type */
+
+static int integral(const json_t *v) {
+    if (json_is_integer(v))
+        return 1;
+    double x = json_real_value(v);
+    return json_is_real(v) && isfinite(x) && x == floor(x);
+}
+
+static int type_error(const char *pointer, const char *name, const char *want,
+                      const json_t *v, api_problem *p) {
+    return api_fail(p, API_E_WRONG_TYPE, pointer, "%s must be %s; got %s", name,
+                    want, api_json_kind(v));
+}
+
+int api_fields_types(const json_t *obj, const api_schema *s, const char *base,
+                     api_problem *p) {
+    for (size_t i = 0; i < s->n; i++) {
+        const api_field *f = &s->fields[i];
+        const json_t *v = api_field_value(obj, f->name);
+        if (!v)
+            continue;
+        api_pointer ptr;
+        child(&ptr, base, f->name);
+        switch (f->kind) {
+        case API_FIELD_TENSOR:
+            if (api_tensor_check_types(v, f->tensor, ptr.s, p))
+                return -1;
+            break;
+        case API_FIELD_NUMBER:
+            if (!json_is_number(v))
+                return type_error(ptr.s, f->name, "a number", v, p);
+            break;
+        case API_FIELD_INTEGER:
+            if (!json_is_number(v))
+                return type_error(ptr.s, f->name, "an integer", v, p);
+            if (!integral(v))
+                return api_fail(p, API_E_WRONG_TYPE, ptr.s,
+                                "%s must be an integer (2 or 2.0); got a "
+                                "number with a fraction",
+                                f->name);
+            break;
+        case API_FIELD_BOOL:
+            if (!json_is_boolean(v))
+                return type_error(ptr.s, f->name, "true or false", v, p);
+            break;
+        case API_FIELD_STRING:
+            if (!json_is_string(v))
+                return type_error(ptr.s, f->name, "a string", v, p);
+            break;
+        case API_FIELD_BOOL_OR_STRING:
+            if (!json_is_boolean(v) && !json_is_string(v))
+                return type_error(ptr.s, f->name, "true, false or a string", v,
+                                  p);
+            break;
+        case API_FIELD_NUMBER_OR_STRING:
+            if (!json_is_number(v) && !json_is_string(v))
+                return type_error(ptr.s, f->name, "a number or a string", v, p);
+            break;
+        case API_FIELD_OBJECT:
+            if (!json_is_object(v))
+                return type_error(ptr.s, f->name, "an object", v, p);
+            if (api_fields_types(v, f->object, ptr.s, p))
+                return -1;
+            break;
+        }
+    }
+    return 0;
+}
+
+int api_fields_check(const json_t *obj, const api_schema *s, const char *base,
+                     api_problem *p) {
+    if (api_fields_unknown(obj, s, base, p) ||
+        api_fields_missing(obj, s, base, p) ||
+        api_fields_types(obj, s, base, p))
+        return -1;
+    return 0;
+}
+
+/* ------------------------------------------------------------ tensors */
+
+int api_field_tensor(api_tensor *t, int *present, const json_t *obj,
+                     const char *name, const api_tensor_spec *spec,
+                     size_t max_elements, api_problem *p) {
+    const json_t *v = api_field_value(obj, name);
+    *present = v != NULL;
+    if (!v) {
+        memset(t, 0, sizeof *t);
+        return 0;
+    }
+    api_pointer ptr;
+    child(&ptr, "", name);
+    return api_tensor_decode(t, v, spec, ptr.s, max_elements, p);
+}
+
+/* ------------------------------------------------------------ readers */
+
+int api_field_bool(const json_t *obj, const char *name, int def) {
+    const json_t *v = api_field_value(obj, name);
+    return v ? json_is_true(v) : def;
+}
+
+double api_field_number(const json_t *obj, const char *name, double def) {
+    const json_t *v = api_field_value(obj, name);
+    return json_is_number(v) ? json_number_value(v) : def;
+}
+
+const char *api_field_string(const json_t *obj, const char *name,
+                             const char *def) {
+    const json_t *v = api_field_value(obj, name);
+    return json_is_string(v) ? json_string_value(v) : def;
+}
+
+int api_field_int(const json_t *obj, const char *name, int64_t def,
+                  int64_t *out) {
+    const json_t *v = api_field_value(obj, name);
+    *out = def;
+    if (json_is_integer(v)) {
+        *out = (int64_t)json_integer_value(v);
+    } else if (json_is_real(v)) {
+        double x = json_real_value(v);
+        /* int64 holds [-2^63, 2^63); 2^63 itself is the first real out */
+        if (x >= 9223372036854775808.0) {
+            *out = INT64_MAX;
+            return -1;
+        }
+        if (x < -9223372036854775808.0) {
+            *out = INT64_MIN;
+            return -1;
+        }
+        *out = (int64_t)x;
+    }
+    return 0;
+}

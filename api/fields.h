@@ -1,0 +1,86 @@
+/*
+ * fields.h — a request body's schema as a table of fields, and the
+ * contract's validation phases run over it in table order:
+ *   api_fields_unknown  unknown_field  (closest known name in the detail)
+ *   api_fields_missing  missing_field  (null counts as absent)
+ *   api_fields_types    wrong_type
+ * Each phase covers the whole body (nested objects and tensor objects
+ * included) before the next starts, so the first error by the contract's
+ * order wins. Value ranges (invalid_value) and shapes are the handlers'.
+ */
+#ifndef API_FIELDS_H
+#define API_FIELDS_H
+
+#include <jansson.h>
+#include <stdint.h>
+
+#include "problem.h"
+#include "tensor.h"
+
+typedef enum {
+    API_FIELD_TENSOR,           /* nested arrays or {"shape", "data"} */
+    API_FIELD_NUMBER,           /* any JSON number */
+    API_FIELD_INTEGER,          /* JSON integer or integral real (2.0) */
+    API_FIELD_BOOL,             /* true / false */
+    API_FIELD_STRING,           /* a string (allowed values: handler) */
+    API_FIELD_BOOL_OR_STRING,   /* causal: false/true/"top_left"/... */
+    API_FIELD_NUMBER_OR_STRING, /* NW w: a number or a rule's name */
+    API_FIELD_OBJECT            /* a nested object with its own schema */
+} api_field_kind;
+
+struct api_schema;
+
+typedef struct {
+    const char *name;
+    api_field_kind kind;
+    int required;                    /* 1: absent or null -> missing_field */
+    const api_tensor_spec *tensor;   /* API_FIELD_TENSOR */
+    const struct api_schema *object; /* API_FIELD_OBJECT */
+} api_field;
+
+typedef struct api_schema {
+    const char *what;        /* for details: "/attention/dot", "fit" */
+    const api_field *fields; /* table order = the contract's field order */
+    size_t n;
+    /* Names the contract defines for features this version does not offer
+     * (NULL-terminated, may be NULL): still unknown_field, with a detail
+     * that says so instead of guessing a spelling. */
+    const char *const *later;
+} api_schema;
+
+/* Run the phase over obj (an object at pointer base, "" for the root).
+ * Return 0, or -1 with p set. */
+int api_fields_unknown(const json_t *obj, const api_schema *s, const char *base,
+                       api_problem *p);
+int api_fields_missing(const json_t *obj, const api_schema *s, const char *base,
+                       api_problem *p);
+int api_fields_types(const json_t *obj, const api_schema *s, const char *base,
+                     api_problem *p);
+
+/* All three phases in order. */
+int api_fields_check(const json_t *obj, const api_schema *s, const char *base,
+                     api_problem *p);
+
+/* The tensor phase for one top-level field: decode obj[name] (pointer
+ * "/name") with api_tensor_decode. Returns 0 with *present = 1 (t filled)
+ * or *present = 0 (absent or null), or -1 with p set. */
+int api_field_tensor(api_tensor *t, int *present, const json_t *obj,
+                     const char *name, const api_tensor_spec *spec,
+                     size_t max_elements, api_problem *p);
+
+/* Readers for fields that passed the type phase; absent or null gives the
+ * default. */
+const json_t *api_field_value(const json_t *obj, const char *name);
+int api_field_bool(const json_t *obj, const char *name, int def);
+double api_field_number(const json_t *obj, const char *name, double def);
+const char *api_field_string(const json_t *obj, const char *name,
+                             const char *def);
+
+/* An integer field into *out (JSON integers exactly; integral reals when
+ * they fit). Returns 0, or -1 when an integral real lies outside int64
+ * (then *out is INT64_MIN or INT64_MAX by sign, for the caller's range
+ * check). */
+int api_field_int(const json_t *obj, const char *name, int64_t def,
+                  int64_t *out);
+
+#endif /* API_FIELDS_H */

@@ -1,0 +1,255 @@
+/*
+ * handler_additive.c — POST /attention/additive: additive (Bahdanau)
+ * attention, score(q, k) = w_vᵀ tanh(W_q q + W_k k) (d2l 11.3.3;
+ * Bahdanau et al. 2014).
+ *
+ *   queries (B, Nq, dq)  keys (B, Nk, dk)  values (B, Nk, dv)
+ *   W_q (h, dq)  W_k (h, dk)  w_v (h)        (nn.Linear weight layout)
+ *   or num_hiddens = h and seed: Xavier-uniform W_q, W_k, w_v drawn in
+ *   that order from one generator (API.md section 7)
+ *   -> {"output": (B, Nq, dv), "weights": (B, Nq, Nk),
+ *       "scores"?: (B, Nq, Nk), "params"?: {"W_q", "W_k", "w_v"}}
+ */
+#include <string.h>
+
+#include "attention.h"
+#include "call.h"
+#include "fields.h"
+#include "limit.h"
+
+static const api_tensor_spec queries_spec = {
+    "queries", API_RANK(2) | API_RANK(3), 0,
+    "(B, Nq, dq) or unbatched (Nq, dq)"};
+static const api_tensor_spec keys_spec = {"keys", API_RANK(2) | API_RANK(3), 0,
+                                          "(B, Nk, dk) or unbatched (Nk, dk)"};
+static const api_tensor_spec values_spec = {
+    "values", API_RANK(2) | API_RANK(3), 0,
+    "(B, Nk, dv) or unbatched (Nk, dv)"};
+static const api_tensor_spec W_q_spec = {"W_q", API_RANK(2), 0, "(h, dq)"};
+static const api_tensor_spec W_k_spec = {"W_k", API_RANK(2), 0, "(h, dk)"};
+static const api_tensor_spec w_v_spec = {"w_v", API_RANK(1), 0, "(h)"};
+
+/* The contract's field table (API.md section 3), in its order. */
+static const api_field fields[] = {
+    {"queries", API_FIELD_TENSOR, 1, &queries_spec, NULL},
+    {"keys", API_FIELD_TENSOR, 1, &keys_spec, NULL},
+    {"values", API_FIELD_TENSOR, 1, &values_spec, NULL},
+    {"W_q", API_FIELD_TENSOR, 0, &W_q_spec, NULL},
+    {"W_k", API_FIELD_TENSOR, 0, &W_k_spec, NULL},
+    {"w_v", API_FIELD_TENSOR, 0, &w_v_spec, NULL},
+    {"num_hiddens", API_FIELD_INTEGER, 0, NULL, NULL},
+    {"seed", API_FIELD_INTEGER, 0, NULL, NULL},
+    {"valid_lens", API_FIELD_TENSOR, 0, &api_attention_lens_spec, NULL},
+    {"causal", API_FIELD_BOOL_OR_STRING, 0, NULL, NULL},
+    {"fully_masked", API_FIELD_STRING, 0, NULL, NULL},
+    {"return_weights", API_FIELD_BOOL, 0, NULL, NULL},
+    {"return_scores", API_FIELD_BOOL, 0, NULL, NULL},
+    {"tensor_format", API_FIELD_STRING, 0, NULL, NULL},
+    {"precision", API_FIELD_INTEGER, 0, NULL, NULL},
+};
+
+static const char *const later[] = {"diagnostics", "grad_output", NULL};
+
+static const api_schema schema = {"/attention/additive", fields,
+                                  sizeof fields / sizeof fields[0], later};
+
+static const char *const param_names[3] = {"W_q", "W_k", "w_v"};
+
+/* All three matrices, or none of them and num_hiddens. */
+static int check_params_present(const json_t *body, int *given,
+                                api_problem *p) {
+    int n = 0;
+    for (int i = 0; i < 3; i++)
+        n += api_field_value(body, param_names[i]) != NULL;
+    *given = n == 3;
+    if (n == 0 && !api_field_value(body, "num_hiddens"))
+        return api_fail(p, API_E_MISSING_FIELD, "/num_hiddens",
+                        "additive attention needs its parameters: W_q (h, "
+                        "dq), W_k (h, dk) and w_v (h), or num_hiddens = h "
+                        "(and seed) to draw them");
+    for (int i = 0; n > 0 && n < 3 && i < 3; i++)
+        if (!api_field_value(body, param_names[i])) {
+            char ptr[8];
+            ptr[0] = '/';
+            strcpy(ptr + 1, param_names[i]);
+            return api_fail(p, API_E_MISSING_FIELD, ptr,
+                            "give all three of W_q, W_k and w_v, or none of "
+                            "them and num_hiddens; %s is missing",
+                            param_names[i]);
+        }
+    return 0;
+}
+
+/* W_q (h, dq), W_k (h, dk), w_v (h) against queries, keys and each other. */
+static int cross_params(const api_tensor *W, const api_attention *a,
+                        api_problem *p) {
+    size_t h = W[0].shape[0];
+    long long eq[2] = {-1, (long long)a->dq};
+    long long ek[2] = {(long long)h, (long long)a->dk};
+    long long ev[1] = {(long long)h};
+    if (W[0].shape[1] != a->dq) {
+        api_fail(p, API_E_SHAPE_MISMATCH, "/W_q",
+                 "W_q is (h, dq) in nn.Linear layout: its %zu columns must "
+                 "match the %zu features of queries",
+                 W[0].shape[1], a->dq);
+        api_problem_shapes_z(p, eq, 2, W[0].shape, 2);
+        return -1;
+    }
+    if (W[1].shape[0] != h || W[1].shape[1] != a->dk) {
+        api_fail(p, API_E_SHAPE_MISMATCH, "/W_k",
+                 "W_k must be (h, dk) = (%zu, %zu): h rows like W_q, one "
+                 "column per key feature",
+                 h, a->dk);
+        api_problem_shapes_z(p, ek, 2, W[1].shape, 2);
+        return -1;
+    }
+    if (W[2].shape[0] != h) {
+        api_fail(p, API_E_SHAPE_MISMATCH, "/w_v",
+                 "w_v must have h = %zu entries, one per row of W_q", h);
+        api_problem_shapes_z(p, ev, 1, W[2].shape, 1);
+        return -1;
+    }
+    return 0;
+}
+
+int api_handle_additive(api_call *call) {
+    static const api_tensor_spec *const specs[3] = {&queries_spec, &keys_spec,
+                                                    &values_spec};
+    static const api_tensor_spec *const param_specs[3] = {&W_q_spec, &W_k_spec,
+                                                          &w_v_spec};
+    api_problem *p = &call->problem;
+    const json_t *body = call->body;
+    size_t max_elements = call->limits->max_elements;
+    api_attention a;
+    memset(&a, 0, sizeof a);
+    api_tensor W[3];
+    memset(W, 0, sizeof W);
+    int given = 0;
+
+    /* 1. unknown_field, missing_field (with the parameters rule), types */
+    if (api_fields_unknown(body, &schema, "", p) ||
+        api_fields_missing(body, &schema, "", p) ||
+        check_params_present(body, &given, p) ||
+        api_fields_types(body, &schema, "", p))
+        return -1;
+    /* 2. tensors in table order */
+    if (api_attention_decode_qkv(&a, body, specs, max_elements, p))
+        return -1;
+    for (int i = 0; i < 3; i++) {
+        int present;
+        if (api_field_tensor(&W[i], &present, body, param_names[i],
+                             param_specs[i], max_elements, p))
+            return -1;
+    }
+    if (api_attention_decode_lens(&a, body, max_elements, p))
+        return -1;
+    /* 3. cross-field shapes */
+    if (api_attention_cross_qkv(&a, 0, p) ||
+        (given && cross_params(W, &a, p)) || api_attention_cross_lens(&a, p))
+        return -1;
+    /* 4. derived sizes and work */
+    int64_t num_hiddens = 0, seed = 0;
+    int hiddens_big = api_field_int(body, "num_hiddens", 0, &num_hiddens);
+    int seed_big = api_field_int(body, "seed", 0, &seed);
+    size_t h = given ? W[0].shape[0]
+               : num_hiddens > 0 && !hiddens_big
+                   ? (size_t)num_hiddens
+                   : (size_t)(num_hiddens > 0 ? SIZE_MAX : 1);
+    size_t wq[2] = {h, a.dq}, wk[2] = {h, a.dk};
+    if (api_attention_check_sizes(&a, max_elements, p) ||
+        (!given && (api_limit_elements("W_q", wq, 2, max_elements, p) ||
+                    api_limit_elements("W_k", wk, 2, max_elements, p))))
+        return -1;
+    /* projections B·Nq·h·dq + B·Nk·h·dk, then B·Nq·Nk·h for w_vᵀ tanh(...)
+     * and B·Nq·Nk·dv for weights·V */
+    uint64_t work = api_work_mul(
+        api_work_mul(a.B, h),
+        api_work_add(api_work_mul(a.Nq, a.dq), api_work_mul(a.Nk, a.dk)));
+    size_t bqk[3] = {a.B, a.Nq, a.Nk};
+    work = api_work_add(
+        work, api_work_mul(api_work_prod(bqk, 3), api_work_add(h, a.dv)));
+    if (api_limit_work(work, call->limits->max_work, p))
+        return -1;
+
+    /* 5. remaining values in table order, up to valid_lens */
+    if (given && api_field_value(body, "num_hiddens"))
+        return api_fail(p, API_E_INVALID_VALUE, "/num_hiddens",
+                        "give W_q, W_k and w_v, or num_hiddens (and seed) to "
+                        "draw them — not both");
+    if (!given && num_hiddens < 1)
+        return api_fail(p, API_E_INVALID_VALUE, "/num_hiddens",
+                        "num_hiddens is the number of hidden units h, at "
+                        "least 1");
+    if (given && api_field_value(body, "seed"))
+        return api_fail(p, API_E_INVALID_VALUE, "/seed",
+                        "seed draws the parameters; with W_q, W_k and w_v "
+                        "given, leave it out");
+    if (seed_big || seed < 0)
+        return api_fail(p, API_E_INVALID_VALUE, "/seed",
+                        "seed is an integer from 0 to 2^63 - 1");
+
+    /* 6. one allocation, inputs read */
+    api_attention_read_flags(&a, body);
+    api_arena arena = {0};
+    api_attention_plan(&a, &arena);
+    api_arena_plan(&arena, h * a.dq);
+    api_arena_plan(&arena, h * a.dk);
+    api_arena_plan(&arena, h);
+    if (api_arena_alloc(&arena))
+        return api_fail(p, API_E_INTERNAL, NULL, "out of memory");
+    api_attention_take(&a, &arena);
+    double *Wq = api_arena_take(&arena, h * a.dq);
+    double *Wk = api_arena_take(&arena, h * a.dk);
+    double *wv = api_arena_take(&arena, h);
+
+    int rc = api_attention_check_lens(&a, p) ||
+             api_attention_read_mask(&a, body, p) ||
+             api_tensor_format_read(&a.fmt, body, p);
+    if (rc) {
+        api_arena_free(&arena);
+        return -1;
+    }
+
+    /* 7. parameters: given, or Xavier-uniform in the order W_q, W_k, w_v
+     * from one generator (w_v drawn as a (1, h) matrix) */
+    if (given) {
+        api_tensor_read(Wq, &W[0]);
+        api_tensor_read(Wk, &W[1]);
+        api_tensor_read(wv, &W[2]);
+    } else {
+        attn_rng rng;
+        attn_rng_seed(&rng, (uint64_t)seed);
+        attn_rng_xavier(&rng, Wq, h, a.dq);
+        attn_rng_xavier(&rng, Wk, h, a.dk);
+        attn_rng_xavier(&rng, wv, 1, h);
+    }
+
+    /* 8. compute */
+    attn_fault fault = {0};
+    double t0 = api_clock_ms();
+    attn_status st = attn_additive_forward(
+        a.out, a.weights, a.scores, a.qd, a.kd, a.vd, Wq, Wk, wv, &a.mask, a.B,
+        a.Nq, a.Nk, a.dq, a.dk, a.dv, h, &fault);
+    call->compute_ms = api_clock_ms() - t0;
+
+    /* 9. answer */
+    rc = api_attention_fault(&a, st, &fault, p);
+    if (rc == 0) {
+        api_buf *out = &call->out;
+        api_buf_putc(out, '{');
+        rc = api_attention_write(&a, out, p);
+        if (rc == 0 && !given) {
+            size_t sq[2] = {h, a.dq}, sk[2] = {h, a.dk}, sv[1] = {h};
+            api_buf_puts(out, ",\"params\":{\"W_q\":");
+            rc = api_tensor_encode(out, Wq, sq, 2, &a.fmt, 0);
+            api_buf_puts(out, ",\"W_k\":");
+            rc |= api_tensor_encode(out, Wk, sk, 2, &a.fmt, 0);
+            api_buf_puts(out, ",\"w_v\":");
+            rc |= api_tensor_encode(out, wv, sv, 1, &a.fmt, 0);
+            api_buf_putc(out, '}');
+        }
+        api_buf_putc(out, '}');
+    }
+    api_arena_free(&arena);
+    return rc ? -1 : 0;
+}

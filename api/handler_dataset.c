@@ -1,0 +1,145 @@
+/*
+ * handler_dataset.c — GET /regression/nw/dataset: the textbook's synthetic
+ * regression data (d2l 11.2.1; API.md section 5).
+ *
+ * Query parameters: n_train (integer 1 … 1000000, default 50), noise
+ * (number 0 … 1e6, default 0.5), seed (integer 0 … 2^63 − 1, default 0),
+ * tensor_format ("nested" | "flat"), precision (1 … 17).
+ *   -> {"x_train": (n_train), "y_train": (n_train), "x_test": (50),
+ *       "y_truth": (50), "n_train", "noise", "seed"}   (the last three echo
+ *       the values used)
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "arena.h"
+#include "attn.h"
+#include "call.h"
+#include "limit.h"
+#include "query.h"
+#include "tensor.h"
+
+#define N_TRAIN_MAX 1000000
+#define NOISE_MAX 1e6
+
+enum { P_N_TRAIN, P_NOISE, P_SEED, P_TENSOR_FORMAT, P_PRECISION, P_COUNT };
+
+/* Checks in the contract's order: unknown names, then types (table order),
+ * then sizes, then ranges (table order). */
+static int read_params(const api_query_param *q, int64_t *n_train,
+                       double *noise, int64_t *seed, api_tensor_format *fmt,
+                       size_t max_elements, api_problem *p) {
+    int big_n = 0, big_noise = 0, big_seed = 0, big_prec = 0;
+    int64_t prec = 0;
+    *n_train = 50;
+    *noise = 0.5;
+    *seed = 0;
+    if (q[P_N_TRAIN].value &&
+        (big_n = api_query_int(&q[P_N_TRAIN], n_train, p)) < 0)
+        return -1;
+    if (q[P_NOISE].value &&
+        (big_noise = api_query_number(&q[P_NOISE], noise, p)) < 0)
+        return -1;
+    if (q[P_SEED].value && (big_seed = api_query_int(&q[P_SEED], seed, p)) < 0)
+        return -1;
+    if (q[P_PRECISION].value &&
+        (big_prec = api_query_int(&q[P_PRECISION], &prec, p)) < 0)
+        return -1;
+
+    size_t n = *n_train > 0 ? (size_t)*n_train : 1;
+    if (api_limit_elements("x_train", &n, 1, max_elements, p))
+        return -1;
+
+    if (big_n || *n_train < 1 || *n_train > N_TRAIN_MAX)
+        return api_fail(p, API_E_INVALID_VALUE, "/n_train",
+                        "n_train is the number of training points, 1 … %d",
+                        N_TRAIN_MAX);
+    if (big_noise || !(*noise >= 0 && *noise <= NOISE_MAX))
+        return api_fail(p, API_E_INVALID_VALUE, "/noise",
+                        "noise is the standard deviation of the added "
+                        "Gaussian noise, 0 … 1e6");
+    if (big_seed || *seed < 0)
+        return api_fail(p, API_E_INVALID_VALUE, "/seed",
+                        "seed is an integer from 0 to 2^63 - 1");
+    fmt->flat = 0;
+    fmt->precision = 0;
+    const char *tf = q[P_TENSOR_FORMAT].value;
+    if (tf && !strcmp(tf, "flat"))
+        fmt->flat = 1;
+    else if (tf && strcmp(tf, "nested") != 0)
+        return api_fail(p, API_E_INVALID_VALUE, "/tensor_format",
+                        "tensor_format is \"nested\" (default) or \"flat\"");
+    if (q[P_PRECISION].value) {
+        if (big_prec || prec < 1 || prec > 17)
+            return api_fail(p, API_E_INVALID_VALUE, "/precision",
+                            "precision is a number of significant digits, "
+                            "1 … 17");
+        fmt->precision = (int)prec;
+    }
+    return 0;
+}
+
+int api_handle_dataset(api_call *call) {
+    api_problem *p = &call->problem;
+    api_query_param q[P_COUNT] = {
+        [P_N_TRAIN] = {"n_train", NULL},
+        [P_NOISE] = {"noise", NULL},
+        [P_SEED] = {"seed", NULL},
+        [P_TENSOR_FORMAT] = {"tensor_format", NULL},
+        [P_PRECISION] = {"precision", NULL},
+    };
+    char *storage = NULL;
+    int64_t n_train, seed;
+    double noise;
+    api_tensor_format fmt;
+    int rc = api_query_parse(&storage, call->req->query, q, P_COUNT, p);
+    if (rc == 0)
+        rc = read_params(q, &n_train, &noise, &seed, &fmt,
+                         call->limits->max_elements, p);
+    free(storage);
+    if (rc)
+        return -1;
+
+    size_t n = (size_t)n_train, nt = ATTN_NW_DATASET_TEST;
+    api_arena arena = {0};
+    api_arena_plan(&arena, 2 * n + 2 * nt);
+    if (api_arena_alloc(&arena))
+        return api_fail(p, API_E_INTERNAL, NULL, "out of memory");
+    double *x_train = api_arena_take(&arena, n);
+    double *y_train = api_arena_take(&arena, n);
+    double *x_test = api_arena_take(&arena, nt);
+    double *y_truth = api_arena_take(&arena, nt);
+
+    double t0 = api_clock_ms();
+    attn_status st = attn_nw_dataset(x_train, y_train, x_test, y_truth, n,
+                                     noise, (uint64_t)seed);
+    call->compute_ms = api_clock_ms() - t0;
+    if (st != ATTN_OK) {
+        api_arena_free(&arena);
+        return api_fail(p, API_E_INTERNAL, NULL, "dataset failed: %s",
+                        attn_status_str(st));
+    }
+
+    api_buf *out = &call->out;
+    api_buf_puts(out, "{\"x_train\":");
+    rc = api_tensor_encode(out, x_train, &n, 1, &fmt, 0);
+    api_buf_puts(out, ",\"y_train\":");
+    rc |= api_tensor_encode(out, y_train, &n, 1, &fmt, 0);
+    api_buf_puts(out, ",\"x_test\":");
+    rc |= api_tensor_encode(out, x_test, &nt, 1, &fmt, 0);
+    api_buf_puts(out, ",\"y_truth\":");
+    rc |= api_tensor_encode(out, y_truth, &nt, 1, &fmt, 0);
+    api_buf_puts(out, ",\"n_train\":");
+    api_buf_uint(out, n);
+    api_buf_puts(out, ",\"noise\":");
+    rc |= api_buf_number(out, noise, 0);
+    api_buf_puts(out, ",\"seed\":");
+    api_buf_uint(out, (uint64_t)seed);
+    api_buf_putc(out, '}');
+    api_arena_free(&arena);
+    if (rc)
+        return api_fail(p, API_E_INVALID_VALUE, NULL,
+                        "the result is not finite; lower noise");
+    return 0;
+}

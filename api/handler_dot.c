@@ -1,0 +1,116 @@
+/*
+ * handler_dot.c — POST /attention/dot: scaled dot-product attention,
+ * softmax(mask(Q Kᵀ · scale)) V (d2l 11.3.2; Vaswani et al. 2017).
+ *
+ *   queries (B, Nq, d)  keys (B, Nk, d)  values (B, Nk, dv)
+ *   -> {"output": (B, Nq, dv), "weights": (B, Nq, Nk), "scale": used,
+ *       "scores": (B, Nq, Nk) with masked entries null, when asked}
+ * Rank-2 input is one unbatched example; outputs then drop the batch axis.
+ */
+#include <math.h>
+#include <string.h>
+
+#include "attention.h"
+#include "call.h"
+#include "fields.h"
+#include "limit.h"
+
+static const api_tensor_spec queries_spec = {
+    "queries", API_RANK(2) | API_RANK(3), 0, "(B, Nq, d) or unbatched (Nq, d)"};
+static const api_tensor_spec keys_spec = {"keys", API_RANK(2) | API_RANK(3), 0,
+                                          "(B, Nk, d) or unbatched (Nk, d)"};
+static const api_tensor_spec values_spec = {
+    "values", API_RANK(2) | API_RANK(3), 0,
+    "(B, Nk, dv) or unbatched (Nk, dv)"};
+
+/* The contract's field table (API.md section 2), in its order. */
+static const api_field fields[] = {
+    {"queries", API_FIELD_TENSOR, 1, &queries_spec, NULL},
+    {"keys", API_FIELD_TENSOR, 1, &keys_spec, NULL},
+    {"values", API_FIELD_TENSOR, 1, &values_spec, NULL},
+    {"valid_lens", API_FIELD_TENSOR, 0, &api_attention_lens_spec, NULL},
+    {"causal", API_FIELD_BOOL_OR_STRING, 0, NULL, NULL},
+    {"fully_masked", API_FIELD_STRING, 0, NULL, NULL},
+    {"scale", API_FIELD_NUMBER, 0, NULL, NULL},
+    {"return_weights", API_FIELD_BOOL, 0, NULL, NULL},
+    {"return_scores", API_FIELD_BOOL, 0, NULL, NULL},
+    {"tensor_format", API_FIELD_STRING, 0, NULL, NULL},
+    {"precision", API_FIELD_INTEGER, 0, NULL, NULL},
+};
+
+static const char *const later[] = {"diagnostics", "grad_output", NULL};
+
+static const api_schema schema = {"/attention/dot", fields,
+                                  sizeof fields / sizeof fields[0], later};
+
+int api_handle_dot(api_call *call) {
+    static const api_tensor_spec *const specs[3] = {&queries_spec, &keys_spec,
+                                                    &values_spec};
+    api_problem *p = &call->problem;
+    const json_t *body = call->body;
+    size_t max_elements = call->limits->max_elements;
+    api_attention a;
+    memset(&a, 0, sizeof a);
+
+    /* 1. unknown_field, missing_field, wrong_type over the whole body */
+    if (api_fields_check(body, &schema, "", p))
+        return -1;
+    /* 2. each tensor in table order: rank, ragged, size, len(data), zero */
+    if (api_attention_decode_qkv(&a, body, specs, max_elements, p) ||
+        api_attention_decode_lens(&a, body, max_elements, p))
+        return -1;
+    /* 3. cross-field shapes */
+    if (api_attention_cross_qkv(&a, 1, p) || api_attention_cross_lens(&a, p))
+        return -1;
+    /* 4. derived sizes and work: B·Nq·Nk·(d + dv) */
+    if (api_attention_check_sizes(&a, max_elements, p) ||
+        api_limit_work(api_attention_work_dot(&a), call->limits->max_work, p))
+        return -1;
+
+    /* 5. one allocation, inputs read */
+    api_attention_read_flags(&a, body);
+    api_arena arena = {0};
+    api_attention_plan(&a, &arena);
+    if (api_arena_alloc(&arena))
+        return api_fail(p, API_E_INTERNAL, NULL, "out of memory");
+    api_attention_take(&a, &arena);
+
+    /* 6. remaining values, in table order */
+    double scale = api_field_number(body, "scale", -1);
+    int rc =
+        api_attention_check_lens(&a, p) || api_attention_read_mask(&a, body, p);
+    if (rc == 0 && api_field_value(body, "scale") &&
+        !(isfinite(scale) && scale > 0))
+        rc = api_fail(p, API_E_INVALID_VALUE, "/scale",
+                      "scale multiplies Q Kᵀ and must be a finite number > 0 "
+                      "(default 1/sqrt(d); temperature = 1/scale)");
+    if (rc == 0)
+        rc = api_tensor_format_read(&a.fmt, body, p);
+    if (rc) {
+        api_arena_free(&arena);
+        return -1;
+    }
+    if (!api_field_value(body, "scale"))
+        scale = attn_dot_default_scale(a.dq);
+
+    /* 7. compute */
+    attn_fault fault = {0};
+    double t0 = api_clock_ms();
+    attn_status st =
+        attn_dot_forward(a.out, a.weights, a.scores, a.qd, a.kd, a.vd, &a.mask,
+                         scale, a.B, a.Nq, a.Nk, a.dq, a.dv, &fault);
+    call->compute_ms = api_clock_ms() - t0;
+
+    /* 8. answer */
+    if (api_attention_fault(&a, st, &fault, p) == 0) {
+        api_buf_putc(&call->out, '{');
+        rc = api_attention_write(&a, &call->out, p);
+        api_buf_puts(&call->out, ",\"scale\":");
+        api_buf_number(&call->out, scale, a.fmt.precision);
+        api_buf_putc(&call->out, '}');
+    } else {
+        rc = -1;
+    }
+    api_arena_free(&arena);
+    return rc ? -1 : 0;
+}

@@ -1,0 +1,369 @@
+/*
+ * handler_nw.c — POST /regression/nw: Nadaraya–Watson kernel regression
+ * as attention pooling (d2l 11.2; API.md section 4):
+ *   ŷ(x) = Σᵢ α(x, xᵢ) yᵢ,  α = K((x − xᵢ)·w) / Σⱼ K((x − xⱼ)·w).
+ *
+ *   x_train (n)  y_train (n) or (n, dv)  x_query (m)  y_query (m)/(m, dv)?
+ *   -> {"predictions": (m) or (m, dv), "weights": (m, n), "w": used,
+ *       "loss"?, "grad_w"? (with y_query; grad_w for the Gaussian only),
+ *       "history"? [{"epoch", "w", "loss"}] (with fit)}
+ * Only numeric w is offered; the bandwidth rules ("scott", "silverman",
+ * "cv") are answered invalid_value at /w.
+ */
+#include <math.h>
+#include <string.h>
+
+#include "arena.h"
+#include "attn.h"
+#include "call.h"
+#include "fields.h"
+#include "limit.h"
+#include "tensor.h"
+
+static const api_tensor_spec x_train_spec = {"x_train", API_RANK(1), 0, "(n)"};
+static const api_tensor_spec y_train_spec = {
+    "y_train", API_RANK(1) | API_RANK(2), 0, "(n) or (n, dv)"};
+static const api_tensor_spec x_query_spec = {"x_query", API_RANK(1), 0, "(m)"};
+static const api_tensor_spec y_query_spec = {
+    "y_query", API_RANK(1) | API_RANK(2), 0, "(m) or (m, dv)"};
+
+static const api_field fit_fields[] = {
+    {"epochs", API_FIELD_INTEGER, 0, NULL, NULL},
+    {"lr", API_FIELD_NUMBER, 0, NULL, NULL},
+    {"data", API_FIELD_STRING, 0, NULL, NULL},
+};
+
+static const api_schema fit_schema = {
+    "fit", fit_fields, sizeof fit_fields / sizeof fit_fields[0], NULL};
+
+/* The contract's field table (API.md section 4), in its order. */
+static const api_field fields[] = {
+    {"x_train", API_FIELD_TENSOR, 1, &x_train_spec, NULL},
+    {"y_train", API_FIELD_TENSOR, 1, &y_train_spec, NULL},
+    {"x_query", API_FIELD_TENSOR, 1, &x_query_spec, NULL},
+    {"kernel", API_FIELD_STRING, 0, NULL, NULL},
+    {"w", API_FIELD_NUMBER_OR_STRING, 0, NULL, NULL},
+    {"y_query", API_FIELD_TENSOR, 0, &y_query_spec, NULL},
+    {"fit", API_FIELD_OBJECT, 0, NULL, &fit_schema},
+    {"tensor_format", API_FIELD_STRING, 0, NULL, NULL},
+    {"precision", API_FIELD_INTEGER, 0, NULL, NULL},
+};
+
+static const api_schema schema = {"/regression/nw", fields,
+                                  sizeof fields / sizeof fields[0], NULL};
+
+static const struct {
+    const char *name;
+    attn_kernel kernel;
+} kernels[] = {
+    {"gaussian", ATTN_KERNEL_GAUSSIAN},
+    {"constant", ATTN_KERNEL_CONSTANT},
+    {"boxcar", ATTN_KERNEL_BOXCAR},
+    {"epanechnikov", ATTN_KERNEL_EPANECHNIKOV},
+    {"triangular", ATTN_KERNEL_TRIANGULAR},
+};
+
+#define FIT_EPOCHS_MAX 100000
+
+typedef struct {
+    api_tensor x_train, y_train, x_query, y_query;
+    int has_y_query;
+    size_t n, m, dv;
+    attn_kernel kernel;
+    double w;
+    int fit;
+    int64_t epochs;
+    double lr;
+    attn_nw_fit_data data;
+    api_tensor_format fmt;
+} nw_request;
+
+/* fit.data "query" needs y_query: missing_field at /y_query. */
+static int check_fit_needs(const json_t *body, api_problem *p) {
+    const json_t *fit = api_field_value(body, "fit");
+    if (!json_is_object(fit))
+        return 0;
+    const char *data = api_field_string(fit, "data", "train_loo");
+    if (!strcmp(data, "query") && !api_field_value(body, "y_query"))
+        return api_fail(p, API_E_MISSING_FIELD, "/y_query",
+                        "fit with \"data\": \"query\" learns w on (x_query, "
+                        "y_query): give y_query, or use \"train_loo\"");
+    return 0;
+}
+
+static int decode_tensors(nw_request *r, const json_t *body, size_t max,
+                          api_problem *p) {
+    int present;
+    if (api_field_tensor(&r->x_train, &present, body, "x_train", &x_train_spec,
+                         max, p) ||
+        api_field_tensor(&r->y_train, &present, body, "y_train", &y_train_spec,
+                         max, p) ||
+        api_field_tensor(&r->x_query, &present, body, "x_query", &x_query_spec,
+                         max, p) ||
+        api_field_tensor(&r->y_query, &r->has_y_query, body, "y_query",
+                         &y_query_spec, max, p))
+        return -1;
+    return 0;
+}
+
+static int cross_shapes(nw_request *r, api_problem *p) {
+    r->n = r->x_train.shape[0];
+    r->m = r->x_query.shape[0];
+    const api_tensor *yt = &r->y_train, *yq = &r->y_query;
+    long long e[2] = {(long long)r->n, -1};
+    if (yt->shape[0] != r->n) {
+        api_fail(p, API_E_SHAPE_MISMATCH, "/y_train",
+                 "y_train has %zu rows but x_train has %zu points: one "
+                 "target per training point",
+                 yt->shape[0], r->n);
+        api_problem_shapes_z(p, e, yt->rank, yt->shape, yt->rank);
+        return -1;
+    }
+    r->dv = yt->rank == 2 ? yt->shape[1] : 1;
+    if (!r->has_y_query)
+        return 0;
+    long long eq[2] = {(long long)r->m, (long long)r->dv};
+    if (yq->rank != yt->rank || yq->shape[0] != r->m ||
+        (yq->rank == 2 && yq->shape[1] != r->dv)) {
+        api_fail(p, API_E_SHAPE_MISMATCH, "/y_query",
+                 "y_query holds one target per query, shaped like y_train: "
+                 "(m)%s = (%zu%s)",
+                 yt->rank == 2 ? " ... (m, dv)" : "", r->m,
+                 yt->rank == 2 ? ", dv" : "");
+        api_problem_shapes_z(p, eq, yt->rank, yq->shape, yq->rank);
+        return -1;
+    }
+    return 0;
+}
+
+/* Table order: kernel, w, fit, tensor_format, precision. */
+static int read_values(nw_request *r, const json_t *body, api_problem *p) {
+    const char *kname = api_field_string(body, "kernel", "gaussian");
+    size_t k = 0, nk = sizeof kernels / sizeof kernels[0];
+    while (k < nk && strcmp(kernels[k].name, kname) != 0)
+        k++;
+    if (k == nk)
+        return api_fail(p, API_E_INVALID_VALUE, "/kernel",
+                        "kernel is \"gaussian\" (default), \"constant\", "
+                        "\"boxcar\", \"epanechnikov\" or \"triangular\"; got "
+                        "\"%.40s\"",
+                        kname);
+    r->kernel = kernels[k].kernel;
+
+    const json_t *w = api_field_value(body, "w");
+    if (json_is_string(w))
+        return api_fail(p, API_E_INVALID_VALUE, "/w",
+                        "this server needs a numeric w (the inverse "
+                        "bandwidth, a number > 0); the rules \"scott\", "
+                        "\"silverman\" and \"cv\" are not offered by this "
+                        "version");
+    r->w = w ? json_number_value(w) : 1.0;
+    if (!(isfinite(r->w) && r->w > 0))
+        return api_fail(p, API_E_INVALID_VALUE, "/w",
+                        "w scales distances, (x − xᵢ)·w: a finite number > 0");
+
+    const json_t *fit = api_field_value(body, "fit");
+    r->fit = fit != NULL;
+    if (fit) {
+        if (r->kernel != ATTN_KERNEL_GAUSSIAN)
+            return api_fail(p, API_E_INVALID_VALUE, "/fit",
+                            "fit learns w by gradient descent, which needs "
+                            "the gaussian kernel; got \"%s\"",
+                            kname);
+        if (api_field_int(fit, "epochs", 5, &r->epochs) || r->epochs < 1 ||
+            r->epochs > FIT_EPOCHS_MAX)
+            return api_fail(p, API_E_INVALID_VALUE, "/fit/epochs",
+                            "fit.epochs is 1 … %d", FIT_EPOCHS_MAX);
+        r->lr = api_field_number(fit, "lr", 0.5);
+        if (!(isfinite(r->lr) && r->lr > 0))
+            return api_fail(p, API_E_INVALID_VALUE, "/fit/lr",
+                            "fit.lr is the step size, a finite number > 0");
+        const char *data = api_field_string(fit, "data", "train_loo");
+        if (!strcmp(data, "train_loo"))
+            r->data = ATTN_NW_FIT_TRAIN_LOO;
+        else if (!strcmp(data, "query"))
+            r->data = ATTN_NW_FIT_QUERY;
+        else
+            return api_fail(p, API_E_INVALID_VALUE, "/fit/data",
+                            "fit.data is \"train_loo\" (default: each "
+                            "training x queries the others) or \"query\"");
+        if (r->data == ATTN_NW_FIT_TRAIN_LOO && r->n < 2)
+            return api_fail(p, API_E_INVALID_VALUE, "/x_train",
+                            "fit on \"train_loo\" leaves one training pair "
+                            "out at a time, so it needs at least 2; x_train "
+                            "has %zu",
+                            r->n);
+    }
+    return api_tensor_format_read(&r->fmt, body, p);
+}
+
+/* Estimated work (API.md "Limits"): m·n per evaluation; a fit adds one
+ * evaluation of its data (n·n for train_loo, m·n for query) per epoch. */
+static uint64_t estimate_work(const nw_request *r, const json_t *body) {
+    uint64_t evals = r->has_y_query ? 2 : 1;
+    uint64_t work = api_work_mul(api_work_mul(r->m, r->n), evals);
+    const json_t *fit = api_field_value(body, "fit");
+    if (json_is_object(fit)) {
+        int64_t epochs = 5;
+        api_field_int(fit, "epochs", 5, &epochs);
+        const char *data = api_field_string(fit, "data", "train_loo");
+        uint64_t fit_m = !strcmp(data, "query") ? r->m : r->n;
+        work =
+            api_work_add(work, api_work_mul(api_work_mul(fit_m, r->n),
+                                            epochs > 0 ? (uint64_t)epochs : 0));
+    }
+    return work;
+}
+
+static int nw_fault(const nw_request *r, attn_status st,
+                    const attn_fault *fault, api_problem *p) {
+    api_pointer ptr;
+    switch (st) {
+    case ATTN_OK:
+        return 0;
+    case ATTN_E_ZERO_MASS:
+        api_tensor_entry_pointer(&ptr, "/x_query", &r->x_query, fault->index);
+        return api_fail(p, API_E_INVALID_VALUE, ptr.s,
+                        "query %zu has zero kernel mass: every training "
+                        "point is outside the kernel's support; use a "
+                        "smaller w or the gaussian kernel",
+                        fault->index);
+    case ATTN_E_BAD_STEP:
+        return api_fail(p, API_E_INVALID_VALUE, "/fit/lr",
+                        "epoch %zu's step made w <= 0 or not finite: lower "
+                        "fit.lr",
+                        fault->index);
+    case ATTN_E_TOO_FEW:
+        return api_fail(p, API_E_INVALID_VALUE, "/x_train",
+                        "fit on \"train_loo\" needs at least 2 training "
+                        "pairs");
+    case ATTN_E_NONFINITE:
+        return api_fail(p, API_E_INVALID_VALUE, NULL,
+                        "the result is not finite (a value overflowed a "
+                        "double); scale the inputs down");
+    default:
+        return api_fail(p, API_E_INTERNAL, NULL, "regression failed: %s",
+                        attn_status_str(st));
+    }
+}
+
+static int write_answer(const nw_request *r, api_buf *out, const double *pred,
+                        const double *weights, const double *loss,
+                        const double *grad_w, const attn_nw_epoch *history) {
+    int prec = r->fmt.precision;
+    size_t sp[2] = {r->m, r->dv}, sw[2] = {r->m, r->n};
+    int rc = 0;
+    api_buf_puts(out, "{\"predictions\":");
+    rc |= api_tensor_encode(out, pred, sp, r->y_train.rank, &r->fmt, 0);
+    api_buf_puts(out, ",\"weights\":");
+    rc |= api_tensor_encode(out, weights, sw, 2, &r->fmt, 0);
+    api_buf_puts(out, ",\"w\":");
+    rc |= api_buf_number(out, r->w, prec);
+    if (loss) {
+        api_buf_puts(out, ",\"loss\":");
+        rc |= api_buf_number(out, *loss, prec);
+    }
+    if (grad_w) {
+        api_buf_puts(out, ",\"grad_w\":");
+        rc |= api_buf_number(out, *grad_w, prec);
+    }
+    if (history) {
+        api_buf_puts(out, ",\"history\":[");
+        for (int64_t e = 0; e < r->epochs; e++) {
+            api_buf_puts(out, e ? ",{\"epoch\":" : "{\"epoch\":");
+            api_buf_uint(out, history[e].epoch);
+            api_buf_puts(out, ",\"w\":");
+            rc |= api_buf_number(out, history[e].w, prec);
+            api_buf_puts(out, ",\"loss\":");
+            rc |= api_buf_number(out, history[e].loss, prec);
+            api_buf_putc(out, '}');
+        }
+        api_buf_putc(out, ']');
+    }
+    api_buf_putc(out, '}');
+    return rc ? -1 : 0;
+}
+
+int api_handle_nw(api_call *call) {
+    api_problem *p = &call->problem;
+    const json_t *body = call->body;
+    size_t max_elements = call->limits->max_elements;
+    nw_request r;
+    memset(&r, 0, sizeof r);
+
+    /* 1. unknown_field, missing_field (fit on "query" needs y_query),
+     * wrong_type */
+    if (api_fields_unknown(body, &schema, "", p) ||
+        api_fields_missing(body, &schema, "", p) || check_fit_needs(body, p) ||
+        api_fields_types(body, &schema, "", p))
+        return -1;
+    /* 2. tensors in table order; 3. cross-field shapes */
+    if (decode_tensors(&r, body, max_elements, p) || cross_shapes(&r, p))
+        return -1;
+    /* 4. derived sizes and work */
+    size_t sw[2] = {r.m, r.n}, sp[2] = {r.m, r.dv};
+    if (api_limit_elements("weights", sw, 2, max_elements, p) ||
+        api_limit_elements("predictions", sp, 2, max_elements, p) ||
+        api_limit_work(estimate_work(&r, body), call->limits->max_work, p))
+        return -1;
+    /* 5. remaining values */
+    if (read_values(&r, body, p))
+        return -1;
+
+    /* 6. one allocation */
+    size_t epoch_slots = (sizeof(attn_nw_epoch) + 7) / 8;
+    size_t history_slots = r.fit ? (size_t)r.epochs * epoch_slots : 0;
+    api_arena arena = {0};
+    api_arena_plan(&arena, r.n);        /* x_train */
+    api_arena_plan(&arena, r.n * r.dv); /* y_train */
+    api_arena_plan(&arena, r.m);        /* x_query */
+    api_arena_plan(&arena, r.has_y_query ? r.m * r.dv : 0);
+    api_arena_plan(&arena, r.m * r.dv);    /* predictions */
+    api_arena_plan(&arena, r.m * r.n);     /* weights */
+    api_arena_plan(&arena, history_slots); /* history */
+    if (api_arena_alloc(&arena))
+        return api_fail(p, API_E_INTERNAL, NULL, "out of memory");
+    double *x_train = api_arena_take(&arena, r.n);
+    double *y_train = api_arena_take(&arena, r.n * r.dv);
+    double *x_query = api_arena_take(&arena, r.m);
+    double *y_query = r.has_y_query ? api_arena_take(&arena, r.m * r.dv) : NULL;
+    double *pred = api_arena_take(&arena, r.m * r.dv);
+    double *weights = api_arena_take(&arena, r.m * r.n);
+    attn_nw_epoch *history =
+        r.fit ? api_arena_take(&arena, history_slots) : NULL;
+    api_tensor_read(x_train, &r.x_train);
+    api_tensor_read(y_train, &r.y_train);
+    api_tensor_read(x_query, &r.x_query);
+    if (y_query)
+        api_tensor_read(y_query, &r.y_query);
+
+    /* 7. compute: fit w (gaussian), then predict (and loss) at it */
+    attn_fault fault = {0};
+    double loss = 0, grad_w = 0;
+    int gaussian = r.kernel == ATTN_KERNEL_GAUSSIAN;
+    double t0 = api_clock_ms();
+    attn_status st = ATTN_OK;
+    if (r.fit)
+        st = attn_nw_fit(&r.w, history, r.w, r.lr, (size_t)r.epochs, r.data,
+                         x_train, y_train, x_query, y_query, r.n, r.m, r.dv,
+                         &fault);
+    if (st == ATTN_OK)
+        st = attn_nw_predict(pred, weights, x_query, x_train, y_train, r.kernel,
+                             r.w, r.m, r.n, r.dv, &fault);
+    if (st == ATTN_OK && y_query)
+        st = attn_nw_loss(&loss, gaussian ? &grad_w : NULL, x_query, y_query,
+                          x_train, y_train, r.kernel, r.w, r.m, r.n, r.dv,
+                          &fault);
+    call->compute_ms = api_clock_ms() - t0;
+
+    /* 8. answer */
+    int rc = nw_fault(&r, st, &fault, p);
+    if (rc == 0 &&
+        write_answer(&r, &call->out, pred, weights, y_query ? &loss : NULL,
+                     y_query && gaussian ? &grad_w : NULL, history))
+        rc = api_fail(p, API_E_INVALID_VALUE, NULL,
+                      "the result is not finite (a value overflowed a "
+                      "double); scale the inputs down");
+    api_arena_free(&arena);
+    return rc ? -1 : 0;
+}

@@ -1,0 +1,32 @@
+/*
+ * limit.h — the derived-size and work limits (API.md "Limits"): every
+ * tensor a request makes (outputs, weights, parameters) is bounded by
+ * --max-elements, and the estimated scalar operations by --max-work.
+ * Estimates saturate at UINT64_MAX instead of wrapping.
+ */
+#ifndef API_LIMIT_H
+#define API_LIMIT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "problem.h"
+
+/* a·b and a + b, saturating at UINT64_MAX. */
+uint64_t api_work_mul(uint64_t a, uint64_t b);
+uint64_t api_work_add(uint64_t a, uint64_t b);
+
+/* Product of dims[0 … n-1], saturating. */
+uint64_t api_work_prod(const size_t *dims, size_t n);
+
+/* 413 payload_too_large when the derived tensor `what` with shape
+ * dims[0 … n-1] has more than max_elements entries (no pointer: no single
+ * field is at fault). Returns 0 or -1. */
+int api_limit_elements(const char *what, const size_t *dims, size_t n,
+                       size_t max_elements, api_problem *p);
+
+/* 413 payload_too_large when work (estimated multiply-adds) exceeds
+ * max_work. Returns 0 or -1. */
+int api_limit_work(uint64_t work, uint64_t max_work, api_problem *p);
+
+#endif /* API_LIMIT_H */

@@ -1,0 +1,214 @@
+/*
+ * problem.c — RFC 9457 problem details for every error the request layer
+ * answers (see problem.h). The code -> status -> title mapping lives in
+ * the two tables below and nowhere else.
+ */
+#include "problem.h"
+
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const struct {
+    const char *name;
+    int status;
+} error_table[API_E_COUNT] = {
+    [API_E_NONE] = {"internal", 500},
+    [API_E_INVALID_JSON] = {"invalid_json", 400},
+    [API_E_UNAUTHORIZED] = {"unauthorized", 401},
+    [API_E_NOT_FOUND] = {"not_found", 404},
+    [API_E_METHOD_NOT_ALLOWED] = {"method_not_allowed", 405},
+    [API_E_PAYLOAD_TOO_LARGE] = {"payload_too_large", 413},
+    [API_E_UNSUPPORTED_MEDIA_TYPE] = {"unsupported_media_type", 415},
+    [API_E_MISSING_FIELD] = {"missing_field", 422},
+    [API_E_UNKNOWN_FIELD] = {"unknown_field", 422},
+    [API_E_WRONG_TYPE] = {"wrong_type", 422},
+    [API_E_RAGGED_ARRAY] = {"ragged_array", 422},
+    [API_E_SHAPE_MISMATCH] = {"shape_mismatch", 422},
+    [API_E_INVALID_VALUE] = {"invalid_value", 422},
+    [API_E_RATE_LIMITED] = {"rate_limited", 429},
+    [API_E_OVERLOADED] = {"overloaded", 503},
+    [API_E_INTERNAL] = {"internal", 500},
+};
+
+/* RFC 9110 section 15 reason phrases of every status attnd answers. */
+static const struct {
+    int status;
+    const char *title;
+} title_table[] = {
+    {200, "OK"},
+    {204, "No Content"},
+    {400, "Bad Request"},
+    {401, "Unauthorized"},
+    {404, "Not Found"},
+    {405, "Method Not Allowed"},
+    {413, "Content Too Large"},
+    {414, "URI Too Long"},
+    {415, "Unsupported Media Type"},
+    {422, "Unprocessable Content"},
+    {429, "Too Many Requests"},
+    {431, "Request Header Fields Too Large"},
+    {500, "Internal Server Error"},
+    {503, "Service Unavailable"},
+};
+
+const char *api_error_name(api_error code) {
+    if (code <= API_E_NONE || code >= API_E_COUNT)
+        return "internal";
+    return error_table[code].name;
+}
+
+int api_error_status(api_error code) {
+    if (code <= API_E_NONE || code >= API_E_COUNT)
+        return 500;
+    return error_table[code].status;
+}
+
+const char *api_status_title(int status) {
+    for (size_t i = 0; i < sizeof title_table / sizeof title_table[0]; i++)
+        if (title_table[i].status == status)
+            return title_table[i].title;
+    return "Error";
+}
+
+/* When vsnprintf cut the text (wanted >= cap), drop a trailing UTF-8
+ * sequence that the cut left incomplete. */
+static void cut_utf8(char *s, size_t cap, int wanted) {
+    if (wanted < 0 || (size_t)wanted < cap)
+        return;
+    size_t end = cap - 1; /* s[end] is the NUL */
+    size_t k = end;
+    while (k > 0 && ((unsigned char)s[k - 1] & 0xC0) == 0x80)
+        k--;
+    if (k == 0)
+        return;
+    unsigned char lead = (unsigned char)s[k - 1];
+    size_t need = lead >= 0xF0 ? 4 : lead >= 0xE0 ? 3 : lead >= 0xC0 ? 2 : 1;
+    if (k - 1 + need > end)
+        s[k - 1] = '\0';
+}
+
+int api_fail(api_problem *p, api_error code, const char *pointer,
+             const char *fmt, ...) {
+    if (p->code != API_E_NONE)
+        return -1;
+    p->code = code;
+    p->has_pointer = pointer != NULL;
+    p->pointer[0] = '\0';
+    if (pointer) {
+        size_t n = strlen(pointer);
+        if (n >= sizeof p->pointer)
+            n = sizeof p->pointer - 1;
+        memcpy(p->pointer, pointer, n);
+        p->pointer[n] = '\0';
+    }
+    va_list ap;
+    va_start(ap, fmt);
+    int wanted = vsnprintf(p->detail, sizeof p->detail, fmt, ap);
+    va_end(ap);
+    cut_utf8(p->detail, sizeof p->detail, wanted);
+    p->has_expected = 0;
+    p->has_got = 0;
+    return -1;
+}
+
+void api_problem_shapes(api_problem *p, const long long *expected,
+                        size_t expected_rank, const long long *got,
+                        size_t got_rank) {
+    if (expected) {
+        p->has_expected = 1;
+        p->expected_rank =
+            expected_rank > API_SHAPE_MAX ? API_SHAPE_MAX : expected_rank;
+        memcpy(p->expected, expected, p->expected_rank * sizeof *expected);
+    }
+    if (got) {
+        p->has_got = 1;
+        p->got_rank = got_rank > API_SHAPE_MAX ? API_SHAPE_MAX : got_rank;
+        memcpy(p->got, got, p->got_rank * sizeof *got);
+    }
+}
+
+void api_problem_shapes_z(api_problem *p, const long long *expected,
+                          size_t expected_rank, const size_t *got,
+                          size_t got_rank) {
+    long long g[API_SHAPE_MAX];
+    size_t n = got_rank > API_SHAPE_MAX ? API_SHAPE_MAX : got_rank;
+    for (size_t i = 0; i < n; i++)
+        g[i] = got[i] > (size_t)LLONG_MAX ? LLONG_MAX : (long long)got[i];
+    api_problem_shapes(p, expected, expected_rank, got ? g : NULL, n);
+}
+
+void api_problem_from_json_error(api_problem *p, const json_error_t *error) {
+    api_fail(p, API_E_INVALID_JSON, NULL,
+             "the body is not valid JSON: %s (line %d, column %d, byte %d)",
+             error->text, error->line, error->column, error->position);
+}
+
+const char *api_json_kind(const json_t *v) {
+    switch (json_typeof(v)) {
+    case JSON_OBJECT:
+        return "an object";
+    case JSON_ARRAY:
+        return "an array";
+    case JSON_STRING:
+        return "a string";
+    case JSON_INTEGER:
+        return "an integer";
+    case JSON_REAL:
+        return "a number";
+    case JSON_TRUE:
+    case JSON_FALSE:
+        return "a boolean";
+    case JSON_NULL:
+        return "null";
+    }
+    return "a value";
+}
+
+static void write_shape(api_buf *out, const long long *dims, size_t rank) {
+    api_buf_putc(out, '[');
+    for (size_t i = 0; i < rank; i++) {
+        if (i)
+            api_buf_putc(out, ',');
+        api_buf_int(out, dims[i]);
+    }
+    api_buf_putc(out, ']');
+}
+
+void api_problem_write(api_buf *out, const api_problem *p) {
+    int status = api_error_status(p->code);
+    api_buf_puts(out, "{\"type\":\"about:blank\",\"title\":");
+    const char *title = api_status_title(status);
+    api_buf_json_string(out, title, strlen(title));
+    api_buf_puts(out, ",\"status\":");
+    api_buf_int(out, status);
+    api_buf_puts(out, ",\"code\":\"");
+    api_buf_puts(out, api_error_name(p->code));
+    api_buf_putc(out, '"');
+    if (p->has_pointer) {
+        api_buf_puts(out, ",\"pointer\":");
+        api_buf_json_string(out, p->pointer, strlen(p->pointer));
+    }
+    if (p->has_expected) {
+        api_buf_puts(out, ",\"expected\":");
+        write_shape(out, p->expected, p->expected_rank);
+    }
+    if (p->has_got) {
+        api_buf_puts(out, ",\"got\":");
+        write_shape(out, p->got, p->got_rank);
+    }
+    api_buf_puts(out, ",\"detail\":");
+    api_buf_json_string(out, p->detail, strlen(p->detail));
+    api_buf_putc(out, '}');
+}
+
+void api_problem_respond(api_response *res, const api_problem *p) {
+    api_buf out = {0};
+    api_problem_write(&out, p);
+    free(res->body);
+    res->status = api_error_status(p->code);
+    res->content_type = API_CT_PROBLEM;
+    res->body = api_buf_release(&out, &res->body_len);
+}

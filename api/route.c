@@ -1,0 +1,41 @@
+/*
+ * route.c — the route table (see route.h). api/openapi.json lists exactly
+ * these paths; tests/unit/test_api_openapi.c keeps the two in step.
+ */
+#include "route.h"
+
+#include <string.h>
+
+#define GET_ALLOW "GET, HEAD, OPTIONS"
+#define POST_ALLOW "POST, OPTIONS"
+
+static const api_route routes[] = {
+    {"POST", "/attention/dot", api_handle_dot, POST_ALLOW, 1, 1},
+    {"POST", "/attention/additive", api_handle_additive, POST_ALLOW, 1, 1},
+    {"POST", "/regression/nw", api_handle_nw, POST_ALLOW, 1, 1},
+    {"GET", "/regression/nw/dataset", api_handle_dataset, GET_ALLOW, 0, 0},
+    {"GET", "/healthz", api_handle_healthz, GET_ALLOW, 0, 0},
+    {"GET", "/v2/health/live", api_handle_live, GET_ALLOW, 0, 0},
+    {"GET", "/v2/health/ready", api_handle_ready, GET_ALLOW, 0, 0},
+    {"GET", "/version", api_handle_version, GET_ALLOW, 0, 0},
+    {"GET", "/openapi.json", api_handle_openapi, GET_ALLOW, 0, 0},
+};
+
+#define N_ROUTES (sizeof routes / sizeof routes[0])
+
+const api_route *api_route_find(const char *path) {
+    if (!path)
+        return NULL;
+    for (size_t i = 0; i < N_ROUTES; i++)
+        if (!strcmp(routes[i].path, path))
+            return &routes[i];
+    return NULL;
+}
+
+size_t api_route_count(void) {
+    return N_ROUTES;
+}
+
+const api_route *api_route_at(size_t i) {
+    return i < N_ROUTES ? &routes[i] : NULL;
+}

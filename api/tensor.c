@@ -1,0 +1,558 @@
+/*
+ * tensor.c — the tensor codec (see tensor.h): JSON <-> shape + doubles.
+ */
+#include "tensor.h"
+
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "numfmt.h"
+#include "pointer.h"
+#include "suggest.h"
+
+/* ------------------------------------------------------------ helpers */
+
+/* A JSON integer, or a real with no fractional part. */
+static int is_integral(const json_t *v) {
+    if (json_is_integer(v))
+        return 1;
+    if (!json_is_real(v))
+        return 0;
+    double x = json_real_value(v);
+    return isfinite(x) && x == floor(x);
+}
+
+/* "[2, 3, 4]" into s (cap bytes). */
+static const char *shape_text(char *s, size_t cap, const size_t *shape,
+                              size_t rank) {
+    size_t n = 0;
+    s[n++] = '[';
+    for (size_t i = 0; i < rank && n + 24 < cap; i++)
+        n += (size_t)snprintf(s + n, cap - n, "%s%zu", i ? ", " : "", shape[i]);
+    snprintf(s + n, cap - n, "]");
+    return s;
+}
+
+static size_t max_rank(unsigned ranks) {
+    size_t r = 0;
+    for (size_t i = 0; i <= API_SHAPE_MAX; i++)
+        if (ranks & API_RANK(i))
+            r = i;
+    return r;
+}
+
+/* "rank 3 (B, Nq, d) or 2 (Nq, d)" comes from the spec's shapes text. */
+static int rank_error(const api_tensor_spec *spec, const char *pointer,
+                      const size_t *shape, size_t rank, int known,
+                      api_problem *p) {
+    char got[160];
+    long long expected[API_SHAPE_MAX];
+    size_t er = max_rank(spec->ranks);
+    for (size_t i = 0; i < er; i++)
+        expected[i] = -1;
+    if (known)
+        api_fail(p, API_E_SHAPE_MISMATCH, pointer,
+                 "%s must have shape %s; got rank %zu, shape %s", spec->name,
+                 spec->shapes, rank, shape_text(got, sizeof got, shape, rank));
+    else
+        api_fail(p, API_E_SHAPE_MISMATCH, pointer,
+                 "%s must have shape %s; got arrays nested more than %d deep",
+                 spec->name, spec->shapes, API_SHAPE_MAX);
+    api_problem_shapes_z(p, expected, er, known ? shape : NULL, rank);
+    return -1;
+}
+
+/* --------------------------------------------- phase: unknown_field */
+
+int api_tensor_check_keys(const json_t *v, const char *pointer,
+                          api_problem *p) {
+    static const char *const names[] = {"shape", "data"};
+    if (!json_is_object(v))
+        return 0;
+    const char *key;
+    const json_t *value;
+    json_object_foreach((json_t *)v, key, value) {
+        if (!strcmp(key, "shape") || !strcmp(key, "data"))
+            continue;
+        api_pointer ptr;
+        api_pointer_init(&ptr, pointer);
+        api_pointer_push_key(&ptr, key, strlen(key));
+        return api_fail(p, API_E_UNKNOWN_FIELD, ptr.s,
+                        "unknown field `%s` in the tensor %s: a tensor "
+                        "object has only \"shape\" and \"data\"; did you "
+                        "mean `%s`?",
+                        key, pointer, api_suggest(key, strlen(key), names, 2));
+    }
+    return 0;
+}
+
+/* --------------------------------------------- phase: missing_field */
+
+int api_tensor_check_missing(const json_t *v, const char *pointer,
+                             api_problem *p) {
+    static const char *const names[] = {"shape", "data"};
+    if (!json_is_object(v))
+        return 0;
+    for (size_t i = 0; i < 2; i++) {
+        const json_t *m = json_object_get(v, names[i]);
+        if (m && !json_is_null(m))
+            continue;
+        api_pointer ptr;
+        api_pointer_init(&ptr, pointer);
+        api_pointer_push_key(&ptr, names[i], strlen(names[i]));
+        return api_fail(p, API_E_MISSING_FIELD, ptr.s,
+                        "the tensor object at %s needs \"%s\": write "
+                        "{\"shape\": [d0, d1, ...], \"data\": [row-major "
+                        "numbers]} or nested arrays",
+                        pointer, names[i]);
+    }
+    return 0;
+}
+
+/* ------------------------------------------------ phase: wrong_type */
+
+static int entry_type_error(const api_tensor_spec *spec, const json_t *e,
+                            api_pointer *ptr, api_problem *p) {
+    if (json_is_number(e))
+        return api_fail(p, API_E_WRONG_TYPE, ptr->s,
+                        "%s entries must be integers; %s is not", spec->name,
+                        ptr->s);
+    return api_fail(p, API_E_WRONG_TYPE, ptr->s,
+                    "%s entries must be numbers; %s is %s", spec->name, ptr->s,
+                    api_json_kind(e));
+}
+
+/* Every entry of a nested array is a number (integral if asked) or an
+ * array; depth is bounded so hostile nesting costs no stack. */
+static int walk_types(const json_t *a, size_t depth,
+                      const api_tensor_spec *spec, api_pointer *ptr,
+                      api_problem *p) {
+    size_t n = json_array_size(a);
+    for (size_t i = 0; i < n; i++) {
+        const json_t *e = json_array_get(a, i);
+        if (json_is_number(e)) {
+            if (!spec->integral || is_integral(e))
+                continue;
+        } else if (json_is_array(e)) {
+            if (depth >= API_SHAPE_MAX)
+                continue; /* a rank error for api_tensor_decode */
+            size_t mark = api_pointer_push_index(ptr, i);
+            int rc = walk_types(e, depth + 1, spec, ptr, p);
+            api_pointer_pop(ptr, mark);
+            if (rc)
+                return rc;
+            continue;
+        }
+        api_pointer_push_index(ptr, i);
+        return entry_type_error(spec, e, ptr, p);
+    }
+    return 0;
+}
+
+int api_tensor_check_types(const json_t *v, const api_tensor_spec *spec,
+                           const char *pointer, api_problem *p) {
+    api_pointer ptr;
+    api_pointer_init(&ptr, pointer);
+    if (json_is_array(v))
+        return walk_types(v, 1, spec, &ptr, p);
+    if (json_is_number(v) && (spec->ranks & API_RANK(0))) {
+        if (spec->integral && !is_integral(v))
+            return entry_type_error(spec, v, &ptr, p);
+        return 0;
+    }
+    if (!json_is_object(v))
+        return api_fail(p, API_E_WRONG_TYPE, pointer,
+                        "%s must be a tensor %s: nested arrays of numbers or "
+                        "{\"shape\", \"data\"}; got %s",
+                        spec->name, spec->shapes, api_json_kind(v));
+    const json_t *shape = json_object_get(v, "shape");
+    const json_t *data = json_object_get(v, "data");
+    size_t mark = api_pointer_push_key(&ptr, "shape", 5);
+    if (!json_is_array(shape))
+        return api_fail(p, API_E_WRONG_TYPE, ptr.s,
+                        "\"shape\" must be an array of integers; got %s",
+                        api_json_kind(shape));
+    for (size_t i = 0; i < json_array_size(shape); i++) {
+        const json_t *d = json_array_get(shape, i);
+        if (is_integral(d))
+            continue;
+        api_pointer_push_index(&ptr, i);
+        return api_fail(p, API_E_WRONG_TYPE, ptr.s,
+                        "\"shape\" entries must be integers; %s is %s", ptr.s,
+                        json_is_number(d) ? "not" : api_json_kind(d));
+    }
+    api_pointer_pop(&ptr, mark);
+    api_pointer_push_key(&ptr, "data", 4);
+    if (!json_is_array(data))
+        return api_fail(p, API_E_WRONG_TYPE, ptr.s,
+                        "\"data\" must be a flat array of numbers; got %s",
+                        api_json_kind(data));
+    size_t n = json_array_size(data);
+    for (size_t i = 0; i < n; i++) {
+        const json_t *e = json_array_get(data, i);
+        if (json_is_number(e) && (!spec->integral || is_integral(e)))
+            continue;
+        api_pointer_push_index(&ptr, i);
+        if (json_is_array(e))
+            return api_fail(p, API_E_WRONG_TYPE, ptr.s,
+                            "\"data\" is flat (row-major numbers); %s is an "
+                            "array",
+                            ptr.s);
+        return entry_type_error(spec, e, &ptr, p);
+    }
+    return 0;
+}
+
+/* --------------------------------------------- phase: shapes and sizes */
+
+/* Rows must match the first-child shape at every level, in document
+ * order. level < rank; a is the row at ptr. */
+static int walk_ragged(const json_t *a, size_t level, const size_t *shape,
+                       size_t rank, const api_tensor_spec *spec,
+                       api_pointer *ptr, api_problem *p) {
+    size_t n = json_array_size(a);
+    if (n != shape[level])
+        return api_fail(p, API_E_RAGGED_ARRAY, ptr->s,
+                        "%s is ragged: the row at %s has %zu entries but its "
+                        "first sibling has %zu; every row of one level must "
+                        "have the same length",
+                        spec->name, ptr->s, n, shape[level]);
+    int leaf = level + 1 == rank;
+    for (size_t i = 0; i < n; i++) {
+        const json_t *e = json_array_get(a, i);
+        if (leaf && json_is_number(e))
+            continue;
+        size_t mark = api_pointer_push_index(ptr, i);
+        if (leaf || !json_is_array(e)) {
+            if (!json_is_array(e) && !json_is_number(e))
+                return entry_type_error(spec, e, ptr, p);
+            return api_fail(p, API_E_RAGGED_ARRAY, ptr->s,
+                            "%s is ragged: %s is %s where its first sibling "
+                            "is %s",
+                            spec->name, ptr->s, leaf ? "an array" : "a number",
+                            leaf ? "a number" : "an array");
+        }
+        if (walk_ragged(e, level + 1, shape, rank, spec, ptr, p))
+            return -1;
+        api_pointer_pop(ptr, mark);
+    }
+    return 0;
+}
+
+/* Size (2.), zero-dimension (4.) checks shared by both forms; len(data)
+ * (3.) sits between them for the flat form. */
+static int check_size(const api_tensor *t, const api_tensor_spec *spec,
+                      const char *pointer, size_t max_elements, int overflow,
+                      api_problem *p) {
+    char shape[160], count[32];
+    if (!overflow && t->count <= max_elements)
+        return 0;
+    if (overflow)
+        snprintf(count, sizeof count, "more than 2^64");
+    else
+        snprintf(count, sizeof count, "%zu", t->count);
+    return api_fail(p, API_E_PAYLOAD_TOO_LARGE, pointer,
+                    "%s declares %s elements (shape %s); the limit is %zu "
+                    "per tensor (--max-elements)",
+                    spec->name, count,
+                    shape_text(shape, sizeof shape, t->shape, t->rank),
+                    max_elements);
+}
+
+static int check_zero(const api_tensor *t, const api_tensor_spec *spec,
+                      const char *pointer, api_problem *p) {
+    char shape[160];
+    for (size_t i = 0; i < t->rank; i++)
+        if (t->shape[i] == 0)
+            return api_fail(p, API_E_INVALID_VALUE, pointer,
+                            "%s has shape %s: every dimension must be at "
+                            "least 1",
+                            spec->name,
+                            shape_text(shape, sizeof shape, t->shape, t->rank));
+    return 0;
+}
+
+/* count = product of the shape; returns 1 on 64-bit overflow. */
+static int shape_count(api_tensor *t) {
+    size_t c = 1;
+    int zero = 0;
+    for (size_t i = 0; i < t->rank; i++)
+        if (t->shape[i] == 0)
+            zero = 1;
+    for (size_t i = 0; i < t->rank; i++) {
+        if (zero) {
+            c = 0;
+            break;
+        }
+        if (t->shape[i] && c > SIZE_MAX / t->shape[i])
+            return 1;
+        c *= t->shape[i];
+    }
+    t->count = c;
+    return 0;
+}
+
+static int decode_nested(api_tensor *t, const json_t *v,
+                         const api_tensor_spec *spec, const char *pointer,
+                         size_t max_elements, api_problem *p) {
+    const json_t *x = v;
+    int empty = 0;
+    t->rank = 0;
+    while (json_is_array(x)) {
+        if (t->rank == API_SHAPE_MAX)
+            return rank_error(spec, pointer, t->shape, t->rank, 0, p);
+        size_t n = json_array_size(x);
+        t->shape[t->rank++] = n;
+        if (n == 0) {
+            empty = 1;
+            break;
+        }
+        x = json_array_get(x, 0);
+    }
+    if (!empty && !json_is_number(x)) {
+        api_pointer ptr;
+        api_pointer_init(&ptr, pointer);
+        for (size_t i = 0; i < t->rank; i++)
+            api_pointer_push_index(&ptr, 0);
+        return entry_type_error(spec, x, &ptr, p);
+    }
+    /* An empty row hides the rank: accept it when some allowed rank is at
+     * least as deep, so [] reaches the zero-dimension check. */
+    unsigned deeper = spec->ranks & ~(API_RANK(t->rank) - 1u);
+    if (empty ? deeper == 0 : !(spec->ranks & API_RANK(t->rank)))
+        return rank_error(spec, pointer, t->shape, t->rank, 1, p);
+    if (t->rank > 0) {
+        api_pointer ptr;
+        api_pointer_init(&ptr, pointer);
+        if (walk_ragged(v, 0, t->shape, t->rank, spec, &ptr, p))
+            return -1;
+    }
+    int overflow = shape_count(t);
+    if (check_size(t, spec, pointer, max_elements, overflow, p) ||
+        check_zero(t, spec, pointer, p))
+        return -1;
+    t->src = v;
+    t->flat = 0;
+    return 0;
+}
+
+static int decode_flat(api_tensor *t, const json_t *v,
+                       const api_tensor_spec *spec, const char *pointer,
+                       size_t max_elements, api_problem *p) {
+    const json_t *shape = json_object_get(v, "shape");
+    const json_t *data = json_object_get(v, "data");
+    if (!json_is_array(shape) || !json_is_array(data))
+        return api_fail(p, API_E_WRONG_TYPE, pointer,
+                        "%s needs \"shape\" and \"data\" arrays", spec->name);
+    size_t rank = json_array_size(shape);
+    if (rank > API_SHAPE_MAX)
+        return rank_error(spec, pointer, t->shape, rank, 0, p);
+    int overflow = 0;
+    t->rank = rank;
+    for (size_t i = 0; i < rank; i++) {
+        const json_t *d = json_array_get(shape, i);
+        double x = json_number_value(d);
+        if (!json_is_number(d) ||
+            (json_is_integer(d) ? json_integer_value(d) < 0 : x < 0)) {
+            api_pointer ptr;
+            api_pointer_init(&ptr, pointer);
+            api_pointer_push_key(&ptr, "shape", 5);
+            api_pointer_push_index(&ptr, i);
+            return api_fail(p, API_E_INVALID_VALUE, ptr.s,
+                            "dimensions are counts: %s must be at least 0 "
+                            "(and the whole shape at least 1)",
+                            ptr.s);
+        }
+        if (json_is_integer(d))
+            t->shape[i] = (size_t)json_integer_value(d);
+        else if (x >= 18446744073709551616.0)
+            overflow = 1, t->shape[i] = SIZE_MAX;
+        else
+            t->shape[i] = (size_t)x;
+    }
+    if (!(spec->ranks & API_RANK(rank)))
+        return rank_error(spec, pointer, t->shape, rank, 1, p);
+    overflow |= shape_count(t);
+    if (check_size(t, spec, pointer, max_elements, overflow, p))
+        return -1;
+    size_t n = json_array_size(data);
+    if (n != t->count) {
+        api_pointer ptr;
+        api_pointer_init(&ptr, pointer);
+        api_pointer_push_key(&ptr, "data", 4);
+        char text[160];
+        api_fail(p, API_E_SHAPE_MISMATCH, ptr.s,
+                 "%s has shape %s, so \"data\" needs %zu numbers; it has %zu",
+                 spec->name, shape_text(text, sizeof text, t->shape, rank),
+                 t->count, n);
+        long long e = (long long)t->count, g = (long long)n;
+        api_problem_shapes(p, &e, 1, &g, 1);
+        return -1;
+    }
+    if (check_zero(t, spec, pointer, p))
+        return -1;
+    t->src = data;
+    t->flat = 1;
+    return 0;
+}
+
+int api_tensor_decode(api_tensor *t, const json_t *v,
+                      const api_tensor_spec *spec, const char *pointer,
+                      size_t max_elements, api_problem *p) {
+    memset(t, 0, sizeof *t);
+    if (json_is_object(v))
+        return decode_flat(t, v, spec, pointer, max_elements, p);
+    if (json_is_array(v) || json_is_number(v))
+        return decode_nested(t, v, spec, pointer, max_elements, p);
+    return api_fail(p, API_E_WRONG_TYPE, pointer,
+                    "%s must be a tensor %s; got %s", spec->name, spec->shapes,
+                    api_json_kind(v));
+}
+
+/* ------------------------------------------------------------ reading */
+
+static double *fill(double *dst, const json_t *v, size_t level, size_t rank) {
+    if (level == rank) {
+        *dst = json_number_value(v);
+        return dst + 1;
+    }
+    size_t n = json_array_size(v);
+    if (level + 1 == rank) {
+        for (size_t i = 0; i < n; i++)
+            dst[i] = json_number_value(json_array_get(v, i));
+        return dst + n;
+    }
+    for (size_t i = 0; i < n; i++)
+        dst = fill(dst, json_array_get(v, i), level + 1, rank);
+    return dst;
+}
+
+void api_tensor_read(double *dst, const api_tensor *t) {
+    if (t->flat)
+        fill(dst, t->src, 0, 1);
+    else
+        fill(dst, t->src, 0, t->rank);
+}
+
+void api_tensor_entry_pointer(api_pointer *ptr, const char *base,
+                              const api_tensor *t, size_t index) {
+    api_pointer_init(ptr, base);
+    if (t->flat) {
+        api_pointer_push_key(ptr, "data", 4);
+        api_pointer_push_index(ptr, index);
+        return;
+    }
+    size_t idx[API_SHAPE_MAX];
+    for (size_t i = t->rank; i-- > 0;) {
+        idx[i] = t->shape[i] ? index % t->shape[i] : 0;
+        index = t->shape[i] ? index / t->shape[i] : 0;
+    }
+    for (size_t i = 0; i < t->rank; i++)
+        api_pointer_push_index(ptr, idx[i]);
+}
+
+/* ------------------------------------------------------------ writing */
+
+int api_tensor_format_read(api_tensor_format *fmt, const json_t *obj,
+                           api_problem *p) {
+    fmt->flat = 0;
+    fmt->precision = 0;
+    const json_t *tf = json_object_get(obj, "tensor_format");
+    if (json_is_string(tf)) {
+        const char *s = json_string_value(tf);
+        if (!strcmp(s, "flat"))
+            fmt->flat = 1;
+        else if (strcmp(s, "nested") != 0)
+            return api_fail(p, API_E_INVALID_VALUE, "/tensor_format",
+                            "tensor_format is \"nested\" (default) or "
+                            "\"flat\" ({\"shape\", \"data\"} objects)");
+    }
+    const json_t *pr = json_object_get(obj, "precision");
+    if (json_is_number(pr)) {
+        double x = json_number_value(pr);
+        if (!(x >= 1 && x <= 17))
+            return api_fail(p, API_E_INVALID_VALUE, "/precision",
+                            "precision is a number of significant digits, "
+                            "1 … 17 (leave it out for the shortest exact "
+                            "form)");
+        fmt->precision = (int)x;
+    }
+    return 0;
+}
+
+enum { CHUNK = 4096 };
+
+/* n numbers separated by commas (no brackets). */
+static int put_numbers(api_buf *out, const double *x, size_t n, int precision,
+                       int nan_as_null) {
+    for (size_t start = 0; start < n; start += CHUNK) {
+        size_t end = n - start > CHUNK ? start + CHUNK : n;
+        if (api_buf_reserve(out, (end - start) * (API_NUM_MAX + 1)) != 0)
+            return 0; /* out->failed tells the caller */
+        char *w = out->data + out->len;
+        for (size_t i = start; i < end; i++) {
+            if (i)
+                *w++ = ',';
+            double v = x[i];
+            if (!isfinite(v)) {
+                if (nan_as_null && isnan(v)) {
+                    memcpy(w, "null", 4);
+                    w += 4;
+                    continue;
+                }
+                out->len = (size_t)(w - out->data);
+                out->data[out->len] = '\0';
+                return -1;
+            }
+            w += api_num_format(w, v, precision);
+        }
+        out->len = (size_t)(w - out->data);
+        out->data[out->len] = '\0';
+    }
+    return 0;
+}
+
+static int put_nested(api_buf *out, const double **x, const size_t *shape,
+                      size_t rank, int precision, int nan_as_null) {
+    api_buf_putc(out, '[');
+    if (rank == 1) {
+        if (put_numbers(out, *x, shape[0], precision, nan_as_null))
+            return -1;
+        *x += shape[0];
+    } else {
+        for (size_t i = 0; i < shape[0]; i++) {
+            if (i)
+                api_buf_putc(out, ',');
+            if (put_nested(out, x, shape + 1, rank - 1, precision, nan_as_null))
+                return -1;
+        }
+    }
+    api_buf_putc(out, ']');
+    return 0;
+}
+
+int api_tensor_encode(api_buf *out, const double *data, const size_t *shape,
+                      size_t rank, const api_tensor_format *fmt,
+                      int nan_as_null) {
+    size_t count = 1;
+    for (size_t i = 0; i < rank; i++)
+        count *= shape[i];
+    if (fmt->flat) {
+        api_buf_puts(out, "{\"shape\":[");
+        for (size_t i = 0; i < rank; i++) {
+            if (i)
+                api_buf_putc(out, ',');
+            api_buf_uint(out, shape[i]);
+        }
+        api_buf_puts(out, "],\"data\":[");
+        if (put_numbers(out, data, count, fmt->precision, nan_as_null))
+            return -1;
+        api_buf_puts(out, "]}");
+        return 0;
+    }
+    if (rank == 0)
+        return put_numbers(out, data, 1, fmt->precision, nan_as_null);
+    return put_nested(out, &data, shape, rank, fmt->precision, nan_as_null);
+}

@@ -1,0 +1,121 @@
+/*
+ * tensor.h — THE tensor codec: the only code that turns JSON numbers of a
+ * tensor into doubles and doubles back into JSON text. Handlers see shapes
+ * and double buffers only, so a faster parser or printer can replace this
+ * file without touching them.
+ *
+ * Two wire forms, either one per field (API.md "Tensors"):
+ *   nested arrays     [[1, 2], [3, 4]]                    shape (2, 2)
+ *   flat object       {"shape": [2, 2], "data": [1, 2, 3, 4]}  (KServe v2)
+ * Data is row-major, outermost axis first. A bare number is a rank-0
+ * tensor where the field allows one (an unbatched scalar valid_lens).
+ *
+ * Checks come in the contract's phases, one function per phase, so a
+ * request validator can run a phase over every field before the next:
+ *   api_tensor_check_keys    unknown_field  (keys of the flat object)
+ *   api_tensor_check_missing missing_field  ("shape" or "data" absent/null)
+ *   api_tensor_check_types   wrong_type     (non-number entries, ...)
+ *   api_tensor_decode        rank and ragged_array, declared size over
+ *                            max_elements (413), len(data) != prod(shape)
+ *                            (shape_mismatch), a zero dimension
+ *                            (invalid_value) — nothing is allocated
+ *   api_tensor_read          copy the numbers into the caller's buffer
+ */
+#ifndef API_TENSOR_H
+#define API_TENSOR_H
+
+#include <jansson.h>
+#include <stddef.h>
+
+#include "buf.h"
+#include "problem.h"
+
+/* What a request field accepts. */
+typedef struct {
+    const char *name;   /* field name for details: "queries" */
+    unsigned ranks;     /* bit r set: rank r is allowed (API_RANK(3) | ...) */
+    int integral;       /* 1: entries must be integers or integral reals */
+    const char *shapes; /* shape names for details: "(B, Nq, d) or (Nq, d)" */
+} api_tensor_spec;
+
+#define API_RANK(r) (1u << (r))
+
+/* A decoded (validated) tensor: its shape and where its numbers are. */
+typedef struct {
+    size_t rank;
+    size_t shape[API_SHAPE_MAX];
+    size_t count;      /* product of shape (1 for rank 0), <= max_elements */
+    const json_t *src; /* borrowed: the nested value, or the flat "data" */
+    int flat;          /* 1: src is a flat array of count numbers */
+} api_tensor;
+
+/* unknown_field for a key of the flat object other than "shape" and
+ * "data" (pointer at that key, closest name in the detail). v may be any
+ * JSON value; only objects are looked at. Returns 0 or -1 (p set). */
+int api_tensor_check_keys(const json_t *v, const char *pointer, api_problem *p);
+
+/* missing_field when v is an object without "shape" or "data" (null counts
+ * as absent). Returns 0 or -1 (p set). */
+int api_tensor_check_missing(const json_t *v, const char *pointer,
+                             api_problem *p);
+
+/* wrong_type for: a value that is neither array, object nor (when rank 0
+ * is allowed) number; an entry that is not a number or a nested array
+ * (pointer at the entry); a non-integral entry when spec->integral; a flat
+ * "shape" that is not an array of integers or a "data" that is not an
+ * array of numbers. Nesting deeper than API_SHAPE_MAX is left to
+ * api_tensor_decode (a rank error). Returns 0 or -1 (p set). */
+int api_tensor_check_types(const json_t *v, const api_tensor_spec *spec,
+                           const char *pointer, api_problem *p);
+
+/* Shape checks in the contract's order, allocating nothing:
+ *  1. rank not in spec->ranks -> shape_mismatch at pointer (expected: -1
+ *     per dimension of the largest allowed rank; got: the shape); nested
+ *     rows of different lengths or depths -> ragged_array at the first row
+ *     (document order) whose length differs from its first sibling's; a
+ *     negative flat dimension -> invalid_value at pointer/shape/i;
+ *  2. declared size (64-bit overflow included) over max_elements -> 413
+ *     payload_too_large at pointer;
+ *  3. flat len(data) != prod(shape) -> shape_mismatch at pointer/data
+ *     (expected [prod], got [len]);
+ *  4. a zero dimension or [] -> invalid_value at pointer.
+ * Expects api_tensor_check_types to have passed (re-checks what it needs
+ * for memory safety). Fills t and returns 0, or returns -1 (p set). */
+int api_tensor_decode(api_tensor *t, const json_t *v,
+                      const api_tensor_spec *spec, const char *pointer,
+                      size_t max_elements, api_problem *p);
+
+/* Copy t->count numbers, row-major, into dst (the caller's buffer of at
+ * least t->count doubles). JSON integers are converted to the nearest
+ * double. */
+void api_tensor_read(double *dst, const api_tensor *t);
+
+/* The RFC 6901 pointer of entry `index` (row-major flat index) of t as the
+ * request wrote it: base/data/index for the flat form, base/i0/i1/... for
+ * nested arrays, base itself for a rank-0 value. */
+void api_tensor_entry_pointer(api_pointer *ptr, const char *base,
+                              const api_tensor *t, size_t index);
+
+/* How response tensors and numbers are printed (API.md "Responses"). */
+typedef struct {
+    int flat;      /* 1: {"shape": [...], "data": [...]}; 0: nested arrays */
+    int precision; /* 0: shortest round trip; 1 … 17 significant digits */
+} api_tensor_format;
+
+/* Read the request's "tensor_format" ("nested" default, or "flat") and
+ * "precision" (integer 1 … 17, absent = shortest) from obj; null = absent.
+ * Types are assumed checked; out-of-range values -> invalid_value at
+ * /tensor_format or /precision. Returns 0 or -1 (p set). */
+int api_tensor_format_read(api_tensor_format *fmt, const json_t *obj,
+                           api_problem *p);
+
+/* Write the tensor data (shape (shape[0], …, shape[rank-1]), row-major) to
+ * out in fmt's form; rank 0 writes one number. nan_as_null: a NaN entry
+ * prints as null (masked scores); otherwise, and for ±inf always, a
+ * non-finite entry stops the writing and returns -1 (out is then partial
+ * and must be discarded). Returns 0 on success. */
+int api_tensor_encode(api_buf *out, const double *data, const size_t *shape,
+                      size_t rank, const api_tensor_format *fmt,
+                      int nan_as_null);
+
+#endif /* API_TENSOR_H */
