@@ -373,6 +373,112 @@ attn_status attn_nw_bandwidth(double *h, double *w, const double *x_train,
                               const double *y_train, attn_kernel kernel,
                               attn_nw_bw_rule rule, size_t n, size_t dv);
 
+/* ------------------------------------------- backward passes (gradients) */
+
+/* Shared by every *_backward function below:
+ *   - inputs are the forward pass's inputs and mask unchanged, its weights
+ *     (not recomputed, not checked) and grad_out = dL/dout (the output's
+ *     shape); each gradient output grad_X = dL/dX has X's shape and is
+ *     overwritten (not accumulated into);
+ *   - masked keys contribute zero; a fully masked row is a constant: no
+ *     gradient reaches its scores, and its values receive 0 under
+ *     ATTN_FULLY_MASKED_ZERO or 1/Nk of the row's grad_out under
+ *     ATTN_FULLY_MASKED_UNIFORM;
+ *   - errors: ATTN_E_INVALID_ARG (NULL buffer, zero size, as the forward);
+ *     ATTN_E_OVERFLOW (a size product, or a dimension, including B·Nq and
+ *     B·Nk, beyond BLAS's int); ATTN_E_NOMEM; ATTN_E_VALID_LEN
+ *     (fault->index into valid_lens); ATTN_E_FULLY_MASKED under
+ *     ATTN_FULLY_MASKED_ERROR (fault->index = b·Nq + i, fault->by_causal),
+ *     all found before any work; ATTN_E_NONFINITE when a gradient
+ *     overflows: fault->index = flat offset of the first non-finite value
+ *     in the gradients laid end to end in argument order (bias gradients
+ *     that are not computed count for nothing). */
+
+/* Masked softmax backward (d2l 11.3.1): for each row with visible keys
+ * 0 ... len-1, grad_scores = weights ⊙ (grad_weights − Σ_j grad_weights ⊙
+ * weights); masked keys and fully masked rows get exactly 0.
+ *   grad_weights, weights: (B, Nq, Nk) -> grad_scores: (B, Nq, Nk);
+ *   grad_scores may alias grad_weights. */
+attn_status
+attn_softmax_masked_backward(double *grad_scores, const double *grad_weights,
+                             const double *weights, const attn_mask *mask,
+                             size_t B, size_t Nq, size_t Nk, attn_fault *fault);
+
+/* Scratch bytes attn_dot_backward allocates: one example's dL/dS,
+ * 8·Nq·Nk; ATTN_E_INVALID_ARG (NULL, zero size), ATTN_E_OVERFLOW. */
+attn_status attn_dot_backward_workspace(size_t *bytes, size_t Nq, size_t Nk);
+
+/* Gradients of attn_dot_forward (d2l 11.3.2), per example:
+ *   grad_v = Wᵀ dO,  dS = softmax_backward(dO Vᵀ),
+ *   grad_q = scale · dS K,  grad_k = scale · dSᵀ Q   (four cblas_dgemm).
+ *   grad_out: (B, Nq, dv)  weights: (B, Nq, Nk)  q: (B, Nq, d)
+ *   k: (B, Nk, d)  v: (B, Nk, dv)
+ *   -> grad_q: (B, Nq, d), grad_k: (B, Nk, d), grad_v: (B, Nk, dv).
+ * scale: the forward's, finite > 0. Errors: as above. */
+attn_status attn_dot_backward(double *grad_q, double *grad_k, double *grad_v,
+                              const double *grad_out, const double *weights,
+                              const double *q, const double *k, const double *v,
+                              const attn_mask *mask, double scale, size_t B,
+                              size_t Nq, size_t Nk, size_t d, size_t dv,
+                              attn_fault *fault);
+
+/* Scratch bytes attn_additive_backward allocates: projected queries and
+ * keys and their gradients, 16·B·(Nq + Nk)·h, plus one example's dL/dS,
+ * 8·Nq·Nk; never (B, Nq, Nk, h). ATTN_E_INVALID_ARG, ATTN_E_OVERFLOW. */
+attn_status attn_additive_backward_workspace(size_t *bytes, size_t B, size_t Nq,
+                                             size_t Nk, size_t h);
+
+/* Gradients of attn_additive_forward (d2l 11.3.3; Bahdanau et al. 2014):
+ * with t = tanh(W_q q_i + W_k k_j) per pair and dS = softmax_backward(dO
+ * Vᵀ), grad_w_v = Σ dS_ij t, and dS_ij w_v ⊙ (1 − t²) summed into the
+ * projected queries' and keys' gradients, which go back through W_q, W_k
+ * by cblas_dgemm.
+ *   grad_out: (B, Nq, dv)  weights: (B, Nq, Nk)  q: (B, Nq, dq)
+ *   k: (B, Nk, dk)  v: (B, Nk, dv)  W_q: (h, dq)  W_k: (h, dk)  w_v: (h)
+ *   -> grad_q, grad_k, grad_v, grad_W_q, grad_W_k, grad_w_v of the same
+ *      shapes. Errors: as above. */
+attn_status attn_additive_backward(
+    double *grad_q, double *grad_k, double *grad_v, double *grad_W_q,
+    double *grad_W_k, double *grad_w_v, const double *grad_out,
+    const double *weights, const double *q, const double *k, const double *v,
+    const double *W_q, const double *W_k, const double *w_v,
+    const attn_mask *mask, size_t B, size_t Nq, size_t Nk, size_t dq, size_t dk,
+    size_t dv, size_t h, attn_fault *fault);
+
+/* Gradients of the multi-head parameters, shaped as attn_multihead_params:
+ *   W_q: (h, dq)  W_k: (h, dk)  W_v: (h, dv)  W_o: (d_out, h)
+ *   b_q, b_k, b_v: (h)  b_o: (d_out) — each bias gradient is written only
+ *   when that bias is given (then it must not be NULL), else ignored. */
+typedef struct {
+    double *W_q, *W_k, *W_v, *W_o;
+    double *b_q, *b_k, *b_v, *b_o;
+} attn_multihead_grads;
+
+/* Scratch bytes attn_multihead_backward allocates: the projections and
+ * their gradients, 16·B·(Nq + 2·Nk)·h, plus one head's dL/dS, 8·Nq·Nk;
+ * never (B, H, Nq, Nk). ATTN_E_INVALID_ARG, ATTN_E_OVERFLOW. */
+attn_status attn_multihead_backward_workspace(size_t *bytes, size_t B,
+                                              size_t Nq, size_t Nk, size_t h);
+
+/* Gradients of attn_multihead_forward (d2l 11.5; PyTorch
+ * nn.MultiheadAttention): projections recomputed, then back through the
+ * output projection, each head's scaled dot-product attention (scale
+ * 1/sqrt(h/H)) and the input projections, all by cblas_dgemm.
+ *   grad_out: (B, Nq, d_out)  weights: (B, H, Nq, Nk)  q: (B, Nq, dq)
+ *   k: (B, Nk, dk)  v: (B, Nk, dv)  params: as the forward's
+ *   -> grad_q, grad_k, grad_v of the inputs' shapes, *grad_params.
+ * For self-attention (k or v the same buffer as q) the caller adds the
+ * gradients of the shared tensor. Errors: as above; also
+ * ATTN_E_INVALID_ARG when H does not divide h or a bias is given without
+ * its gradient buffer. */
+attn_status attn_multihead_backward(
+    double *grad_q, double *grad_k, double *grad_v,
+    const attn_multihead_grads *grad_params, const double *grad_out,
+    const double *weights, const double *q, const double *k, const double *v,
+    const attn_multihead_params *params, const attn_mask *mask, size_t B,
+    size_t Nq, size_t Nk, size_t dq, size_t dk, size_t dv, size_t h, size_t H,
+    size_t d_out, attn_fault *fault);
+
 #ifdef __cplusplus
 }
 #endif
