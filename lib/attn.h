@@ -342,11 +342,15 @@ typedef enum {
  *   sse = Σᵢ Σ_c (y[i, c] − ŷ₋ᵢ(xᵢ)[c])², ŷ₋ᵢ the NW prediction at xᵢ from
  *   the other n − 1 pairs with kernel argument (xᵢ − xⱼ)·w.
  *   x_train: (n)  y_train: (n, dv)  -> *sse.
- * The Gaussian is shifted by the nearest other point, so its mass is never 0.
+ * The Gaussian is shifted by the nearest other point, so its mass is never
+ * 0; its weights below e^-64 of the nearest one's are dropped. Works on a
+ * sorted copy of the pairs (allocated, n·(dv + 4) doubles) and visits only
+ * the neighbours with a non-zero weight.
  * Errors: ATTN_E_INVALID_ARG (NULL, zero size, h not finite > 0, unknown
- * kernel); ATTN_E_OVERFLOW; ATTN_E_TOO_FEW (n < 2); ATTN_E_ZERO_MASS (a
- * compact kernel leaves xᵢ no other point: fault->index = i; fault may be
- * NULL); ATTN_E_NONFINITE (1/h or the sum overflows). */
+ * kernel); ATTN_E_OVERFLOW; ATTN_E_NOMEM; ATTN_E_TOO_FEW (n < 2);
+ * ATTN_E_ZERO_MASS (a compact kernel leaves xᵢ no other point:
+ * fault->index = i; fault may be NULL); ATTN_E_NONFINITE (1/h or the sum
+ * overflows). */
 attn_status attn_nw_loo_sse(double *sse, const double *x_train,
                             const double *y_train, attn_kernel kernel, double h,
                             size_t n, size_t dv, attn_fault *fault);
@@ -364,7 +368,9 @@ attn_status attn_nw_loo_sse(double *sse, const double *x_train,
  * bracket is within 1e-6 of its midpoint; the best h evaluated is returned.
  * An h at which a compact kernel leaves some xᵢ with zero mass is never
  * chosen (the largest candidate always covers every point). Costs about
- * 230 LOO evaluations of n²·dv kernel terms.
+ * 230 LOO evaluations of up to n² kernel terms (an exp each for the
+ * Gaussian): n = 1000 takes about 1 s for the Gaussian, 0.3 s for the
+ * compact kernels on one core.
  * Errors: ATTN_E_INVALID_ARG (NULL, n == 0, non-finite x, unknown kernel or
  * rule; for CV: y_train NULL, dv == 0, kernel CONSTANT); ATTN_E_OVERFLOW;
  * ATTN_E_NOMEM; ATTN_E_TOO_FEW (fewer than 2 distinct x); ATTN_E_NONFINITE

@@ -14,27 +14,7 @@
 #define CV_GRID_LO_DIV 20.0  /* lowest candidate: smallest positive gap / 20 */
 #define CV_GRID_HI_MUL 100.0 /* highest candidate: 100 · range */
 #define CV_REL_TOL 1e-6      /* golden-section stop: bracket / midpoint */
-
-static int cmp_double(const void *a, const void *b) {
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-/* K(u) for the compact and constant kernels (the Gaussian is handled in
- * shifted form by the caller). */
-static double kernel_compact(attn_kernel kernel, double u) {
-    double a = fabs(u);
-    switch (kernel) {
-    case ATTN_KERNEL_BOXCAR:
-        return a < 1.0 ? 1.0 : 0.0;
-    case ATTN_KERNEL_EPANECHNIKOV:
-        return a < 1.0 ? 1.0 - u * u : 0.0;
-    case ATTN_KERNEL_TRIANGULAR:
-        return a < 1.0 ? 1.0 - a : 0.0;
-    default:
-        return 1.0;
-    }
-}
+#define GAUSS_CUTOFF 64.0    /* Gaussian weights below e^-64 are 0 */
 
 static int kernel_known(attn_kernel kernel) {
     switch (kernel) {
@@ -48,14 +28,167 @@ static int kernel_known(attn_kernel kernel) {
     return 0;
 }
 
+/* K(u); the Gaussian as exp(-(u² - shift)/2), see loo_sorted. Its
+ * weights below e^-64 ≈ 1.6e-28 count as 0: beside the nearest point's
+ * weight 1 they move ŷ by less than 1.6e-28·n·max|yⱼ − ŷ|, and dropping
+ * them lets each point stop after the neighbours within about 11.3·h. */
+static double kernel_at(attn_kernel kernel, double u, double shift) {
+    double a = fabs(u);
+    switch (kernel) {
+    case ATTN_KERNEL_GAUSSIAN: {
+        double e = (u * u - shift) / 2.0;
+        return e < GAUSS_CUTOFF ? exp(-e) : 0.0;
+    }
+    case ATTN_KERNEL_BOXCAR:
+        return a < 1.0 ? 1.0 : 0.0;
+    case ATTN_KERNEL_EPANECHNIKOV:
+        return a < 1.0 ? 1.0 - u * u : 0.0;
+    case ATTN_KERNEL_TRIANGULAR:
+        return a < 1.0 ? 1.0 - a : 0.0;
+    case ATTN_KERNEL_CONSTANT:
+        break;
+    }
+    return 1.0;
+}
+
+/* The training pairs sorted by x (ties by original index), in one block
+ * after the sort keys: xs: (n)  ys: (n, dv)  pred: (dv) scratch
+ * orig: (n) original index of each. */
+typedef struct {
+    double *xs, *ys, *pred;
+    size_t *orig;
+    void *block;
+} sorted_pairs;
+
+typedef struct {
+    double x;
+    size_t i;
+} keyed;
+
+static int cmp_double(const void *pa, const void *pb) {
+    double a = *(const double *)pa, b = *(const double *)pb;
+    return (a > b) - (a < b);
+}
+
+static int cmp_keyed(const void *pa, const void *pb) {
+    const keyed *a = pa, *b = pb;
+    if (a->x != b->x)
+        return a->x < b->x ? -1 : 1;
+    return (a->i > b->i) - (a->i < b->i);
+}
+
+/* Fills sp; ATTN_E_OVERFLOW or ATTN_E_NOMEM. Free sp->block. */
+static attn_status sort_pairs(sorted_pairs *sp, const double *x,
+                              const double *y, size_t n, size_t dv) {
+    /* keyed (n), then doubles xs (n), ys (n·dv), pred (dv), then orig (n) */
+    size_t elems, bytes, tail;
+    if (attn_size_mul(&elems, n, dv) != ATTN_OK ||
+        attn_size_add(&elems, elems, n) != ATTN_OK ||
+        attn_size_add(&elems, elems, dv) != ATTN_OK ||
+        attn_size_mul(&elems, elems, sizeof(double)) != ATTN_OK ||
+        attn_size_mul(&bytes, n, sizeof(keyed)) != ATTN_OK ||
+        attn_size_mul(&tail, n, sizeof(size_t)) != ATTN_OK ||
+        attn_size_add(&bytes, bytes, elems) != ATTN_OK ||
+        attn_size_add(&bytes, bytes, tail) != ATTN_OK)
+        return ATTN_E_OVERFLOW;
+    keyed *k = malloc(bytes);
+    if (!k)
+        return ATTN_E_NOMEM;
+    for (size_t i = 0; i < n; i++) {
+        k[i].x = x[i];
+        k[i].i = i;
+    }
+    qsort(k, n, sizeof *k, cmp_keyed);
+    sp->block = k;
+    sp->xs = (double *)(k + n);
+    sp->ys = sp->xs + n;
+    sp->pred = sp->ys + n * dv;
+    sp->orig = (size_t *)(sp->pred + dv);
+    for (size_t i = 0; i < n; i++) {
+        size_t from = k[i].i;
+        sp->xs[i] = k[i].x;
+        memcpy(sp->ys + i * dv, y + from * dv, dv * sizeof(double));
+        sp->orig[i] = from;
+    }
+    return ATTN_OK;
+}
+
+/* Adds point j's weight for query point i to *mass and sp->pred; returns
+ * 0 when the weight is 0 (then every point further away has 0 too). */
+static int add_neighbour(const sorted_pairs *sp, attn_kernel kernel, double w,
+                         double shift, size_t i, size_t j, size_t dv,
+                         double *mass) {
+    double kj = kernel_at(kernel, (sp->xs[i] - sp->xs[j]) * w, shift);
+    if (kj == 0.0)
+        return 0;
+    *mass += kj;
+    const double *yj = sp->ys + j * dv;
+    for (size_t c = 0; c < dv; c++)
+        sp->pred[c] += kj * yj[c];
+    return 1;
+}
+
+/* Leave-one-out squared error on sorted pairs (see attn_nw_loo_sse). A
+ * kernel weight only falls with the distance, so each point walks outwards
+ * from itself and stops at the first zero weight: small h visits few
+ * neighbours. */
+static attn_status loo_sorted(double *sse, const sorted_pairs *sp,
+                              attn_kernel kernel, double w, size_t n, size_t dv,
+                              attn_fault *fault) {
+    double total = 0.0;
+    for (size_t i = 0; i < n; i++) {
+        /* 1. The Gaussian's weights are exp(-(u_j² - min u²)/2): the
+         *    nearest other point (a sorted neighbour) has weight 1, so the
+         *    mass never underflows to 0 however small h is. */
+        double shift = 0.0;
+        if (kernel == ATTN_KERNEL_GAUSSIAN) {
+            double left = i > 0 ? (sp->xs[i] - sp->xs[i - 1]) * w : INFINITY;
+            double right =
+                i + 1 < n ? (sp->xs[i + 1] - sp->xs[i]) * w : INFINITY;
+            shift = left < right ? left * left : right * right;
+        }
+        /* 2. ŷ₋ᵢ = Σ_{j≠i} K_j y_j / Σ_{j≠i} K_j, nearest first */
+        double mass = 0.0;
+        for (size_t c = 0; c < dv; c++)
+            sp->pred[c] = 0.0;
+        for (size_t j = i; j-- > 0;) {
+            if (!add_neighbour(sp, kernel, w, shift, i, j, dv, &mass))
+                break;
+        }
+        for (size_t j = i + 1; j < n; j++) {
+            if (!add_neighbour(sp, kernel, w, shift, i, j, dv, &mass))
+                break;
+        }
+        if (!(mass > 0.0)) {
+            if (fault)
+                fault->index = sp->orig[i];
+            return ATTN_E_ZERO_MASS;
+        }
+        /* 3. squared errors */
+        const double *yi = sp->ys + i * dv;
+        for (size_t c = 0; c < dv; c++) {
+            double err = yi[c] - sp->pred[c] / mass;
+            total += err * err;
+        }
+    }
+    if (!isfinite(total))
+        return ATTN_E_NONFINITE;
+    *sse = total;
+    return ATTN_OK;
+}
+
 attn_status attn_nw_loo_sse(double *sse, const double *x_train,
                             const double *y_train, attn_kernel kernel, double h,
                             size_t n, size_t dv, attn_fault *fault) {
-    size_t elems;
+    if (fault) {
+        fault->index = 0;
+        fault->by_causal = 0;
+    }
     if (!sse || !x_train || !y_train || !n || !dv || !kernel_known(kernel))
         return ATTN_E_INVALID_ARG;
     if (!isfinite(h) || h <= 0.0)
         return ATTN_E_INVALID_ARG;
+    size_t elems;
     if (attn_size_mul(&elems, n, dv) != ATTN_OK ||
         attn_size_mul(&elems, elems, sizeof(double)) != ATTN_OK)
         return ATTN_E_OVERFLOW;
@@ -64,52 +197,13 @@ attn_status attn_nw_loo_sse(double *sse, const double *x_train,
     const double w = 1.0 / h;
     if (!isfinite(w))
         return ATTN_E_NONFINITE;
-
-    double total = 0.0;
-    for (size_t i = 0; i < n; i++) {
-        /* The Gaussian's weights are exp(-(u_j² - min u²)/2): the nearest
-         * other point has weight 1, so the mass never underflows to 0. */
-        double shift = 0.0;
-        if (kernel == ATTN_KERNEL_GAUSSIAN) {
-            shift = INFINITY;
-            for (size_t j = 0; j < n; j++) {
-                double u = (x_train[i] - x_train[j]) * w;
-                if (j != i && u * u < shift)
-                    shift = u * u;
-            }
-        }
-        double mass = 0.0;
-        for (size_t j = 0; j < n; j++) {
-            if (j == i)
-                continue;
-            double u = (x_train[i] - x_train[j]) * w;
-            mass += kernel == ATTN_KERNEL_GAUSSIAN ? exp(-(u * u - shift) / 2.0)
-                                                   : kernel_compact(kernel, u);
-        }
-        if (!(mass > 0.0)) {
-            if (fault)
-                fault->index = i;
-            return ATTN_E_ZERO_MASS;
-        }
-        for (size_t c = 0; c < dv; c++) {
-            double acc = 0.0;
-            for (size_t j = 0; j < n; j++) {
-                if (j == i)
-                    continue;
-                double u = (x_train[i] - x_train[j]) * w;
-                double kj = kernel == ATTN_KERNEL_GAUSSIAN
-                                ? exp(-(u * u - shift) / 2.0)
-                                : kernel_compact(kernel, u);
-                acc += kj * y_train[j * dv + c];
-            }
-            double err = y_train[i * dv + c] - acc / mass;
-            total += err * err;
-        }
-    }
-    if (!isfinite(total))
-        return ATTN_E_NONFINITE;
-    *sse = total;
-    return ATTN_OK;
+    sorted_pairs sp;
+    attn_status st = sort_pairs(&sp, x_train, y_train, n, dv);
+    if (st != ATTN_OK)
+        return st;
+    st = loo_sorted(sse, &sp, kernel, w, n, dv, fault);
+    free(sp.block);
+    return st;
 }
 
 /* numpy.quantile(x, p) with the default "linear" method on sorted x. */
@@ -140,19 +234,18 @@ static double rule_of_thumb(const double *sorted, size_t n, double factor) {
 
 /* LOO score at h, +inf when some point has zero kernel mass or the sum
  * overflows (such an h is never chosen). */
-static double cv_score(const double *x, const double *y, attn_kernel kernel,
-                       double h, size_t n, size_t dv) {
-    double sse;
-    if (attn_nw_loo_sse(&sse, x, y, kernel, h, n, dv, NULL) != ATTN_OK)
+static double cv_score(const sorted_pairs *sp, attn_kernel kernel, double h,
+                       size_t n, size_t dv) {
+    double sse, w = 1.0 / h;
+    if (!isfinite(w) || loo_sorted(&sse, sp, kernel, w, n, dv, NULL) != ATTN_OK)
         return INFINITY;
     return sse;
 }
 
-/* The LOO-minimising h on sorted-x statistics gap (smallest positive) and
- * range; *h_out = +inf when no candidate is usable. */
-static void cv_search(double *h_out, const double *x, const double *y,
-                      attn_kernel kernel, double gap, double range, size_t n,
-                      size_t dv) {
+/* The LOO-minimising h given x's smallest positive gap and its range;
+ * +inf when no candidate is usable. */
+static double cv_search(const sorted_pairs *sp, attn_kernel kernel, double gap,
+                        double range, size_t n, size_t dv) {
     /* 1. 200 log-spaced candidates over [gap/20, 100·range]; the first
      *    smallest score wins ties. */
     const double lo = gap / CV_GRID_LO_DIV, hi = CV_GRID_HI_MUL * range;
@@ -162,16 +255,14 @@ static void cv_search(double *h_out, const double *x, const double *y,
     double best_f = INFINITY;
     for (size_t k = 0; k < CV_GRID; k++) {
         grid[k] = k == CV_GRID - 1 ? hi : lo * exp(step * (double)k);
-        double f = cv_score(x, y, kernel, grid[k], n, dv);
+        double f = cv_score(sp, kernel, grid[k], n, dv);
         if (f < best_f) {
             best_f = f;
             best = k;
         }
     }
-    if (!isfinite(best_f)) {
-        *h_out = INFINITY;
-        return;
-    }
+    if (!isfinite(best_f))
+        return INFINITY;
 
     /* 2. Golden-section search between the best candidate's neighbours
      *    until the bracket is within CV_REL_TOL of its midpoint; the best
@@ -181,9 +272,9 @@ static void cv_search(double *h_out, const double *x, const double *y,
     double b = grid[best + 1 < CV_GRID ? best + 1 : CV_GRID - 1];
     double best_h = grid[best];
     double c = b - invphi * (b - a), d = a + invphi * (b - a);
-    double fc = cv_score(x, y, kernel, c, n, dv);
-    double fd = cv_score(x, y, kernel, d, n, dv);
-    while (b - a > CV_REL_TOL * 0.5 * (a + b)) {
+    double fc = cv_score(sp, kernel, c, n, dv);
+    double fd = cv_score(sp, kernel, d, n, dv);
+    for (;;) {
         if (fc < best_f) {
             best_f = fc;
             best_h = c;
@@ -192,33 +283,43 @@ static void cv_search(double *h_out, const double *x, const double *y,
             best_f = fd;
             best_h = d;
         }
+        if (!(b - a > CV_REL_TOL * 0.5 * (a + b)))
+            break;
         if (fc <= fd) {
             b = d;
             d = c;
             fd = fc;
             c = b - invphi * (b - a);
-            fc = cv_score(x, y, kernel, c, n, dv);
+            fc = cv_score(sp, kernel, c, n, dv);
         } else {
             a = c;
             c = d;
             fc = fd;
             d = a + invphi * (b - a);
-            fd = cv_score(x, y, kernel, d, n, dv);
+            fd = cv_score(sp, kernel, d, n, dv);
         }
     }
-    if (fc < best_f) {
-        best_f = fc;
-        best_h = c;
-    }
-    if (fd < best_f)
-        best_h = d;
-    *h_out = best_h;
+    return best_h;
+}
+
+/* The CV bandwidth (sorted copies of the pairs, then the search). */
+static attn_status cv_bandwidth(double *bw, const double *x, const double *y,
+                                attn_kernel kernel, double gap, double range,
+                                size_t n, size_t dv) {
+    if (!(gap / CV_GRID_LO_DIV > 0.0) || !isfinite(CV_GRID_HI_MUL * range))
+        return ATTN_E_NONFINITE; /* the candidates are not representable */
+    sorted_pairs sp;
+    attn_status st = sort_pairs(&sp, x, y, n, dv);
+    if (st != ATTN_OK)
+        return st;
+    *bw = cv_search(&sp, kernel, gap, range, n, dv);
+    free(sp.block);
+    return ATTN_OK;
 }
 
 attn_status attn_nw_bandwidth(double *h, double *w, const double *x_train,
                               const double *y_train, attn_kernel kernel,
                               attn_nw_bw_rule rule, size_t n, size_t dv) {
-    size_t bytes;
     if (!h || !w || !x_train || !n || !kernel_known(kernel))
         return ATTN_E_INVALID_ARG;
     if (rule != ATTN_NW_BW_SCOTT && rule != ATTN_NW_BW_SILVERMAN &&
@@ -227,20 +328,19 @@ attn_status attn_nw_bandwidth(double *h, double *w, const double *x_train,
     if (rule == ATTN_NW_BW_CV &&
         (!y_train || !dv || kernel == ATTN_KERNEL_CONSTANT))
         return ATTN_E_INVALID_ARG;
-    if (attn_size_mul(&bytes, n, sizeof(double)) != ATTN_OK ||
-        (rule == ATTN_NW_BW_CV &&
-         (attn_size_mul(&bytes, n, dv) != ATTN_OK ||
-          attn_size_mul(&bytes, bytes, sizeof(double)) != ATTN_OK)))
+    size_t bytes;
+    if (attn_size_mul(&bytes, n, sizeof(double)) != ATTN_OK)
         return ATTN_E_OVERFLOW;
     for (size_t i = 0; i < n; i++) {
         if (!isfinite(x_train[i]))
             return ATTN_E_INVALID_ARG;
     }
 
-    double *sorted = malloc(n * sizeof(double));
+    /* 1. x sorted: range, smallest positive gap, quartiles */
+    double *sorted = malloc(bytes);
     if (!sorted)
         return ATTN_E_NOMEM;
-    memcpy(sorted, x_train, n * sizeof(double));
+    memcpy(sorted, x_train, bytes);
     qsort(sorted, n, sizeof(double), cmp_double);
     double range = sorted[n - 1] - sorted[0];
     double gap = INFINITY;
@@ -250,20 +350,17 @@ attn_status attn_nw_bandwidth(double *h, double *w, const double *x_train,
             gap = g;
     }
 
+    /* 2. the rule */
     attn_status st = ATTN_OK;
     double bw = 0.0;
-    if (!(range > 0.0)) {
+    if (!(range > 0.0))
         st = ATTN_E_TOO_FEW; /* fewer than 2 distinct points */
-    } else if (!isfinite(range)) {
+    else if (!isfinite(range))
         st = ATTN_E_NONFINITE;
-    } else if (rule == ATTN_NW_BW_CV) {
-        if (gap / CV_GRID_LO_DIV > 0.0 && isfinite(CV_GRID_HI_MUL * range))
-            cv_search(&bw, x_train, y_train, kernel, gap, range, n, dv);
-        else
-            st = ATTN_E_NONFINITE; /* the candidate grid is not representable */
-    } else {
+    else if (rule == ATTN_NW_BW_CV)
+        st = cv_bandwidth(&bw, x_train, y_train, kernel, gap, range, n, dv);
+    else
         bw = rule_of_thumb(sorted, n, rule == ATTN_NW_BW_SCOTT ? 1.059 : 0.9);
-    }
     free(sorted);
     if (st != ATTN_OK)
         return st;
