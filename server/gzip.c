@@ -3,7 +3,6 @@
  */
 #include "gzip.h"
 
-#include <limits.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -77,7 +76,7 @@ int srv_gzip_accepted(const char *ae) {
 }
 
 int srv_gzip_compress(char **out, size_t *out_len, const char *in, size_t len) {
-    if (len > UINT_MAX / 2)
+    if (len > UINT32_MAX / 2)
         return -1; /* beyond one zlib call; such bodies go out as they are */
     z_stream zs;
     memset(&zs, 0, sizeof zs);

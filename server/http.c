@@ -15,10 +15,10 @@
 #include "http.h"
 
 #include <arpa/inet.h>
-#include <limits.h>
 #include <microhttpd.h>
 #include <netinet/in.h>
 #include <stdatomic.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -287,22 +287,51 @@ static enum MHD_Result answer_problem(srv_request *r,
     return answer(r, conn, &res, close_conn);
 }
 
-/* OPTIONS: a CORS preflight, answered for every path without a token. */
-static enum MHD_Result
-answer_preflight(srv_request *r, struct MHD_Connection *conn, int close_conn) {
+static void fill_api_request(api_request *req, const srv_request *r,
+                             struct MHD_Connection *conn, const char *url) {
+    memset(req, 0, sizeof *req);
+    req->method = r->method;
+    req->path = url;
+    req->query = r->query;
+    req->content_type = header(conn, MHD_HTTP_HEADER_CONTENT_TYPE);
+    req->accept = header(conn, MHD_HTTP_HEADER_ACCEPT);
+    req->body = r->body_len > 0 ? r->body : NULL;
+    req->body_len = r->body_len;
+    req->limits = &r->srv->limits;
+}
+
+/* OPTIONS: a CORS preflight (Fetch standard), never behind a token. The
+ * api names the route's methods (Allow) or answers 404 for an unknown path;
+ * when it leaves OPTIONS to us, every method we serve is listed. */
+#define PREFLIGHT_METHODS "GET, HEAD, POST, OPTIONS"
+static enum MHD_Result answer_preflight(srv_request *r,
+                                        struct MHD_Connection *conn,
+                                        const char *url, int close_conn) {
+    api_request req;
+    api_response res;
+    fill_api_request(&req, r, conn, url);
+    memset(&res, 0, sizeof res);
+    if (api_precheck(&req, -1, &res) != 0 &&
+        res.status != MHD_HTTP_NO_CONTENT) {
+        enum MHD_Result rc = answer(r, conn, &res, close_conn);
+        api_response_free(&res);
+        return rc;
+    }
+    const char *methods = res.allow != NULL ? res.allow : PREFLIGHT_METHODS;
+    api_response_free(&res);
     struct MHD_Response *resp =
         MHD_create_response_from_buffer_with_free_callback(0, NULL, NULL);
     if (resp == NULL)
         return MHD_NO;
     int ok = add_common_headers(resp, conn, r, 0, 0) == 0;
     ok &= MHD_add_response_header(resp, "Access-Control-Allow-Methods",
-                                  "GET, HEAD, POST, OPTIONS") == MHD_YES;
+                                  methods) == MHD_YES;
     ok &= MHD_add_response_header(resp, "Access-Control-Allow-Headers",
                                   SRV_CORS_ALLOW_HEADERS) == MHD_YES;
     ok &= MHD_add_response_header(resp, "Access-Control-Max-Age",
                                   SRV_CORS_MAX_AGE) == MHD_YES;
-    ok &= MHD_add_response_header(resp, MHD_HTTP_HEADER_ALLOW,
-                                  "GET, HEAD, POST, OPTIONS") == MHD_YES;
+    ok &= MHD_add_response_header(resp, MHD_HTTP_HEADER_ALLOW, methods) ==
+          MHD_YES;
     if (close_conn)
         ok &= MHD_add_response_header(resp, MHD_HTTP_HEADER_CONNECTION,
                                       "close") == MHD_YES;
@@ -317,19 +346,6 @@ answer_preflight(srv_request *r, struct MHD_Connection *conn, int close_conn) {
     return rc;
 }
 
-static void fill_api_request(api_request *req, const srv_request *r,
-                             struct MHD_Connection *conn, const char *url) {
-    memset(req, 0, sizeof *req);
-    req->method = r->method;
-    req->path = url;
-    req->query = r->query;
-    req->content_type = header(conn, MHD_HTTP_HEADER_CONTENT_TYPE);
-    req->accept = header(conn, MHD_HTTP_HEADER_ACCEPT);
-    req->body = r->body_len > 0 ? r->body : NULL;
-    req->body_len = r->body_len;
-    req->limits = &r->srv->limits;
-}
-
 /* Content-Length as a number; -1 when absent (chunked) or unparsable
  * (libmicrohttpd rejects malformed lengths before we are called). */
 static long long content_length(struct MHD_Connection *conn) {
@@ -338,7 +354,7 @@ static long long content_length(struct MHD_Connection *conn) {
         return -1;
     char *end;
     unsigned long long v = strtoull(cl, &end, 10);
-    if (*end != '\0' || v > (unsigned long long)LLONG_MAX)
+    if (*end != '\0' || v > (unsigned long long)INT64_MAX)
         return -1;
     return (long long)v;
 }
@@ -346,7 +362,7 @@ static long long content_length(struct MHD_Connection *conn) {
 /* Send the answer the headers decided (r->early). close_conn: the body
  * is still unread. */
 static enum MHD_Result answer_early(srv_request *r, struct MHD_Connection *conn,
-                                    int close_conn) {
+                                    const char *url, int close_conn) {
     switch (r->early) {
     case EARLY_URI_TOO_LONG:
         return answer_problem(r, conn, MHD_HTTP_URI_TOO_LONG, "URI Too Long",
@@ -358,7 +374,7 @@ static enum MHD_Result answer_early(srv_request *r, struct MHD_Connection *conn,
             "Request Header Fields Too Large",
             "the request header block is larger than 16384 bytes", close_conn);
     case EARLY_PREFLIGHT:
-        return answer_preflight(r, conn, close_conn);
+        return answer_preflight(r, conn, url, close_conn);
     case EARLY_NONE:
         break;
     }
@@ -388,7 +404,7 @@ static enum MHD_Result on_headers(srv_request *r, struct MHD_Connection *conn,
     else if (strcmp(method, MHD_HTTP_METHOD_OPTIONS) == 0)
         r->early = EARLY_PREFLIGHT;
     if (r->early != EARLY_NONE)
-        return r->has_body ? answer_early(r, conn, 1) : MHD_YES;
+        return r->has_body ? answer_early(r, conn, url, 1) : MHD_YES;
     if (!r->has_body)
         return MHD_YES; /* api_handle makes the same checks on the last call */
 
@@ -421,8 +437,8 @@ answer_too_large(srv_request *r, struct MHD_Connection *conn, const char *url) {
     req.body = NULL;
     req.body_len = 0;
     memset(&res, 0, sizeof res);
-    long long seen = r->body_seen > (unsigned long long)LLONG_MAX
-                         ? LLONG_MAX
+    long long seen = r->body_seen > (unsigned long long)INT64_MAX
+                         ? INT64_MAX
                          : (long long)r->body_seen;
     if (api_precheck(&req, seen, &res) == 0)
         return answer_problem(r, conn, MHD_HTTP_CONTENT_TOO_LARGE,
@@ -498,7 +514,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn,
     if (r->overflow)
         return answer_too_large(r, conn, url);
     if (r->early != EARLY_NONE)
-        return answer_early(r, conn, 0);
+        return answer_early(r, conn, url, 0);
 
     api_request req;
     api_response res;
@@ -581,7 +597,14 @@ int srv_http_quiesce(srv_http *srv) {
     if (srv->quiesced_fd != MHD_INVALID_SOCKET)
         return 0;
     srv->quiesced_fd = MHD_quiesce_daemon(srv->daemon);
-    return srv->quiesced_fd == MHD_INVALID_SOCKET ? -1 : 0;
+    if (srv->quiesced_fd == MHD_INVALID_SOCKET)
+        return -1;
+    /* Stop listening now, so that new clients are refused at once instead
+     * of waiting in the backlog; the descriptor itself is closed after the
+     * workers are gone (srv_http_stop), so its number cannot be reused
+     * under them. */
+    shutdown(srv->quiesced_fd, SHUT_RDWR);
+    return 0;
 }
 
 unsigned srv_http_in_flight(const srv_http *srv) {

@@ -28,8 +28,9 @@ srv_http *srv_http_start(const srv_options *opts, const api_limits *limits);
 /* The TCP port actually bound (the chosen one when opts->port was 0). */
 unsigned srv_http_port(const srv_http *srv);
 
-/* Stop accepting connections; open connections keep being served. Returns
- * 0, or -1 when the listening socket could not be released. */
+/* Stop accepting connections (new ones are refused); open connections keep
+ * being served. Returns 0, or -1 when the listening socket could not be
+ * released. */
 int srv_http_quiesce(srv_http *srv);
 
 /* Requests currently between their first byte and their last response
