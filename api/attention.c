@@ -156,7 +156,7 @@ int api_attention_read_mask(api_attention *a, const json_t *body,
     if (json_is_true(c)) {
         a->causal = ATTN_CAUSAL_TOP_LEFT;
     } else if (json_is_string(c)) {
-        const char *s = json_string_value(c);
+        const char *s = api_field_string(body, "causal", "");
         if (!strcmp(s, "top_left"))
             a->causal = ATTN_CAUSAL_TOP_LEFT;
         else if (!strcmp(s, "bottom_right"))

@@ -230,7 +230,14 @@ double api_field_number(const json_t *obj, const char *name, double def) {
 const char *api_field_string(const json_t *obj, const char *name,
                              const char *def) {
     const json_t *v = api_field_value(obj, name);
-    return json_is_string(v) ? json_string_value(v) : def;
+    if (!json_is_string(v))
+        return def;
+    const char *s = json_string_value(v);
+    /* "flat\u0000" must not pass for "flat": such a string matches no
+     * allowed value, and the detail says why */
+    if (strlen(s) != json_string_length(v))
+        return API_FIELD_STRING_NUL;
+    return s;
 }
 
 int api_field_int(const json_t *obj, const char *name, int64_t def,

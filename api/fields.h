@@ -73,8 +73,11 @@ int api_field_tensor(api_tensor *t, int *present, const json_t *obj,
 const json_t *api_field_value(const json_t *obj, const char *name);
 int api_field_bool(const json_t *obj, const char *name, int def);
 double api_field_number(const json_t *obj, const char *name, double def);
+/* A string containing \u0000 reads as API_FIELD_STRING_NUL, which equals
+ * no allowed value. */
 const char *api_field_string(const json_t *obj, const char *name,
                              const char *def);
+#define API_FIELD_STRING_NUL "(a string containing \\u0000)"
 
 /* An integer field into *out (JSON integers exactly; integral reals when
  * they fit). Returns 0, or -1 when an integral real lies outside int64

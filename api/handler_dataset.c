@@ -26,7 +26,8 @@
 enum { P_N_TRAIN, P_NOISE, P_SEED, P_TENSOR_FORMAT, P_PRECISION, P_COUNT };
 
 /* Checks in the contract's order: unknown names, then types (table order),
- * then sizes, then ranges (table order). */
+ * then ranges (table order; with n_train's range comes the --max-elements
+ * bound on the generated tensors). */
 static int read_params(const api_query_param *q, int64_t *n_train,
                        double *noise, int64_t *seed, api_tensor_format *fmt,
                        size_t max_elements, api_problem *p) {
@@ -47,14 +48,14 @@ static int read_params(const api_query_param *q, int64_t *n_train,
         (big_prec = api_query_int(&q[P_PRECISION], &prec, p)) < 0)
         return -1;
 
-    size_t n = *n_train > 0 ? (size_t)*n_train : 1;
-    if (api_limit_elements("x_train", &n, 1, max_elements, p))
-        return -1;
-
     if (big_n || *n_train < 1 || *n_train > N_TRAIN_MAX)
         return api_fail(p, API_E_INVALID_VALUE, "/n_train",
                         "n_train is the number of training points, 1 … %d",
                         N_TRAIN_MAX);
+    /* a --max-elements below N_TRAIN_MAX bounds it further */
+    size_t n = (size_t)*n_train;
+    if (api_limit_elements("x_train", &n, 1, max_elements, p))
+        return -1;
     if (big_noise || !(*noise >= 0 && *noise <= NOISE_MAX))
         return api_fail(p, API_E_INVALID_VALUE, "/noise",
                         "noise is the standard deviation of the added "

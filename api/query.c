@@ -87,7 +87,10 @@ int api_query_parse(char **storage, const char *query, api_query_param *params,
                             "unknown query parameter %s; did you mean `%s`?",
                             ptr.s + 1, best ? best : "");
         }
-        params[k].value = value;
+        /* "5%00x" must not read as "5": such a value is no number and no
+         * allowed string */
+        params[k].value =
+            memchr(value, '\0', value_len) ? API_QUERY_NUL : value;
         s = end + 1;
     }
     return 0;

@@ -14,6 +14,9 @@
 
 #include "problem.h"
 
+/* The value of a parameter whose decoded value contains a NUL byte. */
+#define API_QUERY_NUL "(a value containing %00)"
+
 typedef struct {
     const char *name;  /* known parameter name (static) */
     const char *value; /* decoded value of the last occurrence; NULL: absent */

@@ -462,6 +462,8 @@ int api_tensor_format_read(api_tensor_format *fmt, const json_t *obj,
     const json_t *tf = json_object_get(obj, "tensor_format");
     if (json_is_string(tf)) {
         const char *s = json_string_value(tf);
+        if (strlen(s) != json_string_length(tf))
+            s = ""; /* "flat\u0000" is not "flat" */
         if (!strcmp(s, "flat"))
             fmt->flat = 1;
         else if (strcmp(s, "nested") != 0)

@@ -1,0 +1,869 @@
+#!/usr/bin/env python3
+"""Writes every data case under tests/cases/<endpoint>/<name>/ (see
+README.md). Expected answers of computing cases come from reference.py (a
+plain-Python implementation of the contract) or from the contract's own
+golden numbers; expected errors are written from the contract's rules.
+
+    python3 tests/cases/gen_cases.py      # rewrites the case directories
+"""
+
+import json
+import math
+import os
+import random
+import shutil
+
+import reference as ref
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROUTES = {
+    "attention_dot": "POST /attention/dot",
+    "attention_additive": "POST /attention/additive",
+    "regression_nw": "POST /regression/nw",
+    "regression_nw_dataset": "GET /regression/nw/dataset",
+}
+CASES = {e: {} for e in ROUTES}
+
+
+def add(endpoint, name, expected, body=None, raw=None, meta=None):
+    assert name not in CASES[endpoint], name
+    if body is not None:
+        raw = json.dumps(body, ensure_ascii=False).encode()
+    CASES[endpoint][name] = (raw, meta, expected)
+
+
+def ok(body, status=200):
+    return {"status": status, "body": body}
+
+
+def problem(code, pointer=None, expected=None, got=None, status=None):
+    statuses = {"invalid_json": 400, "not_found": 404,
+                "method_not_allowed": 405, "payload_too_large": 413,
+                "unsupported_media_type": 415}
+    body = {"code": code}
+    if pointer is not None:
+        body["pointer"] = pointer
+    if expected is not None:
+        body["expected"] = expected
+    if got is not None:
+        body["got"] = got
+    return {"status": status or statuses.get(code, 422), "body": body}
+
+
+def flat(t):
+    """{"shape", "data"} form of a nested list."""
+    shape = []
+    x = t
+    while isinstance(x, list):
+        shape.append(len(x))
+        x = x[0]
+    data = []
+
+    def walk(y):
+        if isinstance(y, list):
+            for z in y:
+                walk(z)
+        else:
+            data.append(y)
+    walk(t)
+    return {"shape": shape, "data": data}
+
+
+def rounded(x, k):
+    """A value as "precision": k prints it (%.{k}g, read back)."""
+    if isinstance(x, list):
+        return [rounded(y, k) for y in x]
+    if x is None:
+        return None
+    return float("%.*g" % (k, x))
+
+
+def rand_tensor(rng, *shape, lo=-1.0, hi=1.0):
+    if not shape:
+        return round(rng.uniform(lo, hi), 4)
+    return [rand_tensor(rng, *shape[1:], lo=lo, hi=hi) for _ in range(shape[0])]
+
+
+def col(v):
+    return [[x] for x in v]
+
+
+def uncol(m):
+    return [r[0] for r in m]
+
+
+# ----------------------------------------------------------------- d2l toy
+# keys all ones (2, 10, 2), values arange(40).reshape(1, 10, 4) twice,
+# valid_lens [2, 6] -> outputs [[2, 3, 4, 5]] and [[10, 11, 12, 13]].
+TOY_K = [[[1.0, 1.0] for _ in range(10)] for _ in range(2)]
+TOY_V = [[[4 * i + c for c in range(4)] for i in range(10)] for _ in range(2)]
+TOY_LENS = [2, 6]
+TOY_OUT = [[[2, 3, 4, 5]], [[10, 11, 12, 13]]]
+
+
+def dot_cases():
+    E = "attention_dot"
+    q = [[[0.3, -1.2]], [[2.0, 0.5]]]
+    out, w, s, _, scale = ref.dot_attention(q, TOY_K, TOY_V, valid_lens=TOY_LENS)
+    assert all(abs(a - b) < 1e-12 for a, b in zip(out[1][0], TOY_OUT[1][0]))
+    body = {"queries": q, "keys": TOY_K, "values": TOY_V, "valid_lens": TOY_LENS}
+    add(E, "d2l_toy", ok({"output": TOY_OUT, "weights": w, "scale": scale}), body)
+    add(E, "d2l_toy_flat_input",
+        ok({"output": TOY_OUT, "weights": w, "scale": scale}),
+        {"queries": flat(q), "keys": flat(TOY_K), "values": TOY_V,
+         "valid_lens": {"shape": [2], "data": TOY_LENS}})
+    add(E, "d2l_toy_tensor_format_flat",
+        ok({"output": flat(TOY_OUT), "weights": flat(w), "scale": scale}),
+        dict(body, tensor_format="flat"))
+    add(E, "d2l_toy_integral_reals",
+        ok({"output": TOY_OUT, "weights": w, "scale": scale}),
+        dict(body, valid_lens=[2.0, 6.0]))
+
+    rng = random.Random(1)
+    q = rand_tensor(rng, 2, 3, 4)
+    k = rand_tensor(rng, 2, 5, 4)
+    v = rand_tensor(rng, 2, 5, 3)
+    base = {"queries": q, "keys": k, "values": v}
+
+    def dot(name, extra=None, drop_batch=False, fmt=None, precision=None,
+            **mask):
+        args = dict(mask)
+        sc = args.pop("scale", None)
+        rw = args.pop("return_weights", True)
+        rs = args.pop("return_scores", False)
+        req_q, req_k, req_v = q, k, v
+        if drop_batch:
+            req_q, req_k, req_v = q[:1], k[:1], v[:1]
+        out, w, s, _, used = ref.dot_attention(req_q, req_k, req_v, scale=sc,
+                                               **args)
+        if drop_batch:
+            out, w, s = out[0], w[0], s[0]
+        if precision:
+            out, w, s, used = (rounded(out, precision), rounded(w, precision),
+                               rounded(s, precision), rounded(used, precision))
+        res = {"output": out}
+        if rw:
+            res["weights"] = w
+        if rs:
+            res["scores"] = s
+        if fmt == "flat":
+            res = {key: flat(val) for key, val in res.items()}
+        res["scale"] = used
+        req = {"queries": req_q[0] if drop_batch else req_q,
+               "keys": req_k[0] if drop_batch else req_k,
+               "values": req_v[0] if drop_batch else req_v}
+        req.update(extra or {})
+        add(E, name, ok(res), req)
+
+    dot("random_batched")
+    dot("valid_lens_per_example", {"valid_lens": [2, 4]}, valid_lens=[2, 4])
+    per_q = [[1, 5, 3], [0, 2, 5]]
+    dot("valid_lens_per_query_zero_rows", {"valid_lens": per_q},
+        valid_lens=per_q, per_query=True)
+    dot("fully_masked_uniform", {"valid_lens": per_q, "fully_masked": "uniform"},
+        valid_lens=per_q, per_query=True, fully_masked="uniform")
+    dot("causal_true", {"causal": True}, causal="top_left")
+    dot("causal_top_left", {"causal": "top_left"}, causal="top_left")
+    dot("causal_bottom_right", {"causal": "bottom_right"}, causal="bottom_right")
+    dot("causal_and_valid_lens", {"causal": True, "valid_lens": [2, 1]},
+        causal="top_left", valid_lens=[2, 1])
+    dot("causal_false", {"causal": False})
+    dot("scale_given", {"scale": 2.5}, scale=2.5)
+    dot("return_weights_false", {"return_weights": False}, return_weights=False)
+    dot("return_scores_masked_null",
+        {"return_scores": True, "valid_lens": [3, 2], "causal": "bottom_right"},
+        return_scores=True, valid_lens=[3, 2], causal="bottom_right")
+    dot("nulls_mean_absent",
+        {"valid_lens": None, "causal": None, "scale": None,
+         "return_weights": None, "tensor_format": None, "precision": None})
+    dot("precision_3", {"precision": 3, "return_scores": True}, precision=3,
+        return_scores=True)
+    dot("precision_17", {"precision": 17}, precision=17)
+    dot("unbatched_rank2", drop_batch=True)
+    dot("unbatched_valid_lens_scalar", {"valid_lens": 3}, drop_batch=True,
+        valid_lens=[3])
+    dot("unbatched_valid_lens_per_query", {"valid_lens": [1, 0, 4]},
+        drop_batch=True, valid_lens=[[1, 0, 4]], per_query=True)
+    dot("tensor_format_flat", {"tensor_format": "flat", "return_scores": True,
+                               "valid_lens": [1, 5]},
+        fmt="flat", return_scores=True, valid_lens=[1, 5])
+    dot("tensor_format_nested", {"tensor_format": "nested"})
+
+    # integers everywhere are numbers
+    qi = [[[1, 0], [0, 1]]]
+    ki = [[[1, 2], [3, 4], [0, 0]]]
+    vi = [[[1], [2], [3]]]
+    out, w, _, _, sc = ref.dot_attention(qi, ki, vi)
+    add(E, "integers", ok({"output": out, "weights": w, "scale": sc}),
+        {"queries": qi, "keys": ki, "values": vi})
+    # dv differs from d; Nq differs from Nk
+    q2 = rand_tensor(rng, 1, 2, 3)
+    k2 = rand_tensor(rng, 1, 4, 3)
+    v2 = rand_tensor(rng, 1, 4, 6)
+    out, w, _, _, sc = ref.dot_attention(q2, k2, v2)
+    add(E, "dv_differs", ok({"output": out, "weights": w, "scale": sc}),
+        {"queries": q2, "keys": k2, "values": v2})
+
+    # JSON details: duplicate keys (last wins), \u0000 inside strings,
+    # charset parameter, whitespace
+    out, w, _, _, sc = ref.dot_attention(q, k, v, scale=0.5)
+    add(E, "duplicate_keys_last_wins",
+        ok({"output": out, "weights": w, "scale": sc}),
+        raw=('{"queries": %s, "keys": %s, "values": %s, "scale": 3, '
+             '"scale": 0.5}' % (json.dumps(q), json.dumps(k),
+                                json.dumps(v))).encode())
+    out, w, _, _, sc = ref.dot_attention(q, k, v)
+    add(E, "content_type_charset",
+        ok({"output": out, "weights": w, "scale": sc}), base,
+        meta={"content_type": "Application/JSON; charset=UTF-8"})
+    add(E, "nul_escape_in_string_value",
+        problem("invalid_value", "/tensor_format"),
+        raw=b'{"queries": [[1]], "keys": [[1]], "values": [[1]], '
+            b'"tensor_format": "flat\\u0000"}')
+
+    # ---- errors: syntax (400)
+    add(E, "invalid_json_syntax", problem("invalid_json"), raw=b'{"queries": [[1, 2]')
+    add(E, "invalid_json_trailing", problem("invalid_json"), raw=b'{"queries": 1} x')
+    add(E, "invalid_json_empty_body", problem("invalid_json"), raw=b'')
+    add(E, "invalid_json_number_overflows_double", problem("invalid_json"),
+        raw=b'{"queries": [[[1e400]]], "keys": [[[1]]], "values": [[[1]]]}')
+    add(E, "invalid_json_integer_overflows_int64", problem("invalid_json"),
+        raw=b'{"queries": [[[9223372036854775808]]], "keys": [[[1]]], '
+            b'"values": [[[1]]]}')
+    add(E, "invalid_json_nul_in_key", problem("invalid_json"),
+        raw=b'{"queries\\u0000": [[[1]]]}')
+    add(E, "invalid_json_raw_nul_byte", problem("invalid_json"),
+        raw=b'{"queries": [[[1]]],\x00 "keys": [[[1]]]}')
+    add(E, "invalid_json_raw_nul_in_string", problem("invalid_json"),
+        raw=b'{"causal": "top\x00left"}')
+    add(E, "invalid_json_bad_utf8", problem("invalid_json"),
+        raw=b'{"causal": "\xff\xfe"}')
+    add(E, "invalid_json_deep_nesting", problem("invalid_json"),
+        raw=b'{"queries": ' + b'[' * 5000 + b'}')
+    add(E, "invalid_json_nan_literal", problem("invalid_json"),
+        raw=b'{"scale": NaN}')
+
+    # ---- 404 / 405 / 415 (header-level)
+    add(E, "not_found_path", problem("not_found"), body={},
+        meta={"path": "/attention/dots"})
+    add(E, "not_found_trailing_slash", problem("not_found"), body={},
+        meta={"path": "/attention/dot/"})
+    add(E, "method_get", dict(problem("method_not_allowed"),
+                              allow="POST, OPTIONS"), meta={"method": "GET"})
+    add(E, "method_head", dict(problem("method_not_allowed"),
+                               allow="POST, OPTIONS"), meta={"method": "HEAD"})
+    add(E, "method_put", dict(problem("method_not_allowed"),
+                              allow="POST, OPTIONS"), body=base,
+        meta={"method": "PUT"})
+    add(E, "content_type_text_plain", problem("unsupported_media_type"), base,
+        meta={"content_type": "text/plain"})
+    add(E, "content_type_missing", problem("unsupported_media_type"), base,
+        meta={"content_type": None})
+    add(E, "content_type_latin1", problem("unsupported_media_type"), base,
+        meta={"content_type": "application/json; charset=latin-1"})
+    add(E, "content_type_json_suffix", problem("unsupported_media_type"), base,
+        meta={"content_type": "application/problem+json"})
+
+    # ---- root type, unknown, missing, wrong_type
+    add(E, "root_array", problem("wrong_type", ""), raw=b'[1, 2]')
+    add(E, "root_number", problem("wrong_type", ""), raw=b'3')
+    add(E, "root_null", problem("wrong_type", ""), raw=b'null')
+    add(E, "unknown_field_misspelt", problem("unknown_field", "/valid_len"),
+        dict(base, valid_len=[1, 2]))
+    add(E, "unknown_field_later_feature_diagnostics",
+        problem("unknown_field", "/diagnostics"), dict(base, diagnostics=True))
+    add(E, "unknown_field_later_feature_grad_output",
+        problem("unknown_field", "/grad_output"), dict(base, grad_output=v))
+    add(E, "unknown_field_escaped_pointer", problem("unknown_field", "/a~1b~0c"),
+        dict(base, **{"a/b~c": 1}))
+    add(E, "unknown_field_in_tensor_object", problem("unknown_field", "/keys/dtype"),
+        dict(base, keys=dict(flat(k), dtype="FP64")))
+    add(E, "missing_field_keys", problem("missing_field", "/keys"),
+        {"queries": q, "values": v})
+    add(E, "missing_field_null_required", problem("missing_field", "/values"),
+        dict(base, values=None))
+    add(E, "missing_field_flat_data", problem("missing_field", "/queries/data"),
+        dict(base, queries={"shape": [2, 3, 4]}))
+    add(E, "wrong_type_tensor_string", problem("wrong_type", "/queries"),
+        dict(base, queries="abc"))
+    add(E, "wrong_type_tensor_number", problem("wrong_type", "/queries"),
+        dict(base, queries=5))
+    add(E, "wrong_type_tensor_entry", problem("wrong_type", "/keys/1/2/3"),
+        dict(base, keys=[k[0], [k[1][0], k[1][1], k[1][2][:3] + ["x"]] + k[1][3:]]))
+    add(E, "wrong_type_tensor_entry_null", problem("wrong_type", "/values/0/0/0"),
+        dict(base, values=[[[None] + v[0][0][1:]] + v[0][1:], v[1]]))
+    add(E, "wrong_type_flat_shape_entry", problem("wrong_type", "/queries/shape/1"),
+        dict(base, queries={"shape": [2, "3", 4], "data": flat(q)["data"]}))
+    add(E, "wrong_type_flat_shape_fraction", problem("wrong_type", "/queries/shape/2"),
+        dict(base, queries={"shape": [2, 3, 4.5], "data": flat(q)["data"]}))
+    add(E, "wrong_type_flat_data_nested", problem("wrong_type", "/queries/data/0"),
+        dict(base, queries={"shape": [2, 3, 4], "data": q}))
+    add(E, "wrong_type_scale", problem("wrong_type", "/scale"), dict(base, scale="big"))
+    add(E, "wrong_type_causal_number", problem("wrong_type", "/causal"),
+        dict(base, causal=1))
+    add(E, "wrong_type_return_weights", problem("wrong_type", "/return_weights"),
+        dict(base, return_weights=1))
+    add(E, "wrong_type_precision_fraction", problem("wrong_type", "/precision"),
+        dict(base, precision=2.5))
+    add(E, "wrong_type_valid_lens_fraction", problem("wrong_type", "/valid_lens/0"),
+        dict(base, valid_lens=[2.5, 1]))
+    add(E, "wrong_type_valid_lens_flat_fraction",
+        problem("wrong_type", "/valid_lens/data/1"),
+        dict(base, valid_lens={"shape": [2], "data": [1, 0.5]}))
+    add(E, "wrong_type_fully_masked_bool", problem("wrong_type", "/fully_masked"),
+        dict(base, fully_masked=True))
+
+    # ---- tensor checks
+    add(E, "ragged_rows", problem("ragged_array", "/queries/0/1"),
+        dict(base, queries=[[q[0][0], q[0][1][:3], q[0][2]], q[1]]))
+    add(E, "ragged_examples", problem("ragged_array", "/keys/1"),
+        dict(base, keys=[k[0], k[1][:4]]))
+    add(E, "ragged_depth_number_for_row", problem("ragged_array", "/values/1/2"),
+        dict(base, values=[v[0], [v[1][0], v[1][1], 7, v[1][3], v[1][4]]]))
+    add(E, "ragged_depth_row_for_number", problem("ragged_array", "/queries/0/0/1"),
+        dict(base, queries=[[[q[0][0][0], [1]] + q[0][0][2:]] + q[0][1:], q[1]]))
+    add(E, "ragged_later_row_longer", problem("ragged_array", "/queries/1/2"),
+        dict(base, queries=[q[0], [q[1][0], q[1][1], q[1][2] + [0.5]]]))
+    add(E, "rank_1_queries", problem("shape_mismatch", "/queries",
+                                     [-1, -1, -1], [4]),
+        dict(base, queries=q[0][0]))
+    add(E, "rank_4_keys", problem("shape_mismatch", "/keys", [-1, -1, -1],
+                                  [1, 2, 5, 4]),
+        dict(base, keys=[k]))
+    add(E, "rank_flat_too_deep", problem("shape_mismatch", "/values",
+                                         [-1, -1, -1], [1, 2, 5, 3]),
+        dict(base, values={"shape": [1, 2, 5, 3], "data": flat(v)["data"]}))
+    add(E, "too_large_declared_flat_shape", problem("payload_too_large", "/queries"),
+        dict(base, queries={"shape": [1, 200000, 200000], "data": []}))
+    add(E, "too_large_shape_overflows_64bit", problem("payload_too_large", "/keys"),
+        dict(base, keys={"shape": [4294967296, 4294967296, 2], "data": [1]}))
+    add(E, "too_large_shape_beyond_uint64", problem("payload_too_large", "/keys"),
+        dict(base, keys={"shape": [1e30, 1, 1], "data": [1]}))
+    add(E, "flat_data_length_mismatch",
+        problem("shape_mismatch", "/queries/data", [24], [23]),
+        dict(base, queries={"shape": [2, 3, 4], "data": flat(q)["data"][:23]}))
+    add(E, "flat_negative_dimension", problem("invalid_value", "/queries/shape/1"),
+        dict(base, queries={"shape": [2, -3, 4], "data": flat(q)["data"]}))
+    add(E, "empty_array", problem("invalid_value", "/queries"), dict(base, queries=[]))
+    add(E, "empty_rows", problem("invalid_value", "/keys"),
+        dict(base, keys=[[[]], [[]]]))
+    add(E, "zero_in_flat_shape", problem("invalid_value", "/values"),
+        dict(base, values={"shape": [2, 0, 3], "data": []}))
+
+    # ---- cross-field shapes (blame the later field)
+    add(E, "mismatch_d", problem("shape_mismatch", "/keys", [2, -1, 4], [2, 5, 3]),
+        dict(base, keys=[[r[:3] for r in e] for e in k]))
+    add(E, "mismatch_batch", problem("shape_mismatch", "/keys", [2, -1, 4], [1, 5, 4]),
+        dict(base, keys=k[:1]))
+    add(E, "mismatch_values_rows",
+        problem("shape_mismatch", "/values", [2, 5, -1], [2, 4, 3]),
+        dict(base, values=[e[:4] for e in v]))
+    add(E, "mismatch_rank_between_fields",
+        problem("shape_mismatch", "/values", [2, 5, -1], [5, 3]),
+        dict(base, values=v[0]))
+    add(E, "mismatch_keys_rank_unbatched_queries",
+        problem("shape_mismatch", "/keys", [-1, 4], [2, 5, 4]),
+        dict(base, queries=q[0]))
+    add(E, "mismatch_valid_lens_length",
+        problem("shape_mismatch", "/valid_lens", [2], [3]),
+        dict(base, valid_lens=[1, 2, 3]))
+    add(E, "mismatch_valid_lens_per_query",
+        problem("shape_mismatch", "/valid_lens", [2, 3], [2, 2]),
+        dict(base, valid_lens=[[1, 2], [3, 4]]))
+    add(E, "mismatch_valid_lens_scalar_batched",
+        problem("shape_mismatch", "/valid_lens", [2], []),
+        dict(base, valid_lens=3))
+    add(E, "mismatch_valid_lens_unbatched",
+        problem("shape_mismatch", "/valid_lens", [3], [2]),
+        {"queries": q[0], "keys": k[0], "values": v[0], "valid_lens": [1, 2]})
+
+    # ---- derived sizes (413): weights B·Nq·Nk over 16 Mi, inputs tiny
+    big = {"queries": {"shape": [1, 4097, 1], "data": [0.5] * 4097},
+           "keys": {"shape": [1, 4097, 1], "data": [0.25] * 4097},
+           "values": {"shape": [1, 4097, 1], "data": [1] * 4097}}
+    add(E, "too_large_derived_weights", problem("payload_too_large"), big)
+
+    # ---- remaining invalid values
+    add(E, "valid_lens_above_nk", problem("invalid_value", "/valid_lens/1"),
+        dict(base, valid_lens=[3, 6]))
+    add(E, "valid_lens_negative", problem("invalid_value", "/valid_lens/0"),
+        dict(base, valid_lens=[-1, 2]))
+    add(E, "valid_lens_per_query_out_of_range",
+        problem("invalid_value", "/valid_lens/1/2"),
+        dict(base, valid_lens=[[1, 2, 3], [4, 5, 6]]))
+    add(E, "valid_lens_flat_out_of_range",
+        problem("invalid_value", "/valid_lens/data/4"),
+        dict(base, valid_lens={"shape": [2, 3], "data": [1, 2, 3, 4, 9, 1]}))
+    add(E, "valid_lens_huge_integral_real", problem("invalid_value", "/valid_lens/0"),
+        dict(base, valid_lens=[1e300, 1]))
+    add(E, "fully_masked_error_valid_lens",
+        problem("invalid_value", "/valid_lens/1"),
+        dict(base, valid_lens=[2, 0], fully_masked="error"))
+    add(E, "fully_masked_error_per_query",
+        problem("invalid_value", "/valid_lens/1/0"),
+        dict(base, valid_lens=[[1, 2, 3], [0, 1, 1]], fully_masked="error"))
+    add(E, "fully_masked_error_causal",
+        problem("invalid_value", "/causal"),
+        {"queries": rand_tensor(rng, 1, 4, 2), "keys": rand_tensor(rng, 1, 2, 2),
+         "values": rand_tensor(rng, 1, 2, 1), "causal": "bottom_right",
+         "fully_masked": "error"})
+    add(E, "fully_masked_error_unbatched_scalar",
+        problem("invalid_value", "/valid_lens"),
+        {"queries": q[0], "keys": k[0], "values": v[0], "valid_lens": 0,
+         "fully_masked": "error"})
+    add(E, "scale_zero", problem("invalid_value", "/scale"), dict(base, scale=0))
+    add(E, "scale_negative", problem("invalid_value", "/scale"), dict(base, scale=-2))
+    add(E, "causal_unknown", problem("invalid_value", "/causal"),
+        dict(base, causal="sideways"))
+    add(E, "fully_masked_unknown", problem("invalid_value", "/fully_masked"),
+        dict(base, fully_masked="nan"))
+    add(E, "tensor_format_unknown", problem("invalid_value", "/tensor_format"),
+        dict(base, tensor_format="csv"))
+    add(E, "precision_zero", problem("invalid_value", "/precision"),
+        dict(base, precision=0))
+    add(E, "precision_18", problem("invalid_value", "/precision"),
+        dict(base, precision=18))
+    add(E, "result_overflows", problem("invalid_value"),
+        {"queries": [[[1e200, 1e200]]], "keys": [[[1e200, 1e200]]],
+         "values": [[[1]]]})
+
+    # ---- order of checks: several faults, the contract's first one wins
+    add(E, "order_415_before_invalid_json", problem("unsupported_media_type"),
+        raw=b'{not json', meta={"content_type": "text/plain"})
+    add(E, "order_405_before_415", dict(problem("method_not_allowed"),
+                                        allow="POST, OPTIONS"),
+        raw=b'{not json', meta={"method": "GET", "content_type": "text/plain"})
+    add(E, "order_unknown_before_missing_and_type",
+        problem("unknown_field", "/queriez"), {"queriez": q, "scale": "x"})
+    add(E, "order_missing_before_wrong_type", problem("missing_field", "/keys"),
+        {"queries": q, "values": "x", "scale": "x"})
+    add(E, "order_wrong_type_before_ragged", problem("wrong_type", "/scale"),
+        dict(base, queries=[q[0], q[1][:2]], scale="x"))
+    add(E, "order_wrong_type_later_field_before_ragged",
+        problem("wrong_type", "/values/0/0/0"),
+        dict(base, queries=[q[0], q[1][:2]],
+             values=[[["x"] + v[0][0][1:]] + v[0][1:], v[1]]))
+    add(E, "order_earlier_tensor_first", problem("ragged_array", "/queries/1"),
+        dict(base, queries=[q[0], q[1][:2]],
+             keys={"shape": [1, 200000, 200000], "data": []}))
+    add(E, "order_413_before_data_length", problem("payload_too_large", "/queries"),
+        dict(base, queries={"shape": [1, 200000, 200000], "data": [1, 2]}))
+    add(E, "order_data_length_before_zero_dim",
+        problem("shape_mismatch", "/queries/data", [0], [2]),
+        dict(base, queries={"shape": [1, 0, 2], "data": [1, 2]}))
+    add(E, "order_tensor_before_cross_field", problem("invalid_value", "/values"),
+        dict(base, keys=[e[:4] for e in k], values={"shape": [2, 0, 3], "data": []}))
+    add(E, "order_cross_field_before_invalid_value",
+        problem("shape_mismatch", "/values", [2, 5, -1], [2, 4, 3]),
+        dict(base, values=[e[:4] for e in v], scale=-1, valid_lens=[9, 9]))
+    add(E, "order_derived_413_before_invalid_value", problem("payload_too_large"),
+        dict(big, scale=-1, causal="sideways"))
+    add(E, "order_invalid_values_in_table_order",
+        problem("invalid_value", "/valid_lens/0"),
+        dict(base, valid_lens=[7, 1], causal="x", scale=0, precision=99))
+    add(E, "order_causal_before_scale", problem("invalid_value", "/causal"),
+        dict(base, causal="x", scale=0))
+
+
+def additive_cases():
+    E = "attention_additive"
+    rng = random.Random(2)
+    q = rand_tensor(rng, 2, 1, 20)
+    # d2l's toy, drawn parameters (num_hiddens 8, seed 0)
+    r = ref.Rng(0)
+    W_q, W_k, w_v = r.xavier(8, 20), r.xavier(8, 2), r.xavier(1, 8)[0]
+    out, w, s, _ = ref.additive_attention(q, TOY_K, TOY_V, W_q, W_k, w_v,
+                                          valid_lens=TOY_LENS)
+    assert all(abs(a - b) < 1e-12 for a, b in zip(out[1][0], TOY_OUT[1][0]))
+    body = {"queries": q, "keys": TOY_K, "values": TOY_V, "valid_lens": TOY_LENS,
+            "num_hiddens": 8, "seed": 0}
+    add(E, "d2l_toy_seeded", ok({"output": TOY_OUT, "weights": w,
+                                 "params": {"W_q": W_q, "W_k": W_k, "w_v": w_v}}),
+        body)
+    no_seed = dict(body)
+    del no_seed["seed"]
+    add(E, "d2l_toy_seed_defaults_to_0",
+        ok({"output": TOY_OUT, "weights": w,
+            "params": {"W_q": W_q, "W_k": W_k, "w_v": w_v}}), no_seed)
+    # explicit matrices (any parameters give the toy's outputs)
+    Wq = rand_tensor(rng, 8, 20)
+    Wk = rand_tensor(rng, 8, 2)
+    wv = rand_tensor(rng, 8)
+    out, w, s, _ = ref.additive_attention(q, TOY_K, TOY_V, Wq, Wk, wv,
+                                          valid_lens=TOY_LENS)
+    ebody = {"queries": q, "keys": TOY_K, "values": TOY_V, "valid_lens": TOY_LENS,
+             "W_q": Wq, "W_k": Wk, "w_v": wv}
+    add(E, "d2l_toy_explicit", ok({"output": TOY_OUT, "weights": w}), ebody)
+    add(E, "d2l_toy_explicit_flat_params", ok({"output": TOY_OUT, "weights": w}),
+        dict(ebody, W_q=flat(Wq), w_v=flat(wv)))
+
+    # a general case: dq != dk, masks, scores
+    q = rand_tensor(rng, 2, 3, 4)
+    k = rand_tensor(rng, 2, 5, 3)
+    v = rand_tensor(rng, 2, 5, 2)
+    Wq = rand_tensor(rng, 6, 4)
+    Wk = rand_tensor(rng, 6, 3)
+    wv = rand_tensor(rng, 6)
+    base = {"queries": q, "keys": k, "values": v, "W_q": Wq, "W_k": Wk, "w_v": wv}
+    out, w, s, _ = ref.additive_attention(q, k, v, Wq, Wk, wv)
+    add(E, "random_explicit", ok({"output": out, "weights": w}), base)
+    out, w, s, _ = ref.additive_attention(q, k, v, Wq, Wk, wv,
+                                          valid_lens=[[1, 2, 0], [5, 4, 3]],
+                                          per_query=True, causal="bottom_right")
+    add(E, "masks_and_scores",
+        ok({"output": out, "weights": w, "scores": s}),
+        dict(base, valid_lens=[[1, 2, 0], [5, 4, 3]], causal="bottom_right",
+             return_scores=True))
+    add(E, "masks_scores_flat_no_weights",
+        ok({"output": flat(out), "scores": flat(s)}),
+        dict(base, valid_lens=[[1, 2, 0], [5, 4, 3]], causal="bottom_right",
+             return_scores=True, return_weights=False, tensor_format="flat"))
+    out, w, s, _ = ref.additive_attention(q[:1], k[:1], v[:1], Wq, Wk, wv,
+                                          valid_lens=[4])
+    add(E, "unbatched_rank2", ok({"output": out[0], "weights": w[0]}),
+        dict(base, queries=q[0], keys=k[0], values=v[0], valid_lens=4))
+
+    r = ref.Rng(9223372036854775807)
+    P = r.xavier(3, 4), r.xavier(3, 3), r.xavier(1, 3)[0]
+    out, w, s, _ = ref.additive_attention(q, k, v, *P)
+    sbody = {"queries": q, "keys": k, "values": v, "num_hiddens": 3,
+             "seed": 9223372036854775807}
+    add(E, "seed_max", ok({"output": out, "weights": w,
+                           "params": {"W_q": P[0], "W_k": P[1], "w_v": P[2]}}),
+        sbody)
+    r = ref.Rng(7)
+    P = r.xavier(5, 4), r.xavier(5, 3), r.xavier(1, 5)[0]
+    out, w, s, _ = ref.additive_attention(q, k, v, *P)
+    add(E, "seeded_precision_4_integral_reals",
+        ok({"output": rounded(out, 4), "weights": rounded(w, 4),
+            "params": {"W_q": rounded(P[0], 4), "W_k": rounded(P[1], 4),
+                       "w_v": rounded(P[2], 4)}}),
+        dict(sbody, num_hiddens=5.0, seed=7.0, precision=4))
+
+    # errors
+    add(E, "params_none_no_num_hiddens", problem("missing_field", "/num_hiddens"),
+        {"queries": q, "keys": k, "values": v})
+    add(E, "params_partial", problem("missing_field", "/W_k"),
+        {"queries": q, "keys": k, "values": v, "W_q": Wq, "w_v": wv})
+    add(E, "params_partial_with_num_hiddens", problem("missing_field", "/w_v"),
+        {"queries": q, "keys": k, "values": v, "W_q": Wq, "W_k": Wk,
+         "num_hiddens": 6})
+    add(E, "params_and_num_hiddens", problem("invalid_value", "/num_hiddens"),
+        dict(base, num_hiddens=6))
+    add(E, "params_and_seed", problem("invalid_value", "/seed"),
+        dict(base, seed=1))
+    add(E, "num_hiddens_zero", problem("invalid_value", "/num_hiddens"),
+        {"queries": q, "keys": k, "values": v, "num_hiddens": 0})
+    add(E, "num_hiddens_fraction", problem("wrong_type", "/num_hiddens"),
+        {"queries": q, "keys": k, "values": v, "num_hiddens": 2.5})
+    add(E, "num_hiddens_string", problem("wrong_type", "/num_hiddens"),
+        {"queries": q, "keys": k, "values": v, "num_hiddens": "8"})
+    add(E, "seed_negative", problem("invalid_value", "/seed"),
+        {"queries": q, "keys": k, "values": v, "num_hiddens": 2, "seed": -1})
+    add(E, "seed_real_beyond_int64", problem("invalid_value", "/seed"),
+        {"queries": q, "keys": k, "values": v, "num_hiddens": 2, "seed": 1e19})
+    add(E, "seed_integer_beyond_int64", problem("invalid_json"),
+        raw=b'{"queries": [[1]], "keys": [[1]], "values": [[1]], '
+            b'"num_hiddens": 2, "seed": 9223372036854775808}')
+    add(E, "mismatch_W_q_columns",
+        problem("shape_mismatch", "/W_q", [-1, 4], [6, 3]),
+        dict(base, W_q=[r_[:3] for r_ in Wq]))
+    add(E, "mismatch_W_k_rows", problem("shape_mismatch", "/W_k", [6, 3], [5, 3]),
+        dict(base, W_k=Wk[:5]))
+    add(E, "mismatch_W_k_columns", problem("shape_mismatch", "/W_k", [6, 3], [6, 4]),
+        dict(base, W_k=[r_ + [0] for r_ in Wk]))
+    add(E, "mismatch_w_v", problem("shape_mismatch", "/w_v", [6], [7]),
+        dict(base, w_v=wv + [1]))
+    add(E, "rank_w_v_matrix", problem("shape_mismatch", "/w_v", [-1], [1, 6]),
+        dict(base, w_v=[wv]))
+    add(E, "mismatch_values_rows",
+        problem("shape_mismatch", "/values", [2, 5, -1], [2, 4, 2]),
+        dict(base, values=[e[:4] for e in v]))
+    add(E, "unknown_field_later_feature", problem("unknown_field", "/diagnostics"),
+        dict(base, diagnostics=True))
+    add(E, "unknown_field_scale", problem("unknown_field", "/scale"),
+        dict(base, scale=1))
+    add(E, "too_large_drawn_params", problem("payload_too_large"),
+        {"queries": [[1.0]], "keys": [[1.0]], "values": [[1.0]],
+         "num_hiddens": 20000000})
+    # work: B·h·(Nq·dq + Nk·dk) + B·Nq·Nk·(h + dv) = 1e7·60 + 900·(1e7 + 1)
+    # > 2^33 with every tensor small
+    add(E, "too_large_work", problem("payload_too_large"),
+        {"queries": [[0.1]] * 30, "keys": [[0.2]] * 30, "values": [[1.0]] * 30,
+         "num_hiddens": 10000000})
+    add(E, "order_params_rule_is_missing_field_phase",
+        problem("missing_field", "/W_k"),
+        dict({"queries": q, "keys": k, "values": v, "W_q": Wq, "w_v": wv},
+             causal=5))
+    add(E, "valid_lens_out_of_range", problem("invalid_value", "/valid_lens/1"),
+        dict(base, valid_lens=[1, 6]))
+    add(E, "fully_masked_error", problem("invalid_value", "/valid_lens/0/2"),
+        dict(base, valid_lens=[[1, 2, 0], [5, 4, 3]], fully_masked="error"))
+
+
+def nw_cases():
+    E = "regression_nw"
+    xt, yt = [1, 2, 4], [0, 3, 1]
+    golden = {"x_train": xt, "y_train": yt, "x_query": [2.5], "w": 0.5,
+              "y_query": [3]}
+    # the seed's worked example: the contract's numbers, to 1e-12
+    add(E, "seed_worked_example", ok({
+        "predictions": [1.4774782878985795],
+        "weights": [[0.304504342420284, 0.39099131515943186, 0.304504342420284]],
+        "w": 0.5, "loss": 1.1590361819101205, "grad_w": -0.9063461621648087}),
+        golden)
+    w_fit, hist = ref.nw_fit(0.5, 0.1, 1, "query", xt, col(yt), [2.5], [[3]])
+    assert abs(w_fit - 0.5906346162164808) < 1e-15
+    pred, a = ref.nw_predict([2.5], xt, col(yt), "gaussian", w_fit)
+    loss, grad = ref.nw_loss_grad([2.5], [[3]], xt, col(yt), "gaussian", w_fit)
+    add(E, "seed_fit_one_step", ok({
+        "predictions": uncol(pred), "weights": a, "w": 0.5906346162164808,
+        "loss": loss, "grad_w": grad, "history": hist}),
+        dict(golden, fit={"epochs": 1, "lr": 0.1, "data": "query"}))
+    for wv, p in ((1, 1.940292211914573), (2, 2.9116578899297596)):
+        _, a = ref.nw_predict([2.5], xt, col(yt), "gaussian", wv)
+        add(E, "seed_w_%d" % wv, ok({"predictions": [p], "weights": a, "w": wv}),
+            {"x_train": xt, "y_train": yt, "x_query": [2.5], "w": wv})
+    _, a = ref.nw_predict([2.5], xt, col(yt), "gaussian", 1)
+    add(E, "w_defaults_to_1",
+        ok({"predictions": [1.940292211914573], "weights": a, "w": 1}),
+        {"x_train": xt, "y_train": yt, "x_query": [2.5]})
+
+    x, y, x_test, _ = ref.nw_dataset(12, 0.5, 3)
+    xq = [0.3, 1.7, 2.2, 4.9]
+    yq = [ref.f_true(t) for t in xq]
+    body = {"x_train": x, "y_train": y, "x_query": xq, "y_query": yq}
+    for kernel in ("gaussian", "constant", "boxcar", "epanechnikov",
+                   "triangular"):
+        wv = 0.4 if kernel != "gaussian" else 1.5
+        pred, a = ref.nw_predict(xq, x, col(y), kernel, wv)
+        loss, grad = ref.nw_loss_grad(xq, col(yq), x, col(y), kernel, wv)
+        res = {"predictions": uncol(pred), "weights": a, "w": wv, "loss": loss}
+        if kernel == "gaussian":
+            res["grad_w"] = grad
+        add(E, "kernel_" + kernel, ok(res), dict(body, kernel=kernel, w=wv))
+    # fit with the defaults (train_loo, 5 epochs, lr 0.5)
+    w_fit, hist = ref.nw_fit(1.0, 0.5, 5, "train_loo", x, col(y))
+    pred, a = ref.nw_predict(xq, x, col(y), "gaussian", w_fit)
+    add(E, "fit_train_loo_defaults",
+        ok({"predictions": uncol(pred), "weights": a, "w": w_fit, "history": hist}),
+        {"x_train": x, "y_train": y, "x_query": xq, "fit": {}})
+    loss, grad = ref.nw_loss_grad(xq, col(yq), x, col(y), "gaussian", w_fit)
+    add(E, "fit_train_loo_with_y_query_flat",
+        ok({"predictions": flat(uncol(pred)), "weights": flat(a), "w": w_fit,
+            "loss": loss, "grad_w": grad, "history": hist}),
+        dict(body, fit={"epochs": 5.0, "lr": 0.5, "data": "train_loo"},
+             tensor_format="flat"))
+    w_fit, hist = ref.nw_fit(2.0, 0.05, 3, "query", x, col(y), xq, col(yq))
+    pred, a = ref.nw_predict(xq, x, col(y), "gaussian", w_fit)
+    loss, grad = ref.nw_loss_grad(xq, col(yq), x, col(y), "gaussian", w_fit)
+    add(E, "fit_query_precision_6",
+        ok({"predictions": rounded(uncol(pred), 6), "weights": rounded(a, 6),
+            "w": rounded(w_fit, 6), "loss": rounded(loss, 6),
+            "grad_w": rounded(grad, 6),
+            "history": [{"epoch": h["epoch"], "w": rounded(h["w"], 6),
+                         "loss": rounded(h["loss"], 6)} for h in hist]}),
+        dict(body, w=2, fit={"epochs": 3, "lr": 0.05, "data": "query"},
+             precision=6))
+    # vector-valued targets (n, dv)
+    Y = [[yi, -2 * yi + 1] for yi in y]
+    YQ = [[t, -2 * t + 1] for t in yq]
+    pred, a = ref.nw_predict(xq, x, Y, "gaussian", 1.2)
+    loss, grad = ref.nw_loss_grad(xq, YQ, x, Y, "gaussian", 1.2)
+    add(E, "y_train_matrix", ok({"predictions": pred, "weights": a, "w": 1.2,
+                                 "loss": loss, "grad_w": grad}),
+        {"x_train": flat(x), "y_train": Y, "x_query": xq, "y_query": flat(YQ),
+         "w": 1.2})
+    add(E, "nulls_mean_absent",
+        ok({"predictions": [1.940292211914573],
+            "weights": ref.nw_predict([2.5], xt, col(yt), "gaussian", 1)[1],
+            "w": 1}),
+        {"x_train": xt, "y_train": yt, "x_query": [2.5], "kernel": None,
+         "w": None, "y_query": None, "fit": None, "precision": None})
+
+    # errors
+    add(E, "missing_x_train", problem("missing_field", "/x_train"),
+        {"y_train": yt, "x_query": [2.5]})
+    add(E, "missing_x_query_with_fit", problem("missing_field", "/x_query"),
+        {"x_train": xt, "y_train": yt, "fit": {}})
+    add(E, "fit_query_needs_y_query", problem("missing_field", "/y_query"),
+        {"x_train": xt, "y_train": yt, "x_query": [2.5], "fit": {"data": "query"}})
+    add(E, "unknown_field_top", problem("unknown_field", "/bandwidth"),
+        dict(golden, bandwidth=2))
+    add(E, "unknown_field_in_fit", problem("unknown_field", "/fit/epoch"),
+        dict(golden, fit={"epoch": 3}))
+    add(E, "wrong_type_fit", problem("wrong_type", "/fit"), dict(golden, fit="yes"))
+    add(E, "wrong_type_fit_epochs", problem("wrong_type", "/fit/epochs"),
+        dict(golden, fit={"epochs": 1.5}))
+    add(E, "wrong_type_w_bool", problem("wrong_type", "/w"), dict(golden, w=True))
+    add(E, "wrong_type_kernel", problem("wrong_type", "/kernel"),
+        dict(golden, kernel=1))
+    add(E, "rank_x_train_matrix", problem("shape_mismatch", "/x_train", [-1], [3, 1]),
+        dict(golden, x_train=col(xt)))
+    add(E, "rank_y_train_3", problem("shape_mismatch", "/y_train", [-1, -1],
+                                     [3, 1, 1]),
+        dict(golden, y_train=[[[0]], [[3]], [[1]]]))
+    add(E, "mismatch_y_train", problem("shape_mismatch", "/y_train", [3], [4]),
+        dict(golden, y_train=[0, 3, 1, 5]))
+    add(E, "mismatch_y_train_matrix",
+        problem("shape_mismatch", "/y_train", [3, -1], [2, 2]),
+        dict(golden, y_train=[[0, 1], [3, 1]]))
+    add(E, "mismatch_y_query", problem("shape_mismatch", "/y_query", [1], [2]),
+        dict(golden, y_query=[3, 4]))
+    add(E, "mismatch_y_query_rank", problem("shape_mismatch", "/y_query", [1],
+                                            [1, 1]),
+        dict(golden, y_query=[[3]]))
+    add(E, "empty_x_query", problem("invalid_value", "/x_query"),
+        dict(golden, x_query=[]))
+    add(E, "kernel_unknown", problem("invalid_value", "/kernel"),
+        dict(golden, kernel="cosine"))
+    add(E, "w_zero", problem("invalid_value", "/w"), dict(golden, w=0))
+    add(E, "w_negative", problem("invalid_value", "/w"), dict(golden, w=-1))
+    add(E, "w_rule_string", problem("invalid_value", "/w"), dict(golden, w="scott"))
+    add(E, "fit_needs_gaussian", problem("invalid_value", "/fit"),
+        dict(golden, kernel="boxcar", fit={}))
+    add(E, "fit_epochs_zero", problem("invalid_value", "/fit/epochs"),
+        dict(golden, fit={"epochs": 0}))
+    add(E, "fit_epochs_over_limit", problem("invalid_value", "/fit/epochs"),
+        dict(golden, fit={"epochs": 100001}))
+    add(E, "fit_lr_negative", problem("invalid_value", "/fit/lr"),
+        dict(golden, fit={"lr": -0.1}))
+    add(E, "fit_data_unknown", problem("invalid_value", "/fit/data"),
+        dict(golden, fit={"data": "both"}))
+    add(E, "fit_train_loo_one_pair", problem("invalid_value", "/x_train"),
+        {"x_train": [1], "y_train": [2], "x_query": [1.5], "fit": {}})
+    # y_query far above the prediction: grad_w < 0 ... pick one whose step
+    # drives w below 0: y_query 0 at 2.5 pulls the prediction down, w shrinks
+    _, g = ref.nw_loss_grad([2.5], [[0]], xt, col(yt), "gaussian", 0.5)
+    assert g > 0 and 0.5 - 100 * g < 0
+    add(E, "fit_step_makes_w_negative", problem("invalid_value", "/fit/lr"),
+        dict(golden, y_query=[0], fit={"epochs": 1, "lr": 100, "data": "query"}))
+    add(E, "zero_kernel_mass", problem("invalid_value", "/x_query/1"),
+        {"x_train": xt, "y_train": yt, "x_query": [2.5, 40], "kernel": "boxcar",
+         "w": 1})
+    add(E, "zero_kernel_mass_flat", problem("invalid_value", "/x_query/data/2"),
+        {"x_train": xt, "y_train": yt, "x_query": {"shape": [3], "data": [1, 2, -30]},
+         "kernel": "epanechnikov", "w": 2})
+    # work: a fit costs epochs · n² on train_loo: 100000 · 300² > 2^33
+    add(E, "too_large_work_fit", problem("payload_too_large"),
+        {"x_train": [i / 10 for i in range(300)], "y_train": [0.5] * 300,
+         "x_query": [1], "fit": {"epochs": 100000}})
+    add(E, "order_work_before_epochs_range", problem("payload_too_large"),
+        {"x_train": [i / 10 for i in range(300)], "y_train": [0.5] * 300,
+         "x_query": [1], "fit": {"epochs": 1000000}})
+    add(E, "order_kernel_before_w", problem("invalid_value", "/kernel"),
+        dict(golden, kernel="x", w=-1))
+    add(E, "order_missing_before_unknown_in_fit_is_unknown",
+        problem("unknown_field", "/fit/rate"),
+        {"x_train": xt, "y_train": yt, "fit": {"rate": 1}})
+
+
+def dataset_cases():
+    E = "regression_nw_dataset"
+
+    def data(n=50, noise=0.5, seed=0, k=None, fmt=None):
+        x, y, xt, yt = ref.nw_dataset(n, noise, seed)
+        res = {"x_train": x, "y_train": y, "x_test": xt, "y_truth": yt}
+        if k:
+            res = {key: rounded(val, k) for key, val in res.items()}
+        if fmt == "flat":
+            res = {key: flat(val) for key, val in res.items()}
+        res.update({"n_train": n, "noise": noise, "seed": seed})
+        return ok(res)
+
+    default = data()
+    assert default["body"]["x_train"][0] == 0.19157748800980812
+    assert default["body"]["y_train"][0] == 0.4527892370680555
+    add(E, "defaults", default, meta={"query": ""})
+    add(E, "defaults_no_query", default)
+    add(E, "explicit", data(5, 0, 3), meta={"query": "n_train=5&noise=0&seed=3"})
+    add(E, "repeated_last_wins", data(4), meta={"query": "n_train=2&n_train=4"})
+    add(E, "integral_real", data(7, 1.25, 11),
+        meta={"query": "n_train=7.0&noise=1.25&seed=1.1e1"})
+    add(E, "percent_encoded", data(3, 0.5, 2),
+        meta={"query": "n%5Ftrain=3&seed=%32&&"})
+    add(E, "tensor_format_flat", data(6, fmt="flat"),
+        meta={"query": "n_train=6&tensor_format=flat"})
+    add(E, "precision_4", data(6, k=4), meta={"query": "n_train=6&precision=4"})
+    add(E, "seed_max", data(3, 0.5, 9223372036854775807),
+        meta={"query": "n_train=3&seed=9223372036854775807"})
+    add(E, "head_is_get", data(3), meta={"method": "HEAD", "query": "n_train=3"})
+
+    add(E, "method_post", dict(problem("method_not_allowed"),
+                               allow="GET, HEAD, OPTIONS"),
+        body={}, meta={"method": "POST"})
+    add(E, "empty_value", problem("wrong_type", "/n_train"), meta={"query": "n_train="})
+    add(E, "no_value", problem("wrong_type", "/noise"), meta={"query": "noise"})
+    add(E, "not_a_number", problem("wrong_type", "/n_train"),
+        meta={"query": "n_train=abc"})
+    add(E, "nan_text", problem("wrong_type", "/noise"), meta={"query": "noise=nan"})
+    add(E, "hex_text", problem("wrong_type", "/seed"), meta={"query": "seed=0x10"})
+    add(E, "plus_sign", problem("wrong_type", "/n_train"),
+        meta={"query": "n_train=%2B5"})
+    add(E, "nul_in_number", problem("wrong_type", "/n_train"),
+        meta={"query": "n_train=5%00x"})
+    add(E, "nul_in_string", problem("invalid_value", "/tensor_format"),
+        meta={"query": "tensor_format=flat%00"})
+    add(E, "fraction", problem("wrong_type", "/n_train"),
+        meta={"query": "n_train=2.5"})
+    add(E, "n_train_zero", problem("invalid_value", "/n_train"),
+        meta={"query": "n_train=0"})
+    add(E, "n_train_over_max", problem("invalid_value", "/n_train"),
+        meta={"query": "n_train=1000001"})
+    add(E, "n_train_beyond_int64", problem("invalid_value", "/n_train"),
+        meta={"query": "n_train=99999999999999999999"})
+    add(E, "noise_negative", problem("invalid_value", "/noise"),
+        meta={"query": "noise=-0.5"})
+    add(E, "noise_overflows", problem("invalid_value", "/noise"),
+        meta={"query": "noise=1e400"})
+    add(E, "seed_negative", problem("invalid_value", "/seed"),
+        meta={"query": "seed=-1"})
+    add(E, "seed_beyond_int64", problem("invalid_value", "/seed"),
+        meta={"query": "seed=9223372036854775808"})
+    add(E, "precision_out_of_range", problem("invalid_value", "/precision"),
+        meta={"query": "precision=18"})
+    add(E, "tensor_format_unknown", problem("invalid_value", "/tensor_format"),
+        meta={"query": "tensor_format=csv"})
+    add(E, "unknown_parameter", problem("unknown_field", "/n_tran"),
+        meta={"query": "n_tran=3"})
+    add(E, "unknown_parameter_escaped", problem("unknown_field", "/a~1b"),
+        meta={"query": "a%2Fb=1"})
+    add(E, "order_unknown_before_type", problem("unknown_field", "/foo"),
+        meta={"query": "n_train=abc&foo=1"})
+    add(E, "order_type_before_range", problem("wrong_type", "/noise"),
+        meta={"query": "n_train=0&noise=abc"})
+    add(E, "order_range_in_table_order", problem("invalid_value", "/n_train"),
+        meta={"query": "seed=-1&noise=-1&n_train=0"})
+
+
+def write():
+    for endpoint, cases in CASES.items():
+        edir = os.path.join(HERE, endpoint)
+        if os.path.isdir(edir):
+            shutil.rmtree(edir)
+        os.makedirs(edir)
+        with open(os.path.join(edir, "route"), "w") as f:
+            f.write(ROUTES[endpoint] + "\n")
+        for name, (raw, meta, expected) in sorted(cases.items()):
+            cdir = os.path.join(edir, name)
+            os.makedirs(cdir)
+            if raw is not None:
+                with open(os.path.join(cdir, "request.json"), "wb") as f:
+                    f.write(raw)
+            if meta is not None:
+                with open(os.path.join(cdir, "meta.json"), "w") as f:
+                    json.dump(meta, f)
+                    f.write("\n")
+            with open(os.path.join(cdir, "expected.json"), "w") as f:
+                json.dump(expected, f, allow_nan=False)
+                f.write("\n")
+
+
+if __name__ == "__main__":
+    ref.self_check()
+    dot_cases()
+    additive_cases()
+    nw_cases()
+    dataset_cases()
+    write()
+    print(sum(len(c) for c in CASES.values()), "cases")
