@@ -109,11 +109,12 @@ set -- \
 
 # A pipeline's status is its last command's: keep mmdebstrap's in a file.
 status=$(mktemp)
-trap 'rm -f "$status"' EXIT
+log=$(mktemp)
+trap 'rm -f "$status" "$log"' EXIT
 echo 1 >"$status"
 {
     timeout 900 mmdebstrap --quiet --variant=minbase --format=tar "$@" \
-        "$SUITE" - "$sources"
+        "$SUITE" - "$sources" 2>"$log"
     echo $? >"$status"
 } | timeout 900 $DOCKER import \
     --change 'ENV PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin' \
@@ -122,7 +123,8 @@ echo 1 >"$status"
     - "$IMAGE" >/dev/null
 rc=$?
 if [ "$(cat "$status")" != 0 ] || [ "$rc" != 0 ]; then
-    say "mmdebstrap or import failed"
+    say "mmdebstrap or import failed; mmdebstrap said:"
+    tail -n 30 "$log" >&2
     timeout 30 $DOCKER image rm "$IMAGE" >/dev/null 2>&1
     exit 1
 fi

@@ -81,7 +81,8 @@ start_dockerd() {
 # Podman runs containers itself (no daemon). Here it needs the runc runtime
 # and ulimits below the sandbox's hard limits, which docker/test.sh passes.
 podman_answers() {
-    command -v podman >/dev/null 2>&1 || apt_install podman runc || return 1
+    command -v podman >/dev/null 2>&1 ||
+        apt_install podman runc netavark aardvark-dns iptables || return 1
     timeout 30 $PODMAN info >/dev/null 2>&1
 }
 

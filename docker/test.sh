@@ -64,16 +64,23 @@ show_daemon_log() {
 
 # 1. Engine.
 t=$(date +%s)
-DOCKER=$(sh docker/engine.sh start) || { not_ok "no container engine"; exit 1; }
+DOCKER=$(sh docker/engine.sh start 2>"$OUT/engine.log")
+rc=$?
+sed 's/^/# /' "$OUT/engine.log"
+[ "$rc" -eq 0 ] || { not_ok "no container engine"; exit 1; }
 export DOCKER
 note "engine: $DOCKER ($(elapsed "$t")s)"
 RUN_OPTS=
 BUILD_OPTS=
+HEALTH_OPTS="--health-interval 1s"
 case $DOCKER in
 podman*)
-    # The sandbox's hard limits are lower than podman's defaults.
+    # The sandbox's hard limits are lower than podman's defaults. Podman
+    # schedules health checks with systemd timers: without systemd, this
+    # script runs them itself.
     RUN_OPTS="--ulimit nofile=20000:20000 --ulimit nproc=32768:32768"
     BUILD_OPTS="--format docker $RUN_OPTS"
+    HEALTH_OPTS="--health-interval disable"
     ;;
 *)
     # BuildKit needs the buildx plugin; without it, use the classic builder.
@@ -127,8 +134,9 @@ timeout 60 $DOCKER network create "$NET" >/dev/null ||
 t=$(date +%s)
 if ! timeout 120 $DOCKER run -d --name "$DAEMON" --network "$NET" \
         --network-alias attnd --read-only --cap-drop ALL \
-        --security-opt no-new-privileges --health-interval 1s \
-        $blas_env $RUN_OPTS "$IMAGE" >/dev/null; then
+        --security-opt no-new-privileges $HEALTH_OPTS \
+        $blas_env $RUN_OPTS "$IMAGE" >/dev/null 2>"$OUT/run.log"; then
+    sed 's/^/#   /' "$OUT/run.log"
     not_ok "start attnd"
     exit 1
 fi
@@ -178,7 +186,8 @@ if [ "$(timeout 10 $DOCKER inspect -f '{{.State.Running}}' "$DAEMON")" != true ]
     exit 1
 fi
 t=$(date +%s)
-timeout $((STOP_WAIT + 30)) $DOCKER stop -t "$STOP_WAIT" "$DAEMON" >/dev/null
+timeout $((STOP_WAIT + 30)) $DOCKER stop -t "$STOP_WAIT" "$DAEMON" \
+    >/dev/null 2>>"$OUT/run.log"
 code=$(timeout 10 $DOCKER inspect -f '{{.State.ExitCode}}' "$DAEMON")
 timeout 30 $DOCKER logs "$DAEMON" >"$OUT/attnd.log" 2>&1
 if [ "$code" = 0 ]; then
