@@ -87,6 +87,13 @@ format:
 format-check:
 	@clang-format --dry-run --Werror lib/*.[ch] api/*.[ch] server/*.[ch] tests/unit/*.[ch]
 
+# Dot attention backward vs forward compute time (a measurement, not a test).
+.PHONY: bench-backward
+bench-backward: $(BUILD)/libattn.a
+	@mkdir -p $(BUILD)/bench
+	$(Q)$(CC) $(CPPFLAGS) $(ALL_CFLAGS) $(LDFLAGS) -o $(BUILD)/bench/backward_bench tests/bench/backward_bench.c $(BUILD)/libattn.a $(LDLIBS)
+	$(BUILD)/bench/backward_bench
+
 asan:
 	$(MAKE) BUILD=build-asan CC=clang \
 	  CFLAGS="-O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=all" \
