@@ -5,12 +5,15 @@
  * request complete, which is also when the access line is written.
  *
  * Request flow in on_request:
- *   1. first call (headers only): size limits, CORS preflight, then
- *      api_precheck so that 404/405/415/413-by-Content-Length are answered
- *      before any body byte (and before "100 Continue");
- *   2. body calls: append, answering 413 and closing as soon as a chunked
- *      body outgrows --max-body-bytes;
- *   3. last call: api_handle, then answer().
+ *   1. first call (headers only): request target and header block limits,
+ *      CORS preflight, then api_precheck so that 404/405/415 and 413 by
+ *      Content-Length are answered before any body byte (and instead of
+ *      "100 Continue"), closing the connection; without a body these
+ *      answers wait for step 3 and the connection stays open;
+ *   2. body calls: append; a chunked body that outgrows --max-body-bytes
+ *      is dropped from then on (libmicrohttpd 0.9 cannot answer mid-body);
+ *   3. last call: the 413 for such a body (closing), or api_handle and
+ *      answer().
  */
 #include "http.h"
 
@@ -33,8 +36,9 @@
 #include "request_id.h"
 
 /* libmicrohttpd's per-connection arena holds the request line, the header
- * block and the read buffer; it must fit a request at both limits above so
- * that their 414/431 come from here, with our headers and problem+json. */
+ * block and the read buffer; it must fit a request at both limits of
+ * http.h so that their 414/431 come from here, with our headers and
+ * problem+json (larger ones still get libmicrohttpd's own 414/431). */
 #define CONNECTION_MEMORY_BYTES (64 * 1024)
 #define CONNECTION_LIMIT_MAX 1024
 #define LISTEN_BACKLOG 1024
@@ -47,8 +51,8 @@ struct srv_http {
     unsigned port;
     MHD_socket quiesced_fd; /* listening socket after quiesce, else -1 */
     atomic_uint in_flight;
-    atomic_int
-        serving; /* 0 while starting: libmicrohttpd messages are errors */
+    /* 0 while starting: libmicrohttpd's messages are then real errors */
+    atomic_int serving;
 };
 
 /* Answers that the request line and headers decide on their own. */
@@ -172,8 +176,8 @@ static enum MHD_Result add_header_bytes(void *cls, enum MHD_ValueKind kind,
 }
 
 /* Headers every response carries (API.md "Cross-origin use and headers").
- * vary_accept / gzip_vary add to Vary. Returns 0, -1 when one could not be
- * added (out of memory). */
+ * vary_accept and vary_encoding add Accept and Accept-Encoding to Vary.
+ * Returns 0, -1 when one could not be added (out of memory). */
 static int add_common_headers(struct MHD_Response *resp,
                               struct MHD_Connection *conn, const srv_request *r,
                               int vary_accept, int vary_encoding) {
@@ -213,8 +217,8 @@ static enum MHD_Result answer(srv_request *r, struct MHD_Connection *conn,
     res->body = NULL;
     int vary_encoding = len >= SRV_GZIP_MIN_BYTES;
     int gzipped = 0;
-    if (vary_encoding && strcmp(r->method, "HEAD") != 0 &&
-        srv_gzip_accepted(header(conn, "Accept-Encoding"))) {
+    /* HEAD too, so that its Content-Length is the one GET would send */
+    if (vary_encoding && srv_gzip_accepted(header(conn, "Accept-Encoding"))) {
         char *z;
         size_t zlen;
         if (srv_gzip_compress(&z, &zlen, body, len) == 0) {
@@ -249,6 +253,12 @@ static enum MHD_Result answer(srv_request *r, struct MHD_Connection *conn,
     if (res->status == MHD_HTTP_UNAUTHORIZED)
         ok &= MHD_add_response_header(resp, "WWW-Authenticate", "Bearer") ==
               MHD_YES;
+    /* rate_limited and overloaded problems: try again in a second */
+    if (res->status == MHD_HTTP_TOO_MANY_REQUESTS ||
+        (res->status == MHD_HTTP_SERVICE_UNAVAILABLE &&
+         res->content_type != NULL &&
+         strcmp(res->content_type, "application/problem+json") == 0))
+        ok &= MHD_add_response_header(resp, "Retry-After", "1") == MHD_YES;
     if (close_conn)
         ok &= MHD_add_response_header(resp, MHD_HTTP_HEADER_CONNECTION,
                                       "close") == MHD_YES;
