@@ -53,8 +53,9 @@ static int read_params(const api_query_param *q, int64_t *n_train,
                         "n_train is the number of training points, 1 … %d",
                         N_TRAIN_MAX);
     /* a --max-elements below N_TRAIN_MAX bounds it further */
-    size_t n = (size_t)*n_train;
-    if (api_limit_elements("x_train", &n, 1, max_elements, p))
+    size_t n = (size_t)*n_train, nt = ATTN_NW_DATASET_TEST;
+    if (api_limit_elements("x_train", &n, 1, max_elements, p) ||
+        api_limit_elements("x_test", &nt, 1, max_elements, p))
         return -1;
     if (big_noise || !(*noise >= 0 && *noise <= NOISE_MAX))
         return api_fail(p, API_E_INVALID_VALUE, "/noise",

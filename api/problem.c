@@ -135,7 +135,7 @@ void api_problem_shapes_z(api_problem *p, const long long *expected,
                           size_t got_rank) {
     long long g[API_SHAPE_MAX];
     size_t n = got_rank > API_SHAPE_MAX ? API_SHAPE_MAX : got_rank;
-    for (size_t i = 0; i < n; i++)
+    for (size_t i = 0; got && i < n; i++)
         g[i] = got[i] > (size_t)LLONG_MAX ? LLONG_MAX : (long long)got[i];
     api_problem_shapes(p, expected, expected_rank, got ? g : NULL, n);
 }

@@ -1,0 +1,200 @@
+/*
+ * test_api_openapi.c — api/openapi.json is the machine-readable contract:
+ * its paths are exactly the route table (with each route's method), its
+ * problem code enum is exactly the error enum, and GET /openapi.json serves
+ * the embedded bytes.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <cmocka.h>
+#include <jansson.h>
+
+#include "api.h"
+#include "openapi.h"
+#include "problem.h"
+#include "route.h"
+
+static json_t *document(void) {
+    size_t len;
+    const char *doc = api_openapi_json(&len);
+    assert_non_null(doc);
+    assert_int_equal(doc[len], '\0');
+    json_error_t err;
+    json_t *j = json_loadb(doc, len, 0, &err);
+    if (!j)
+        fail_msg("api/openapi.json: %s (line %d)", err.text, err.line);
+    return j;
+}
+
+static void test_version_and_info(void **state) {
+    (void)state;
+    json_t *j = document();
+    assert_string_equal(json_string_value(json_object_get(j, "openapi")),
+                        "3.1.0");
+    assert_non_null(json_object_get(json_object_get(j, "info"), "title"));
+    json_decref(j);
+}
+
+static void test_paths_are_the_route_table(void **state) {
+    (void)state;
+    json_t *j = document();
+    json_t *paths = json_object_get(j, "paths");
+    assert_int_equal(json_object_size(paths), api_route_count());
+    for (size_t i = 0; i < api_route_count(); i++) {
+        const api_route *r = api_route_at(i);
+        json_t *item = json_object_get(paths, r->path);
+        if (!item)
+            fail_msg("route %s %s is missing from openapi.json", r->method,
+                     r->path);
+        /* exactly one operation, the route's method in lower case */
+        char method[8];
+        size_t n = strlen(r->method);
+        for (size_t k = 0; k <= n; k++)
+            method[k] = (char)(r->method[k] | (k < n ? 0x20 : 0));
+        if (!json_object_get(item, method) || json_object_size(item) != 1)
+            fail_msg("%s: openapi.json should have only \"%s\"", r->path,
+                     method);
+        /* every operation documents 200 and its errors */
+        json_t *responses =
+            json_object_get(json_object_get(item, method), "responses");
+        assert_non_null(json_object_get(responses, "200"));
+        assert_non_null(json_object_get(responses, "404"));
+        assert_non_null(json_object_get(responses, "405"));
+        if (r->json_body) {
+            assert_non_null(json_object_get(responses, "400"));
+            assert_non_null(json_object_get(responses, "413"));
+            assert_non_null(json_object_get(responses, "415"));
+            assert_non_null(json_object_get(responses, "422"));
+        }
+    }
+    json_decref(j);
+}
+
+static void test_codes_are_the_error_enum(void **state) {
+    (void)state;
+    json_t *j = document();
+    json_t *codes = json_object_get(
+        json_object_get(
+            json_object_get(
+                json_object_get(
+                    json_object_get(json_object_get(j, "components"),
+                                    "schemas"),
+                    "Problem"),
+                "properties"),
+            "code"),
+        "enum");
+    assert_true(json_is_array(codes));
+    assert_int_equal(json_array_size(codes), API_E_COUNT - 1);
+    for (int c = API_E_NONE + 1; c < API_E_COUNT; c++) {
+        const char *name = api_error_name((api_error)c);
+        int found = 0;
+        for (size_t i = 0; i < json_array_size(codes); i++)
+            found |= !strcmp(json_string_value(json_array_get(codes, i)), name);
+        if (!found)
+            fail_msg("error code %s is missing from the Problem enum", name);
+    }
+    json_decref(j);
+}
+
+/* Each documented request schema lists exactly the fields its handler
+ * knows: an unknown one is refused (422 unknown_field), a listed one is
+ * not called unknown. */
+static void test_request_fields_match_handlers(void **state) {
+    (void)state;
+    json_t *j = document();
+    json_t *paths = json_object_get(j, "paths");
+    for (size_t i = 0; i < api_route_count(); i++) {
+        const api_route *r = api_route_at(i);
+        if (!r->json_body)
+            continue;
+        json_t *props = json_object_get(
+            json_object_get(
+                json_object_get(
+                    json_object_get(
+                        json_object_get(
+                            json_object_get(json_object_get(paths, r->path),
+                                            "post"),
+                            "requestBody"),
+                        "content"),
+                    "application/json"),
+                "schema"),
+            "properties");
+        assert_true(json_object_size(props) > 3);
+        const char *key;
+        json_t *v;
+        json_object_foreach(props, key, v) {
+            /* a body with only that field: the first error must not be
+             * unknown_field */
+            char body[256];
+            snprintf(body, sizeof body, "{\"%s\": null}", key);
+            api_request req = {
+                "POST", r->path, NULL,         "application/json",
+                NULL,   body,    strlen(body), NULL};
+            api_response res;
+            api_handle(&req, &res);
+            if (strstr(res.body, "unknown_field"))
+                fail_msg("%s: documented field %s is refused: %s", r->path, key,
+                         res.body);
+            api_response_free(&res);
+        }
+        /* and the handler knows no field the document leaves out: its
+         * unknown_field detail lists "Known fields: a, b, ..." */
+        const char *bogus = "{\"zzz_not_a_field\": 1}";
+        api_request req = {"POST", r->path, NULL,          "application/json",
+                           NULL,   bogus,   strlen(bogus), NULL};
+        api_response res;
+        api_handle(&req, &res);
+        json_t *problem = json_loadb(res.body, res.body_len, 0, NULL);
+        const char *detail =
+            json_string_value(json_object_get(problem, "detail"));
+        const char *known = detail ? strstr(detail, "Known fields: ") : NULL;
+        assert_non_null(known);
+        size_t listed = 0;
+        char name[64];
+        for (const char *s = known + strlen("Known fields: "); *s;) {
+            size_t n = strcspn(s, ", ");
+            assert_true(n > 0 && n < sizeof name);
+            memcpy(name, s, n);
+            name[n] = '\0';
+            if (!json_object_get(props, name))
+                fail_msg("%s: field %s is not in openapi.json", r->path, name);
+            listed++;
+            s += n;
+            s += strspn(s, ", ");
+        }
+        assert_int_equal(listed, json_object_size(props));
+        json_decref(problem);
+        api_response_free(&res);
+    }
+    json_decref(j);
+}
+
+static void test_served_document(void **state) {
+    (void)state;
+    api_request req = {"GET", "/openapi.json", NULL, NULL, NULL, NULL, 0, NULL};
+    api_response res;
+    api_handle(&req, &res);
+    assert_int_equal(res.status, 200);
+    assert_string_equal(res.content_type, "application/json");
+    size_t len;
+    const char *doc = api_openapi_json(&len);
+    assert_int_equal(res.body_len, len);
+    assert_memory_equal(res.body, doc, len);
+    api_response_free(&res);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_version_and_info),
+        cmocka_unit_test(test_paths_are_the_route_table),
+        cmocka_unit_test(test_codes_are_the_error_enum),
+        cmocka_unit_test(test_request_fields_match_handlers),
+        cmocka_unit_test(test_served_document),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
