@@ -48,97 +48,108 @@ static const char digit_pairs[201] = "00010203040506070809"
                                      "80818283848586878889"
                                      "90919293949596979899";
 
-/* Number of decimal digits of d ≥ 1. */
+/* Number of decimal digits of 1 ≤ d < 10^19. */
 static int digit_count(uint64_t d) {
     int bits = 64 - __builtin_clzll(d);
     int len = (bits * 1233) >> 12; /* ⌊bits · log10 2⌋ */
     return len + (d >= pow10_u64[len]);
 }
 
-/* Writes the len decimal digits of d < 10^17 to out[0 … len−1]. */
-static void write_digits(char *out, uint64_t d, int len) {
-    char *p = out + len;
-    if (d >= 100000000) { /* the low eight digits in 32-bit arithmetic */
-        uint32_t low = (uint32_t)(d % 100000000);
-        d /= 100000000;
-        for (int i = 0; i < 4; i++) {
-            p -= 2;
-            memcpy(p, digit_pairs + 2 * (low % 100), 2);
-            low /= 100;
-        }
-    }
-    uint32_t high = (uint32_t)d; /* < 10^9 */
-    while (high >= 100) {
-        p -= 2;
-        memcpy(p, digit_pairs + 2 * (high % 100), 2);
-        high /= 100;
-    }
-    if (high >= 10) {
-        p -= 2;
-        memcpy(p, digit_pairs + 2 * high, 2);
-    } else {
-        *--p = (char)('0' + high);
-    }
+#if __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
+#error "print_decimal builds text in little-endian words"
+#endif
+
+__extension__ typedef unsigned __int128 u128;
+
+#define ZEROS UINT64_C(0x3030303030303030) /* "00000000" */
+
+/* The eight decimal digits of x < 10^8 as ASCII bytes of one word, the
+ * most significant digit in the lowest byte (first in memory), leading
+ * zeros included. Lane arithmetic: 4 + 4 digits in 32-bit lanes, then
+ * 2-digit pairs in 16-bit lanes, then digits in bytes; y / 100 is
+ * (y · 5243) >> 19 for y < 10^4 and z / 10 is (z · 103) >> 10 for z < 100. */
+static inline uint64_t ascii8(uint32_t x) {
+    uint64_t v = x / 10000 | (uint64_t)(x % 10000) << 32;
+    uint64_t t = ((v * 5243) >> 19) & UINT64_C(0x0000007f0000007f);
+    v = t | (v - t * 100) << 16;
+    t = ((v * 103) >> 10) & UINT64_C(0x000f000f000f000f);
+    v = t | (v - t * 10) << 8;
+    return v + ZEROS;
 }
 
-/* Lays out k digits with decimal point position n (value = 0.digits · 10^n)
- * by the four cases of Number::toString. Returns the length written. */
-static size_t layout(char *buf, int negative, const char *digits, int k,
-                     int n) {
-    char *p = buf;
-    if (negative)
-        *p++ = '-';
-    if (k <= n && n <= 21) {
-        memcpy(p, digits, (size_t)k); /* the digits, then n − k zeros */
-        p += k;
-        memset(p, '0', (size_t)(n - k));
-        p += n - k;
-    } else if (0 < n && n <= 21) {
-        memcpy(p, digits, (size_t)n); /* a point after n digits */
-        p += n;
-        *p++ = '.';
-        memcpy(p, digits + n, (size_t)(k - n));
-        p += k - n;
-    } else if (-6 < n && n <= 0) {
-        *p++ = '0'; /* "0.", −n zeros, the digits */
-        *p++ = '.';
-        memset(p, '0', (size_t)-n);
-        p += -n;
-        memcpy(p, digits, (size_t)k);
-        p += k;
-    } else {
-        *p++ = digits[0]; /* d[.ddd]e±(n−1) */
-        if (k > 1) {
-            *p++ = '.';
-            memcpy(p, digits + 1, (size_t)(k - 1));
-            p += k - 1;
-        }
-        *p++ = 'e';
-        int e = n - 1;
-        *p++ = e < 0 ? '-' : '+';
-        if (e < 0)
-            e = -e;
-        if (e >= 100) {
-            *p++ = (char)('0' + e / 100);
-            e %= 100;
-            memcpy(p, digit_pairs + 2 * e, 2);
-            p += 2;
-        } else if (e >= 10) {
-            memcpy(p, digit_pairs + 2 * e, 2);
-            p += 2;
-        } else {
-            *p++ = (char)('0' + e);
-        }
-    }
-    *p = '\0';
-    return (size_t)(p - buf);
-}
-
+/* Prints digits · 10^exponent (dec) by the four cases of Number::toString,
+ * with n the position of the point: value = 0.d1d2…dk × 10^n. The digits
+ * are built left-aligned in registers (bytes 0 … 15 in lo, byte 16 in hi,
+ * zero bytes after the last digit) and written with a few wide stores that
+ * never read back what was just written; every store ends within
+ * API_NUM_MAX bytes. */
 static size_t print_decimal(char *buf, int negative, api_num_decimal dec) {
-    char digits[24];
-    int k = digit_count(dec.digits);
-    write_digits(digits, dec.digits, k);
-    return layout(buf, negative, digits, k, dec.exponent + k);
+    uint64_t d = dec.digits;
+    int k = digit_count(d);
+    int n = dec.exponent + k;
+    u128 lo;
+    uint64_t hi = 0;
+    if (d < 100000000) { /* short: one word */
+        lo = ascii8((uint32_t)d) >> (8 * (8 - k));
+    } else { /* 17 digits with leading zeros: byte 0, bytes 1 … 16 (all) */
+        uint64_t rest = d % UINT64_C(10000000000000000);
+        u128 all = ascii8((uint32_t)(rest / 100000000)) |
+                   (u128)ascii8((uint32_t)(rest % 100000000)) << 64;
+        lo = (uint64_t)('0' + d / UINT64_C(10000000000000000)) | all << 8;
+        hi = (uint64_t)(all >> 120);
+        int z = 17 - k; /* leading zeros to drop, 0 … 8 */
+        if (z > 0) {    /* shift counts stay below 128 */
+            lo = (lo >> 8) >> (8 * (z - 1)) | (u128)hi << (128 - 8 * z);
+            hi = 0;
+        }
+    }
+    char *p = buf + negative;
+    buf[0] = '-';
+    size_t len;
+    if (k <= n && n <= 21) { /* the digits, then n − k ≤ 20 zeros */
+        if (k < 16)
+            lo |= ((u128)ZEROS << 64 | ZEROS) << (8 * k);
+        hi |= k <= 16 ? ZEROS : ZEROS << 8;
+        memcpy(p, &lo, 16);
+        memcpy(p + 16, &hi, 8);
+        p[n] = '\0';
+        len = (size_t)n;
+    } else if (0 < n && n <= 21) { /* n < k ≤ 17: a point after n digits */
+        u128 head_mask = ((u128)1 << (8 * n)) - 1; /* n ≤ 16 … */
+        if (n == 16) { /* … and 16 only if k = 17 */
+            hi = '.' | hi << 8;
+        } else {
+            hi = (uint64_t)(lo >> 120) | hi << 8;
+            lo = (lo & head_mask) | (u128)'.' << (8 * n) |
+                 (lo & ~head_mask) << 8;
+        }
+        memcpy(p, &lo, 16);
+        memcpy(p + 16, &hi, 8);
+        len = (size_t)k + 1;
+    } else if (-6 < n && n <= 0) { /* "0.", −n zeros, the digits */
+        uint64_t prefix = (ZEROS & ~UINT64_C(0xff00)) | (uint64_t)'.' << 8;
+        memcpy(p, &prefix, 8);
+        memcpy(p + 2 - n, &lo, 16);
+        memcpy(p + 2 - n + 16, &hi, 8);
+        len = (size_t)(2 - n + k);
+    } else { /* d[.ddd]e±(n−1) */
+        memcpy(p + 1, &lo, 16);
+        memcpy(p + 17, &hi, 8);
+        p[0] = (char)lo;
+        p[1] = '.';
+        int e = n - 1, abs_e = e < 0 ? -e : e; /* ≤ 324 */
+        int e_len = 1 + (abs_e >= 10) + (abs_e >= 100);
+        uint16_t pair;
+        memcpy(&pair, digit_pairs + 2 * (abs_e % 100), 2);
+        uint64_t e_digits = (uint64_t)('0' + abs_e / 100) | (uint64_t)pair << 8;
+        uint64_t tail = 'e' | (uint64_t)(e < 0 ? '-' : '+') << 8 |
+                        (e_digits >> (8 * (3 - e_len))) << 16;
+        int tail_len = 2 + e_len;
+        int mantissa_len = k == 1 ? 1 : k + 1;
+        memcpy(p + mantissa_len, &tail, 8);
+        len = (size_t)(mantissa_len + tail_len);
+    }
+    return len + (size_t)negative;
 }
 
 static size_t print_null(char *buf) {

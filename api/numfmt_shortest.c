@@ -32,37 +32,41 @@
 
 __extension__ typedef unsigned __int128 u128;
 
-/* Sign of cx · 2^q − n · 10^k, exactly. */
-static int exact_sign(uint64_t cx, int q, int k, uint64_t n) {
-    if (k >= 0) /* cx · 2^(q−k) vs n · 5^k; q ≥ k here */
-        return api_num_exact_cmp(cx, 0, q - k, n, k, 0);
-    int m = -k; /* cx · 5^m · 2^(q+m) vs n */
-    if (q + m >= 0)
-        return api_num_exact_cmp(cx, m, q + m, n, 0, 0);
-    return api_num_exact_cmp(cx, m, 0, n, 0, -(q + m));
-}
-
-/* X = cx · 2^q / 10^k rounded to odd: ⌊X⌋ when X is an integer, else
- * ⌊X⌋ | 1. g is the table entry of 10^−k, exact tells whether it is exact,
- * h = q + 1 + ⌊log2 10^−k⌋ ∈ [1, 4] so that X = (cx · 2^h) · g / 2^128. */
-static uint64_t round_odd(const uint64_t g[2], int exact, uint64_t cx, int h,
-                          int q, int k) {
-    uint64_t cp = cx << h; /* < 2^59 */
-    u128 lo = (u128)g[1] * cp;
-    u128 hi = (u128)g[0] * cp + (uint64_t)(lo >> 64);
-    uint64_t n = (uint64_t)(hi >> 64); /* ⌊g · cp / 2^128⌋ */
-    uint64_t f_hi = (uint64_t)hi, f_lo = (uint64_t)lo; /* the fraction */
-    if (exact)
-        return n | (uint64_t)(f_hi != 0 || f_lo != 0);
-    /* g · cp / 2^128 = X + δ with 0 < δ < cp / 2^128. */
-    if (f_hi != 0 || f_lo >= cp)
-        return n | 1; /* n < X < n + 1 */
-    int sign = exact_sign(cx, q, k, n);
+/* The rare case of round_odd: g · cp / 2^128 lies within cp / 2^128 above
+ * the integer n, so X may be n, just below it or just above it. Decided
+ * exactly by the sign of cx · 2^q − n · 10^k. */
+__attribute__((noinline, cold)) static uint64_t
+round_odd_exact(uint64_t cx, int q, int k, uint64_t n) {
+    int sign;
+    if (k >= 0) { /* cx · 2^(q−k) vs n · 5^k; q ≥ k here */
+        sign = api_num_exact_cmp(cx, 0, q - k, n, k, 0);
+    } else { /* cx · 5^m · 2^(q+m) vs n, m = −k */
+        int m = -k;
+        sign = q + m >= 0 ? api_num_exact_cmp(cx, m, q + m, n, 0, 0)
+                          : api_num_exact_cmp(cx, m, 0, n, 0, -(q + m));
+    }
     if (sign > 0)
         return n | 1;
     if (sign == 0)
         return n;
     return (n - 1) | 1; /* n − 1 < X < n */
+}
+
+/* X = cx · 2^q / 10^k rounded to odd: ⌊X⌋ when X is an integer, else
+ * ⌊X⌋ | 1. g is the table entry of 10^−k, exact tells whether it is exact,
+ * h = q + 1 + ⌊log2 10^−k⌋ ∈ [1, 4] so that X = (cx · 2^h) · g / 2^128. */
+__attribute__((always_inline)) static inline uint64_t
+round_odd(const uint64_t g[2], int exact, uint64_t cx, int h, int q, int k) {
+    uint64_t cp = cx << h; /* < 2^59 */
+    u128 lo = (u128)g[1] * cp;
+    u128 hi = (u128)g[0] * cp + (uint64_t)(lo >> 64);
+    uint64_t n = (uint64_t)(hi >> 64); /* ⌊g · cp / 2^128⌋ */
+    uint64_t f_hi = (uint64_t)hi, f_lo = (uint64_t)lo; /* the fraction */
+    /* Exact g: X = g · cp / 2^128. Otherwise g · cp / 2^128 = X + δ with
+     * 0 < δ < cp / 2^128, so a fraction ≥ cp means n < X < n + 1. */
+    if (__builtin_expect(!exact & (f_hi == 0) & (f_lo < cp), 0))
+        return round_odd_exact(cx, q, k, n);
+    return n | (uint64_t)((f_hi | f_lo) != 0);
 }
 
 api_num_decimal api_num_shortest(double x) {
@@ -97,26 +101,21 @@ api_num_decimal api_num_shortest(double x) {
         uint64_t vbr = round_odd(g, exact, cbr, h, q, k);
         uint64_t out = c & 1; /* 1: the ends of R are excluded */
 
-        uint64_t s = vb >> 2; /* ⌊x / 10^k⌋ */
-        /* 1. the multiples of 10^(k+1) around x */
-        uint64_t sp10 = s / 10 * 10, tp10 = sp10 + 10;
-        int upin = vbl + out <= sp10 << 2;
-        int wpin = (tp10 << 2) + out <= vbr;
-        if (upin != wpin) {
-            dec.digits = upin ? sp10 : tp10;
-        } else {
-            /* 2. s · 10^k and (s + 1) · 10^k */
-            uint64_t t = s + 1;
-            int uin = vbl + out <= s << 2;
-            int win = (t << 2) + out <= vbr;
-            if (uin != win) {
-                dec.digits = uin ? s : t;
-            } else {
-                uint64_t mid = (s << 2) + 2; /* (s + ½) · 10^k, scaled */
-                dec.digits = vb < mid || (vb == mid && (s & 1) == 0) ? s : t;
-            }
-        }
-        dec.exponent = k;
+        /* Both steps are evaluated and selected without branches: which one
+         * applies is close to a coin toss for arbitrary doubles. */
+        uint64_t s = vb >> 2, s10 = s / 10; /* s = ⌊x / 10^k⌋ */
+        /* 1. the multiples of 10^(k+1) around x: s10 and s10 + 1 */
+        int upin = vbl + out <= s10 * 40;
+        int wpin = s10 * 40 + 40 + out <= vbr;
+        /* 2. s · 10^k and (s + 1) · 10^k; mid is (s + ½) · 10^k, scaled */
+        int uin = vbl + out <= s << 2;
+        int win = (s << 2) + 4 + out <= vbr;
+        uint64_t mid = (s << 2) + 2;
+        int closer_up = vb > mid || (vb == mid && (s & 1) == 1);
+        uint64_t step2 = s + (uint64_t)(uin != win ? win : closer_up);
+        int step1 = upin != wpin;
+        dec.digits = step1 ? s10 + (uint64_t)wpin : step2;
+        dec.exponent = k + step1;
     }
     while (dec.digits % 10 == 0) {
         dec.digits /= 10;

@@ -387,6 +387,28 @@ static int check_shortest_random(double x, char *why, size_t whylen) {
     return check_printed(buf, x, why, whylen);
 }
 
+/* Every integer below 10^6 (so every 4-digit group and 2-digit pair the
+ * digit writer forms), their negatives and i · 10^15, against printf. */
+static void test_all_small_integers(void **state) {
+    (void)state;
+    long failures = 0;
+    for (long i = 1; i < 1000000; i++) {
+        char want[32], got[API_NUM_MAX];
+        snprintf(want, sizeof want, "%ld", i);
+        api_num_format(got, (double)i, 0);
+        int bad = strcmp(want, got) != 0;
+        snprintf(want, sizeof want, "-%ld", i);
+        api_num_format(got, -(double)i, 0);
+        bad |= strcmp(want, got) != 0;
+        snprintf(want, sizeof want, "%ld000000000000000", i); /* i · 10^15 */
+        api_num_format(got, (double)i * 1e15, 0);
+        bad |= strcmp(want, got) != 0;
+        if (bad && failures++ < 10)
+            print_error("i = %ld: got \"%s\", want \"%s\"\n", i, got, want);
+    }
+    assert_int_equal(failures, 0);
+}
+
 /* One share of the random bit patterns, run on its own thread. */
 typedef struct {
     uint64_t state; /* the worker's random stream */
@@ -740,6 +762,7 @@ int main(void) {
         cmocka_unit_test(test_exact_subnormals),
         cmocka_unit_test(test_exact_integers),
         cmocka_unit_test(test_exact_random),
+        cmocka_unit_test(test_all_small_integers),
         cmocka_unit_test(test_random_moderate),
         cmocka_unit_test(test_random_precision),
         cmocka_unit_test(test_random_bit_patterns),
