@@ -94,6 +94,13 @@ bench-backward: $(BUILD)/libattn.a
 	$(Q)$(CC) $(CPPFLAGS) $(ALL_CFLAGS) $(LDFLAGS) -o $(BUILD)/bench/backward_bench tests/bench/backward_bench.c $(BUILD)/libattn.a $(LDLIBS)
 	$(BUILD)/bench/backward_bench
 
+# Number printing: ns per double, api_num_format against snprintf("%.17g").
+.PHONY: bench-numfmt
+bench-numfmt:
+	@mkdir -p $(BUILD)/bench
+	$(Q)$(CC) -Iapi -D_GNU_SOURCE $(ALL_CFLAGS) $(LDFLAGS) -o $(BUILD)/bench/numfmt_bench tests/bench/numfmt_bench.c $(wildcard api/numfmt*.c) -lm
+	$(BUILD)/bench/numfmt_bench
+
 asan:
 	$(MAKE) BUILD=build-asan CC=clang \
 	  CFLAGS="-O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=all" \
