@@ -23,8 +23,7 @@ ARG OPENBLAS_CORETYPE
 ARG OPENBLAS_L2_SIZE
 WORKDIR /src
 COPY . .
-RUN make -j"$(nproc)" all \
- && make test-unit \
+RUN make -j"$(nproc)" test-unit \
  && strip -o /attnd build/attnd
 
 FROM ${BASE_IMAGE} AS tests
@@ -41,14 +40,6 @@ ENTRYPOINT ["sh", "/usr/local/bin/attnd-integration"]
 CMD ["http://attnd:8080"]
 
 FROM ${BASE_IMAGE} AS runtime
-# Set by docker/test.sh from `git describe` and the origin remote.
-ARG VERSION=dev
-ARG SOURCE=
-LABEL org.opencontainers.image.title="attnd" \
-      org.opencontainers.image.description="HTTP service that computes attention (Nadaraya-Watson, additive, scaled dot-product, multi-head) as in Dive into Deep Learning" \
-      org.opencontainers.image.source="${SOURCE}" \
-      org.opencontainers.image.licenses="NOASSERTION" \
-      org.opencontainers.image.version="${VERSION}"
 ARG DEBIAN_FRONTEND=noninteractive
 # Only the shared libraries attnd links; no documentation, no apt lists.
 RUN printf '%s\n' 'path-exclude=/usr/share/doc/*' \
@@ -74,3 +65,12 @@ STOPSIGNAL SIGTERM
 HEALTHCHECK --interval=10s --timeout=3s --start-period=10s --retries=3 \
     CMD ["/usr/local/bin/attnd", "--healthcheck"]
 ENTRYPOINT ["/usr/local/bin/attnd"]
+
+# Set by docker/test.sh from `git describe` and the origin remote.
+ARG VERSION=dev
+ARG SOURCE=
+LABEL org.opencontainers.image.title="attnd" \
+      org.opencontainers.image.description="HTTP service that computes attention (Nadaraya-Watson, additive, scaled dot-product, multi-head) as in Dive into Deep Learning" \
+      org.opencontainers.image.source="${SOURCE}" \
+      org.opencontainers.image.licenses="NOASSERTION" \
+      org.opencontainers.image.version="${VERSION}"
