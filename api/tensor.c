@@ -4,9 +4,11 @@
 #include "tensor.h"
 
 #include <math.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "numfmt.h"
 #include "pointer.h"
@@ -484,22 +486,57 @@ int api_tensor_format_read(api_tensor_format *fmt, const json_t *obj,
     return 0;
 }
 
-enum { CHUNK = 4096 };
+/* The text of a tensor is position-local: entry i (i > 0) is preceded by
+ * "," inside a row, or by "]"·c + "," + "["·c when it starts a new row and c
+ * levels close (c = how many of the inner-block sizes divide i). So any run
+ * of entries can be printed on its own, and a large tensor is printed by
+ * several threads into separate buffers that are then joined. */
 
-/* n numbers separated by commas (no brackets). */
-static int put_numbers(api_buf *out, const double *x, size_t n, int precision,
-                       int nan_as_null) {
-    for (size_t start = 0; start < n; start += CHUNK) {
-        size_t end = n - start > CHUNK ? start + CHUNK : n;
-        if (api_buf_reserve(out, (end - start) * (API_NUM_MAX + 1)) != 0)
+enum {
+    CHUNK = 4096,           /* entries per buffer reservation */
+    PARALLEL_MIN = 1 << 17, /* entries worth a second thread */
+    PRINT_THREADS_MAX = 4
+};
+
+typedef struct {
+    const double *x;
+    size_t begin, end;           /* entries [begin, end) */
+    size_t depth;                /* levels that close between entries */
+    size_t inner[API_SHAPE_MAX]; /* inner[k]: entries per block of level k+1 */
+    int precision, nan_as_null;
+    api_buf out; /* a helper thread's own buffer */
+    int rc;
+} span;
+
+static int put_span(api_buf *out, const span *s) {
+    size_t row = s->depth ? s->inner[s->depth - 1] : (size_t)-1;
+    size_t next = s->begin == 0 ? row : (s->begin + row - 1) / row * row;
+    if (!s->depth)
+        next = (size_t)-1;
+    size_t per = API_NUM_MAX + 1 + 2 * s->depth;
+    for (size_t start = s->begin; start < s->end; start += CHUNK) {
+        size_t end = s->end - start > CHUNK ? start + CHUNK : s->end;
+        if (api_buf_reserve(out, (end - start) * per) != 0)
             return 0; /* out->failed tells the caller */
         char *w = out->data + out->len;
         for (size_t i = start; i < end; i++) {
-            if (i)
+            if (i == next) {
+                size_t levels = 1;
+                while (levels < s->depth &&
+                       i % s->inner[s->depth - 1 - levels] == 0)
+                    levels++;
+                memset(w, ']', levels);
+                w += levels;
                 *w++ = ',';
-            double v = x[i];
+                memset(w, '[', levels);
+                w += levels;
+                next += row;
+            } else if (i) {
+                *w++ = ',';
+            }
+            double v = s->x[i];
             if (!isfinite(v)) {
-                if (nan_as_null && isnan(v)) {
+                if (s->nan_as_null && isnan(v)) {
                     memcpy(w, "null", 4);
                     w += 4;
                     continue;
@@ -508,7 +545,7 @@ static int put_numbers(api_buf *out, const double *x, size_t n, int precision,
                 out->data[out->len] = '\0';
                 return -1;
             }
-            w += api_num_format(w, v, precision);
+            w += api_num_format(w, v, s->precision);
         }
         out->len = (size_t)(w - out->data);
         out->data[out->len] = '\0';
@@ -516,23 +553,59 @@ static int put_numbers(api_buf *out, const double *x, size_t n, int precision,
     return 0;
 }
 
-static int put_nested(api_buf *out, const double **x, const size_t *shape,
-                      size_t rank, int precision, int nan_as_null) {
-    api_buf_putc(out, '[');
-    if (rank == 1) {
-        if (put_numbers(out, *x, shape[0], precision, nan_as_null))
-            return -1;
-        *x += shape[0];
-    } else {
-        for (size_t i = 0; i < shape[0]; i++) {
-            if (i)
-                api_buf_putc(out, ',');
-            if (put_nested(out, x, shape + 1, rank - 1, precision, nan_as_null))
-                return -1;
-        }
+static void *put_span_thread(void *arg) {
+    span *s = arg;
+    s->rc = put_span(&s->out, s);
+    return NULL;
+}
+
+/* Entries [0, count) of the tensor, split over threads when large. */
+static int put_entries(api_buf *out, const double *x, size_t count,
+                       const size_t *shape, size_t depth,
+                       const api_tensor_format *fmt, int nan_as_null) {
+    span parts[PRINT_THREADS_MAX];
+    size_t n = 1;
+    if (count >= PARALLEL_MIN) {
+        long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+        n = cpus > PRINT_THREADS_MAX ? PRINT_THREADS_MAX
+            : cpus > 1               ? (size_t)cpus
+                                     : 1;
     }
-    api_buf_putc(out, ']');
-    return 0;
+    for (size_t t = 0; t < n; t++) {
+        span *s = &parts[t];
+        memset(s, 0, sizeof *s);
+        s->x = x;
+        s->begin = count / n * t;
+        s->end = t + 1 == n ? count : count / n * (t + 1);
+        s->depth = depth;
+        size_t block = 1;
+        for (size_t k = depth + 1; k-- > 1;) {
+            block *= shape[k];
+            s->inner[k - 1] = block;
+        }
+        s->precision = fmt->precision;
+        s->nan_as_null = nan_as_null;
+    }
+    pthread_t threads[PRINT_THREADS_MAX];
+    int started[PRINT_THREADS_MAX] = {0};
+    for (size_t t = 1; t < n; t++)
+        started[t] =
+            pthread_create(&threads[t], NULL, put_span_thread, &parts[t]) == 0;
+    int rc = put_span(out, &parts[0]);
+    for (size_t t = 1; t < n; t++) {
+        if (started[t])
+            pthread_join(threads[t], NULL);
+        else
+            parts[t].rc = put_span(&parts[t].out, &parts[t]);
+        if (parts[t].out.failed)
+            out->failed = 1;
+        if (rc == 0 && parts[t].rc != 0)
+            rc = -1;
+        if (rc == 0)
+            api_buf_append(out, parts[t].out.data, parts[t].out.len);
+        api_buf_free(&parts[t].out);
+    }
+    return rc;
 }
 
 int api_tensor_encode(api_buf *out, const double *data, const size_t *shape,
@@ -541,6 +614,8 @@ int api_tensor_encode(api_buf *out, const double *data, const size_t *shape,
     size_t count = 1;
     for (size_t i = 0; i < rank; i++)
         count *= shape[i];
+    if (rank == 0)
+        return put_entries(out, data, 1, shape, 0, fmt, nan_as_null);
     if (fmt->flat) {
         api_buf_puts(out, "{\"shape\":[");
         for (size_t i = 0; i < rank; i++) {
@@ -549,12 +624,16 @@ int api_tensor_encode(api_buf *out, const double *data, const size_t *shape,
             api_buf_uint(out, shape[i]);
         }
         api_buf_puts(out, "],\"data\":[");
-        if (put_numbers(out, data, count, fmt->precision, nan_as_null))
+        if (put_entries(out, data, count, shape, 0, fmt, nan_as_null))
             return -1;
         api_buf_puts(out, "]}");
         return 0;
     }
-    if (rank == 0)
-        return put_numbers(out, data, 1, fmt->precision, nan_as_null);
-    return put_nested(out, &data, shape, rank, fmt->precision, nan_as_null);
+    for (size_t i = 0; i < rank; i++)
+        api_buf_putc(out, '[');
+    if (put_entries(out, data, count, shape, rank - 1, fmt, nan_as_null))
+        return -1;
+    for (size_t i = 0; i < rank; i++)
+        api_buf_putc(out, ']');
+    return 0;
 }

@@ -323,6 +323,56 @@ static void test_encode_round_trip(void **state) {
     free(y);
 }
 
+/* A tensor large enough to be printed by several threads gives the same
+ * text as its rows printed one by one and bracketed by hand. */
+static void test_encode_parallel_matches_rows(void **state) {
+    (void)state;
+    enum { B = 3, R = 301, C = 299, N = B * R * C };
+    double *x = malloc(N * sizeof *x);
+    for (int i = 0; i < N; i++)
+        x[i] = (i % 7 == 3) ? NAN : (i - N / 2) * 0.001 + 1.0 / (i + 1);
+    size_t shape[3] = {B, R, C};
+    int rc;
+    char *got = encode(x, shape, 3, 0, 0, 1, &rc);
+    assert_int_equal(rc, 0);
+    api_buf want = {0};
+    api_tensor_format fmt = {0, 0};
+    size_t row[1] = {C};
+    api_buf_putc(&want, '[');
+    for (int b = 0; b < B; b++) {
+        api_buf_puts(&want, b ? ",[" : "[");
+        for (int r = 0; r < R; r++) {
+            if (r)
+                api_buf_putc(&want, ',');
+            assert_int_equal(
+                api_tensor_encode(&want, x + (b * R + r) * C, row, 1, &fmt, 1),
+                0);
+        }
+        api_buf_putc(&want, ']');
+    }
+    api_buf_putc(&want, ']');
+    assert_int_equal(strlen(got), want.len);
+    assert_string_equal(got, want.data);
+    free(got);
+    /* the flat form of the same entries */
+    got = encode(x, shape, 3, 1, 0, 1, &rc);
+    assert_int_equal(rc, 0);
+    static const char head[] = "{\"shape\":[3,301,299],\"data\":[";
+    assert_memory_equal(got, head, sizeof head - 1);
+    json_t *j = json_loads(got, 0, NULL);
+    assert_non_null(j);
+    assert_int_equal(json_array_size(json_object_get(j, "data")), N);
+    json_decref(j);
+    free(got);
+    /* a non-finite entry in a later thread's part still fails the whole */
+    x[N - 5] = INFINITY;
+    got = encode(x, shape, 3, 0, 0, 1, &rc);
+    assert_int_equal(rc, -1);
+    free(got);
+    api_buf_free(&want);
+    free(x);
+}
+
 static void test_format_read(void **state) {
     (void)state;
     api_tensor_format fmt;
@@ -411,6 +461,7 @@ int main(void) {
         cmocka_unit_test(test_entry_pointer),
         cmocka_unit_test(test_encode),
         cmocka_unit_test(test_encode_round_trip),
+        cmocka_unit_test(test_encode_parallel_matches_rows),
         cmocka_unit_test(test_format_read),
         cmocka_unit_test(test_pointer),
         cmocka_unit_test(test_json_string),
