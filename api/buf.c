@@ -67,7 +67,12 @@ int api_buf_number(api_buf *b, double x, int precision) {
         return -1;
     if (api_buf_reserve(b, API_NUM_MAX) != 0)
         return 0; /* failed is set; the caller sees it at the end */
-    b->len += api_num_format(b->data + b->len, x, precision);
+    size_t len = api_num_format(b->data + b->len, x, precision);
+    if (b->data[b->len] == 'n') { /* "null": rounding overflowed */
+        b->data[b->len] = '\0';
+        return -1;
+    }
+    b->len += len;
     b->data[b->len] = '\0';
     return 0;
 }

@@ -39,7 +39,9 @@ void api_buf_uint(api_buf *b, uint64_t v);
 
 /* Append a finite double as the wire contract prints numbers (numfmt.h):
  * shortest round trip, or rounded to `precision` significant digits
- * (1 … 17; 0 = shortest). Returns 0, or -1 for inf/NaN (nothing written). */
+ * (1 … 17; 0 = shortest). Returns 0, or -1 for inf/NaN or a value that
+ * rounding to `precision` digits takes beyond the largest double (nothing
+ * written). */
 int api_buf_number(api_buf *b, double x, int precision);
 
 /* Append s (n bytes, may contain NUL) as a JSON string literal with the

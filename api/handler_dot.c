@@ -106,7 +106,11 @@ int api_handle_dot(api_call *call) {
         api_buf_putc(&call->out, '{');
         rc = api_attention_write(&a, &call->out, p);
         api_buf_puts(&call->out, ",\"scale\":");
-        api_buf_number(&call->out, scale, a.fmt.precision);
+        if (rc == 0 && api_buf_number(&call->out, scale, a.fmt.precision))
+            rc = api_fail(p, API_E_INVALID_VALUE, "/precision",
+                          "scale rounded to %d digits is beyond the largest "
+                          "double; use more digits",
+                          a.fmt.precision);
         api_buf_putc(&call->out, '}');
     } else {
         rc = -1;

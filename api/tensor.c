@@ -545,7 +545,13 @@ static int put_span(api_buf *out, const span *s) {
                 out->data[out->len] = '\0';
                 return -1;
             }
-            w += api_num_format(w, v, s->precision);
+            size_t len = api_num_format(w, v, s->precision);
+            if (*w == 'n') { /* rounding to `precision` digits overflowed */
+                out->len = (size_t)(w - out->data);
+                out->data[out->len] = '\0';
+                return -1;
+            }
+            w += len;
         }
         out->len = (size_t)(w - out->data);
         out->data[out->len] = '\0';

@@ -112,8 +112,10 @@ int api_tensor_format_read(api_tensor_format *fmt, const json_t *obj,
 /* Write the tensor data (shape (shape[0], …, shape[rank-1]), row-major) to
  * out in fmt's form; rank 0 writes one number. nan_as_null: a NaN entry
  * prints as null (masked scores); otherwise, and for ±inf always, a
- * non-finite entry stops the writing and returns -1 (out is then partial
- * and must be discarded). Returns 0 on success. */
+ * non-finite entry, or one that rounding to fmt->precision digits takes
+ * beyond the largest double, stops the writing and returns -1 (out is then
+ * partial and must be discarded). Large tensors are printed by several
+ * threads. Returns 0 on success. */
 int api_tensor_encode(api_buf *out, const double *data, const size_t *shape,
                       size_t rank, const api_tensor_format *fmt,
                       int nan_as_null);

@@ -423,6 +423,14 @@ def dot_cases():
         dict(base, precision=0))
     add(E, "precision_18", problem("invalid_value", "/precision"),
         dict(base, precision=18))
+    add(E, "precision_rounding_overflows", problem("invalid_value"),
+        {"queries": [[[1]]], "keys": [[[1]]],
+         "values": [[[1.7976931348623157e308]]], "precision": 1})
+    add(E, "precision_rounding_overflows_scale",
+        problem("invalid_value", "/precision"),
+        {"queries": [[[1]]], "keys": [[[1]]], "values": [[[1]]],
+         "scale": 1.7976931348623157e308, "precision": 1,
+         "return_weights": False})
     add(E, "result_overflows", problem("invalid_value"),
         {"queries": [[[1e200, 1e200]]], "keys": [[[1e200, 1e200]]],
          "values": [[[1]]]})

@@ -272,6 +272,15 @@ static void test_encode(void **state) {
     s = encode(bad, s2, 1, 0, 0, 0, &rc);
     assert_int_equal(rc, -1);
     free(s);
+    /* 1.8e308 at one digit is 2e308: beyond the largest double */
+    const double big[2] = {1, 1.7976931348623157e308};
+    s = encode(big, s2, 1, 0, 1, 1, &rc);
+    assert_int_equal(rc, -1);
+    free(s);
+    s = encode(big, s2, 1, 0, 17, 1, &rc);
+    assert_int_equal(rc, 0);
+    assert_string_equal(s, "[1,1.7976931348623157e+308]");
+    free(s);
     const double inf[2] = {1, INFINITY};
     s = encode(inf, s2, 1, 0, 0, 1, &rc);
     assert_int_equal(rc, -1);
