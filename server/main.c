@@ -2,14 +2,19 @@
  * main.c — attnd's entry point: read the options, size the BLAS thread
  * count against the HTTP worker pool, serve, and drain on SIGTERM/SIGINT
  * (readiness 503, stop accepting, finish in-flight requests within
- * --shutdown-grace, exit 0). Signals are taken with sigtimedwait in this
- * thread; every other thread has them blocked.
+ * --shutdown-grace, exit 0). The signal handler only writes the signal
+ * number to a pipe (the self-pipe trick); this thread reads it and does the
+ * work. A handler, not sigwait: OpenBLAS starts its threads before main, so
+ * a blocked-signal mask cannot cover every thread.
  */
 #include <cblas.h>
-#include <pthread.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -52,14 +57,62 @@ static long long now_ms(void) {
     return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
+/* The self-pipe: written by the handler, read by main. */
+static int stop_pipe[2] = {-1, -1};
+
+static void on_stop_signal(int sig) {
+    int saved = errno;
+    unsigned char b = (unsigned char)sig;
+    ssize_t w = write(stop_pipe[1], &b, 1); /* async-signal-safe */
+    (void)w; /* a full pipe already holds a pending stop */
+    errno = saved;
+}
+
+/* Route SIGTERM and SIGINT to the pipe and ignore SIGPIPE. Returns 0, -1
+ * when the pipe or a handler cannot be set up. */
+static int install_stop_signals(void) {
+    if (pipe2(stop_pipe, O_CLOEXEC | O_NONBLOCK) != 0)
+        return -1;
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_stop_signal;
+    sa.sa_flags = SA_RESTART;
+    sigemptyset(&sa.sa_mask);
+    if (sigaction(SIGTERM, &sa, NULL) != 0 || sigaction(SIGINT, &sa, NULL) != 0)
+        return -1;
+    signal(SIGPIPE, SIG_IGN);
+    return 0;
+}
+
+/* Wait up to timeout_ms (-1: forever) for a stop signal; returns its
+ * number, 0 on timeout, -1 when the pipe cannot be polled. */
+static int wait_stop_signal(int timeout_ms) {
+    struct pollfd p = {.fd = stop_pipe[0], .events = POLLIN};
+    long long deadline = now_ms() + timeout_ms;
+    for (;;) {
+        int left = timeout_ms < 0 ? -1 : (int)(deadline - now_ms());
+        if (timeout_ms >= 0 && left < 0)
+            left = 0;
+        int rc = poll(&p, 1, left);
+        if (rc > 0) {
+            unsigned char b;
+            if (read(stop_pipe[0], &b, 1) == 1)
+                return b;
+        } else if (rc == 0) {
+            return 0;
+        } else if (errno != EINTR) {
+            return -1;
+        }
+        /* EINTR (our own handler), or a racing read: wait again */
+    }
+}
+
 /* Wait for in-flight requests to finish, at most grace_s seconds; a second
  * signal cuts the wait short. Returns the requests still running. */
-static unsigned drain(srv_http *srv, const sigset_t *stop, unsigned grace_s) {
+static unsigned drain(srv_http *srv, unsigned grace_s) {
     long long deadline = now_ms() + (long long)grace_s * 1000;
-    unsigned left;
-    while ((left = srv_http_in_flight(srv)) > 0 && now_ms() < deadline) {
-        struct timespec tick = {0, DRAIN_POLL_MS * 1000000L};
-        if (sigtimedwait(stop, NULL, &tick) > 0)
+    while (srv_http_in_flight(srv) > 0 && now_ms() < deadline) {
+        if (wait_stop_signal(DRAIN_POLL_MS) != 0)
             break;
     }
     return srv_http_in_flight(srv);
@@ -88,14 +141,11 @@ int main(int argc, char **argv) {
     srv_log_init(opts.log_format);
     srv_request_id_init();
 
-    /* Block the stop signals before any thread exists so that every
-     * libmicrohttpd and OpenBLAS thread inherits the mask. */
-    sigset_t stop;
-    sigemptyset(&stop);
-    sigaddset(&stop, SIGTERM);
-    sigaddset(&stop, SIGINT);
-    pthread_sigmask(SIG_BLOCK, &stop, NULL);
-    signal(SIGPIPE, SIG_IGN);
+    if (install_stop_signals() != 0) {
+        srv_log_message("error", "cannot install signal handlers: %s",
+                        strerror(errno));
+        return 1;
+    }
 
     int blas_threads = set_blas_threads(blas_threads_for(opts.threads));
     api_set_threads((int)opts.threads, blas_threads);
@@ -120,16 +170,16 @@ int main(int argc, char **argv) {
                     v6 ? "[" : "", host, v6 ? "]" : "", srv_http_port(srv),
                     opts.threads, blas_threads);
 
-    int sig;
-    while (sigwait(&stop, &sig) != 0)
-        ;
-    srv_log_message("info", "attnd: %s received, draining (%u in flight)",
-                    sig == SIGTERM ? "SIGTERM" : "SIGINT",
+    int sig = wait_stop_signal(-1);
+    srv_log_message("info", "attnd: %s, draining (%u in flight)",
+                    sig == SIGTERM  ? "SIGTERM received"
+                    : sig == SIGINT ? "SIGINT received"
+                                    : "cannot wait for signals",
                     srv_http_in_flight(srv));
     api_set_ready(0);
     if (srv_http_quiesce(srv) != 0)
         srv_log_message("warning", "could not stop accepting connections");
-    unsigned left = drain(srv, &stop, opts.shutdown_grace_s);
+    unsigned left = drain(srv, opts.shutdown_grace_s);
     if (left > 0)
         srv_log_message("warning", "closing %u unfinished request%s", left,
                         left == 1 ? "" : "s");

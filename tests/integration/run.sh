@@ -87,6 +87,13 @@ else
 fi
 
 stop_daemon
+# a sanitized build reports to stderr (and a leak makes the exit status 23)
+if grep -Eq 'ERROR: (Address|Leak)Sanitizer|runtime error:' "$LOG"; then
+    not_ok "no sanitizer report from the daemon" \
+        "$(grep -E -m 3 'Sanitizer|runtime error:' "$LOG")"
+else
+    ok "no sanitizer report from the daemon"
+fi
 if [ "$RC" -eq 0 ]; then
     ok "attnd exits 0 on SIGTERM"
 else
