@@ -115,10 +115,10 @@ static size_t print_decimal(char *buf, int negative, api_num_decimal dec) {
         p[n] = '\0';
         len = (size_t)n;
     } else if (0 < n && n <= 21) { /* n < k ≤ 17: a point after n digits */
-        u128 head_mask = ((u128)1 << (8 * n)) - 1; /* n ≤ 16 … */
-        if (n == 16) { /* … and 16 only if k = 17 */
+        if (n == 16) {             /* then k = 17 */
             hi = '.' | hi << 8;
         } else {
+            u128 head_mask = ((u128)1 << (8 * n)) - 1;
             hi = (uint64_t)(lo >> 120) | hi << 8;
             lo = (lo & head_mask) | (u128)'.' << (8 * n) |
                  (lo & ~head_mask) << 8;
