@@ -25,6 +25,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <time.h>
@@ -60,6 +61,7 @@ typedef enum {
     EARLY_NONE = 0,
     EARLY_URI_TOO_LONG,
     EARLY_HEADERS_TOO_LARGE,
+    EARLY_BAD_FRAMING,
     EARLY_PREFLIGHT
 } early_answer;
 
@@ -369,6 +371,19 @@ static long long content_length(struct MHD_Connection *conn) {
     return (long long)v;
 }
 
+/* 1 when the last transfer coding in te is "chunked" (RFC 9112 section
+ * 6.1), which is what lets the body's end be found. */
+static int ends_with_chunked(const char *te) {
+    const char *last = strrchr(te, ',');
+    last = last != NULL ? last + 1 : te;
+    while (*last == ' ' || *last == '\t')
+        last++;
+    size_t n = strlen(last);
+    while (n > 0 && (last[n - 1] == ' ' || last[n - 1] == '\t'))
+        n--;
+    return n == 7 && strncasecmp(last, "chunked", 7) == 0;
+}
+
 /* Send the answer the headers decided (r->early). close_conn: the body
  * is still unread. */
 static enum MHD_Result answer_early(srv_request *r, struct MHD_Connection *conn,
@@ -383,6 +398,11 @@ static enum MHD_Result answer_early(srv_request *r, struct MHD_Connection *conn,
             r, conn, MHD_HTTP_REQUEST_HEADER_FIELDS_TOO_LARGE,
             "Request Header Fields Too Large",
             "the request header block is larger than 16384 bytes", close_conn);
+    case EARLY_BAD_FRAMING:
+        return answer_problem(r, conn, MHD_HTTP_BAD_REQUEST, "Bad Request",
+                              "Transfer-Encoding must end with chunked "
+                              "(RFC 9112 section 6.3)",
+                              1);
     case EARLY_PREFLIGHT:
         return answer_preflight(r, conn, url, close_conn);
     case EARLY_NONE:
@@ -401,18 +421,22 @@ static enum MHD_Result on_headers(srv_request *r, struct MHD_Connection *conn,
     srv_request_id_make(r->request_id, header(conn, "X-Request-Id"));
     long long length = content_length(conn);
     const char *te = header(conn, MHD_HTTP_HEADER_TRANSFER_ENCODING);
-    r->has_body = length > 0 || (length < 0 && te != NULL &&
-                                 strcasestr(te, "chunked") != NULL);
+    int chunked = te != NULL && ends_with_chunked(te);
+    r->has_body = length > 0 || chunked;
 
     size_t header_bytes = 0;
     MHD_get_connection_values(conn, MHD_HEADER_KIND, &add_header_bytes,
                               &header_bytes);
-    if (r->uri_len > SRV_MAX_URI_BYTES)
+    if (te != NULL && !chunked)
+        r->early = EARLY_BAD_FRAMING; /* body length unknowable: close */
+    else if (r->uri_len > SRV_MAX_URI_BYTES)
         r->early = EARLY_URI_TOO_LONG;
     else if (header_bytes > SRV_MAX_HEADER_BYTES)
         r->early = EARLY_HEADERS_TOO_LARGE;
     else if (strcmp(method, MHD_HTTP_METHOD_OPTIONS) == 0)
         r->early = EARLY_PREFLIGHT;
+    if (r->early == EARLY_BAD_FRAMING)
+        return answer_early(r, conn, url, 1);
     if (r->early != EARLY_NONE)
         return r->has_body ? answer_early(r, conn, url, 1) : MHD_YES;
     if (!r->has_body)

@@ -165,16 +165,31 @@ check "and its answer is right" jq -e --argjson p "$NW_PRED" \
 wait_daemon
 check "the draining daemon then exits 0" [ "$RC" -eq 0 ]
 
+# in_range N MIN MAX: N is a number from MIN to MAX
+in_range() { [ -n "$1" ] && [ "$1" -ge "$2" ] && [ "$1" -le "$3" ]; }
+
 # --- SIGINT does the same; --threads as a flag ---------------------------
-if start_daemon "$TMP/int.log" --port=0 --threads 3 --timeout 5; then
-    ok "starts with --port=0 --threads 3 --timeout 5"
+if start_daemon "$TMP/int.log" --port=0 --threads 3 --timeout 1; then
+    ok "starts with --port=0 --threads 3 --timeout 1"
     BASE="http://127.0.0.1:$PORT"
     post_json /regression/nw "$NW"
     check_status "serves with 3 threads" 200
+    # an upload that stalls is cut after --timeout (1 s here): its access
+    # line (status 0: no answer) shows when the server gave up on it
+    (
+        printf '{"x_train": [1'
+        sleep 4
+        printf ']}'
+    ) | curl -sS --max-time 8 -X POST -T - -H 'Content-Type: application/json' \
+        "$BASE/regression/nw" >/dev/null 2>&1
+    cut_ms=$(sed -n 's/.* POST \/regression\/nw 0 0B \([0-9]*\)\.[0-9]*ms$/\1/p' \
+        "$TMP/int.log" | head -n 1)
+    check "--timeout 1 cuts a stalled upload (after ${cut_ms:-?} ms)" \
+        in_range "$cut_ms" 900 3000
     stop_daemon INT
     check "exits 0 on SIGINT" [ "$RC" -eq 0 ]
 else
-    not_ok "starts with --port=0 --threads 3 --timeout 5" \
+    not_ok "starts with --port=0 --threads 3 --timeout 1" \
         "$(head -c 400 "$TMP/int.log")"
 fi
 

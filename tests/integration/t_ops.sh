@@ -148,6 +148,39 @@ conns=$(curl -sS --max-time "$MAX_TIME" -o /dev/null -o /dev/null \
     -w '%{num_connects} ' "$BASE/no/such" "$BASE/healthz")
 check "keep-alive survives a 404 without a body ($conns)" [ "$conns" = "1 0 " ]
 
+# --- raw HTTP/1.1 over one socket (curl's telnet:// sends bytes as given) --
+HOSTPORT=${BASE#http://}
+HOSTPORT=${HOSTPORT%%/*}
+raw() { # raw BYTES: send BYTES (printf format), print the raw answer
+    printf "$1" | curl -sS --max-time "$MAX_TIME" "telnet://$HOSTPORT" \
+        2>/dev/null | tr -d '\r'
+}
+# statuses: the status codes in a raw answer (bodies end without newline,
+# so a status line can follow a body on the same line)
+statuses() { grep -ao 'HTTP/1\.[01] [0-9][0-9][0-9]' | cut -d' ' -f2 | tr '\n' ' '; }
+NWLEN=$(printf '%s' "$NW" | wc -c)
+R_HEALTHZ='GET /healthz HTTP/1.1\r\nHost: t\r\n\r\n'
+R_NW="POST /regression/nw HTTP/1.1\r\nHost: t\r\nContent-Type: application/json\r\nContent-Length: $NWLEN\r\n\r\n$NW"
+R_404='GET /no/such HTTP/1.1\r\nHost: t\r\n\r\n'
+R_LAST='GET /version HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n'
+got=$(raw "$R_HEALTHZ$R_NW$R_404$R_LAST" | statuses)
+check "four pipelined requests are answered in order ($got)" \
+    [ "$got" = "200 200 404 200 " ]
+got=$(raw 'GET /healthz HTTP/1.0\r\n\r\n')
+check "HTTP/1.0 is answered" sh -c "echo '$got' | grep -q '^HTTP/1.[01] 200'"
+got=$(raw 'POST /nope HTTP/1.1\r\nHost: t\r\nContent-Type: application/json\r\nContent-Length: 10\r\n\r\n0123456789GET /healthz HTTP/1.1\r\nHost: t\r\n\r\n')
+check "a 404 before its body is read says Connection: close" \
+    sh -c "echo '$got' | grep -q '^Connection: close'"
+check "  and nothing more is answered on that connection" \
+    [ "$(echo "$got" | statuses)" = "404 " ]
+got=$(raw 'POST /regression/nw HTTP/1.1\r\nHost: t\r\nContent-Type: application/json\r\nTransfer-Encoding: gzip\r\n\r\n{}')
+check "Transfer-Encoding not ending in chunked: 400 and close (RFC 9112 6.3)" \
+    sh -c "echo '$got' | grep -q '^HTTP/1.1 400' && echo '$got' | grep -q '^Connection: close'"
+got=$(raw 'POST /regression/nw HTTP/1.1\r\nHost: t\r\nContent-Type: application/json\r\nContent-Length: 7\r\n\r\n{"x": [GET /healthz HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n')
+check "a read 400 body keeps the connection: invalid_json, then healthz" \
+    [ "$(echo "$got" | statuses)" = "400 200 " ]
+check_alive "raw requests"
+
 # --- request target and header limits ------------------------------------
 long=$(head -c 9000 /dev/zero | tr '\0' 'a')
 http GET "/healthz?$long"
