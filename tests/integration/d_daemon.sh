@@ -121,6 +121,10 @@ check_problem "a 70 KB chunked body is 413" 413 payload_too_large
 check_header "chunked 413 closes the connection" Connection close
 check_alive "a chunked 413"
 
+# a path with a quote, a newline and a byte that is not UTF-8
+http GET '/no%22such%0A%FF%C3%A9'
+check_status "an odd path is a 404" 404
+
 # JSON access log: every access line parses and has the fields
 sleep 0.2
 grep '"request_id"' "$LOG" >"$TMP/access.jsonl"
@@ -136,6 +140,8 @@ else
     not_ok "json access log has one well-formed line per request" \
         "$lines lines" "$(head -n 3 "$LOG")"
 fi
+check "json access log keeps the odd path, escaped" \
+    jq -e -s 'any(.[]; .path == "/no\"such\n\ufffdé")' "$TMP/access.jsonl"
 check "json access log records the 413" \
     jq -e -s 'any(.[]; .path == "/regression/nw" and .status == 413)' \
     "$TMP/access.jsonl"

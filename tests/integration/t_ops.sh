@@ -34,6 +34,14 @@ http GET /healthz -H 'X-Request-Id: it-log-marker-7f3a'
 check_header "the client's X-Request-Id is echoed" X-Request-Id \
     it-log-marker-7f3a
 
+long_id=$(head -c 200 /dev/zero | tr '\0' 'x')
+http GET /healthz -H "X-Request-Id: $long_id"
+check "a 200-character X-Request-Id is replaced by a generated one" \
+    sh -c "echo '$(header X-Request-Id)' | grep -Eq '^[0-9a-f]{16}$'"
+http GET /healthz -H 'X-Request-Id: two words'
+check "an X-Request-Id with a blank is replaced by a generated one" \
+    sh -c "echo '$(header X-Request-Id)' | grep -Eq '^[0-9a-f]{16}$'"
+
 http HEAD /healthz
 check_status "HEAD /healthz is 200" 200
 check_header "HEAD has GET's Content-Length" Content-Length "$get_len"
