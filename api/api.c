@@ -182,7 +182,17 @@ void api_handle(const api_request *req, api_response *res) {
     if (rc > 0)
         return;
     json_t *root = NULL;
-    if (rc == 0 && route->json_body) {
+    /* JSON text never holds a raw NUL byte (RFC 8259: control characters
+     * are escaped in strings and are not whitespace); jansson 2.14 loses
+     * one that follows a character it had to read back (the end of a
+     * number), so "123\0" would parse as 123. */
+    const char *nul = req->body ? memchr(req->body, '\0', req->body_len) : NULL;
+    if (rc == 0 && route->json_body && nul) {
+        rc = api_fail(&call.problem, API_E_INVALID_JSON, NULL,
+                      "the body is not valid JSON: a raw NUL byte at byte "
+                      "%zu (inside a string write \\u0000)",
+                      (size_t)(nul - req->body));
+    } else if (rc == 0 && route->json_body) {
         json_error_t error;
         root = json_loadb(req->body ? req->body : "", req->body_len,
                           JSON_DECODE_ANY | JSON_ALLOW_NUL, &error);

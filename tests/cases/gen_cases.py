@@ -236,6 +236,8 @@ def dot_cases():
         raw=b'{"queries": [[[1]]],\x00 "keys": [[[1]]]}')
     add(E, "invalid_json_raw_nul_in_string", problem("invalid_json"),
         raw=b'{"causal": "top\x00left"}')
+    add(E, "invalid_json_raw_nul_after_number", problem("invalid_json"),
+        raw=b'123\x00')
     add(E, "invalid_json_bad_utf8", problem("invalid_json"),
         raw=b'{"causal": "\xff\xfe"}')
     add(E, "invalid_json_deep_nesting", problem("invalid_json"),
