@@ -59,9 +59,10 @@ check "and decompresses to the same bytes" cmp -s "$TMP/body" \
 # three requests on one keep-alive connection: valid, invalid, valid
 curl -sS --max-time 30 -H 'Content-Type: application/json' \
     --data-binary "@$TMP/big.json" -o "$TMP/k1" "$BASE/attention/dot" \
-    --next -sS -H 'Content-Type: application/json' --data-binary '{"queries": [[' \
+    --next -sS --max-time 30 -H 'Content-Type: application/json' \
+    --data-binary '{"queries": [[' \
     -o "$TMP/k2" "$BASE/attention/dot" \
-    --next -sS -H 'Content-Type: application/json' \
+    --next -sS --max-time 30 -H 'Content-Type: application/json' \
     --data-binary "@$TMP/big.json" -o "$TMP/k3" \
     -w '%{num_connects}' "$BASE/attention/dot" >"$TMP/conns" 2>"$TMP/curl_err"
 check "keep-alive: valid, invalid, valid on one connection" \
