@@ -82,7 +82,7 @@ typedef struct {
     unsigned long long body_seen; /* body bytes received, kept or not */
     int overflow;                 /* body_seen outgrew max_body_bytes */
     int status;   /* for the access line; 0 = no answer from us */
-    size_t bytes; /* response body bytes as sent */
+    size_t bytes; /* response body bytes sent (0 for HEAD) */
 } srv_request;
 
 static double elapsed_ms(const struct timespec *since) {
@@ -271,7 +271,7 @@ static enum MHD_Result answer(srv_request *r, struct MHD_Connection *conn,
     if (rc == MHD_YES) {
         r->answered = 1;
         r->status = res->status;
-        r->bytes = len;
+        r->bytes = strcmp(r->method, "HEAD") == 0 ? 0 : len;
     }
     return rc;
 }

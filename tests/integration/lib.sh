@@ -135,7 +135,8 @@ check_json() {
 }
 
 # check_problem WHAT STATUS CODE [POINTER]: an RFC 9457 problem with that
-# status, content type, code and (when given) pointer.
+# status, content type, code and (when given) pointer, after which /healthz
+# still answers.
 check_problem() {
     what=$1
     want_status=$2
@@ -156,6 +157,7 @@ check_problem() {
         >/dev/null 2>&1; then
         why="$why; pointer is not '$4'"
     fi
+    healthz_ok || why="$why; /healthz does not answer afterwards"
     if [ -z "$why" ]; then
         ok "$what"
     else
@@ -172,19 +174,19 @@ check_fast() {
     fi
 }
 
-# check_alive WHAT: /healthz still answers 200 {"status":"ok"}.
+# healthz_ok: /healthz answers 200 {"status":"ok"}; the last request's
+# status, headers and body are left as they were.
+healthz_ok() {
+    code=$(curl -sS --max-time "$MAX_TIME" -o "$TMP/healthz" \
+        -w '%{http_code}' "$BASE/healthz" 2>/dev/null)
+    [ "$code" = 200 ] && jq -e '.status == "ok"' "$TMP/healthz" >/dev/null 2>&1
+}
+
+# check_alive WHAT: /healthz still answers after WHAT.
 check_alive() {
-    save_status=$STATUS
-    cp "$TMP/body" "$TMP/body.saved" 2>/dev/null
-    cp "$TMP/headers" "$TMP/headers.saved" 2>/dev/null
-    http GET /healthz
-    if [ "$STATUS" = 200 ] &&
-        jq -e '.status == "ok"' "$TMP/body" >/dev/null 2>&1; then
+    if healthz_ok; then
         ok "healthz answers after $1"
     else
-        not_ok "healthz answers after $1" "status $STATUS"
+        not_ok "healthz answers after $1"
     fi
-    STATUS=$save_status
-    mv "$TMP/body.saved" "$TMP/body" 2>/dev/null
-    mv "$TMP/headers.saved" "$TMP/headers" 2>/dev/null
 }
