@@ -211,7 +211,7 @@ void api_handle(const api_request *req, api_response *res) {
     json_decref(root);
     if (rc == 0) {
         res->status = call.status;
-        res->content_type = API_CT_JSON;
+        res->content_type = call.content_type ? call.content_type : API_CT_JSON;
         res->body = api_buf_release(&call.out, &res->body_len);
         res->compute_ms = call.compute_ms;
         if (res->body)

@@ -21,6 +21,7 @@ typedef struct {
     api_buf out;         /* the 200 body */
     int status;          /* 200 unless the handler says otherwise */
     double compute_ms;   /* time spent in lib/, or < 0 when none */
+    const char *content_type; /* static type of out, NULL: application/json */
 } api_call;
 
 /* 0: call->out holds the body (status call->status); -1: call->problem. */

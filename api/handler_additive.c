@@ -16,6 +16,7 @@
 #include "call.h"
 #include "fields.h"
 #include "limit.h"
+#include "svg.h"
 
 static const api_tensor_spec queries_spec = {
     "queries", API_RANK(2) | API_RANK(3), 0,
@@ -249,6 +250,9 @@ int api_handle_additive(api_call *call) {
             api_buf_putc(out, '}');
         }
         api_buf_putc(out, '}');
+        if (rc == 0) /* Accept: image/svg+xml → the weights as a heatmap */
+            rc = api_svg_respond(call, "Additive attention weights", a.weights,
+                                 a.B, 1, a.Nq, a.Nk);
     }
     api_arena_free(&arena);
     return rc ? -1 : 0;

@@ -14,6 +14,7 @@
 #include "call.h"
 #include "fields.h"
 #include "limit.h"
+#include "svg.h"
 
 static const api_tensor_spec queries_spec = {
     "queries", API_RANK(2) | API_RANK(3), 0, "(B, Nq, d) or unbatched (Nq, d)"};
@@ -112,6 +113,9 @@ int api_handle_dot(api_call *call) {
                           "double; use more digits",
                           a.fmt.precision);
         api_buf_putc(&call->out, '}');
+        if (rc == 0) /* Accept: image/svg+xml → the weights as a heatmap */
+            rc = api_svg_respond(call, "Scaled dot-product attention weights",
+                                 a.weights, a.B, 1, a.Nq, a.Nk);
     } else {
         rc = -1;
     }

@@ -18,6 +18,7 @@
 #include "call.h"
 #include "fields.h"
 #include "limit.h"
+#include "svg.h"
 #include "tensor.h"
 
 static const api_tensor_spec x_train_spec = {"x_train", API_RANK(1), 0, "(n)"};
@@ -364,6 +365,9 @@ int api_handle_nw(api_call *call) {
         rc = api_fail(p, API_E_INVALID_VALUE, NULL,
                       "the result is not finite (a value overflowed a "
                       "double); scale the inputs down");
+    if (rc == 0) /* Accept: image/svg+xml → the weights (m, n) as a heatmap */
+        rc = api_svg_respond(call, "Nadaraya–Watson attention weights", weights,
+                             1, 1, r.m, r.n);
     api_arena_free(&arena);
     return rc ? -1 : 0;
 }

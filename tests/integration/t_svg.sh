@@ -1,0 +1,180 @@
+#!/bin/sh
+# t_svg.sh — weight heatmaps over HTTP (API.md section 11): an Accept that
+# ranks image/svg+xml above application/json gets an SVG 1.1 picture
+# (parsed as XML with xmllint; cells, panels, axis titles, viewBox counted),
+# with Content-Type image/svg+xml and Vary: Accept; */*, no Accept, a tie
+# or an Accept allowing neither get JSON; errors stay problem+json.
+#   usage: sh t_svg.sh BASE_URL      (needs xmllint: Debian libxml2-utils)
+BASE=${1:?usage: t_svg.sh BASE_URL}
+. "$(dirname "$0")/lib.sh"
+
+if ! command -v xmllint >/dev/null 2>&1; then
+    not_ok "xmllint is installed (apt-get install libxml2-utils)"
+    exit 1
+fi
+
+# xpath EXPR: evaluate on the last body (namespace-free: local-name()).
+xpath() {
+    xmllint --xpath "$1" "$TMP/body" 2>/dev/null
+}
+
+# check_svg WHAT CELLS PANELS: the last answer is a well-formed SVG 1.1
+# document with a viewBox, CELLS <rect class="cell"> and PANELS panels.
+check_svg() {
+    why=""
+    [ "$STATUS" = 200 ] || why="status $STATUS"
+    case "$(header Content-Type)" in
+    image/svg+xml*) ;;
+    *) why="$why; content type '$(header Content-Type)'" ;;
+    esac
+    case "$(header Vary)" in
+    *Accept*) ;;
+    *) why="$why; Vary '$(header Vary)' lacks Accept" ;;
+    esac
+    if ! xmllint --noout "$TMP/body" 2>"$TMP/xml_err"; then
+        why="$why; not well-formed XML: $(head -c 200 "$TMP/xml_err")"
+    fi
+    root=$(xpath "concat(local-name(/*), ' ', namespace-uri(/*), ' ', /*/@version)")
+    [ "$root" = "svg http://www.w3.org/2000/svg 1.1" ] ||
+        why="$why; root element '$root'"
+    vb=$(xpath "string(/*/@viewBox)")
+    case "$vb" in
+    "0 0 "[0-9]*" "[0-9]*) ;;
+    *) why="$why; viewBox '$vb'" ;;
+    esac
+    cells=$(xpath "count(//*[local-name()='rect'][@class='cell'])")
+    [ "$cells" = "$2" ] || why="$why; $cells cells, expected $2"
+    panels=$(xpath "count(//*[local-name()='g'][@class='panel'])")
+    [ "$panels" = "$3" ] || why="$why; $panels panels, expected $3"
+    keys=$(xpath "count(//*[local-name()='text'][.='Keys'])")
+    queries=$(xpath "count(//*[local-name()='text'][.='Queries'])")
+    [ "$keys" = "$3" ] && [ "$queries" = "$3" ] ||
+        why="$why; axis titles Keys $keys, Queries $queries"
+    bar=$(xpath "count(//*[local-name()='g'][@class='colorbar'])")
+    [ "$bar" = 1 ] || why="$why; $bar colour bars"
+    if [ -z "$why" ]; then
+        ok "$1"
+    else
+        not_ok "$1" "$why" "body: $(body_excerpt)"
+    fi
+}
+
+# check_json_answer WHAT: 200 application/json with Vary: Accept.
+check_json_answer() {
+    why=""
+    [ "$STATUS" = 200 ] || why="status $STATUS"
+    case "$(header Content-Type)" in
+    application/json*) ;;
+    *) why="$why; content type '$(header Content-Type)'" ;;
+    esac
+    case "$(header Vary)" in
+    *Accept*) ;;
+    *) why="$why; Vary '$(header Vary)' lacks Accept" ;;
+    esac
+    jq -e '.weights | length > 0' "$TMP/body" >/dev/null 2>&1 ||
+        why="$why; no weights in the JSON"
+    if [ -z "$why" ]; then
+        ok "$1"
+    else
+        not_ok "$1" "$why" "body: $(body_excerpt)"
+    fi
+}
+
+NW='{"x_train":[1,2,4],"y_train":[0,3,1],"x_query":[2.5],"w":0.5,"y_query":[3]}'
+
+# --- negotiation ------------------------------------------------------------
+post_json /regression/nw "$NW" -H 'Accept: image/svg+xml'
+check_svg "NW, Accept image/svg+xml: an SVG heatmap of 1 x 3 cells" 3 1
+darkest=$(xpath "string(//*[local-name()='rect'][@class='cell'][@x='1']/@fill)")
+if [ "$darkest" = "#67000d" ]; then
+    ok "NW: key 1 is drawn #67000d (the colour bar's top)"
+else
+    not_ok "NW: key 1 is drawn #67000d (the colour bar's top)" "fill '$darkest'"
+fi
+title=$(xpath "string(/*/*[local-name()='title'])")
+case "$title" in
+*Nadaraya*"1 query"*"3 keys"*) ok "NW: the picture's title names the route and the size" ;;
+*) not_ok "NW: the picture's title names the route and the size" "title '$title'" ;;
+esac
+
+post_json /regression/nw "$NW" -H 'Accept: */*'
+check_json_answer "Accept */* alone: JSON, with Vary: Accept"
+post_json /regression/nw "$NW"
+check_json_answer "no Accept: JSON"
+post_json /regression/nw "$NW" -H 'Accept: text/html'
+check_json_answer "Accept allowing neither type: JSON, not 406"
+post_json /regression/nw "$NW" -H 'Accept: image/svg+xml, application/json'
+check_json_answer "a tie in q: JSON"
+post_json /regression/nw "$NW" \
+    -H 'Accept: image/svg+xml;q=0.5, application/json'
+check_json_answer "image/svg+xml;q=0.5 under application/json: JSON"
+post_json /regression/nw "$NW" \
+    -H 'Accept: application/json;q=0.5, image/svg+xml'
+check_svg "application/json;q=0.5 under image/svg+xml: SVG" 3 1
+post_json /regression/nw "$NW" -H 'Accept: image/*, */*;q=0.1'
+check_svg "image/* above */*;q=0.1: SVG" 3 1
+
+# --- d2l's toy: 2 examples of 1 query x 10 keys -----------------------------
+KEYS=$(jq -cn '[range(2) | [range(10) | [1, 1]]]')
+VALS=$(jq -cn '[range(2) | [range(10) as $i | [range(4) | $i * 4 + .]]]')
+post_json /attention/dot "{\"queries\": [[[0.5, -1]], [[2, 0.25]]],
+    \"keys\": $KEYS, \"values\": $VALS, \"valid_lens\": [2, 6]}" \
+    -H 'Accept: image/svg+xml'
+check_svg "dot, d2l's toy: 2 panels of 1 x 10 cells" 20 2
+white=$(xpath "count(//*[local-name()='rect'][@class='cell'][@fill='#fff5f0'])")
+if [ "$white" = 12 ]; then
+    ok "dot toy: the 12 masked keys (8 + 4) are drawn white"
+else
+    not_ok "dot toy: the 12 masked keys (8 + 4) are drawn white" "$white white cells"
+fi
+post_json /attention/additive "{\"queries\": [[[0.5, -1]], [[2, 0.25]]],
+    \"keys\": $KEYS, \"values\": $VALS, \"valid_lens\": [2, 6],
+    \"num_hiddens\": 8}" -H 'Accept: image/svg+xml'
+check_svg "additive, d2l's toy: 2 panels of 1 x 10 cells" 20 2
+post_json /attention/additive "{\"queries\": [[[0.5, -1]], [[2, 0.25]]],
+    \"keys\": $KEYS, \"values\": $VALS, \"valid_lens\": [2, 6],
+    \"num_hiddens\": 8}" -H 'Accept: application/json'
+check_json_answer "additive with Accept application/json: JSON"
+
+# --- the seed's identity picture: queries = keys = 10 I, scale 1 ------------
+EYE=$(jq -cn '[range(10) as $i | [range(10) as $j | if $i == $j then 10 else 0 end]]')
+post_json /attention/dot "{\"queries\": $EYE, \"keys\": $EYE, \"values\": $EYE,
+    \"scale\": 1}" -H 'Accept: image/svg+xml'
+check_svg "unbatched 10 x 10 identity: one panel of 100 cells" 100 1
+diag=$(xpath "count(//*[local-name()='rect'][@class='cell'][@x=@y][@fill='#67000d'])")
+if [ "$diag" = 10 ]; then
+    ok "identity: the 10 diagonal cells are the darkest"
+else
+    not_ok "identity: the 10 diagonal cells are the darkest" "$diag dark diagonal cells"
+fi
+
+# --- a panel over 256 x 256 is block-averaged --------------------------------
+jq -cn '{queries: {shape: [300, 1], data: [range(300) | . / 300]},
+         keys: {shape: [300, 1], data: [range(300) | . / 300]},
+         values: {shape: [300, 1], data: [range(300) | 1]}}' >"$TMP/big.json"
+post_file /attention/dot "$TMP/big.json" -H 'Accept: image/svg+xml'
+check_svg "300 x 300 weights: 256 x 256 cells" 65536 1
+title=$(xpath "string(//*[local-name()='g'][@class='panel']/*[local-name()='title'])")
+case "$title" in
+*"300 queries × 300 keys, block-averaged to 256 × 256"*)
+    ok "the downsampled panel says so in its title" ;;
+*) not_ok "the downsampled panel says so in its title" "title '$title'" ;;
+esac
+
+# --- errors stay problem+json --------------------------------------------------
+post_json /regression/nw '{"x_train":[1,2,4],"y_train":[0,3],"x_query":[2.5]}' \
+    -H 'Accept: image/svg+xml'
+check_problem "a shape error with Accept image/svg+xml is problem+json" \
+    422 shape_mismatch /y_train
+post_json /regression/nw '{"x_train":' -H 'Accept: image/svg+xml'
+check_problem "a syntax error with Accept image/svg+xml is problem+json" \
+    400 invalid_json
+jq -cn '{queries: {shape: [17, 256, 1], data: [range(17 * 256) | 1]},
+         keys: {shape: [17, 256, 1], data: [range(17 * 256) | 1]},
+         values: {shape: [17, 256, 1], data: [range(17 * 256) | 1]}}' \
+    >"$TMP/many.json"
+post_file /attention/dot "$TMP/many.json" -H 'Accept: image/svg+xml'
+check_problem "17 panels of 256 x 256 (over 2^20 cells) is a 413 problem" \
+    413 payload_too_large
+check_alive "the SVG requests"
+echo "1..$T"
