@@ -1,9 +1,10 @@
 /*
  * test_numfmt.c — api_num_format against independent references: glibc's
- * correctly rounded printf and strtod (shortest digits by retrying
- * precisions), an exact search over the full decimal expansion of x
- * ("%.780e" is exact in glibc), and big-integer checks of the power-of-ten
- * table and the integer logarithms.
+ * correctly rounded printf and strtod (the slow retry method, asked at the
+ * printed length and one digit less), an exact search over the full
+ * decimal expansion of x ("%.780e" is exact in glibc), printf for integers,
+ * and big-integer checks of the power-of-ten table and the integer
+ * logarithms.
  * NUMFMT_ITERATIONS=n sets the number of random bit patterns (default
  * 2,000,000); NUMFMT_SEED=s fixes the seed (default: from the clock);
  * NUMFMT_TEST=pattern runs only the matching tests, e.g. for billions:
