@@ -150,6 +150,8 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
     request_free(r);
 }
 
+static void mhd_log(void *cls, const char *fmt, va_list ap)
+    __attribute__((format(printf, 2, 0)));
 static void mhd_log(void *cls, const char *fmt, va_list ap) {
     srv_http *srv = cls;
     /* While serving, libmicrohttpd reports client behaviour (resets,
