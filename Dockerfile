@@ -1,7 +1,7 @@
 # attnd container image.
 #   build:  compile attnd and run the unit tests (the image fails to build
 #           when a unit test fails)
-#   tests:  curl + jq + tests/, runs the integration scripts against a
+#   tests:  curl, jq, xmllint and tests/; runs the integration scripts against a
 #           running attnd (default http://attnd:8080)
 #   runtime (default): attnd alone on Debian's shared libraries, non-root
 #
@@ -29,7 +29,8 @@ RUN make -j"$(nproc)" test-unit \
 FROM ${BASE_IMAGE} AS tests
 ARG DEBIAN_FRONTEND=noninteractive
 RUN apt-get update -q \
- && apt-get install -y -q --no-install-recommends curl jq ca-certificates \
+ && apt-get install -y -q --no-install-recommends \
+        ca-certificates curl jq libxml2-utils \
  && rm -rf /var/lib/apt/lists/* \
  && useradd --system --uid 10002 --user-group --create-home tester
 WORKDIR /src

@@ -45,6 +45,8 @@ $(BUILD)/%.o: %.c
 
 # api/openapi_doc.c embeds api/openapi.json with .incbin (-MMD cannot see it).
 $(BUILD)/api/openapi_doc.o: api/openapi.json
+# api/handler_lab.c embeds the lab page the same way.
+$(BUILD)/api/handler_lab.o: api/lab/index.html api/lab/lab.css api/lab/lab.js
 
 $(BUILD)/libattn.a: $(LIB_OBJ)
 	$(Q)$(AR) rcs $@ $^

@@ -36,6 +36,7 @@ int api_handle_live(api_call *call);
 int api_handle_ready(api_call *call);
 int api_handle_version(api_call *call);
 int api_handle_openapi(api_call *call);
+int api_handle_lab(api_call *call);
 
 /* Milliseconds on CLOCK_MONOTONIC, for call->compute_ms. */
 double api_clock_ms(void);

@@ -19,6 +19,7 @@ static const api_route routes[] = {
     {"GET", "/v2/health/ready", api_handle_ready, GET_ALLOW, 0, 0},
     {"GET", "/version", api_handle_version, GET_ALLOW, 0, 0},
     {"GET", "/openapi.json", api_handle_openapi, GET_ALLOW, 0, 0},
+    {"GET", "/", api_handle_lab, GET_ALLOW, 0, 0},
 };
 
 #define N_ROUTES (sizeof routes / sizeof routes[0])
