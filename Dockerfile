@@ -1,8 +1,8 @@
 # attnd container image.
 #   build:  compile attnd and run the unit tests (the image fails to build
 #           when a unit test fails)
-#   tests:  curl, jq, xmllint and tests/; runs the integration scripts against a
-#           running attnd (default http://attnd:8080)
+#   tests:  curl, jq, xmllint and tests/; runs the integration scripts
+#           against a running attnd (default http://attnd:8080)
 #   runtime (default): attnd alone on Debian's shared libraries, non-root
 #
 #   docker build -t attnd .
