@@ -112,7 +112,7 @@ done
 note "building $IMAGE and $TESTS_IMAGE (log: $OUT/build.log)"
 if ! timeout 1800 $DOCKER build $BUILD_OPTS "$@" --target runtime -t "$IMAGE" . \
         >"$OUT/build.log" 2>&1; then
-    tail -n 40 "$OUT/build.log" | sed 's/^/#   /'
+    tail -n 40 "$OUT/build.log" | sed -e 's/\x1b\[[0-9;]*m//g' -e 's/^/#   /'
     not_ok "build $IMAGE (unit tests run in the build)"
     exit 1
 fi
@@ -121,7 +121,7 @@ unit=$(sed -n 's/^\(#[0-9]* [0-9.]* \)\{0,1\}\([0-9]* passed, [0-9]* failed\)$/\
 ok "build $IMAGE, unit tests ${unit:-passed in an earlier build (cached)}"
 if ! timeout 900 $DOCKER build $BUILD_OPTS "$@" --target tests -t "$TESTS_IMAGE" . \
         >>"$OUT/build.log" 2>&1; then
-    tail -n 40 "$OUT/build.log" | sed 's/^/#   /'
+    tail -n 40 "$OUT/build.log" | sed -e 's/\x1b\[[0-9;]*m//g' -e 's/^/#   /'
     not_ok "build $TESTS_IMAGE"
     exit 1
 fi
