@@ -12,6 +12,7 @@
 #include <time.h>
 
 #include "call.h"
+#include "fastpath.h"
 #include "problem.h"
 #include "route.h"
 
@@ -182,6 +183,7 @@ void api_handle(const api_request *req, api_response *res) {
     if (rc > 0)
         return;
     json_t *root = NULL;
+    api_fastpath fast = {0}; /* numeric arrays read without jansson */
     /* JSON text never holds a raw NUL byte (RFC 8259: control characters
      * are escaped in strings and are not whitespace); jansson 2.14 loses
      * one that follows a character it had to read back (the end of a
@@ -194,8 +196,8 @@ void api_handle(const api_request *req, api_response *res) {
                       (size_t)(nul - req->body));
     } else if (rc == 0 && route->json_body) {
         json_error_t error;
-        root = json_loadb(req->body ? req->body : "", req->body_len,
-                          JSON_DECODE_ANY | JSON_ALLOW_NUL, &error);
+        root = api_fastpath_load(&fast, route->path, req->body, req->body_len,
+                                 JSON_DECODE_ANY | JSON_ALLOW_NUL, &error);
         if (!root)
             api_problem_from_json_error(&call.problem, &error);
         else if (!json_is_object(root))
@@ -209,6 +211,7 @@ void api_handle(const api_request *req, api_response *res) {
     if (rc == 0)
         rc = route->handler(&call);
     json_decref(root);
+    api_fastpath_release(&fast);
     if (rc == 0) {
         res->status = call.status;
         res->content_type = call.content_type ? call.content_type : API_CT_JSON;

@@ -10,6 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "fastpath.h"
 #include "numfmt.h"
 #include "pointer.h"
 #include "suggest.h"
@@ -115,12 +116,17 @@ int api_tensor_check_missing(const json_t *v, const char *pointer,
 
 /* ------------------------------------------------ phase: wrong_type */
 
+static int non_integral_error(const api_tensor_spec *spec, api_pointer *ptr,
+                              api_problem *p) {
+    return api_fail(p, API_E_WRONG_TYPE, ptr->s,
+                    "%s entries must be integers; %s is not", spec->name,
+                    ptr->s);
+}
+
 static int entry_type_error(const api_tensor_spec *spec, const json_t *e,
                             api_pointer *ptr, api_problem *p) {
     if (json_is_number(e))
-        return api_fail(p, API_E_WRONG_TYPE, ptr->s,
-                        "%s entries must be integers; %s is not", spec->name,
-                        ptr->s);
+        return non_integral_error(spec, ptr, p);
     return api_fail(p, API_E_WRONG_TYPE, ptr->s,
                     "%s entries must be numbers; %s is %s", spec->name, ptr->s,
                     api_json_kind(e));
@@ -153,8 +159,30 @@ static int walk_types(const json_t *a, size_t depth,
     return 0;
 }
 
+/* An array read by the fast path (fastpath.h) holds numbers only, so the
+ * one type error left is a non-integral entry (the first, row-major, is
+ * the first in document order). */
+static int check_types_fast(const api_fastpath_array *fa,
+                            const api_tensor_spec *spec, const char *pointer,
+                            api_problem *p) {
+    for (size_t i = 0; spec->integral && i < fa->count; i++) {
+        double x = fa->data[i];
+        if (isfinite(x) && x == floor(x))
+            continue;
+        api_tensor t = {.rank = fa->rank, .count = fa->count};
+        memcpy(t.shape, fa->shape, sizeof t.shape);
+        api_pointer ptr;
+        api_tensor_entry_pointer(&ptr, pointer, &t, i);
+        return non_integral_error(spec, &ptr, p);
+    }
+    return 0;
+}
+
 int api_tensor_check_types(const json_t *v, const api_tensor_spec *spec,
                            const char *pointer, api_problem *p) {
+    const api_fastpath_array *fa = api_fastpath_find(v);
+    if (fa)
+        return check_types_fast(fa, spec, pointer, p);
     api_pointer ptr;
     api_pointer_init(&ptr, pointer);
     if (json_is_array(v))
@@ -400,10 +428,33 @@ static int decode_flat(api_tensor *t, const json_t *v,
     return 0;
 }
 
+/* An array read by the fast path has a known shape and even rows, so of
+ * decode_nested's checks rank, size and zero remain (the last never
+ * fails: the fast path takes no empty rows). */
+static int decode_fast(api_tensor *t, const json_t *v,
+                       const api_fastpath_array *fa,
+                       const api_tensor_spec *spec, const char *pointer,
+                       size_t max_elements, api_problem *p) {
+    t->rank = fa->rank;
+    memcpy(t->shape, fa->shape, sizeof t->shape);
+    if (!(spec->ranks & API_RANK(t->rank)))
+        return rank_error(spec, pointer, t->shape, t->rank, 1, p);
+    int overflow = shape_count(t);
+    if (check_size(t, spec, pointer, max_elements, overflow, p) ||
+        check_zero(t, spec, pointer, p))
+        return -1;
+    t->src = v;
+    t->flat = 0;
+    return 0;
+}
+
 int api_tensor_decode(api_tensor *t, const json_t *v,
                       const api_tensor_spec *spec, const char *pointer,
                       size_t max_elements, api_problem *p) {
     memset(t, 0, sizeof *t);
+    const api_fastpath_array *fa = api_fastpath_find(v);
+    if (fa)
+        return decode_fast(t, v, fa, spec, pointer, max_elements, p);
     if (json_is_object(v))
         return decode_flat(t, v, spec, pointer, max_elements, p);
     if (json_is_array(v) || json_is_number(v))
@@ -432,7 +483,10 @@ static double *fill(double *dst, const json_t *v, size_t level, size_t rank) {
 }
 
 void api_tensor_read(double *dst, const api_tensor *t) {
-    if (t->flat)
+    const api_fastpath_array *fa = api_fastpath_find(t->src);
+    if (fa)
+        memcpy(dst, fa->data, fa->count * sizeof *dst);
+    else if (t->flat)
         fill(dst, t->src, 0, 1);
     else
         fill(dst, t->src, 0, t->rank);

@@ -1,0 +1,370 @@
+/*
+ * fastpath.c — numeric arrays of tensor fields read without jansson (see
+ * fastpath.h). One pass over the root object's members: each value is
+ * either read as a numeric array (a listed field) or skipped by bracket
+ * matching; then the body minus those arrays goes to jansson.
+ *
+ * Why the answer cannot differ from jansson's on the original body: every
+ * replaced region is a complete, valid JSON array sitting where jansson
+ * expects a value (strings are tokenised exactly, so the scan agrees with
+ * jansson on every valid prefix), and a string is a valid value there too;
+ * the text around it is unchanged. So the new text parses iff the
+ * original does, to the same document except those values. When it does
+ * not parse, the original body is parsed again for jansson's own error.
+ * A placeholder is a string of a NUL followed by the array's index; the
+ * fast path is not taken when any string of the body holds \u0000, so no
+ * client string can pass for one.
+ */
+#include "fastpath.h"
+
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "numparse.h"
+
+/* The tensor fields whose values may be read here, per route. Only fields
+ * that the route's handler decodes with api_tensor_* belong in a list. */
+typedef struct {
+    const char *route;
+    const char *const *fields; /* NULL-terminated */
+} route_fields;
+
+static const char *const attention_fields[] = {"queries", "keys", "values",
+                                               NULL};
+static const char *const additive_fields[] = {
+    "queries", "keys", "values", "W_q", "W_k", "w_v", NULL};
+static const char *const nw_fields[] = {"x_train", "y_train", "x_query",
+                                        "y_query", NULL};
+
+static const route_fields routes[] = {
+    {"/attention/dot", attention_fields},
+    {"/attention/additive", additive_fields},
+    {"/regression/nw", nw_fields},
+};
+
+static atomic_int enabled = 1;
+
+/* The innermost active api_fastpath of this thread. */
+static _Thread_local const api_fastpath *current;
+
+void api_fastpath_enable(int on) {
+    atomic_store(&enabled, on != 0);
+}
+
+static const char *const *fields_of(const char *route) {
+    if (route == NULL)
+        return NULL;
+    for (size_t i = 0; i < sizeof routes / sizeof routes[0]; i++)
+        if (!strcmp(routes[i].route, route))
+            return routes[i].fields;
+    return NULL;
+}
+
+/* key[0 .. n) (raw, unescaped text) is one of fields. */
+static int is_listed(const char *const *fields, const char *key, size_t n) {
+    for (; *fields; fields++)
+        if (strlen(*fields) == n && !memcmp(*fields, key, n))
+            return 1;
+    return 0;
+}
+
+/* ------------------------------------------------------------ scanning */
+
+typedef struct {
+    const char *s;
+    size_t len, pos;
+} cursor;
+
+/* RFC 8259 whitespace: space, tab, line feed, carriage return. */
+static void skip_ws(cursor *c) {
+    while (c->pos < c->len) {
+        char ch = c->s[c->pos];
+        if (ch != ' ' && ch != '\t' && ch != '\n' && ch != '\r')
+            break;
+        c->pos++;
+    }
+}
+
+static int at(const cursor *c, char ch) {
+    return c->pos < c->len && c->s[c->pos] == ch;
+}
+
+/* Past the string that starts at the cursor's '"'. *escaped is set when it
+ * holds a backslash. Returns 0, or -1 when it does not end, or when it
+ * holds \u0000 (a client string that could pass for a placeholder). */
+static int skip_string(cursor *c, int *escaped) {
+    const char *s = c->s;
+    *escaped = 0;
+    for (size_t i = c->pos + 1; i < c->len; i++) {
+        if (s[i] == '"') {
+            c->pos = i + 1;
+            return 0;
+        }
+        if (s[i] != '\\')
+            continue;
+        *escaped = 1;
+        if (i + 6 <= c->len && !memcmp(s + i + 1, "u0000", 5))
+            return -1;
+        i++; /* the escaped character: never the closing quote */
+    }
+    return -1;
+}
+
+/* Past one value of any kind, by bracket matching; no validation (jansson
+ * does that). Returns 0, or -1 at the end of the text or on \u0000. */
+static int skip_value(cursor *c) {
+    size_t depth = 0;
+    int escaped;
+    while (c->pos < c->len) {
+        char ch = c->s[c->pos];
+        if (ch == '"') {
+            if (skip_string(c, &escaped))
+                return -1;
+            if (depth == 0)
+                return 0;
+        } else if (ch == '[' || ch == '{') {
+            depth++;
+            c->pos++;
+        } else if (ch == ']' || ch == '}') {
+            if (depth == 0)
+                return 0; /* an empty value: jansson reports it */
+            c->pos++;
+            if (--depth == 0)
+                return 0;
+        } else if (depth == 0 && (ch == ',' || ch == ' ' || ch == '\t' ||
+                                  ch == '\n' || ch == '\r')) {
+            return 0; /* the end of a number, true, false or null */
+        } else {
+            c->pos++;
+        }
+    }
+    return -1;
+}
+
+static int push_number(api_fastpath *fp, double x) {
+    if (fp->n_numbers == fp->cap_numbers) {
+        size_t cap = fp->cap_numbers ? 2 * fp->cap_numbers : 64;
+        double *grown = realloc(fp->numbers, cap * sizeof *grown);
+        if (grown == NULL)
+            return -1;
+        fp->numbers = grown;
+        fp->cap_numbers = cap;
+    }
+    fp->numbers[fp->n_numbers++] = x;
+    return 0;
+}
+
+/* Read the array at the cursor ('[') when it is a plain numeric array:
+ * numbers (those jansson accepts: within int64 or a finite double) at one
+ * depth, no empty rows, every row as long as the first at its depth.
+ * Returns 0 with the cursor past ']' and the array appended to fp, or -1
+ * (cursor anywhere, fp unchanged) for anything else. */
+static int read_array(api_fastpath *fp, cursor *c) {
+    size_t shape[API_SHAPE_MAX] = {0}, count[API_SHAPE_MAX];
+    size_t depth = 0, rank = 0, first = fp->n_numbers;
+    for (;;) {
+        /* an element: '[' or a number */
+        if (at(c, '[')) {
+            if (depth == API_SHAPE_MAX || (rank && depth >= rank))
+                goto fail;
+            count[depth++] = 0;
+            c->pos++;
+            skip_ws(c);
+            continue;
+        }
+        if (rank == 0)
+            rank = depth;
+        else if (depth != rank)
+            goto fail;
+        double x;
+        size_t used;
+        api_num_kind kind =
+            api_num_parse(&x, &used, c->s + c->pos, c->len - c->pos);
+        if ((kind != API_NUM_INTEGER && kind != API_NUM_REAL) ||
+            push_number(fp, x))
+            goto fail;
+        c->pos += used;
+        count[depth - 1]++;
+        /* after an element: ',' or the ends of rows */
+        for (;;) {
+            skip_ws(c);
+            if (at(c, ',')) {
+                c->pos++;
+                skip_ws(c);
+                break;
+            }
+            if (!at(c, ']'))
+                goto fail;
+            size_t level = depth - 1, n = count[level];
+            if (shape[level] == 0)
+                shape[level] = n; /* the first row at this depth */
+            else if (n != shape[level])
+                goto fail;
+            c->pos++;
+            if (--depth == 0) {
+                api_fastpath_array a = {.rank = rank};
+                memcpy(a.shape, shape, sizeof shape);
+                a.count = fp->n_numbers - first;
+                if (fp->n_arrays == fp->cap_arrays) {
+                    size_t cap = fp->cap_arrays ? 2 * fp->cap_arrays : 8;
+                    api_fastpath_array *grown =
+                        realloc(fp->arrays, cap * sizeof *grown);
+                    if (grown == NULL)
+                        goto fail;
+                    fp->arrays = grown;
+                    fp->cap_arrays = cap;
+                }
+                a.first = first; /* data is set when all are in */
+                fp->arrays[fp->n_arrays++] = a;
+                return 0;
+            }
+            count[depth - 1]++;
+        }
+    }
+fail:
+    fp->n_numbers = first;
+    return -1;
+}
+
+/* ------------------------------------------------------------- loading */
+
+typedef struct {
+    size_t start, end; /* the array's bytes in the body */
+} region;
+
+/* Scan the root object's members, reading listed numeric arrays into fp
+ * and noting where they were. Returns the number of regions, or -1 when
+ * the fast path does not apply (jansson gets the original body). */
+static long scan(api_fastpath *fp, const char *const *fields, const char *body,
+                 size_t len, region **regions) {
+    cursor c = {body, len, 0};
+    size_t n = 0, cap = 0;
+    *regions = NULL;
+    skip_ws(&c);
+    if (!at(&c, '{'))
+        return -1;
+    c.pos++;
+    skip_ws(&c);
+    if (at(&c, '}'))
+        return 0;
+    for (;;) {
+        if (!at(&c, '"'))
+            return -1;
+        size_t key = c.pos + 1;
+        int escaped;
+        if (skip_string(&c, &escaped))
+            return -1;
+        size_t key_len = c.pos - 1 - key;
+        skip_ws(&c);
+        if (!at(&c, ':'))
+            return -1;
+        c.pos++;
+        skip_ws(&c);
+        size_t start = c.pos;
+        if (!escaped && at(&c, '[') && is_listed(fields, body + key, key_len) &&
+            read_array(fp, &c) == 0) {
+            if (n == cap) {
+                cap = cap ? 2 * cap : 8;
+                region *grown = realloc(*regions, cap * sizeof *grown);
+                if (grown == NULL)
+                    return -1;
+                *regions = grown;
+            }
+            (*regions)[n++] = (region){start, c.pos};
+        } else {
+            c.pos = start;
+            if (skip_value(&c))
+                return -1;
+        }
+        skip_ws(&c);
+        if (at(&c, ',')) {
+            c.pos++;
+            skip_ws(&c);
+            continue;
+        }
+        if (at(&c, '}'))
+            return (long)n;
+        return -1;
+    }
+}
+
+/* The body with each region replaced by "\u0000<index>". */
+static char *substitute(const char *body, size_t len, const region *regions,
+                        size_t n, size_t *text_len) {
+    size_t cap = len + 32 * n + 1, w = 0, from = 0;
+    char *text = malloc(cap);
+    if (text == NULL)
+        return NULL;
+    for (size_t i = 0; i < n; i++) {
+        memcpy(text + w, body + from, regions[i].start - from);
+        w += regions[i].start - from;
+        w += (size_t)snprintf(text + w, cap - w, "\"\\u0000%zu\"", i);
+        from = regions[i].end;
+    }
+    memcpy(text + w, body + from, len - from);
+    w += len - from;
+    *text_len = w;
+    return text;
+}
+
+json_t *api_fastpath_load(api_fastpath *fp, const char *route, const char *body,
+                          size_t len, size_t flags, json_error_t *error) {
+    memset(fp, 0, sizeof *fp);
+    const char *const *fields = fields_of(route);
+    if (!atomic_load(&enabled) || fields == NULL || !(flags & JSON_ALLOW_NUL) ||
+        body == NULL)
+        return json_loadb(body ? body : "", len, flags, error);
+
+    region *regions = NULL;
+    fp->cap_numbers = len / 16 + 16; /* most numbers take 16+ bytes */
+    fp->numbers = malloc(fp->cap_numbers * sizeof *fp->numbers);
+    long n = fp->numbers ? scan(fp, fields, body, len, &regions) : -1;
+    json_t *root = NULL;
+    if (n > 0) {
+        size_t text_len;
+        fp->text = substitute(body, len, regions, (size_t)n, &text_len);
+        if (fp->text)
+            root = json_loadb(fp->text, text_len, flags, error);
+    }
+    free(regions);
+    if (root == NULL) {
+        api_fastpath_release(fp);
+        return json_loadb(body, len, flags, error);
+    }
+    for (size_t i = 0; i < fp->n_arrays; i++)
+        fp->arrays[i].data = fp->numbers + fp->arrays[i].first;
+    free(fp->text); /* jansson copied what it kept */
+    fp->text = NULL;
+    fp->outer = current;
+    fp->active = 1;
+    current = fp;
+    return root;
+}
+
+void api_fastpath_release(api_fastpath *fp) {
+    if (fp->active)
+        current = fp->outer;
+    free(fp->numbers);
+    free(fp->arrays);
+    free(fp->text);
+    memset(fp, 0, sizeof *fp);
+}
+
+const api_fastpath_array *api_fastpath_find(const json_t *v) {
+    const api_fastpath *fp = current;
+    if (fp == NULL || !json_is_string(v))
+        return NULL;
+    const char *s = json_string_value(v);
+    size_t n = json_string_length(v);
+    if (n < 2 || n > 21 || s[0] != '\0')
+        return NULL;
+    size_t index = 0;
+    for (size_t i = 1; i < n; i++) {
+        if (s[i] < '0' || s[i] > '9')
+            return NULL;
+        index = index * 10 + (size_t)(s[i] - '0');
+    }
+    return index < fp->n_arrays ? &fp->arrays[index] : NULL;
+}

@@ -1,0 +1,78 @@
+/*
+ * fastpath.h — a request body's big numeric arrays read straight into
+ * double buffers, with jansson parsing only the rest.
+ *
+ * Turning 7.7 MB of numbers into one json_t each costs jansson ~170 ms
+ * (PERF-NOTES.md); the numbers themselves need ~20 ms. So, for the tensor
+ * fields a route lists, a member of the root object whose value is a plain
+ * array of numbers (nested, rectangular, no empty rows, at most
+ * API_SHAPE_MAX deep) is read here with api_num_parse, and jansson gets
+ * the body with that value replaced by a placeholder string. The tensor
+ * codec (tensor.c) asks api_fastpath_find whether a value is such a
+ * placeholder and then reads shape and numbers from here, so handlers do
+ * not change.
+ *
+ * The answer is always the one jansson alone gives — the same document,
+ * the same doubles, the same errors: anything unusual (a non-number entry,
+ * ragged rows, an integer beyond int64, a string holding \u0000 that
+ * could pass for a placeholder, a syntax error anywhere) leaves the value
+ * or the whole body to jansson. tests/fuzz/fuzz_fastpath.c and
+ * tests/unit/test_api_fastpath.c compare both paths.
+ */
+#ifndef API_FASTPATH_H
+#define API_FASTPATH_H
+
+#include <jansson.h>
+#include <stddef.h>
+
+#include "problem.h"
+
+/* One array read by the fast path. */
+typedef struct {
+    size_t rank;                 /* 1 … API_SHAPE_MAX */
+    size_t shape[API_SHAPE_MAX]; /* every dimension ≥ 1 */
+    size_t count;                /* product of shape */
+    size_t first;                /* index of its first number in numbers */
+    const double *data;          /* count numbers, row-major; owned by the
+                                    api_fastpath */
+} api_fastpath_array;
+
+/* The state of one body: what was read, and the text jansson parsed.
+ * A zeroed api_fastpath is ready for api_fastpath_load. */
+typedef struct api_fastpath {
+    double *numbers; /* every array's numbers, one after another */
+    size_t n_numbers, cap_numbers;
+    api_fastpath_array *arrays;
+    size_t n_arrays, cap_arrays;
+    char *text; /* the body with placeholders (NULL when not used) */
+    const struct api_fastpath *outer; /* the one active before this one */
+    int active;                       /* placeholders resolve to arrays */
+} api_fastpath;
+
+/* Parse body[0 .. len) exactly as
+ *   json_loadb(body, len, flags, error)
+ * does (same result, same error), reading the numeric arrays of the
+ * route's tensor fields into fp on the way (flags must include
+ * JSON_ALLOW_NUL for that; otherwise this is json_loadb). route is the
+ * route's path ("/attention/dot"); routes without listed fields get plain
+ * json_loadb. Returns the new reference or NULL (error filled). Until
+ * api_fastpath_release, on this thread, api_fastpath_find resolves the
+ * placeholders in the returned document. */
+json_t *api_fastpath_load(api_fastpath *fp, const char *route, const char *body,
+                          size_t len, size_t flags, json_error_t *error);
+
+/* Free what fp holds and stop resolving its placeholders (restoring the
+ * api_fastpath active before it, so loads may nest); fp is zeroed. Call
+ * after the document is no longer used. */
+void api_fastpath_release(api_fastpath *fp);
+
+/* The array that v stands for, when v is a placeholder of the innermost
+ * active api_fastpath of this thread; NULL for every other value
+ * (including NULL). */
+const api_fastpath_array *api_fastpath_find(const json_t *v);
+
+/* Process-wide switch, on by default; off makes api_fastpath_load plain
+ * json_loadb. For comparisons in tests and benchmarks. */
+void api_fastpath_enable(int on);
+
+#endif /* API_FASTPATH_H */
