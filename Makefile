@@ -103,6 +103,16 @@ bench-numfmt:
 	$(Q)$(CC) -Iapi -D_GNU_SOURCE $(ALL_CFLAGS) $(LDFLAGS) -o $(BUILD)/bench/numfmt_bench tests/bench/numfmt_bench.c $(wildcard api/numfmt*.c) -lm
 	$(BUILD)/bench/numfmt_bench
 
+# The lab page (GET /) in headless Chromium: Debian's chromium package and
+# playwright-core pinned in tests/browser/package-lock.json (npm ci once).
+# Prints TAP; screenshots go to $(BUILD)/artifacts (lab.png, lab-request.png).
+.PHONY: browser-test
+browser-test: all
+	@[ -d tests/browser/node_modules/playwright-core ] || \
+	  (cd tests/browser && npm ci --no-audit --no-fund --loglevel=error)
+	ATTND=$(abspath $(BUILD))/attnd ARTIFACTS=$(abspath $(BUILD))/artifacts \
+	  node tests/browser/lab.test.mjs
+
 asan:
 	$(MAKE) BUILD=build-asan CC=clang \
 	  CFLAGS="-O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=all" \

@@ -1,6 +1,6 @@
 /*
- * attention.c — the parts of an attention request that dot and additive
- * attention share (see attention.h).
+ * attention.c — the parts of an attention request that the attention
+ * routes share (see attention.h).
  */
 #include "attention.h"
 
@@ -34,6 +34,12 @@ int api_attention_decode_lens(api_attention *a, const json_t *body,
                               size_t max_elements, api_problem *p) {
     return api_field_tensor(&a->lens, &a->has_lens, body, "valid_lens",
                             &api_attention_lens_spec, max_elements, p);
+}
+
+int api_attention_decode_grad(api_attention *a, const json_t *body,
+                              size_t max_elements, api_problem *p) {
+    return api_field_tensor(&a->grad, &a->has_grad, body, "grad_output",
+                            &api_grad_output_spec, max_elements, p);
 }
 
 static int mismatch(api_problem *p, const char *pointer,
@@ -107,6 +113,8 @@ int api_attention_cross_qkv(api_attention *a, int same_d, api_problem *p) {
                         "each key needs exactly one value",
                         v->shape[o], a->Nk);
     a->dv = v->shape[o + 1];
+    a->H = 1;
+    a->d_out = a->dv;
     return 0;
 }
 
@@ -134,12 +142,18 @@ int api_attention_cross_lens(api_attention *a, api_problem *p) {
                     a->Nq);
 }
 
+int api_attention_cross_grad(api_attention *a, api_problem *p) {
+    if (!a->has_grad)
+        return 0;
+    return api_grads_cross(&a->grad, a->batched, a->B, a->Nq, a->d_out, p);
+}
+
 int api_attention_check_sizes(const api_attention *a, size_t max_elements,
                               api_problem *p) {
-    size_t out[3] = {a->B, a->Nq, a->dv};
-    size_t w[3] = {a->B, a->Nq, a->Nk};
+    size_t out[3] = {a->B, a->Nq, a->d_out};
+    size_t w[4] = {a->B, a->H, a->Nq, a->Nk};
     if (api_limit_elements("output", out, 3, max_elements, p) ||
-        api_limit_elements("weights", w, 3, max_elements, p))
+        api_limit_elements("weights", w, 4, max_elements, p))
         return -1;
     return 0;
 }
@@ -147,6 +161,7 @@ int api_attention_check_sizes(const api_attention *a, size_t max_elements,
 void api_attention_read_flags(api_attention *a, const json_t *body) {
     a->return_weights = api_field_bool(body, "return_weights", 1);
     a->return_scores = api_field_bool(body, "return_scores", 0);
+    a->diagnostics = api_field_bool(body, "diagnostics", 0);
 }
 
 int api_attention_read_mask(api_attention *a, const json_t *body,
@@ -190,25 +205,46 @@ int api_attention_read_mask(api_attention *a, const json_t *body,
     return 0;
 }
 
+/* Entries of the (B, H, Nq, Nk) weights; the sizes passed the limits. */
+static size_t weight_count(const api_attention *a) {
+    return a->B * a->H * a->Nq * a->Nk;
+}
+
 void api_attention_plan(const api_attention *a, api_arena *arena) {
     api_arena_plan(arena, a->q.count);
-    api_arena_plan(arena, a->k.count);
-    api_arena_plan(arena, a->v.count);
+    if (!a->keys_defaulted)
+        api_arena_plan(arena, a->k.count);
+    if (!a->values_defaulted)
+        api_arena_plan(arena, a->v.count);
     if (a->has_lens)
         api_arena_plan(arena, a->lens.count);
-    api_arena_plan(arena, a->B * a->Nq * a->dv);
-    api_arena_plan(arena, a->B * a->Nq * a->Nk);
-    if (a->return_scores)
-        api_arena_plan(arena, a->B * a->Nq * a->Nk);
+    api_arena_plan(arena, a->B * a->Nq * a->d_out);
+    api_arena_plan(arena, weight_count(a));
+    if (a->return_scores || a->diagnostics)
+        api_arena_plan(arena, weight_count(a));
+    if (a->diagnostics)
+        api_arena_plan(arena, api_diagnostics_slots(a->B * a->H * a->Nq));
+    if (a->has_grad) {
+        api_arena_plan(arena, a->grad.count);
+        api_arena_plan(arena, a->q.count);
+        api_arena_plan(arena, a->k.count);
+        api_arena_plan(arena, a->v.count);
+    }
 }
 
 void api_attention_take(api_attention *a, api_arena *arena) {
     a->qd = api_arena_take(arena, a->q.count);
-    a->kd = api_arena_take(arena, a->k.count);
-    a->vd = api_arena_take(arena, a->v.count);
     api_tensor_read(a->qd, &a->q);
-    api_tensor_read(a->kd, &a->k);
-    api_tensor_read(a->vd, &a->v);
+    a->kd = a->qd;
+    if (!a->keys_defaulted) {
+        a->kd = api_arena_take(arena, a->k.count);
+        api_tensor_read(a->kd, &a->k);
+    }
+    a->vd = a->kd;
+    if (!a->values_defaulted) {
+        a->vd = api_arena_take(arena, a->v.count);
+        api_tensor_read(a->vd, &a->v);
+    }
     a->lens_d = NULL;
     if (a->has_lens) {
         /* The doubles are read into the slots, then converted in place
@@ -224,10 +260,21 @@ void api_attention_take(api_attention *a, api_arena *arena) {
             a->lens_d[i] = v;
         }
     }
-    a->out = api_arena_take(arena, a->B * a->Nq * a->dv);
-    a->weights = api_arena_take(arena, a->B * a->Nq * a->Nk);
-    a->scores =
-        a->return_scores ? api_arena_take(arena, a->B * a->Nq * a->Nk) : NULL;
+    a->out = api_arena_take(arena, a->B * a->Nq * a->d_out);
+    a->weights = api_arena_take(arena, weight_count(a));
+    a->scores = a->return_scores || a->diagnostics
+                    ? api_arena_take(arena, weight_count(a))
+                    : NULL;
+    if (a->diagnostics)
+        api_diagnostics_take(&a->diag, arena, a->B, a->H, a->Nq, a->Nk);
+    a->grad_out = a->grad_q = a->grad_k = a->grad_v = NULL;
+    if (a->has_grad) {
+        a->grad_out = api_arena_take(arena, a->grad.count);
+        api_tensor_read(a->grad_out, &a->grad);
+        a->grad_q = api_arena_take(arena, a->q.count);
+        a->grad_k = api_arena_take(arena, a->k.count);
+        a->grad_v = api_arena_take(arena, a->v.count);
+    }
 }
 
 int api_attention_check_lens(const api_attention *a, api_problem *p) {
@@ -297,18 +344,47 @@ static void null_masked_scores(api_attention *a) {
 }
 
 int api_attention_write(api_attention *a, api_buf *out, api_problem *p) {
-    size_t so[3] = {a->B, a->Nq, a->dv}, sw[3] = {a->B, a->Nq, a->Nk};
+    size_t so[3] = {a->B, a->Nq, a->d_out}, sw[3] = {a->B, a->Nq, a->Nk};
+    size_t swh[4] = {a->B, a->H, a->Nq, a->Nk};
     size_t o = a->batched ? 0 : 1; /* unbatched drops the batch axis */
     api_buf_puts(out, "\"output\":");
     int rc = api_tensor_encode(out, a->out, so + o, 3 - o, &a->fmt, 0);
     if (rc == 0 && a->return_weights) {
         api_buf_puts(out, ",\"weights\":");
-        rc = api_tensor_encode(out, a->weights, sw + o, 3 - o, &a->fmt, 0);
+        rc = a->heads ? api_tensor_encode(out, a->weights, swh + o, 4 - o,
+                                          &a->fmt, 0)
+                      : api_tensor_encode(out, a->weights, sw + o, 3 - o,
+                                          &a->fmt, 0);
     }
     if (rc == 0 && a->return_scores) {
         null_masked_scores(a);
         api_buf_puts(out, ",\"scores\":");
         rc = api_tensor_encode(out, a->scores, sw + o, 3 - o, &a->fmt, 1);
+    }
+    if (rc)
+        return api_fail(p, API_E_INVALID_VALUE, NULL,
+                        "the result is not finite (a value overflowed a "
+                        "double); scale the inputs down");
+    return 0;
+}
+
+void api_attention_diagnose(api_attention *a) {
+    if (a->diagnostics)
+        api_diagnostics_compute(&a->diag, a->scores, a->weights, &a->mask);
+}
+
+int api_attention_write_extras(api_attention *a, api_buf *out,
+                               const api_grad_entry *entries, size_t n,
+                               api_problem *p) {
+    int rc = 0;
+    if (a->diagnostics) {
+        api_buf_putc(out, ',');
+        rc = api_diagnostics_write(out, &a->diag, a->heads, a->batched,
+                                   &a->fmt);
+    }
+    if (rc == 0 && entries) {
+        api_buf_putc(out, ',');
+        rc = api_grads_write(out, entries, n, &a->fmt);
     }
     if (rc)
         return api_fail(p, API_E_INVALID_VALUE, NULL,

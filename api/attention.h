@@ -1,14 +1,17 @@
 /*
- * attention.h — what /attention/dot and /attention/additive share: the
- * queries/keys/values triple, masking fields (valid_lens, causal,
- * fully_masked), return_weights/return_scores, the rank-2 "unbatched"
- * convention, the library's faults as problems, and writing the answer.
+ * attention.h — what the attention routes (dot, additive, multihead)
+ * share: the queries/keys/values triple, masking fields (valid_lens,
+ * causal, fully_masked), return_weights/return_scores, diagnostics and
+ * grad_output, the rank-2 "unbatched" convention, the library's faults as
+ * problems, and writing the answer.
  *
- * Shapes (API.md sections 1–3): queries (B, Nq, dq), keys (B, Nk, dk),
+ * Shapes (API.md sections 1–3, 6): queries (B, Nq, dq), keys (B, Nk, dk),
  * values (B, Nk, dv); dq == dk (= d) for dot attention. Rank-2 input
  * (Nq, dq) ... is one unbatched example: B = 1 inside, and every output
  * drops the batch axis. valid_lens: (B) or (B, Nq); unbatched a scalar or
- * (Nq).
+ * (Nq). Output (B, Nq, d_out) with d_out = dv except for multihead;
+ * weights (B, H, Nq, Nk) with H = 1 (and no head axis on the wire) except
+ * for multihead.
  */
 #ifndef API_ATTENTION_H
 #define API_ATTENTION_H
@@ -19,6 +22,8 @@
 #include "arena.h"
 #include "attn.h"
 #include "buf.h"
+#include "diagnostics.h"
+#include "grads.h"
 #include "problem.h"
 #include "tensor.h"
 
@@ -27,20 +32,32 @@ extern const api_tensor_spec api_attention_lens_spec;
 
 typedef struct {
     api_tensor q, k, v, lens; /* decoded (shapes only until read) */
+    api_tensor grad;          /* grad_output, when has_grad */
     int has_lens;
+    int has_grad;
     int batched; /* 1: rank-3 input; 0: rank 2, B = 1 */
     size_t B, Nq, Nk, dq, dk, dv;
+    size_t H;     /* heads: 1 unless the route sets it (multihead) */
+    size_t d_out; /* output features: dv unless the route sets it */
+    int heads;    /* 1: weights and diagnostics carry the H axis */
+    /* Multihead self-attention: keys is queries, values is keys (the
+     * tensors are copied, their buffers shared, their gradients summed) */
+    int keys_defaulted, values_defaulted;
     attn_causal causal;
     attn_fully_masked fully_masked;
     int return_weights; /* default 1 */
     int return_scores;  /* default 0 */
+    int diagnostics;    /* default 0 */
     api_tensor_format fmt;
     /* Carved from the request's arena by api_attention_take: */
     double *qd, *kd, *vd; /* inputs */
     int64_t *lens_d;      /* valid_lens as integers, or NULL */
-    double *out;          /* (B, Nq, dv) */
-    double *weights;      /* (B, Nq, Nk) */
-    double *scores;       /* (B, Nq, Nk) or NULL */
+    double *out;          /* (B, Nq, d_out) */
+    double *weights;      /* (B, H, Nq, Nk) */
+    double *scores;       /* (B, H, Nq, Nk) with scores or diagnostics */
+    double *grad_out;     /* grad_output (B, Nq, d_out), or NULL */
+    double *grad_q, *grad_k, *grad_v; /* the inputs' shapes, or NULL */
+    api_diagnostics diag; /* buffers carved when diagnostics */
     attn_mask mask;
 } api_attention;
 
@@ -54,27 +71,40 @@ int api_attention_decode_qkv(api_attention *a, const json_t *body,
 int api_attention_decode_lens(api_attention *a, const json_t *body,
                               size_t max_elements, api_problem *p);
 
+/* The tensor phase for grad_output (absent is fine): sets has_grad. */
+int api_attention_decode_grad(api_attention *a, const json_t *body,
+                              size_t max_elements, api_problem *p);
+
 /* Cross-field shapes of keys (against queries: rank, B, and d when
  * same_d) and values (against keys: rank, B, Nk): shape_mismatch at the
- * later field with expected/got. Sets batched, B, Nq, Nk, dq, dk, dv. */
+ * later field with expected/got. Sets batched, B, Nq, Nk, dq, dk, dv, and
+ * H = 1, d_out = dv (a route with other values sets them afterwards). */
 int api_attention_cross_qkv(api_attention *a, int same_d, api_problem *p);
 
 /* Cross-field shape of valid_lens: (B) or (B, Nq); unbatched () or (Nq). */
 int api_attention_cross_lens(api_attention *a, api_problem *p);
 
-/* Derived sizes: output (B, Nq, dv) and weights (B, Nq, Nk), counted even
- * with return_weights false, over max_elements -> 413. */
+/* Cross-field shape of grad_output: the output's, (B, Nq, d_out) or
+ * unbatched (Nq, d_out) (grads.h). No-op without grad_output. */
+int api_attention_cross_grad(api_attention *a, api_problem *p);
+
+/* Derived sizes: output (B, Nq, d_out) and weights (B, H, Nq, Nk), counted
+ * even with return_weights false, over max_elements -> 413. */
 int api_attention_check_sizes(const api_attention *a, size_t max_elements,
                               api_problem *p);
 
-/* Read return_weights (default true) and return_scores (default false);
- * types are already checked, so this cannot fail. */
+/* Read return_weights (default true), return_scores and diagnostics
+ * (default false); types are already checked, so this cannot fail. */
 void api_attention_read_flags(api_attention *a, const json_t *body);
 
-/* Plan the arena slots for inputs, valid_lens, output, weights and scores. */
+/* Plan the arena slots for inputs (one buffer for a defaulted tensor and
+ * its source), valid_lens, output, weights, scores (return_scores or
+ * diagnostics), the diagnostics' rows, grad_output and the inputs'
+ * gradients. */
 void api_attention_plan(const api_attention *a, api_arena *arena);
 
-/* Carve the planned buffers and read the inputs into them. */
+/* Carve the planned buffers and read the inputs (and grad_output) into
+ * them. */
 void api_attention_take(api_attention *a, api_arena *arena);
 
 /* valid_lens entries must lie in 0 … Nk: invalid_value at the entry
@@ -99,7 +129,20 @@ int api_attention_fault(const api_attention *a, attn_status st,
  * (p set to invalid_value). */
 int api_attention_write(api_attention *a, api_buf *out, api_problem *p);
 
-/* Multiply-adds of Q Kᵀ and weights·V: B·Nq·Nk·(d + dv), saturating. */
+/* After a successful forward pass with diagnostics: compute them from
+ * scores and weights (before api_attention_write, which nulls masked
+ * scores). No-op without diagnostics. */
+void api_attention_diagnose(api_attention *a);
+
+/* Write ',"diagnostics": {...}' when asked (diagnostics.h) and, when
+ * entries is not NULL, ',"grads": {...}' from n entries (grads.h). Returns
+ * 0, or -1 when a value is not finite (p set to invalid_value). */
+int api_attention_write_extras(api_attention *a, api_buf *out,
+                               const api_grad_entry *entries, size_t n,
+                               api_problem *p);
+
+/* Multiply-adds of Q Kᵀ and weights·V: B·Nq·Nk·(d + dv), saturating
+ * (the forward pass alone; see api_grads_work). */
 uint64_t api_attention_work_dot(const api_attention *a);
 
 #endif /* API_ATTENTION_H */

@@ -29,6 +29,7 @@ typedef int (*api_handler)(api_call *call);
 
 int api_handle_dot(api_call *call);
 int api_handle_additive(api_call *call);
+int api_handle_multihead(api_call *call);
 int api_handle_nw(api_call *call);
 int api_handle_dataset(api_call *call);
 int api_handle_healthz(api_call *call);

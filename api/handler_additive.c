@@ -7,14 +7,18 @@
  *   W_q (h, dq)  W_k (h, dk)  w_v (h)        (nn.Linear weight layout)
  *   or num_hiddens = h and seed: Xavier-uniform W_q, W_k, w_v drawn in
  *   that order from one generator (API.md section 7)
+ *   grad_output (B, Nq, dv), optional: dL/d(output)
  *   -> {"output": (B, Nq, dv), "weights": (B, Nq, Nk),
- *       "scores"?: (B, Nq, Nk), "params"?: {"W_q", "W_k", "w_v"}}
+ *       "scores"?: (B, Nq, Nk), "params"?: {"W_q", "W_k", "w_v"},
+ *       "diagnostics"?: {...} (diagnostics.h),
+ *       "grads"?: {"queries", "keys", "values", "W_q", "W_k", "w_v"}}
  */
 #include <string.h>
 
 #include "attention.h"
 #include "call.h"
 #include "fields.h"
+#include "grads.h"
 #include "limit.h"
 #include "svg.h"
 
@@ -45,14 +49,14 @@ static const api_field fields[] = {
     {"fully_masked", API_FIELD_STRING, 0, NULL, NULL},
     {"return_weights", API_FIELD_BOOL, 0, NULL, NULL},
     {"return_scores", API_FIELD_BOOL, 0, NULL, NULL},
+    {"diagnostics", API_FIELD_BOOL, 0, NULL, NULL},
+    {"grad_output", API_FIELD_TENSOR, 0, &api_grad_output_spec, NULL},
     {"tensor_format", API_FIELD_STRING, 0, NULL, NULL},
     {"precision", API_FIELD_INTEGER, 0, NULL, NULL},
 };
 
-static const char *const later[] = {"diagnostics", "grad_output", NULL};
-
 static const api_schema schema = {"/attention/additive", fields,
-                                  sizeof fields / sizeof fields[0], later};
+                                  sizeof fields / sizeof fields[0], NULL};
 
 static const char *const param_names[3] = {"W_q", "W_k", "w_v"};
 
@@ -142,11 +146,13 @@ int api_handle_additive(api_call *call) {
                              param_specs[i], max_elements, p))
             return -1;
     }
-    if (api_attention_decode_lens(&a, body, max_elements, p))
+    if (api_attention_decode_lens(&a, body, max_elements, p) ||
+        api_attention_decode_grad(&a, body, max_elements, p))
         return -1;
     /* 3. cross-field shapes */
     if (api_attention_cross_qkv(&a, 0, p) ||
-        (given && cross_params(W, &a, p)) || api_attention_cross_lens(&a, p))
+        (given && cross_params(W, &a, p)) || api_attention_cross_lens(&a, p) ||
+        api_attention_cross_grad(&a, p))
         return -1;
     /* 4. derived sizes and work */
     int64_t num_hiddens = 0, seed = 0;
@@ -162,13 +168,14 @@ int api_handle_additive(api_call *call) {
                     api_limit_elements("W_k", wk, 2, max_elements, p))))
         return -1;
     /* projections B·Nq·h·dq + B·Nk·h·dk, then B·Nq·Nk·h for w_vᵀ tanh(...)
-     * and B·Nq·Nk·dv for weights·V */
+     * and B·Nq·Nk·dv for weights·V; tripled with grad_output */
     uint64_t work = api_work_mul(
         api_work_mul(a.B, h),
         api_work_add(api_work_mul(a.Nq, a.dq), api_work_mul(a.Nk, a.dk)));
     size_t bqk[3] = {a.B, a.Nq, a.Nk};
     work = api_work_add(
         work, api_work_mul(api_work_prod(bqk, 3), api_work_add(h, a.dv)));
+    work = api_grads_work(work, a.has_grad);
     if (api_limit_work(work, call->limits->max_work, p))
         return -1;
 
@@ -193,15 +200,24 @@ int api_handle_additive(api_call *call) {
     api_attention_read_flags(&a, body);
     api_arena arena = {0};
     api_attention_plan(&a, &arena);
-    api_arena_plan(&arena, h * a.dq);
-    api_arena_plan(&arena, h * a.dk);
-    api_arena_plan(&arena, h);
+    /* W_q, W_k, w_v, and their gradients with grad_output */
+    for (int copies = a.has_grad ? 2 : 1; copies > 0; copies--) {
+        api_arena_plan(&arena, h * a.dq);
+        api_arena_plan(&arena, h * a.dk);
+        api_arena_plan(&arena, h);
+    }
     if (api_arena_alloc(&arena))
         return api_fail(p, API_E_INTERNAL, NULL, "out of memory");
     api_attention_take(&a, &arena);
     double *Wq = api_arena_take(&arena, h * a.dq);
     double *Wk = api_arena_take(&arena, h * a.dk);
     double *wv = api_arena_take(&arena, h);
+    double *gWq = NULL, *gWk = NULL, *gwv = NULL;
+    if (a.has_grad) {
+        gWq = api_arena_take(&arena, h * a.dq);
+        gWk = api_arena_take(&arena, h * a.dk);
+        gwv = api_arena_take(&arena, h);
+    }
 
     int rc = api_attention_check_lens(&a, p) ||
              api_attention_read_mask(&a, body, p) ||
@@ -231,16 +247,31 @@ int api_handle_additive(api_call *call) {
     attn_status st = attn_additive_forward(
         a.out, a.weights, a.scores, a.qd, a.kd, a.vd, Wq, Wk, wv, &a.mask, a.B,
         a.Nq, a.Nk, a.dq, a.dk, a.dv, h, &fault);
+    if (st == ATTN_OK && a.has_grad)
+        st = attn_additive_backward(a.grad_q, a.grad_k, a.grad_v, gWq, gWk, gwv,
+                                    a.grad_out, a.weights, a.qd, a.kd, a.vd, Wq,
+                                    Wk, wv, &a.mask, a.B, a.Nq, a.Nk, a.dq,
+                                    a.dk, a.dv, h, &fault);
+    if (st == ATTN_OK)
+        api_attention_diagnose(&a);
     call->compute_ms = api_clock_ms() - t0;
 
     /* 9. answer */
     rc = api_attention_fault(&a, st, &fault, p);
     if (rc == 0) {
         api_buf *out = &call->out;
+        size_t sq[2] = {h, a.dq}, sk[2] = {h, a.dk}, sv[1] = {h};
+        const api_grad_entry grads[6] = {
+            {"queries", a.grad_q, a.q.shape, a.q.rank},
+            {"keys", a.grad_k, a.k.shape, a.k.rank},
+            {"values", a.grad_v, a.v.shape, a.v.rank},
+            {"W_q", gWq, sq, 2},
+            {"W_k", gWk, sk, 2},
+            {"w_v", gwv, sv, 1},
+        };
         api_buf_putc(out, '{');
         rc = api_attention_write(&a, out, p);
         if (rc == 0 && !given) {
-            size_t sq[2] = {h, a.dq}, sk[2] = {h, a.dk}, sv[1] = {h};
             api_buf_puts(out, ",\"params\":{\"W_q\":");
             rc = api_tensor_encode(out, Wq, sq, 2, &a.fmt, 0);
             api_buf_puts(out, ",\"W_k\":");
@@ -248,7 +279,13 @@ int api_handle_additive(api_call *call) {
             api_buf_puts(out, ",\"w_v\":");
             rc |= api_tensor_encode(out, wv, sv, 1, &a.fmt, 0);
             api_buf_putc(out, '}');
+            if (rc)
+                rc = api_fail(p, API_E_INVALID_VALUE, NULL,
+                              "a drawn parameter could not be printed");
         }
+        if (rc == 0)
+            rc = api_attention_write_extras(&a, out, a.has_grad ? grads : NULL,
+                                            6, p);
         api_buf_putc(out, '}');
         if (rc == 0) /* Accept: image/svg+xml → the weights as a heatmap */
             rc = api_svg_respond(call, "Additive attention weights", a.weights,

@@ -3,8 +3,11 @@
  * softmax(mask(Q Kᵀ · scale)) V (d2l 11.3.2; Vaswani et al. 2017).
  *
  *   queries (B, Nq, d)  keys (B, Nk, d)  values (B, Nk, dv)
+ *   grad_output (B, Nq, dv), optional: dL/d(output)
  *   -> {"output": (B, Nq, dv), "weights": (B, Nq, Nk), "scale": used,
- *       "scores": (B, Nq, Nk) with masked entries null, when asked}
+ *       "scores": (B, Nq, Nk) with masked entries null, when asked,
+ *       "diagnostics": {...} (diagnostics.h), when asked,
+ *       "grads": {"queries", "keys", "values"}, with grad_output}
  * Rank-2 input is one unbatched example; outputs then drop the batch axis.
  */
 #include <math.h>
@@ -13,6 +16,7 @@
 #include "attention.h"
 #include "call.h"
 #include "fields.h"
+#include "grads.h"
 #include "limit.h"
 #include "svg.h"
 
@@ -35,14 +39,14 @@ static const api_field fields[] = {
     {"scale", API_FIELD_NUMBER, 0, NULL, NULL},
     {"return_weights", API_FIELD_BOOL, 0, NULL, NULL},
     {"return_scores", API_FIELD_BOOL, 0, NULL, NULL},
+    {"diagnostics", API_FIELD_BOOL, 0, NULL, NULL},
+    {"grad_output", API_FIELD_TENSOR, 0, &api_grad_output_spec, NULL},
     {"tensor_format", API_FIELD_STRING, 0, NULL, NULL},
     {"precision", API_FIELD_INTEGER, 0, NULL, NULL},
 };
 
-static const char *const later[] = {"diagnostics", "grad_output", NULL};
-
 static const api_schema schema = {"/attention/dot", fields,
-                                  sizeof fields / sizeof fields[0], later};
+                                  sizeof fields / sizeof fields[0], NULL};
 
 int api_handle_dot(api_call *call) {
     static const api_tensor_spec *const specs[3] = {&queries_spec, &keys_spec,
@@ -58,14 +62,17 @@ int api_handle_dot(api_call *call) {
         return -1;
     /* 2. each tensor in table order: rank, ragged, size, len(data), zero */
     if (api_attention_decode_qkv(&a, body, specs, max_elements, p) ||
-        api_attention_decode_lens(&a, body, max_elements, p))
+        api_attention_decode_lens(&a, body, max_elements, p) ||
+        api_attention_decode_grad(&a, body, max_elements, p))
         return -1;
     /* 3. cross-field shapes */
-    if (api_attention_cross_qkv(&a, 1, p) || api_attention_cross_lens(&a, p))
+    if (api_attention_cross_qkv(&a, 1, p) || api_attention_cross_lens(&a, p) ||
+        api_attention_cross_grad(&a, p))
         return -1;
-    /* 4. derived sizes and work: B·Nq·Nk·(d + dv) */
+    /* 4. derived sizes and work: B·Nq·Nk·(d + dv), tripled with grads */
+    uint64_t work = api_grads_work(api_attention_work_dot(&a), a.has_grad);
     if (api_attention_check_sizes(&a, max_elements, p) ||
-        api_limit_work(api_attention_work_dot(&a), call->limits->max_work, p))
+        api_limit_work(work, call->limits->max_work, p))
         return -1;
 
     /* 5. one allocation, inputs read */
@@ -100,10 +107,21 @@ int api_handle_dot(api_call *call) {
     attn_status st =
         attn_dot_forward(a.out, a.weights, a.scores, a.qd, a.kd, a.vd, &a.mask,
                          scale, a.B, a.Nq, a.Nk, a.dq, a.dv, &fault);
+    if (st == ATTN_OK && a.has_grad)
+        st = attn_dot_backward(a.grad_q, a.grad_k, a.grad_v, a.grad_out,
+                               a.weights, a.qd, a.kd, a.vd, &a.mask, scale, a.B,
+                               a.Nq, a.Nk, a.dq, a.dv, &fault);
+    if (st == ATTN_OK)
+        api_attention_diagnose(&a);
     call->compute_ms = api_clock_ms() - t0;
 
     /* 8. answer */
     if (api_attention_fault(&a, st, &fault, p) == 0) {
+        const api_grad_entry grads[3] = {
+            {"queries", a.grad_q, a.q.shape, a.q.rank},
+            {"keys", a.grad_k, a.k.shape, a.k.rank},
+            {"values", a.grad_v, a.v.shape, a.v.rank},
+        };
         api_buf_putc(&call->out, '{');
         rc = api_attention_write(&a, &call->out, p);
         api_buf_puts(&call->out, ",\"scale\":");
@@ -112,6 +130,9 @@ int api_handle_dot(api_call *call) {
                           "scale rounded to %d digits is beyond the largest "
                           "double; use more digits",
                           a.fmt.precision);
+        if (rc == 0)
+            rc = api_attention_write_extras(&a, &call->out,
+                                            a.has_grad ? grads : NULL, 3, p);
         api_buf_putc(&call->out, '}');
         if (rc == 0) /* Accept: image/svg+xml → the weights as a heatmap */
             rc = api_svg_respond(call, "Scaled dot-product attention weights",

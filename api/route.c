@@ -12,6 +12,7 @@
 static const api_route routes[] = {
     {"POST", "/attention/dot", api_handle_dot, POST_ALLOW, 1, 1},
     {"POST", "/attention/additive", api_handle_additive, POST_ALLOW, 1, 1},
+    {"POST", "/attention/multihead", api_handle_multihead, POST_ALLOW, 1, 1},
     {"POST", "/regression/nw", api_handle_nw, POST_ALLOW, 1, 1},
     {"GET", "/regression/nw/dataset", api_handle_dataset, GET_ALLOW, 0, 0},
     {"GET", "/healthz", api_handle_healthz, GET_ALLOW, 0, 0},

@@ -19,6 +19,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROUTES = {
     "attention_dot": "POST /attention/dot",
     "attention_additive": "POST /attention/additive",
+    "attention_multihead": "POST /attention/multihead",
     "regression_nw": "POST /regression/nw",
     "regression_nw_dataset": "GET /regression/nw/dataset",
 }
@@ -272,10 +273,8 @@ def dot_cases():
     add(E, "root_null", problem("wrong_type", ""), raw=b'null')
     add(E, "unknown_field_misspelt", problem("unknown_field", "/valid_len"),
         dict(base, valid_len=[1, 2]))
-    add(E, "unknown_field_later_feature_diagnostics",
-        problem("unknown_field", "/diagnostics"), dict(base, diagnostics=True))
-    add(E, "unknown_field_later_feature_grad_output",
-        problem("unknown_field", "/grad_output"), dict(base, grad_output=v))
+    add(E, "unknown_field_multihead_only", problem("unknown_field", "/num_heads"),
+        dict(base, num_heads=2))
     add(E, "unknown_field_escaped_pointer", problem("unknown_field", "/a~1b~0c"),
         dict(base, **{"a/b~c": 1}))
     add(E, "unknown_field_in_tensor_object", problem("unknown_field", "/keys/dtype"),
@@ -589,8 +588,8 @@ def additive_cases():
     add(E, "mismatch_values_rows",
         problem("shape_mismatch", "/values", [2, 5, -1], [2, 4, 2]),
         dict(base, values=[e[:4] for e in v]))
-    add(E, "unknown_field_later_feature", problem("unknown_field", "/diagnostics"),
-        dict(base, diagnostics=True))
+    add(E, "unknown_field_W_v_is_multihead", problem("unknown_field", "/W_v"),
+        dict(base, W_v=[wv]))
     add(E, "unknown_field_scale", problem("unknown_field", "/scale"),
         dict(base, scale=1))
     add(E, "too_large_drawn_params", problem("payload_too_large"),
@@ -609,6 +608,577 @@ def additive_cases():
         dict(base, valid_lens=[1, 6]))
     add(E, "fully_masked_error", problem("invalid_value", "/valid_lens/0/2"),
         dict(base, valid_lens=[[1, 2, 0], [5, 4, 3]], fully_masked="error"))
+
+
+# ------------------------------------- diagnostics and gradients (8, 9)
+
+def finish(res, unbatched=False, precision=None, fmt=None):
+    """Drop the batch axis, round to `precision`, and print flat, as the
+    answer does: tensors are output, weights, scores, params.*, grads.* and
+    diagnostics' entropy, max_weight, argmax (argmax is never rounded)."""
+    def tensors(r):
+        for key in ("output", "weights", "scores"):
+            if key in r:
+                yield r, key
+        for group in ("params", "grads"):
+            for key in r.get(group, {}):
+                yield r[group], key
+
+    diag = res.get("diagnostics")
+    if unbatched:
+        for obj, key in tensors(res):
+            if key in ("output", "weights", "scores", "queries", "keys",
+                       "values"):
+                obj[key] = obj[key][0]
+    if precision:
+        for obj, key in tensors(res):
+            obj[key] = rounded(obj[key], precision)
+        for key in ("scale",):
+            if key in res:
+                res[key] = rounded(res[key], precision)
+        if diag:
+            diag["scores"] = {s: rounded(x, precision)
+                              for s, x in diag["scores"].items()}
+            diag["entropy"] = rounded(diag["entropy"], precision)
+            diag["max_weight"] = rounded(diag["max_weight"], precision)
+    if fmt == "flat":
+        for obj, key in tensors(res):
+            obj[key] = flat(obj[key])
+        if diag:
+            for key in ("entropy", "max_weight", "argmax"):
+                diag[key] = flat(diag[key])
+    return res
+
+
+def dot_grad_cases():
+    E = "attention_dot"
+    rng = random.Random(11)
+    q = rand_tensor(rng, 2, 3, 4)
+    k = rand_tensor(rng, 2, 5, 4)
+    v = rand_tensor(rng, 2, 5, 3)
+    go = rand_tensor(rng, 2, 3, 3)
+
+    def case(name, extra=None, grad=False, diag=False, unbatched=False,
+             precision=None, fmt=None, scale=None, **mask):
+        Q, K, V, G = (q[:1], k[:1], v[:1], go[:1]) if unbatched else (q, k, v, go)
+        out, w, s, _, used = ref.dot_attention(Q, K, V, scale=scale, **mask)
+        res = {"output": out, "weights": w, "scale": used}
+        if (extra or {}).get("return_weights") is False:
+            del res["weights"]
+        req = {"queries": Q, "keys": K, "values": V}
+        if grad:
+            fwd = lambda a, b, c: ref.dot_attention(a, b, c, scale=scale,
+                                                    **mask)[0]
+            _, g = ref.gradients(fwd, [Q, K, V], G)
+            res["grads"] = dict(zip(["queries", "keys", "values"], g))
+            req["grad_output"] = G
+        if diag:
+            res["diagnostics"] = ref.diagnostics(w, s, batched=not unbatched)
+            req["diagnostics"] = True
+        if unbatched:
+            req = {key: t[0] for key, t in req.items() if key != "diagnostics"}
+            if diag:
+                req["diagnostics"] = True
+        req.update(extra or {})
+        add(E, name, ok(finish(res, unbatched, precision, fmt)), req)
+
+    per_q = [[1, 5, 0], [0, 2, 5]]
+    case("grads_batched", grad=True)
+    case("grads_scale_given", {"scale": 2.5}, grad=True, scale=2.5)
+    case("grads_causal_and_valid_lens",
+         {"causal": "bottom_right", "valid_lens": [4, 2]}, grad=True,
+         causal="bottom_right", valid_lens=[4, 2])
+    case("grads_fully_masked_zero", {"valid_lens": per_q}, grad=True,
+         valid_lens=per_q, per_query=True)
+    case("grads_fully_masked_uniform",
+         {"valid_lens": per_q, "fully_masked": "uniform"}, grad=True,
+         valid_lens=per_q, per_query=True, fully_masked="uniform")
+    case("grads_unbatched", grad=True, unbatched=True)
+    case("grads_unbatched_flat_precision_5",
+         {"valid_lens": 2, "tensor_format": "flat", "precision": 5},
+         grad=True, unbatched=True, valid_lens=[2], precision=5, fmt="flat")
+    case("grads_return_weights_false_still_grads",
+         {"return_weights": False}, grad=True)
+    case("diagnostics_batched", diag=True)
+    case("diagnostics_masks_fully_masked_rows", {"valid_lens": per_q},
+         diag=True, valid_lens=per_q, per_query=True)
+    case("diagnostics_uniform_policy_row_is_still_fully_masked",
+         {"valid_lens": per_q, "fully_masked": "uniform"}, diag=True,
+         valid_lens=per_q, per_query=True, fully_masked="uniform")
+    case("diagnostics_unbatched_causal", {"causal": True}, diag=True,
+         unbatched=True, causal="top_left")
+    case("diagnostics_and_grads_precision_4_flat",
+         {"precision": 4, "tensor_format": "flat", "valid_lens": [3, 5]},
+         grad=True, diag=True, precision=4, fmt="flat", valid_lens=[3, 5])
+    case("diagnostics_and_scores", {"return_scores": True,
+                                    "valid_lens": [2, 4]},
+         diag=True, valid_lens=[2, 4])
+    # return_scores: the masked scores print as null next to diagnostics
+    name = "diagnostics_and_scores"
+    raw, meta, exp = CASES[E][name]
+    _, _, s, _, _ = ref.dot_attention(q, k, v, valid_lens=[2, 4])
+    exp["body"]["scores"] = s
+
+    # saturated, near_uniform and truncated: 120 queries that see two keys
+    # with equal scores (zero queries) -> 120 near_uniform rows, 100 listed
+    zq = [[[0.0]] * 120]
+    zk = [[[1.0], [-1.0]]]
+    zv = [[[1.0], [3.0]]]
+    out, w, s, _, sc = ref.dot_attention(zq, zk, zv)
+    d = ref.diagnostics(w, s)
+    assert d["warnings"][-1] == {"code": "truncated", "count": 20}
+    add(E, "diagnostics_warnings_truncated_after_100",
+        ok({"output": out, "weights": w, "scale": sc, "diagnostics": d}),
+        {"queries": zq, "keys": zk, "values": zv, "diagnostics": True})
+    sq = [[[30.0], [0.0], [0.01]]]
+    out, w, s, _, sc = ref.dot_attention(sq, zk, zv)
+    d = ref.diagnostics(w, s)
+    assert [x["code"] for x in d["warnings"]] == ["saturated", "near_uniform",
+                                                  "near_uniform"]
+    add(E, "diagnostics_saturated_and_near_uniform",
+        ok({"output": out, "weights": w, "scale": sc, "diagnostics": d}),
+        {"queries": sq, "keys": zk, "values": zv, "diagnostics": True})
+    # ties go to the lowest index
+    tq = [[[1.0]]]
+    tk = [[[2.0], [5.0], [5.0], [-1.0]]]
+    tv = [[[1.0], [2.0], [3.0], [4.0]]]
+    out, w, s, _, sc = ref.dot_attention(tq, tk, tv)
+    d = ref.diagnostics(w, s)
+    assert d["argmax"] == [[1]]
+    add(E, "diagnostics_argmax_tie_lowest_index",
+        ok({"output": out, "weights": w, "scale": sc, "diagnostics": d}),
+        {"queries": tq, "keys": tk, "values": tv, "diagnostics": True})
+    # nothing unmasked: the statistics are null
+    out, w, s, _, sc = ref.dot_attention(q, k, v, valid_lens=[0, 0])
+    d = ref.diagnostics(w, s)
+    assert d["scores"]["mean"] is None
+    add(E, "diagnostics_every_row_masked_stats_null",
+        ok({"output": out, "weights": w, "scale": sc, "diagnostics": d}),
+        {"queries": q, "keys": k, "values": v, "valid_lens": [0, 0],
+         "diagnostics": True})
+    out, w, _, _, sc = ref.dot_attention(q, k, v)
+    add(E, "diagnostics_false_and_grad_output_null",
+        ok({"output": out, "weights": w, "scale": sc}),
+        {"queries": q, "keys": k, "values": v, "diagnostics": False,
+         "grad_output": None})
+
+    # errors
+    base = {"queries": q, "keys": k, "values": v}
+    add(E, "grad_output_shape_mismatch",
+        problem("shape_mismatch", "/grad_output", [2, 3, 3], [2, 3, 2]),
+        dict(base, grad_output=[[r[:2] for r in e] for e in go]))
+    add(E, "grad_output_rank_against_unbatched",
+        problem("shape_mismatch", "/grad_output", [3, 3], [1, 3, 3]),
+        {"queries": q[0], "keys": k[0], "values": v[0], "grad_output": go[:1]})
+    add(E, "grad_output_rank_4",
+        problem("shape_mismatch", "/grad_output", [-1, -1, -1], [1, 2, 3, 3]),
+        dict(base, grad_output=[go]))
+    add(E, "grad_output_ragged", problem("ragged_array", "/grad_output/1/2"),
+        dict(base, grad_output=[go[0], [go[1][0], go[1][1], go[1][2][:2]]]))
+    add(E, "grad_output_wrong_type", problem("wrong_type", "/grad_output"),
+        dict(base, grad_output="dL/dO"))
+    add(E, "grad_output_flat_length",
+        problem("shape_mismatch", "/grad_output/data", [18], [17]),
+        dict(base, grad_output={"shape": [2, 3, 3],
+                                "data": flat(go)["data"][:17]}))
+    add(E, "diagnostics_wrong_type", problem("wrong_type", "/diagnostics"),
+        dict(base, diagnostics="yes"))
+    add(E, "unknown_field_misspelt_grad_output",
+        problem("unknown_field", "/grad_outputs"), dict(base, grad_outputs=go))
+    add(E, "order_grad_output_tensor_before_cross_field",
+        problem("ragged_array", "/grad_output/1"),
+        dict(base, keys=k[:1], grad_output=[go[0][:2], go[1]]))
+    add(E, "order_valid_lens_cross_before_grad_output",
+        problem("shape_mismatch", "/valid_lens", [2], [3]),
+        dict(base, valid_lens=[1, 2, 3], grad_output=[[[1]]]))
+    add(E, "order_grad_output_cross_before_invalid_value",
+        problem("shape_mismatch", "/grad_output", [2, 3, 3], [2, 3, 4]),
+        dict(base, grad_output=[[r + [0] for r in e] for e in go], scale=-1))
+    add(E, "grad_output_fully_masked_error_is_the_forward_error",
+        problem("invalid_value", "/valid_lens/1"),
+        dict(base, valid_lens=[2, 0], fully_masked="error", grad_output=go))
+    # dO·Vᵀ overflows: the gradient is not finite
+    add(E, "grads_overflow", problem("invalid_value"),
+        {"queries": [[[1.0, 0.5]]], "keys": [[[0.5, 1.0], [1.0, 0.0]]],
+         "values": [[[1e300], [-1e300]]], "grad_output": [[[1e300]]]})
+
+
+def additive_grad_cases():
+    E = "attention_additive"
+    rng = random.Random(12)
+    q = rand_tensor(rng, 2, 3, 4)
+    k = rand_tensor(rng, 2, 5, 3)
+    v = rand_tensor(rng, 2, 5, 2)
+    go = rand_tensor(rng, 2, 3, 2)
+    Wq = rand_tensor(rng, 6, 4)
+    Wk = rand_tensor(rng, 6, 3)
+    wv = rand_tensor(rng, 6)
+    names = ["queries", "keys", "values", "W_q", "W_k", "w_v"]
+
+    def case(name, extra=None, grad=False, diag=False, unbatched=False,
+             precision=None, fmt=None, seed=None, h=None, **mask):
+        Q, K, V, G = (q[:1], k[:1], v[:1], go[:1]) if unbatched else (q, k, v, go)
+        if seed is not None:
+            r = ref.Rng(seed)
+            P = [r.xavier(h, 4), r.xavier(h, 3), r.xavier(1, h)[0]]
+        else:
+            P = [Wq, Wk, wv]
+        out, w, s, _ = ref.additive_attention(Q, K, V, *P, **mask)
+        res = {"output": out, "weights": w}
+        req = {"queries": Q[0] if unbatched else Q,
+               "keys": K[0] if unbatched else K,
+               "values": V[0] if unbatched else V}
+        if seed is not None:
+            res["params"] = dict(zip(["W_q", "W_k", "w_v"], P))
+            req.update(num_hiddens=h, seed=seed)
+        else:
+            req.update(W_q=Wq, W_k=Wk, w_v=wv)
+        if grad:
+            fwd = lambda *t: ref.additive_attention(*t, **mask)[0]
+            _, g = ref.gradients(fwd, [Q, K, V] + P, G)
+            res["grads"] = dict(zip(names, g))
+            req["grad_output"] = G[0] if unbatched else G
+        if diag:
+            res["diagnostics"] = ref.diagnostics(w, s, batched=not unbatched)
+            req["diagnostics"] = True
+        req.update(extra or {})
+        add(E, name, ok(finish(res, unbatched, precision, fmt)), req)
+
+    case("grads_explicit", grad=True)
+    case("grads_seeded_params_too", grad=True, seed=5, h=4)
+    case("grads_masks", {"valid_lens": [[1, 2, 0], [5, 4, 3]],
+                         "causal": "bottom_right"}, grad=True,
+         valid_lens=[[1, 2, 0], [5, 4, 3]], per_query=True,
+         causal="bottom_right")
+    case("grads_fully_masked_uniform",
+         {"valid_lens": [0, 3], "fully_masked": "uniform"}, grad=True,
+         valid_lens=[0, 3], fully_masked="uniform")
+    case("grads_and_diagnostics_unbatched", {"valid_lens": 4}, grad=True,
+         diag=True, unbatched=True, valid_lens=[4])
+    case("diagnostics_seeded_precision_6_flat",
+         {"precision": 6, "tensor_format": "flat", "valid_lens": [3, 0]},
+         diag=True, seed=1, h=5, precision=6, fmt="flat", valid_lens=[3, 0])
+
+    base = {"queries": q, "keys": k, "values": v, "W_q": Wq, "W_k": Wk,
+            "w_v": wv}
+    add(E, "grad_output_shape_mismatch",
+        problem("shape_mismatch", "/grad_output", [2, 3, 2], [2, 3, 3]),
+        dict(base, grad_output=[[r + [0] for r in e] for e in go]))
+    add(E, "order_params_cross_before_grad_output",
+        problem("shape_mismatch", "/w_v", [6], [5]),
+        dict(base, w_v=wv[:5], grad_output=[[[0]]]))
+    add(E, "unknown_field_num_heads", problem("unknown_field", "/num_heads"),
+        dict(base, num_heads=2))
+    # B·h·(Nq·dq + Nk·dk) + B·Nq·Nk·(h + dv) = 4e6·60 + 900·(4e6 + 1)
+    # ≈ 3.8e9 fits 2^33, three times that does not
+    big = {"queries": [[0.1]] * 30, "keys": [[0.2]] * 30,
+           "values": [[1.0]] * 30, "num_hiddens": 4000000}
+    add(E, "work_fits_without_grad_output",
+        problem("invalid_value", "/causal"), dict(big, causal="sideways"))
+    add(E, "too_large_work_tripled_by_grad_output",
+        problem("payload_too_large"),
+        dict(big, causal="sideways", grad_output=[[1.0]] * 30))
+
+
+def read_vectors(path):
+    """tests/vectors text format (vecfile.py) -> {case: {field: nested}}."""
+    def nest(shape, data):
+        if not shape:
+            return data[0]
+        step = len(data) // shape[0]
+        return [nest(shape[1:], data[i * step:(i + 1) * step])
+                for i in range(shape[0])]
+    cases, name, fields, cur = {}, None, None, None
+    for line in open(path):
+        tok = line.split()
+        if not tok or tok[0].startswith("#"):
+            continue
+        if tok[0] == "case":
+            name, fields = tok[1], {}
+        elif tok[0] == "end":
+            cases[name] = {f: nest(s, d) for f, (s, d) in fields.items()}
+        elif tok[0][0].isalpha():
+            rank = int(tok[1])
+            cur = tok[0]
+            fields[cur] = ([int(x) for x in tok[2:2 + rank]], [])
+        else:
+            fields[cur][1].extend(float(x) for x in tok)
+    return cases
+
+
+def multihead_cases():
+    E = "attention_multihead"
+    PARAMS = ["W_q", "W_k", "W_v", "W_o"]
+    BIASES = ["b_q", "b_k", "b_v", "b_o"]
+
+    def case(name, q, H, k=None, v=None, P=None, biases=None, seed=None,
+             h=None, grad=None, diag=False, unbatched=False, extra=None,
+             precision=None, fmt=None, expect=None, **mask):
+        """Inputs batched; unbatched sends example 0 without the axis."""
+        if unbatched:
+            q, k, v = q[:1], k and k[:1], v and v[:1]
+            grad = grad and grad[:1]
+        biases = biases or {}
+        req = {"queries": q[0] if unbatched else q, "num_heads": H}
+        for key, t in (("keys", k), ("values", v)):
+            if t is not None:
+                req[key] = t[0] if unbatched else t
+        k_eff = k if k is not None else q
+        v_eff = v if v is not None else k_eff
+        res = {}
+        if P is None:
+            r = ref.Rng(seed or 0)
+            P = [r.xavier(h, len(q[0][0])), r.xavier(h, len(k_eff[0][0])),
+                 r.xavier(h, len(v_eff[0][0])), r.xavier(h, h)]
+            req["num_hiddens"] = h
+            if seed is not None:
+                req["seed"] = seed
+            res_params = dict(zip(PARAMS, P))
+        else:
+            req.update(zip(PARAMS, P))
+            res_params = None
+        req.update(biases)
+        b = {key: biases.get(key) for key in BIASES}
+        out, w, s, _ = ref.multihead_attention(q, k_eff, v_eff, *P, H, **b,
+                                               **mask)
+        if expect:  # an independent oracle's answer (torch, d2l)
+            for got, want in ((out, expect[0]), (w, expect[1])):
+                for x, y in zip(ref.flatten(got), ref.flatten(want)):
+                    assert abs(x - y) <= 1e-10 * max(1, abs(y)), (name, x, y)
+        res["output"] = out
+        if (extra or {}).get("return_weights") is not False:
+            res["weights"] = w
+        if res_params:
+            res["params"] = res_params
+        if diag:
+            res["diagnostics"] = ref.diagnostics(w, s, heads=True,
+                                                 batched=not unbatched)
+            req["diagnostics"] = True
+        if grad is not None:
+            given = [t for t in (k, v) if t is not None]
+            names = (["queries"] + [n for n, t in (("keys", k), ("values", v))
+                                    if t is not None] + PARAMS +
+                     [n for n in BIASES if n in biases])
+
+            def fwd(*t):
+                tq, rest = t[0], list(t[1:])
+                tk = rest.pop(0) if k is not None else tq
+                tv = rest.pop(0) if v is not None else tk
+                Ps, rest = rest[:4], rest[4:]
+                bb = {n: rest.pop(0) if n in biases else None for n in BIASES}
+                return ref.multihead_attention(tq, tk, tv, *Ps, H, **bb,
+                                               **mask)[0]
+            _, g = ref.gradients(fwd, [q] + given + list(P) +
+                                 [biases[n] for n in BIASES if n in biases],
+                                 grad)
+            res["grads"] = dict(zip(names, g))
+            req["grad_output"] = grad[0] if unbatched else grad
+        req.update(extra or {})
+        add(E, name, ok(finish(res, unbatched, precision, fmt)), req)
+
+    # torch.nn.MultiheadAttention and d2l vectors (tests/vectors), with the
+    # plain-Python reference's answer asserted against theirs
+    vec = read_vectors(os.path.join(HERE, "..", "vectors", "multihead.txt"))
+    for vname in ("torch_same_dims", "torch_kdim_vdim", "torch_nobias",
+                  "torch_valid_lens_2d", "torch_causal_bottom_right",
+                  "d2l_dq_dout_differ", "d2l_uniform_lens_1d"):
+        c = vec[vname]
+        B, Nq, Nk, dq, dk, dv, h, H, d_out = [int(x) for x in c["sizes"]]
+        mask, extra = {}, {}
+        if "valid_lens" in c:
+            lens = c["valid_lens"]
+            lens = [int(x) for x in lens] if not isinstance(lens[0], list) \
+                else [[int(x) for x in r] for r in lens]
+            mask.update(valid_lens=lens, per_query=isinstance(lens[0], list))
+            extra["valid_lens"] = lens
+        causal = {0: None, 1: "top_left", 2: "bottom_right"}[int(c["causal"])]
+        if causal:
+            mask["causal"] = causal
+            extra["causal"] = causal
+        if int(c["fully_masked"]) == 1:
+            mask["fully_masked"] = "uniform"
+            extra["fully_masked"] = "uniform"
+        biases = {n: c[n] for n in BIASES if n in c}
+        case("vectors_" + vname, c["queries"], H, c["keys"], c["values"],
+             [c[n] for n in PARAMS], biases, extra=extra,
+             expect=(c["output"], c["weights"]), **mask)
+
+    rng = random.Random(13)
+    q = rand_tensor(rng, 2, 3, 4)
+    k = rand_tensor(rng, 2, 5, 3)
+    v = rand_tensor(rng, 2, 5, 2)
+    P = [rand_tensor(rng, 6, 4), rand_tensor(rng, 6, 3), rand_tensor(rng, 6, 2),
+         rand_tensor(rng, 5, 6)]
+    biases = {"b_q": rand_tensor(rng, 6), "b_k": rand_tensor(rng, 6),
+              "b_v": rand_tensor(rng, 6), "b_o": rand_tensor(rng, 5)}
+    go = rand_tensor(rng, 2, 3, 5)
+    x = rand_tensor(rng, 2, 4, 3)       # self-attention input
+    gx = rand_tensor(rng, 2, 4, 6)      # its grad_output (d_out = h = 6)
+
+    # self-attention: only queries, drawn parameters
+    case("self_attention_seeded", x, 2, seed=3, h=6)
+    case("self_attention_seed_defaults_to_0", x, 3, h=6)
+    case("self_attention_seeded_grads_sum_into_queries", x, 2, seed=3, h=6,
+         grad=gx)
+    case("self_attention_unbatched_causal_diagnostics_grads", x, 3, seed=9,
+         h=6, grad=gx, diag=True, unbatched=True, causal="top_left",
+         extra={"causal": True})
+    case("self_attention_valid_lens_per_query_uniform", x, 1, seed=4, h=6,
+         grad=gx, diag=True, valid_lens=[[1, 0, 3, 4], [4, 2, 0, 1]],
+         per_query=True, fully_masked="uniform",
+         extra={"valid_lens": [[1, 0, 3, 4], [4, 2, 0, 1]],
+                "fully_masked": "uniform"})
+    # keys given, values default to keys: grads.keys = dL/dk + dL/dv
+    kx = rand_tensor(rng, 2, 5, 3)
+    case("values_default_to_keys_grads", x, 2, k=kx, seed=2, h=4,
+         grad=rand_tensor(rng, 2, 4, 4))
+    # keys default to queries, values given
+    case("keys_default_values_given_grads", x, 2, v=rand_tensor(rng, 2, 4, 2),
+         seed=6, h=4, grad=rand_tensor(rng, 2, 4, 4))
+
+    # explicit parameters with biases, masks, every extra
+    case("explicit_biases", q, 2, k, v, P, biases)
+    case("explicit_biases_grads", q, 3, k, v, P, biases, grad=go)
+    case("explicit_some_biases_grads", q, 2, k, v, P,
+         {"b_k": biases["b_k"], "b_o": biases["b_o"]}, grad=go)
+    case("explicit_masks_diagnostics_grads", q, 2, k, v, P, biases, grad=go,
+         diag=True, valid_lens=[2, 4], causal="bottom_right",
+         extra={"valid_lens": [2, 4], "causal": "bottom_right"})
+    case("explicit_fully_masked_rows", q, 6, k, v, P, grad=go, diag=True,
+         valid_lens=[[0, 5, 1], [3, 0, 2]], per_query=True,
+         extra={"valid_lens": [[0, 5, 1], [3, 0, 2]]})
+    case("explicit_unbatched", q, 2, k, v, P, biases, grad=go, diag=True,
+         unbatched=True, valid_lens=[3], extra={"valid_lens": 3})
+    case("explicit_flat_precision_5", q, 2, k, v, P, biases, grad=go,
+         diag=True, precision=5, fmt="flat",
+         extra={"precision": 5, "tensor_format": "flat",
+                "W_q": flat(P[0]), "b_o": flat(biases["b_o"])})
+    case("return_weights_false", q, 2, k, v, P,
+         extra={"return_weights": False})
+    case("integral_reals_and_nulls", q, 2, k, v, P,
+         extra={"num_heads": 2.0, "b_q": None, "valid_lens": None,
+                "causal": None, "diagnostics": None, "grad_output": None,
+                "precision": None})
+
+    # errors
+    base = {"queries": q, "keys": k, "values": v, "num_heads": 2,
+            "W_q": P[0], "W_k": P[1], "W_v": P[2], "W_o": P[3]}
+    drawn = {"queries": x, "num_heads": 2, "num_hiddens": 6}
+    add(E, "missing_queries", problem("missing_field", "/queries"),
+        {"keys": k, "num_heads": 2, "num_hiddens": 4})
+    add(E, "missing_num_heads", problem("missing_field", "/num_heads"),
+        {"queries": x, "num_hiddens": 4})
+    add(E, "params_none_no_num_hiddens", problem("missing_field", "/num_hiddens"),
+        {"queries": x, "num_heads": 2})
+    add(E, "params_partial", problem("missing_field", "/W_v"),
+        {k_: v_ for k_, v_ in base.items() if k_ != "W_v"})
+    add(E, "params_partial_with_num_hiddens", problem("missing_field", "/W_o"),
+        dict({k_: v_ for k_, v_ in base.items() if k_ != "W_o"},
+             num_hiddens=6))
+    add(E, "params_and_num_hiddens", problem("invalid_value", "/num_hiddens"),
+        dict(base, num_hiddens=6))
+    add(E, "params_and_seed", problem("invalid_value", "/seed"),
+        dict(base, seed=1))
+    add(E, "bias_with_drawn_params", problem("invalid_value", "/b_v"),
+        dict(drawn, b_v=[0.0] * 6))
+    add(E, "num_heads_does_not_divide_h", problem("invalid_value", "/num_heads"),
+        dict(base, num_heads=4))
+    add(E, "num_heads_above_h", problem("invalid_value", "/num_heads"),
+        dict(drawn, num_heads=12))
+    add(E, "num_heads_zero", problem("invalid_value", "/num_heads"),
+        dict(drawn, num_heads=0))
+    add(E, "num_heads_negative", problem("invalid_value", "/num_heads"),
+        dict(base, num_heads=-2))
+    add(E, "num_heads_fraction", problem("wrong_type", "/num_heads"),
+        dict(drawn, num_heads=1.5))
+    add(E, "num_heads_string", problem("wrong_type", "/num_heads"),
+        dict(drawn, num_heads="2"))
+    add(E, "num_hiddens_zero", problem("invalid_value", "/num_hiddens"),
+        dict(drawn, num_hiddens=0))
+    add(E, "seed_negative", problem("invalid_value", "/seed"),
+        dict(drawn, seed=-1))
+    add(E, "unknown_field_return_scores", problem("unknown_field",
+                                                  "/return_scores"),
+        dict(base, return_scores=True))
+    add(E, "unknown_field_scale", problem("unknown_field", "/scale"),
+        dict(base, scale=1))
+    add(E, "unknown_field_misspelt", problem("unknown_field", "/num_head"),
+        dict(drawn, num_head=2))
+    add(E, "rank_W_o_vector", problem("shape_mismatch", "/W_o", [-1, -1], [6]),
+        dict(base, W_o=P[3][0]))
+    add(E, "rank_b_q_matrix", problem("shape_mismatch", "/b_q", [-1], [1, 6]),
+        dict(base, b_q=[biases["b_q"]]))
+    add(E, "ragged_W_k", problem("ragged_array", "/W_k/2"),
+        dict(base, W_k=P[1][:2] + [P[1][2][:2]] + P[1][3:]))
+    add(E, "mismatch_keys_batch", problem("shape_mismatch", "/keys",
+                                          [2, -1, -1], [1, 5, 3]),
+        dict(base, keys=k[:1]))
+    add(E, "mismatch_values_rows_keys_defaulted",
+        problem("shape_mismatch", "/values", [2, 4, -1], [2, 5, 2]),
+        dict(drawn, values=v))
+    add(E, "mismatch_W_q_columns", problem("shape_mismatch", "/W_q",
+                                           [-1, 4], [6, 3]),
+        dict(base, W_q=[r[:3] for r in P[0]]))
+    add(E, "mismatch_W_k_rows", problem("shape_mismatch", "/W_k", [6, 3],
+                                        [5, 3]),
+        dict(base, W_k=P[1][:5]))
+    add(E, "mismatch_W_v_columns", problem("shape_mismatch", "/W_v", [6, 2],
+                                           [6, 3]),
+        dict(base, W_v=[r + [0] for r in P[2]]))
+    add(E, "mismatch_W_v_self_attention",
+        problem("shape_mismatch", "/W_v", [6, 4], [6, 2]),
+        {"queries": q, "num_heads": 2, "W_q": P[0], "W_k": P[0], "W_v": P[2],
+         "W_o": P[3]})
+    add(E, "mismatch_W_o_columns", problem("shape_mismatch", "/W_o", [-1, 6],
+                                           [5, 5]),
+        dict(base, W_o=[r[:5] for r in P[3]]))
+    add(E, "mismatch_b_k", problem("shape_mismatch", "/b_k", [6], [5]),
+        dict(base, b_k=biases["b_k"][:5]))
+    add(E, "mismatch_b_o", problem("shape_mismatch", "/b_o", [5], [6]),
+        dict(base, b_o=biases["b_q"]))
+    add(E, "mismatch_valid_lens", problem("shape_mismatch", "/valid_lens",
+                                          [2], [3]),
+        dict(base, valid_lens=[1, 2, 3]))
+    add(E, "mismatch_grad_output", problem("shape_mismatch", "/grad_output",
+                                           [2, 3, 5], [2, 3, 6]),
+        dict(base, grad_output=[[r + [0] for r in e] for e in go]))
+    add(E, "mismatch_grad_output_drawn_d_out_is_h",
+        problem("shape_mismatch", "/grad_output", [2, 4, 6], [2, 4, 5]),
+        dict(drawn, grad_output=[[r[:5] for r in e] for e in gx]))
+    add(E, "mismatch_grad_output_unbatched",
+        problem("shape_mismatch", "/grad_output", [4, 6], [1, 4, 6]),
+        dict(drawn, queries=x[0], grad_output=gx[:1]))
+    add(E, "order_params_cross_before_num_heads",
+        problem("shape_mismatch", "/W_k", [6, 3], [5, 3]),
+        dict(base, W_k=P[1][:5], num_heads=4))
+    add(E, "order_W_q_before_valid_lens",
+        problem("shape_mismatch", "/W_q", [-1, 4], [6, 3]),
+        dict(base, W_q=[r[:3] for r in P[0]], valid_lens=[1, 2, 3]))
+    add(E, "order_num_heads_before_num_hiddens",
+        problem("invalid_value", "/num_heads"),
+        dict(drawn, num_heads=0, num_hiddens=0))
+    add(E, "order_num_heads_before_valid_lens",
+        problem("invalid_value", "/num_heads"),
+        dict(base, num_heads=5, valid_lens=[9, 9]))
+    add(E, "valid_lens_out_of_range", problem("invalid_value", "/valid_lens/1"),
+        dict(base, valid_lens=[1, 6]))
+    add(E, "fully_masked_error", problem("invalid_value", "/valid_lens/0/2"),
+        dict(base, valid_lens=[[1, 2, 0], [5, 4, 3]], fully_masked="error"))
+    add(E, "fully_masked_error_causal", problem("invalid_value", "/causal"),
+        dict(drawn, keys=[e[:2] for e in x],
+             causal="bottom_right", fully_masked="error"))
+    add(E, "causal_unknown", problem("invalid_value", "/causal"),
+        dict(base, causal="diagonal"))
+    # W_o of drawn parameters is (h, h): 5000² > 16 Mi
+    add(E, "too_large_drawn_params", problem("payload_too_large"),
+        {"queries": [[1.0]], "num_heads": 1, "num_hiddens": 5000})
+    # weights (B, H, Nq, Nk) = (1, 4096, 65, 65) > 16 Mi with tiny inputs
+    add(E, "too_large_weights_per_head", problem("payload_too_large"),
+        {"queries": {"shape": [65, 1], "data": [0.5] * 65},
+         "num_heads": 4096, "num_hiddens": 4096})
+    add(E, "method_get", dict(problem("method_not_allowed"),
+                              allow="POST, OPTIONS"), meta={"method": "GET"})
+    add(E, "root_array", problem("wrong_type", ""), raw=b'[1]')
 
 
 def nw_cases():
@@ -872,7 +1442,10 @@ def write():
 if __name__ == "__main__":
     ref.self_check()
     dot_cases()
+    dot_grad_cases()
     additive_cases()
+    additive_grad_cases()
+    multihead_cases()
     nw_cases()
     dataset_cases()
     write()

@@ -87,8 +87,8 @@ def masked_softmax(row, vis, fully_masked):
         if fully_masked == "uniform":
             return [1.0 / n] * n, True
         return [0.0] * n, True
-    m = max(row[j] for j in idx)
-    e = [math.exp(row[j] - m) if vis[j] else 0.0 for j in range(n)]
+    m = max(value(row[j]) for j in idx)  # a constant: softmax is shift-free
+    e = [exp(row[j] - m) if vis[j] else 0.0 for j in range(n)]
     s = sum(e)
     return [x / s for x in e], False
 
@@ -133,7 +133,7 @@ def additive_attention(q, k, v, W_q, W_k, w_v, **mask):
     def fn(a, b):
         pq = [sum(W_q[r][c] * a[c] for c in range(len(a))) for r in range(h)]
         pk = [sum(W_k[r][c] * b[c] for c in range(len(b))) for r in range(h)]
-        return sum(w_v[r] * math.tanh(pq[r] + pk[r]) for r in range(h))
+        return sum(w_v[r] * tanh(pq[r] + pk[r]) for r in range(h))
     return attention(fn, q, k, v, **mask)
 
 
@@ -263,3 +263,238 @@ def self_check():
                  1.940292211914573)
     assert close(nw_predict([2.5], xt, yt, "gaussian", 2)[0][0][0],
                  2.9116578899297596)
+
+# ------------------------------------------------ gradients (section 9)
+# Reverse-mode automatic differentiation over scalars: the forward
+# references above run unchanged on Var entries (masked_softmax and the
+# score functions call exp/tanh below), and L = Σ grad_output ⊙ output is
+# differentiated back to every leaf. Independent of lib/'s hand-written
+# backward passes.
+
+class Var:
+    """A scalar in the computation graph: value v, parents [(Var, ∂self/∂p)]."""
+    __slots__ = ("v", "parents", "grad")
+
+    def __init__(self, v, parents=()):
+        self.v = float(v)
+        self.parents = parents
+        self.grad = 0.0
+
+    def __add__(self, o):
+        if isinstance(o, Var):
+            return Var(self.v + o.v, ((self, 1.0), (o, 1.0)))
+        return Var(self.v + o, ((self, 1.0),))
+
+    __radd__ = __add__
+
+    def __sub__(self, o):
+        if isinstance(o, Var):
+            return Var(self.v - o.v, ((self, 1.0), (o, -1.0)))
+        return Var(self.v - o, ((self, 1.0),))
+
+    def __rsub__(self, o):
+        return Var(o - self.v, ((self, -1.0),))
+
+    def __mul__(self, o):
+        if isinstance(o, Var):
+            return Var(self.v * o.v, ((self, o.v), (o, self.v)))
+        return Var(self.v * o, ((self, o),))
+
+    __rmul__ = __mul__
+
+    def __truediv__(self, o):
+        if isinstance(o, Var):
+            return Var(self.v / o.v,
+                       ((self, 1.0 / o.v), (o, -self.v / (o.v * o.v))))
+        return Var(self.v / o, ((self, 1.0 / o),))
+
+    def __rtruediv__(self, o):
+        return Var(o / self.v, ((self, -o / (self.v * self.v)),))
+
+    def __neg__(self):
+        return Var(-self.v, ((self, -1.0),))
+
+
+def value(x):
+    return x.v if isinstance(x, Var) else x
+
+
+def exp(x):
+    if isinstance(x, Var):
+        e = math.exp(x.v)
+        return Var(e, ((x, e),))
+    return math.exp(x)
+
+
+def tanh(x):
+    if isinstance(x, Var):
+        t = math.tanh(x.v)
+        return Var(t, ((x, 1.0 - t * t),))
+    return math.tanh(x)
+
+
+def backward(root):
+    """Accumulate d root / d x into x.grad for every Var x below root."""
+    order, seen, stack = [], set(), [(root, False)]
+    while stack:
+        node, done = stack.pop()
+        if done:
+            order.append(node)
+            continue
+        if id(node) in seen:
+            continue
+        seen.add(id(node))
+        stack.append((node, True))
+        for p, _ in node.parents:
+            if id(p) not in seen:
+                stack.append((p, False))
+    root.grad = 1.0
+    for node in reversed(order):
+        for p, local in node.parents:
+            p.grad += node.grad * local
+
+
+def leaves(t):
+    """Nested lists of floats -> the same nesting of fresh Vars."""
+    if isinstance(t, list):
+        return [leaves(x) for x in t]
+    return Var(t)
+
+
+def grads_of(t):
+    if isinstance(t, list):
+        return [grads_of(x) for x in t]
+    return t.grad + 0.0
+
+
+def values_of(t):
+    if isinstance(t, list):
+        return [values_of(x) for x in t]
+    return value(t)
+
+
+def flatten(t):
+    if isinstance(t, list):
+        return [y for x in t for y in flatten(x)]
+    return [t]
+
+
+def gradients(forward, inputs, grad_output):
+    """forward(*Var tensors) -> output (nested); returns (output values,
+    [dL/d input] for L = Σ grad_output ⊙ output)."""
+    xs = [leaves(t) for t in inputs]
+    out = forward(*xs)
+    terms = [o * g for o, g in zip(flatten(out), flatten(grad_output))
+             if isinstance(o, Var)]
+    loss = Var(0.0)
+    for t in terms:
+        loss = loss + t
+    backward(loss)
+    return values_of(out), [grads_of(x) for x in xs]
+
+
+# --------------------------------------------------- multi-head (section 6)
+
+def linear(x, W, b=None):
+    """x (N, din) · Wᵀ (+ b): nn.Linear with W (dout, din)."""
+    out = []
+    for row in x:
+        y = []
+        for r, wr in enumerate(W):
+            acc = sum(wr[c] * row[c] for c in range(len(row)))
+            y.append(acc + b[r] if b is not None else acc)
+        out.append(y)
+    return out
+
+
+def multihead_attention(q, k, v, W_q, W_k, W_v, W_o, H, b_q=None, b_k=None,
+                        b_v=None, b_o=None, **mask):
+    """d2l 11.5 MultiHeadAttention / nn.MultiheadAttention on batched
+    lists: returns (output (B, Nq, d_out), weights (B, H, Nq, Nk), scores
+    (B, H, Nq, Nk) with None where masked, fully masked (b, i) rows)."""
+    h = len(W_q)
+    dh = h // H
+    scale = 1.0 / math.sqrt(dh)
+    B = len(q)
+    Qp = [linear(q[b], W_q, b_q) for b in range(B)]
+    Kp = [linear(k[b], W_k, b_k) for b in range(B)]
+    Vp = [linear(v[b], W_v, b_v) for b in range(B)]
+    fn = lambda a, c: sum(x * y for x, y in zip(a, c)) * scale
+    head_out, weights, scores, empty = [], [], [], []
+    for t in range(H):
+        cut = lambda X: [[row[t * dh:(t + 1) * dh] for row in e] for e in X]
+        o, w, s, e = attention(fn, cut(Qp), cut(Kp), cut(Vp), **mask)
+        head_out.append(o)
+        weights.append(w)
+        scores.append(s)
+        empty = e
+    out = []
+    for b in range(B):
+        concat = [[x for t in range(H) for x in head_out[t][b][i]]
+                  for i in range(len(q[b]))]
+        out.append(linear(concat, W_o, b_o))
+    weights = [[weights[t][b] for t in range(H)] for b in range(B)]
+    scores = [[scores[t][b] for t in range(H)] for b in range(B)]
+    return out, weights, scores, empty
+
+
+# -------------------------------------------------- diagnostics (section 8)
+
+def diagnostics(weights, scores, heads=False, batched=True):
+    """weights, scores: (B, Nq, Nk) or, with heads, (B, H, Nq, Nk); scores
+    None where masked (the references' third result). The contract's
+    diagnostics object, rows dropped to (Nq) / (H, Nq) when not batched."""
+    if not heads:
+        weights = [[w] for w in weights]
+        scores = [[s] for s in scores]
+    seen = []
+    ent, peak, arg, warn = [], [], [], []
+    for b, (wb, sb) in enumerate(zip(weights, scores)):
+        eb, pb, ab = [], [], []
+        for t, (wt, st) in enumerate(zip(wb, sb)):
+            et, pt, at = [], [], []
+            for i, (w, s) in enumerate(zip(wt, st)):
+                vis = [j for j, x in enumerate(s) if x is not None]
+                seen.extend(s[j] for j in vis)
+                row = ([b] if batched else []) + ([t] if heads else []) + [i]
+                if not vis:
+                    et.append(0.0)
+                    pt.append(0.0)
+                    at.append(-1)
+                    warn.append({"code": "fully_masked", "row": row})
+                    continue
+                e = 0.0
+                for j in vis:
+                    if w[j] > 0:
+                        e -= w[j] * math.log(w[j])
+                best = max(w[j] for j in vis)
+                et.append(e + 0.0)
+                pt.append(best)
+                at.append(min(j for j in vis if w[j] == best))
+                if best > 0.99:
+                    warn.append({"code": "saturated", "row": row})
+                elif len(vis) >= 2 and e >= 0.99 * math.log(len(vis)):
+                    warn.append({"code": "near_uniform", "row": row})
+            eb.append(et)
+            pb.append(pt)
+            ab.append(at)
+        ent.append(eb if heads else eb[0])
+        peak.append(pb if heads else pb[0])
+        arg.append(ab if heads else ab[0])
+    if not batched:
+        ent, peak, arg = ent[0], peak[0], arg[0]
+    if len(warn) > 100:
+        warn = warn[:100] + [{"code": "truncated", "count": len(warn) - 100}]
+    stats = {"min": None, "max": None, "mean": None, "std": None}
+    if seen:
+        total = 0.0
+        for x in seen:
+            total += x
+        mean = total / len(seen)
+        ss = 0.0
+        for x in seen:
+            ss += (x - mean) * (x - mean)
+        stats = {"min": min(seen), "max": max(seen), "mean": mean,
+                 "std": math.sqrt(ss / len(seen))}
+    return {"scores": stats, "entropy": ent, "max_weight": peak,
+            "argmax": arg, "warnings": warn}

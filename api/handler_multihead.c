@@ -1,0 +1,405 @@
+/*
+ * handler_multihead.c — POST /attention/multihead: multi-head (and self-)
+ * attention as d2l's MultiHeadAttention and PyTorch's nn.MultiheadAttention
+ * compute it (d2l 11.5; Vaswani et al. 2017): project queries, keys and
+ * values to h features, split them into H contiguous heads of h/H, scaled
+ * dot-product attention per head (scale 1/sqrt(h/H)), concatenate, project
+ * to d_out.
+ *
+ *   queries (B, Nq, dq)  keys (B, Nk, dk)  values (B, Nk, dv)
+ *   keys default to queries and values to keys (after their own default),
+ *   so queries alone is self-attention
+ *   W_q (h, dq)  W_k (h, dk)  W_v (h, dv)  W_o (d_out, h)  (nn.Linear
+ *   layout), optional biases b_q, b_k, b_v (h), b_o (d_out); or num_hiddens
+ *   = h and seed: Xavier-uniform W_q, W_k, W_v, W_o (d_out = h) drawn in
+ *   that order from one generator (API.md section 7), no biases
+ *   num_heads = H, dividing h
+ *   grad_output (B, Nq, d_out), optional: dL/d(output)
+ *   -> {"output": (B, Nq, d_out), "weights": (B, H, Nq, Nk) per head,
+ *       "params"?: {"W_q", "W_k", "W_v", "W_o"} when drawn,
+ *       "diagnostics"?: rows (B, H, Nq) (diagnostics.h),
+ *       "grads"?: {"queries", "keys"?, "values"?, "W_q", "W_k", "W_v",
+ *                  "W_o", given biases}}
+ * Rank-2 input is one unbatched example; outputs, diagnostics and
+ * gradients then drop the batch axis (weights (H, Nq, Nk)).
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "attention.h"
+#include "call.h"
+#include "fields.h"
+#include "grads.h"
+#include "limit.h"
+#include "svg.h"
+
+static const api_tensor_spec queries_spec = {
+    "queries", API_RANK(2) | API_RANK(3), 0,
+    "(B, Nq, dq) or unbatched (Nq, dq)"};
+static const api_tensor_spec keys_spec = {"keys", API_RANK(2) | API_RANK(3), 0,
+                                          "(B, Nk, dk) or unbatched (Nk, dk)"};
+static const api_tensor_spec values_spec = {
+    "values", API_RANK(2) | API_RANK(3), 0,
+    "(B, Nk, dv) or unbatched (Nk, dv)"};
+static const api_tensor_spec W_q_spec = {"W_q", API_RANK(2), 0, "(h, dq)"};
+static const api_tensor_spec W_k_spec = {"W_k", API_RANK(2), 0, "(h, dk)"};
+static const api_tensor_spec W_v_spec = {"W_v", API_RANK(2), 0, "(h, dv)"};
+static const api_tensor_spec W_o_spec = {"W_o", API_RANK(2), 0, "(d_out, h)"};
+static const api_tensor_spec b_q_spec = {"b_q", API_RANK(1), 0, "(h)"};
+static const api_tensor_spec b_k_spec = {"b_k", API_RANK(1), 0, "(h)"};
+static const api_tensor_spec b_v_spec = {"b_v", API_RANK(1), 0, "(h)"};
+static const api_tensor_spec b_o_spec = {"b_o", API_RANK(1), 0, "(d_out)"};
+
+/* The contract's field table (API.md section 6), in its order. */
+static const api_field fields[] = {
+    {"queries", API_FIELD_TENSOR, 1, &queries_spec, NULL},
+    {"keys", API_FIELD_TENSOR, 0, &keys_spec, NULL},
+    {"values", API_FIELD_TENSOR, 0, &values_spec, NULL},
+    {"num_heads", API_FIELD_INTEGER, 1, NULL, NULL},
+    {"W_q", API_FIELD_TENSOR, 0, &W_q_spec, NULL},
+    {"W_k", API_FIELD_TENSOR, 0, &W_k_spec, NULL},
+    {"W_v", API_FIELD_TENSOR, 0, &W_v_spec, NULL},
+    {"W_o", API_FIELD_TENSOR, 0, &W_o_spec, NULL},
+    {"b_q", API_FIELD_TENSOR, 0, &b_q_spec, NULL},
+    {"b_k", API_FIELD_TENSOR, 0, &b_k_spec, NULL},
+    {"b_v", API_FIELD_TENSOR, 0, &b_v_spec, NULL},
+    {"b_o", API_FIELD_TENSOR, 0, &b_o_spec, NULL},
+    {"num_hiddens", API_FIELD_INTEGER, 0, NULL, NULL},
+    {"seed", API_FIELD_INTEGER, 0, NULL, NULL},
+    {"valid_lens", API_FIELD_TENSOR, 0, &api_attention_lens_spec, NULL},
+    {"causal", API_FIELD_BOOL_OR_STRING, 0, NULL, NULL},
+    {"fully_masked", API_FIELD_STRING, 0, NULL, NULL},
+    {"return_weights", API_FIELD_BOOL, 0, NULL, NULL},
+    {"diagnostics", API_FIELD_BOOL, 0, NULL, NULL},
+    {"grad_output", API_FIELD_TENSOR, 0, &api_grad_output_spec, NULL},
+    {"tensor_format", API_FIELD_STRING, 0, NULL, NULL},
+    {"precision", API_FIELD_INTEGER, 0, NULL, NULL},
+};
+
+static const api_schema schema = {"/attention/multihead", fields,
+                                  sizeof fields / sizeof fields[0], NULL};
+
+/* The eight parameter tensors, in table order: weights 0 … 3, biases
+ * 4 … 7. */
+enum { P_WQ, P_WK, P_WV, P_WO, P_BQ, P_BK, P_BV, P_BO, N_PARAMS };
+static const char *const param_names[N_PARAMS] = {
+    "W_q", "W_k", "W_v", "W_o", "b_q", "b_k", "b_v", "b_o"};
+static const char *const param_pointers[N_PARAMS] = {
+    "/W_q", "/W_k", "/W_v", "/W_o", "/b_q", "/b_k", "/b_v", "/b_o"};
+static const api_tensor_spec *const param_specs[N_PARAMS] = {
+    &W_q_spec, &W_k_spec, &W_v_spec, &W_o_spec,
+    &b_q_spec, &b_k_spec, &b_v_spec, &b_o_spec};
+
+/* All four weight matrices, or none of them and num_hiddens (missing_field
+ * phase; biases are optional either way). */
+static int check_params_present(const json_t *body, int *given,
+                                api_problem *p) {
+    int n = 0;
+    for (int i = P_WQ; i <= P_WO; i++)
+        n += api_field_value(body, param_names[i]) != NULL;
+    *given = n == 4;
+    if (n == 0 && !api_field_value(body, "num_hiddens"))
+        return api_fail(p, API_E_MISSING_FIELD, "/num_hiddens",
+                        "multi-head attention needs its parameters: W_q "
+                        "(h, dq), W_k (h, dk), W_v (h, dv) and W_o (d_out, "
+                        "h), or num_hiddens = h (and seed) to draw them");
+    for (int i = P_WQ; n > 0 && n < 4 && i <= P_WO; i++)
+        if (!api_field_value(body, param_names[i]))
+            return api_fail(p, API_E_MISSING_FIELD, param_pointers[i],
+                            "give all four of W_q, W_k, W_v and W_o, or none "
+                            "of them and num_hiddens; %s is missing",
+                            param_names[i]);
+    return 0;
+}
+
+/* shape_mismatch at a parameter with expected/got. */
+static int param_mismatch(api_problem *p, int i, const long long *expected,
+                          const api_tensor *got, const char *detail) {
+    api_fail(p, API_E_SHAPE_MISMATCH, param_pointers[i], "%s", detail);
+    api_problem_shapes_z(p, expected, got->rank, got->shape, got->rank);
+    return -1;
+}
+
+/* Given parameters against the inputs and each other, in table order:
+ * W_q (h, dq) sets h, W_k (h, dk), W_v (h, dv), W_o (d_out, h) sets d_out,
+ * then the biases present: b_q, b_k, b_v (h) and b_o (d_out). */
+static int cross_params(const api_tensor *P, const int *present,
+                        const api_attention *a, api_problem *p) {
+    char detail[API_DETAIL_MAX];
+    size_t h = P[P_WQ].shape[0];
+    long long H = (long long)h;
+    if (P[P_WQ].shape[1] != a->dq) {
+        long long e[2] = {-1, (long long)a->dq};
+        snprintf(detail, sizeof detail,
+                 "W_q is (h, dq) in nn.Linear layout: its %zu columns must "
+                 "match the %zu features of queries",
+                 P[P_WQ].shape[1], a->dq);
+        return param_mismatch(p, P_WQ, e, &P[P_WQ], detail);
+    }
+    const size_t din[3] = {a->dq, a->dk, a->dv};
+    static const char *const input[3] = {"queries", "keys", "values"};
+    for (int i = P_WK; i <= P_WV; i++) {
+        if (P[i].shape[0] == h && P[i].shape[1] == din[i])
+            continue;
+        long long e[2] = {H, (long long)din[i]};
+        snprintf(detail, sizeof detail,
+                 "%s must be (h, %s) = (%zu, %zu): h rows like W_q, one "
+                 "column per feature of %s",
+                 param_names[i], i == P_WK ? "dk" : "dv", h, din[i], input[i]);
+        return param_mismatch(p, i, e, &P[i], detail);
+    }
+    if (P[P_WO].shape[1] != h) {
+        long long e[2] = {-1, H};
+        snprintf(detail, sizeof detail,
+                 "W_o is (d_out, h): its %zu columns must match the h = %zu "
+                 "rows of W_q (the concatenated heads)",
+                 P[P_WO].shape[1], h);
+        return param_mismatch(p, P_WO, e, &P[P_WO], detail);
+    }
+    size_t d_out = P[P_WO].shape[0];
+    for (int i = P_BQ; i <= P_BO; i++) {
+        size_t want = i == P_BO ? d_out : h;
+        if (!present[i] || P[i].shape[0] == want)
+            continue;
+        long long e[1] = {(long long)want};
+        snprintf(detail, sizeof detail,
+                 "%s is added to the %s and must have %s = %zu entries",
+                 param_names[i],
+                 i == P_BO ? "output projection" : "projected features",
+                 i == P_BO ? "d_out (W_o's rows)" : "h (W_q's rows)", want);
+        return param_mismatch(p, i, e, &P[i], detail);
+    }
+    return 0;
+}
+
+/* Projections B·h·(Nq·dq + Nk·dk + Nk·dv), output projection B·Nq·d_out·h,
+ * and per head Q'K'ᵀ and weights·V' over h/H features: B·Nq·Nk·h·2
+ * (multiply-adds, saturating). */
+static uint64_t forward_work(const api_attention *a, size_t h) {
+    uint64_t in = api_work_add(
+        api_work_mul(a->Nq, a->dq),
+        api_work_mul(a->Nk, api_work_add(a->dk, a->dv)));
+    uint64_t work = api_work_mul(api_work_mul(a->B, h), in);
+    size_t out[4] = {a->B, a->Nq, a->d_out, h};
+    size_t heads[5] = {a->B, a->Nq, a->Nk, h, 2};
+    work = api_work_add(work, api_work_prod(out, 4));
+    return api_work_add(work, api_work_prod(heads, 5));
+}
+
+int api_handle_multihead(api_call *call) {
+    static const api_tensor_spec *const specs[3] = {&queries_spec, &keys_spec,
+                                                    &values_spec};
+    api_problem *p = &call->problem;
+    const json_t *body = call->body;
+    size_t max_elements = call->limits->max_elements;
+    api_attention a;
+    memset(&a, 0, sizeof a);
+    api_tensor P[N_PARAMS];
+    int present[N_PARAMS] = {0};
+    memset(P, 0, sizeof P);
+    int given = 0;
+
+    /* 1. unknown_field, missing_field (with the parameters rule), types */
+    if (api_fields_unknown(body, &schema, "", p) ||
+        api_fields_missing(body, &schema, "", p) ||
+        check_params_present(body, &given, p) ||
+        api_fields_types(body, &schema, "", p))
+        return -1;
+    /* 2. tensors in table order */
+    if (api_attention_decode_qkv(&a, body, specs, max_elements, p))
+        return -1;
+    for (int i = 0; i < N_PARAMS; i++)
+        if (api_field_tensor(&P[i], &present[i], body, param_names[i],
+                             param_specs[i], max_elements, p))
+            return -1;
+    if (api_attention_decode_lens(&a, body, max_elements, p) ||
+        api_attention_decode_grad(&a, body, max_elements, p))
+        return -1;
+    /* self-attention: keys default to queries, values to keys */
+    a.keys_defaulted = !api_field_value(body, "keys");
+    a.values_defaulted = !api_field_value(body, "values");
+    if (a.keys_defaulted)
+        a.k = a.q;
+    if (a.values_defaulted)
+        a.v = a.k;
+
+    /* 3. cross-field shapes */
+    if (api_attention_cross_qkv(&a, 0, p) ||
+        (given && cross_params(P, present, &a, p)))
+        return -1;
+    int64_t num_heads = 0, num_hiddens = 0, seed = 0;
+    int heads_big = api_field_int(body, "num_heads", 0, &num_heads);
+    int hiddens_big = api_field_int(body, "num_hiddens", 0, &num_hiddens);
+    int seed_big = api_field_int(body, "seed", 0, &seed);
+    size_t h = given ? P[P_WQ].shape[0]
+               : num_hiddens > 0 && !hiddens_big
+                   ? (size_t)num_hiddens
+                   : (size_t)(num_hiddens > 0 ? SIZE_MAX : 1);
+    a.d_out = given ? P[P_WO].shape[0] : h;
+    a.heads = 1;
+    if (api_attention_cross_lens(&a, p) || api_attention_cross_grad(&a, p))
+        return -1;
+
+    /* 4. derived sizes and work. Only 1 … h heads can divide h; any other
+     * num_heads is refused below, so the weights are sized with one. */
+    int heads_ok = !heads_big && num_heads >= 1 && (uint64_t)num_heads <= h;
+    a.H = heads_ok ? (size_t)num_heads : 1;
+    size_t wq[2] = {h, a.dq}, wk[2] = {h, a.dk}, wv[2] = {h, a.dv},
+           wo[2] = {h, h};
+    if (api_attention_check_sizes(&a, max_elements, p) ||
+        (!given && (api_limit_elements("W_q", wq, 2, max_elements, p) ||
+                    api_limit_elements("W_k", wk, 2, max_elements, p) ||
+                    api_limit_elements("W_v", wv, 2, max_elements, p) ||
+                    api_limit_elements("W_o", wo, 2, max_elements, p))))
+        return -1;
+    if (api_limit_work(api_grads_work(forward_work(&a, h), a.has_grad),
+                       call->limits->max_work, p))
+        return -1;
+
+    /* 5. remaining values in table order, up to valid_lens */
+    if (num_heads < 1)
+        return api_fail(p, API_E_INVALID_VALUE, "/num_heads",
+                        "num_heads is the number of heads H, at least 1");
+    int h_known = given || (api_field_value(body, "num_hiddens") &&
+                            num_hiddens >= 1 && !hiddens_big);
+    if (h_known && (!heads_ok || h % a.H != 0))
+        return api_fail(p, API_E_INVALID_VALUE, "/num_heads",
+                        "num_heads must divide h = %zu: each head gets h / "
+                        "H contiguous features of the projections",
+                        h);
+    for (int i = P_BQ; !given && i <= P_BO; i++)
+        if (present[i])
+            return api_fail(p, API_E_INVALID_VALUE, param_pointers[i],
+                            "drawn parameters (num_hiddens) have no biases; "
+                            "give W_q, W_k, W_v and W_o to use %s",
+                            param_names[i]);
+    if (given && api_field_value(body, "num_hiddens"))
+        return api_fail(p, API_E_INVALID_VALUE, "/num_hiddens",
+                        "give W_q, W_k, W_v and W_o, or num_hiddens (and "
+                        "seed) to draw them — not both");
+    if (!given && num_hiddens < 1)
+        return api_fail(p, API_E_INVALID_VALUE, "/num_hiddens",
+                        "num_hiddens is the number of hidden units h, at "
+                        "least 1");
+    if (given && api_field_value(body, "seed"))
+        return api_fail(p, API_E_INVALID_VALUE, "/seed",
+                        "seed draws the parameters; with W_q, W_k, W_v and "
+                        "W_o given, leave it out");
+    if (seed_big || seed < 0)
+        return api_fail(p, API_E_INVALID_VALUE, "/seed",
+                        "seed is an integer from 0 to 2^63 - 1");
+
+    /* 6. one allocation: inputs, outputs, parameters and, with
+     * grad_output, their gradients */
+    size_t H = a.H, d_out = a.d_out;
+    const size_t count[N_PARAMS] = {h * a.dq, h * a.dk, h * a.dv, d_out * h,
+                                    h,        h,        h,        d_out};
+    api_attention_read_flags(&a, body);
+    api_arena arena = {0};
+    api_attention_plan(&a, &arena);
+    for (int i = 0; i < N_PARAMS; i++)
+        if (i <= P_WO || present[i])
+            api_arena_plan(&arena, a.has_grad ? 2 * count[i] : count[i]);
+    if (api_arena_alloc(&arena))
+        return api_fail(p, API_E_INTERNAL, NULL, "out of memory");
+    api_attention_take(&a, &arena);
+    double *param[N_PARAMS] = {NULL}, *grad[N_PARAMS] = {NULL};
+    for (int i = 0; i < N_PARAMS; i++)
+        if (i <= P_WO || present[i]) {
+            param[i] = api_arena_take(&arena, count[i]);
+            grad[i] = a.has_grad ? api_arena_take(&arena, count[i]) : NULL;
+        }
+
+    int rc = api_attention_check_lens(&a, p) ||
+             api_attention_read_mask(&a, body, p) ||
+             api_tensor_format_read(&a.fmt, body, p);
+    if (rc) {
+        api_arena_free(&arena);
+        return -1;
+    }
+
+    /* 7. parameters: given, or Xavier-uniform W_q, W_k, W_v, W_o */
+    if (given) {
+        for (int i = 0; i < N_PARAMS; i++)
+            if (param[i])
+                api_tensor_read(param[i], &P[i]);
+    } else {
+        attn_rng rng;
+        attn_rng_seed(&rng, (uint64_t)seed);
+        attn_multihead_xavier(param[P_WQ], param[P_WK], param[P_WV],
+                              param[P_WO], &rng, a.dq, a.dk, a.dv, h);
+    }
+    const attn_multihead_params params = {
+        param[P_WQ], param[P_WK], param[P_WV], param[P_WO],
+        param[P_BQ], param[P_BK], param[P_BV], param[P_BO]};
+    const attn_multihead_grads grads = {grad[P_WQ], grad[P_WK], grad[P_WV],
+                                        grad[P_WO], grad[P_BQ], grad[P_BK],
+                                        grad[P_BV], grad[P_BO]};
+
+    /* 8. compute; a defaulted tensor's gradient goes to its source */
+    attn_fault fault = {0};
+    double t0 = api_clock_ms();
+    attn_status st = attn_multihead_forward(
+        a.out, a.weights, a.scores, a.qd, a.kd, a.vd, &params, &a.mask, a.B,
+        a.Nq, a.Nk, a.dq, a.dk, a.dv, h, H, d_out, &fault);
+    if (st == ATTN_OK && a.has_grad) {
+        st = attn_multihead_backward(a.grad_q, a.grad_k, a.grad_v, &grads,
+                                     a.grad_out, a.weights, a.qd, a.kd, a.vd,
+                                     &params, &a.mask, a.B, a.Nq, a.Nk, a.dq,
+                                     a.dk, a.dv, h, H, d_out, &fault);
+        if (a.values_defaulted)
+            api_grads_accumulate(a.grad_k, a.grad_v, a.v.count);
+        if (a.keys_defaulted)
+            api_grads_accumulate(a.grad_q, a.grad_k, a.k.count);
+    }
+    if (st == ATTN_OK)
+        api_attention_diagnose(&a);
+    call->compute_ms = api_clock_ms() - t0;
+
+    /* 9. answer */
+    rc = api_attention_fault(&a, st, &fault, p);
+    if (rc == 0) {
+        api_buf *out = &call->out;
+        size_t shape[N_PARAMS][2] = {{h, a.dq}, {h, a.dk}, {h, a.dv},
+                                     {d_out, h}, {h},       {h},
+                                     {h},        {d_out}};
+        api_grad_entry entries[3 + N_PARAMS];
+        size_t n = 0;
+        entries[n++] = (api_grad_entry){"queries", a.grad_q, a.q.shape,
+                                        a.q.rank};
+        if (!a.keys_defaulted)
+            entries[n++] =
+                (api_grad_entry){"keys", a.grad_k, a.k.shape, a.k.rank};
+        if (!a.values_defaulted)
+            entries[n++] =
+                (api_grad_entry){"values", a.grad_v, a.v.shape, a.v.rank};
+        for (int i = 0; i < N_PARAMS; i++)
+            if (grad[i])
+                entries[n++] = (api_grad_entry){param_names[i], grad[i],
+                                                shape[i], i <= P_WO ? 2 : 1};
+        api_buf_putc(out, '{');
+        rc = api_attention_write(&a, out, p);
+        if (rc == 0 && !given) {
+            api_buf_puts(out, ",\"params\":{");
+            for (int i = P_WQ; rc == 0 && i <= P_WO; i++) {
+                api_buf_puts(out, i ? ",\"" : "\"");
+                api_buf_puts(out, param_names[i]);
+                api_buf_puts(out, "\":");
+                rc = api_tensor_encode(out, param[i], shape[i], 2, &a.fmt, 0);
+            }
+            api_buf_putc(out, '}');
+            if (rc)
+                rc = api_fail(p, API_E_INVALID_VALUE, NULL,
+                              "a drawn parameter could not be printed");
+        }
+        if (rc == 0)
+            rc = api_attention_write_extras(&a, out, a.has_grad ? entries : NULL,
+                                            n, p);
+        api_buf_putc(out, '}');
+        if (rc == 0) /* Accept: image/svg+xml → one heatmap panel per head */
+            rc = api_svg_respond(call, "Multi-head attention weights",
+                                 a.weights, a.B, H, a.Nq, a.Nk);
+    }
+    api_arena_free(&arena);
+    return rc ? -1 : 0;
+}
