@@ -136,6 +136,22 @@ post_json /attention/additive "{\"queries\": [[[0.5, -1]], [[2, 0.25]]],
     \"num_hiddens\": 8}" -H 'Accept: application/json'
 check_json_answer "additive with Accept application/json: JSON"
 
+# --- multi-head: one panel per example and head -----------------------------
+MHQ=$(jq -cn '[range(2) as $b | [range(4) as $i | [range(4) as $j | (($b * 16 + $i * 4 + $j) | sin)]]]')
+post_json /attention/multihead "{\"queries\": $MHQ, \"num_heads\": 2,
+    \"num_hiddens\": 8, \"seed\": 0}" -H 'Accept: image/svg+xml'
+check_svg "multihead (B 2, H 2, 4 x 4): 4 panels of 16 cells" 64 4
+labels=$(xpath "count(//*[local-name()='text'][.='example 1, head 1'])")
+if [ "$labels" = 1 ]; then
+    ok "multihead panels are labelled by example and head"
+else
+    not_ok "multihead panels are labelled by example and head" "$labels"
+fi
+MHQ1=$(jq -cn '[range(4) as $i | [range(4) as $j | (($i * 4 + $j) | sin)]]')
+post_json /attention/multihead "{\"queries\": $MHQ1, \"num_heads\": 2,
+    \"num_hiddens\": 8, \"seed\": 0}" -H 'Accept: image/svg+xml'
+check_svg "unbatched multihead (H 2): 2 panels, one per head" 32 2
+
 # --- the seed's identity picture: queries = keys = 10 I, scale 1 ------------
 EYE=$(jq -cn '[range(10) as $i | [range(10) as $j | if $i == $j then 10 else 0 end]]')
 post_json /attention/dot "{\"queries\": $EYE, \"keys\": $EYE, \"values\": $EYE,
@@ -176,5 +192,15 @@ jq -cn '{queries: {shape: [17, 256, 1], data: [range(17 * 256) | 1]},
 post_file /attention/dot "$TMP/many.json" -H 'Accept: image/svg+xml'
 check_problem "17 panels of 256 x 256 (over 2^20 cells) is a 413 problem" \
     413 payload_too_large
+# --- GET / is the lab page -------------------------------------------------------
+http GET /
+check_status "GET / is 200" 200
+check_header "GET / is HTML" Content-Type "text/html; charset=utf-8"
+if grep -q '<title>attnd lab</title>' "$TMP/body" &&
+    ! grep -q 'src="lab.js"' "$TMP/body"; then
+    ok "GET / is the lab page with its script inlined"
+else
+    not_ok "GET / is the lab page with its script inlined" "body: $(body_excerpt)"
+fi
 check_alive "the SVG requests"
 echo "1..$T"
