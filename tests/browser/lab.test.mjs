@@ -309,6 +309,6 @@ main().catch((e) => {
   clearTimeout(watchdog);
   if (daemon) { daemon.removeAllListeners('exit'); daemon.kill('SIGTERM'); }
   console.log(`1..${n}`);
-  console.log(`# ${n - failures} passed, ${failures} failed`);
+  console.log(`browser: ${n - failures} passed, ${failures} failed`);
   process.exitCode = failures ? 1 : 0;
 });
