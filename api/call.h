@@ -32,6 +32,8 @@ int api_handle_additive(api_call *call);
 int api_handle_multihead(api_call *call);
 int api_handle_nw(api_call *call);
 int api_handle_dataset(api_call *call);
+int api_handle_softmax_masked(api_call *call);
+int api_handle_posenc(api_call *call);
 int api_handle_healthz(api_call *call);
 int api_handle_live(api_call *call);
 int api_handle_ready(api_call *call);

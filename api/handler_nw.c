@@ -7,8 +7,10 @@
  *   -> {"predictions": (m) or (m, dv), "weights": (m, n), "w": used,
  *       "loss"?, "grad_w"? (with y_query; grad_w for the Gaussian only),
  *       "history"? [{"epoch", "w", "loss"}] (with fit)}
- * Only numeric w is offered; the bandwidth rules ("scott", "silverman",
- * "cv") are answered invalid_value at /w.
+ * w is a number > 0 or a bandwidth rule that picks w = 1/h from the
+ * training pairs (attn_nw_bandwidth): "scott" and "silverman" (rules of
+ * thumb on x_train), "cv" (least leave-one-out error with the request's
+ * kernel). With fit, the rule's w is where the descent starts.
  */
 #include <math.h>
 #include <string.h>
@@ -64,7 +66,27 @@ static const struct {
     {"triangular", ATTN_KERNEL_TRIANGULAR},
 };
 
+static const struct {
+    const char *name;
+    attn_nw_bw_rule rule;
+} rules[] = {
+    {"scott", ATTN_NW_BW_SCOTT},
+    {"silverman", ATTN_NW_BW_SILVERMAN},
+    {"cv", ATTN_NW_BW_CV},
+};
+
 #define FIT_EPOCHS_MAX 100000
+
+/* Leave-one-out evaluations "cv" may make: 200 grid points, then a
+ * golden-section search between the best point's neighbours down to a
+ * relative 1e-6; the widest bracket x's doubles allow (grid steps of
+ * ln(2000 · range / gap) / 199 with range / gap below 2^2100) needs at
+ * most 62 more. */
+#define NW_CV_EVALS 262
+
+/* Operations counted for one kernel value of a compact kernel (|u|, a
+ * comparison, 1 − u²); the Gaussian's exp counts API_WORK_EXP. */
+#define NW_COMPACT_KERNEL_OPS 3
 
 typedef struct {
     api_tensor x_train, y_train, x_query, y_query;
@@ -72,6 +94,9 @@ typedef struct {
     size_t n, m, dv;
     attn_kernel kernel;
     double w;
+    int has_rule; /* 1: w is chosen by bw_rule from the training pairs */
+    attn_nw_bw_rule bw_rule;
+    const char *rule_name; /* "scott", "silverman" or "cv" */
     int fit;
     int64_t epochs;
     double lr;
@@ -137,8 +162,45 @@ static int cross_shapes(nw_request *r, api_problem *p) {
     return 0;
 }
 
-/* Table order: kernel, w, fit, tensor_format, precision. */
-static int read_values(nw_request *r, const json_t *body, api_problem *p) {
+/* w as a bandwidth rule's name: which rule, and whether it can be applied
+ * to x_train (read into x_train). */
+static int read_rule(nw_request *r, const char *name, const char *kname,
+                     const double *x_train, api_problem *p) {
+    size_t k = 0, nr = sizeof rules / sizeof rules[0];
+    while (k < nr && strcmp(rules[k].name, name) != 0)
+        k++;
+    if (k == nr)
+        return api_fail(p, API_E_INVALID_VALUE, "/w",
+                        "w is a number > 0 (the inverse bandwidth) or the "
+                        "name of a bandwidth rule: \"scott\", \"silverman\" "
+                        "or \"cv\"; got \"%.40s\"",
+                        name);
+    r->has_rule = 1;
+    r->bw_rule = rules[k].rule;
+    r->rule_name = rules[k].name;
+    if (r->bw_rule == ATTN_NW_BW_CV && r->kernel == ATTN_KERNEL_CONSTANT)
+        return api_fail(p, API_E_INVALID_VALUE, "/w",
+                        "\"cv\" picks the bandwidth with the least "
+                        "leave-one-out error, but the %s kernel ignores the "
+                        "bandwidth: give a number, or another kernel",
+                        kname);
+    size_t i = 1;
+    while (i < r->n && x_train[i] == x_train[0])
+        i++;
+    if (i == r->n)
+        return api_fail(p, API_E_INVALID_VALUE, "/w",
+                        "the bandwidth rule \"%s\" measures the spread of "
+                        "x_train, which needs at least 2 distinct points; "
+                        "x_train has %s",
+                        rules[k].name,
+                        r->n == 1 ? "one point" : "one value repeated");
+    return 0;
+}
+
+/* Table order: kernel, w, fit, tensor_format, precision. x_train holds the
+ * training points (a rule needs them). */
+static int read_values(nw_request *r, const json_t *body, const double *x_train,
+                       api_problem *p) {
     const char *kname = api_field_string(body, "kernel", "gaussian");
     size_t k = 0, nk = sizeof kernels / sizeof kernels[0];
     while (k < nk && strcmp(kernels[k].name, kname) != 0)
@@ -152,16 +214,17 @@ static int read_values(nw_request *r, const json_t *body, api_problem *p) {
     r->kernel = kernels[k].kernel;
 
     const json_t *w = api_field_value(body, "w");
-    if (json_is_string(w))
-        return api_fail(p, API_E_INVALID_VALUE, "/w",
-                        "this server needs a numeric w (the inverse "
-                        "bandwidth, a number > 0); the rules \"scott\", "
-                        "\"silverman\" and \"cv\" are not offered by this "
-                        "version");
-    r->w = w ? json_number_value(w) : 1.0;
-    if (!(isfinite(r->w) && r->w > 0))
-        return api_fail(p, API_E_INVALID_VALUE, "/w",
-                        "w scales distances, (x − xᵢ)·w: a finite number > 0");
+    if (json_is_string(w)) {
+        if (read_rule(r, api_field_string(body, "w", ""), kname, x_train, p))
+            return -1;
+    } else {
+        r->w = w ? json_number_value(w) : 1.0;
+        if (!(isfinite(r->w) && r->w > 0))
+            return api_fail(p, API_E_INVALID_VALUE, "/w",
+                            "w scales distances, (x − xᵢ)·w: a finite "
+                            "number > 0, or a bandwidth rule (\"scott\", "
+                            "\"silverman\", \"cv\")");
+    }
 
     const json_t *fit = api_field_value(body, "fit");
     r->fit = fit != NULL;
@@ -198,11 +261,31 @@ static int read_values(nw_request *r, const json_t *body, api_problem *p) {
     return api_tensor_format_read(&r->fmt, body, p);
 }
 
+/* Estimated work of "w": "cv": NW_CV_EVALS leave-one-out evaluations of
+ * n·n kernel terms, each a kernel value (API_WORK_EXP for the Gaussian's
+ * exp, NW_COMPACT_KERNEL_OPS otherwise; an unknown kernel counts as the
+ * Gaussian) and 1 + dv multiply-adds. "scott" and "silverman" sort x_train
+ * once, which is not counted. */
+static uint64_t estimate_cv_work(const nw_request *r, const json_t *body) {
+    const char *w = api_field_string(body, "w", "");
+    if (!json_is_string(api_field_value(body, "w")) || strcmp(w, "cv") != 0)
+        return 0;
+    const char *kname = api_field_string(body, "kernel", "gaussian");
+    int compact = !strcmp(kname, "boxcar") || !strcmp(kname, "epanechnikov") ||
+                  !strcmp(kname, "triangular") || !strcmp(kname, "constant");
+    uint64_t term = api_work_add(compact ? NW_COMPACT_KERNEL_OPS : API_WORK_EXP,
+                                 api_work_add(1, r->dv));
+    return api_work_mul(api_work_mul(NW_CV_EVALS, api_work_mul(r->n, r->n)),
+                        term);
+}
+
 /* Estimated work (API.md "Limits"): m·n per evaluation; a fit adds one
- * evaluation of its data (n·n for train_loo, m·n for query) per epoch. */
+ * evaluation of its data (n·n for train_loo, m·n for query) per epoch; a
+ * "cv" bandwidth adds estimate_cv_work. */
 static uint64_t estimate_work(const nw_request *r, const json_t *body) {
     uint64_t evals = r->has_y_query ? 2 : 1;
     uint64_t work = api_work_mul(api_work_mul(r->m, r->n), evals);
+    work = api_work_add(work, estimate_cv_work(r, body));
     const json_t *fit = api_field_value(body, "fit");
     if (json_is_object(fit)) {
         int64_t epochs = 5;
@@ -244,6 +327,26 @@ static int nw_fault(const nw_request *r, attn_status st,
                         "double); scale the inputs down");
     default:
         return api_fail(p, API_E_INTERNAL, NULL, "regression failed: %s",
+                        attn_status_str(st));
+    }
+}
+
+/* A bandwidth rule's failure: the rule's arithmetic overflowed (x_train's
+ * spread beyond a double, or a bandwidth whose inverse is not finite). */
+static int bandwidth_fault(const nw_request *r, attn_status st,
+                           api_problem *p) {
+    switch (st) {
+    case ATTN_OK:
+        return 0;
+    case ATTN_E_TOO_FEW: /* read_rule checked this first */
+    case ATTN_E_NONFINITE:
+        return api_fail(p, API_E_INVALID_VALUE, "/w",
+                        "the bandwidth rule \"%s\" gives no finite w > 0 for "
+                        "this x_train (its spread overflows a double or is "
+                        "too small); give w as a number",
+                        r->rule_name);
+    default:
+        return api_fail(p, API_E_INTERNAL, NULL, "bandwidth rule failed: %s",
                         attn_status_str(st));
     }
 }
@@ -307,13 +410,17 @@ int api_handle_nw(api_call *call) {
         api_limit_elements("predictions", sp, 2, max_elements, p) ||
         api_limit_work(estimate_work(&r, body), call->limits->max_work, p))
         return -1;
-    /* 5. remaining values */
-    if (read_values(&r, body, p))
-        return -1;
 
-    /* 6. one allocation */
+    /* 5. one allocation (history for the epochs asked, when that number is
+     * in range; read_values refuses it otherwise), inputs read */
+    int64_t epochs = 0;
+    const json_t *fit = api_field_value(body, "fit");
+    if (fit)
+        api_field_int(fit, "epochs", 5, &epochs);
+    if (epochs < 1 || epochs > FIT_EPOCHS_MAX)
+        epochs = 0;
     size_t epoch_slots = (sizeof(attn_nw_epoch) + 7) / 8;
-    size_t history_slots = r.fit ? (size_t)r.epochs * epoch_slots : 0;
+    size_t history_slots = (size_t)epochs * epoch_slots;
     api_arena arena = {0};
     api_arena_plan(&arena, r.n);        /* x_train */
     api_arena_plan(&arena, r.n * r.dv); /* y_train */
@@ -331,19 +438,34 @@ int api_handle_nw(api_call *call) {
     double *pred = api_arena_take(&arena, r.m * r.dv);
     double *weights = api_arena_take(&arena, r.m * r.n);
     attn_nw_epoch *history =
-        r.fit ? api_arena_take(&arena, history_slots) : NULL;
+        epochs ? api_arena_take(&arena, history_slots) : NULL;
     api_tensor_read(x_train, &r.x_train);
     api_tensor_read(y_train, &r.y_train);
     api_tensor_read(x_query, &r.x_query);
     if (y_query)
         api_tensor_read(y_query, &r.y_query);
 
-    /* 7. compute: fit w (gaussian), then predict (and loss) at it */
+    /* 6. remaining values */
+    if (read_values(&r, body, x_train, p)) {
+        api_arena_free(&arena);
+        return -1;
+    }
+
+    /* 7. compute: w from its rule, fit w (gaussian), then predict (and
+     * loss) at it */
     attn_fault fault = {0};
-    double loss = 0, grad_w = 0;
+    double loss = 0, grad_w = 0, h;
     int gaussian = r.kernel == ATTN_KERNEL_GAUSSIAN;
     double t0 = api_clock_ms();
     attn_status st = ATTN_OK;
+    if (r.has_rule) {
+        st = attn_nw_bandwidth(&h, &r.w, x_train, y_train, r.kernel, r.bw_rule,
+                               r.n, r.dv);
+        if (bandwidth_fault(&r, st, p)) {
+            api_arena_free(&arena);
+            return -1;
+        }
+    }
     if (r.fit)
         st = attn_nw_fit(&r.w, history, r.w, r.lr, (size_t)r.epochs, r.data,
                          x_train, y_train, x_query, y_query, r.n, r.m, r.dv,

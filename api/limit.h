@@ -12,6 +12,11 @@
 
 #include "problem.h"
 
+/* Operations counted for one exp, sin or cos (a range reduction and a
+ * polynomial of about ten terms): kernels and encodings that evaluate one
+ * per entry count this many per entry, not one. */
+#define API_WORK_EXP 20
+
 /* a·b and a + b, saturating at UINT64_MAX. */
 uint64_t api_work_mul(uint64_t a, uint64_t b);
 uint64_t api_work_add(uint64_t a, uint64_t b);

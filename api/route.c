@@ -15,6 +15,8 @@ static const api_route routes[] = {
     {"POST", "/attention/multihead", api_handle_multihead, POST_ALLOW, 1, 1},
     {"POST", "/regression/nw", api_handle_nw, POST_ALLOW, 1, 1},
     {"GET", "/regression/nw/dataset", api_handle_dataset, GET_ALLOW, 0, 0},
+    {"POST", "/softmax/masked", api_handle_softmax_masked, POST_ALLOW, 1, 1},
+    {"GET", "/encoding/positional", api_handle_posenc, GET_ALLOW, 0, 0},
     {"GET", "/healthz", api_handle_healthz, GET_ALLOW, 0, 0},
     {"GET", "/v2/health/live", api_handle_live, GET_ALLOW, 0, 0},
     {"GET", "/v2/health/ready", api_handle_ready, GET_ALLOW, 0, 0},

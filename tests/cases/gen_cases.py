@@ -22,6 +22,8 @@ ROUTES = {
     "attention_multihead": "POST /attention/multihead",
     "regression_nw": "POST /regression/nw",
     "regression_nw_dataset": "GET /regression/nw/dataset",
+    "softmax_masked": "POST /softmax/masked",
+    "encoding_positional": "GET /encoding/positional",
 }
 CASES = {e: {} for e in ROUTES}
 
@@ -1299,7 +1301,6 @@ def nw_cases():
         dict(golden, kernel="cosine"))
     add(E, "w_zero", problem("invalid_value", "/w"), dict(golden, w=0))
     add(E, "w_negative", problem("invalid_value", "/w"), dict(golden, w=-1))
-    add(E, "w_rule_string", problem("invalid_value", "/w"), dict(golden, w="scott"))
     add(E, "fit_needs_gaussian", problem("invalid_value", "/fit"),
         dict(golden, kernel="boxcar", fit={}))
     add(E, "fit_epochs_zero", problem("invalid_value", "/fit/epochs"),
@@ -1416,6 +1417,392 @@ def dataset_cases():
         meta={"query": "seed=-1&noise=-1&n_train=0"})
 
 
+def softmax_cases():
+    E = "softmax_masked"
+    rng = random.Random(10)
+    s = rand_tensor(rng, 2, 3, 5, lo=-3.0, hi=3.0)
+    base = {"scores": s}
+
+    def sm(name, extra=None, scores=None, drop_batch=False, fmt=None,
+           precision=None, **mask):
+        sc = s if scores is None else scores
+        w = ref.softmax_masked([sc] if drop_batch else sc, **mask)
+        if drop_batch:
+            w = w[0]
+        if precision:
+            w = rounded(w, precision)
+        req = {"scores": sc}
+        req.update(extra or {})
+        add(E, name, ok({"weights": flat(w) if fmt == "flat" else w}), req)
+
+    # d2l 11.3.1's two calls: valid_lens [2, 3], then [[1, 3], [2, 4]]
+    d2l = rand_tensor(rng, 2, 2, 4, lo=0.0, hi=1.0)
+    sm("d2l_valid_lens_per_example", {"valid_lens": [2, 3]}, d2l,
+       valid_lens=[2, 3])
+    sm("d2l_valid_lens_per_query", {"valid_lens": [[1, 3], [2, 4]]}, d2l,
+       valid_lens=[[1, 3], [2, 4]], per_query=True)
+    sm("no_mask")
+    per_q = [[1, 5, 0], [0, 2, 5]]
+    sm("valid_lens_per_query_zero_rows", {"valid_lens": per_q},
+       valid_lens=per_q, per_query=True)
+    sm("fully_masked_zero", {"valid_lens": per_q, "fully_masked": "zero"},
+       valid_lens=per_q, per_query=True)
+    sm("fully_masked_uniform", {"valid_lens": per_q, "fully_masked": "uniform"},
+       valid_lens=per_q, per_query=True, fully_masked="uniform")
+    sm("fully_masked_error_without_empty_rows",
+       {"valid_lens": [1, 5], "fully_masked": "error"}, valid_lens=[1, 5])
+    sm("causal_true", {"causal": True}, causal="top_left")
+    sm("causal_top_left", {"causal": "top_left"}, causal="top_left")
+    sm("causal_bottom_right", {"causal": "bottom_right"}, causal="bottom_right")
+    sm("causal_false", {"causal": False})
+    sm("causal_and_valid_lens", {"causal": True, "valid_lens": [2, 1]},
+       causal="top_left", valid_lens=[2, 1])
+    tall = rand_tensor(rng, 1, 4, 2, lo=-2.0, hi=2.0)
+    sm("causal_bottom_right_more_queries_than_keys",
+       {"causal": "bottom_right", "fully_masked": "uniform"}, tall,
+       causal="bottom_right", fully_masked="uniform")
+    sm("unbatched_rank2", scores=s[0], drop_batch=True)
+    sm("unbatched_valid_lens_scalar", {"valid_lens": 3}, s[0], True,
+       valid_lens=[3])
+    sm("unbatched_valid_lens_per_query", {"valid_lens": [1, 0, 4]}, s[0],
+       True, valid_lens=[[1, 0, 4]], per_query=True)
+    sm("unbatched_causal", {"causal": True}, s[0], True, causal="top_left")
+    w = ref.softmax_masked(s, valid_lens=[2, 4])
+    add(E, "flat_input", ok({"weights": w}),
+        {"scores": flat(s), "valid_lens": {"shape": [2], "data": [2, 4]}})
+    sm("tensor_format_flat", {"tensor_format": "flat", "valid_lens": [2, 4]},
+       fmt="flat", valid_lens=[2, 4])
+    sm("tensor_format_flat_unbatched", {"tensor_format": "flat"}, s[0], True,
+       fmt="flat")
+    sm("precision_3", {"precision": 3, "causal": True}, precision=3,
+       causal="top_left")
+    sm("integral_reals", {"valid_lens": [2.0, 4.0], "precision": 5.0},
+       valid_lens=[2, 4], precision=5)
+    sm("nulls_mean_absent",
+       {"valid_lens": None, "causal": None, "fully_masked": None,
+        "tensor_format": None, "precision": None})
+    sm("integers", scores=[[0, 1], [2, 2], [-3, 7]], drop_batch=True)
+    sm("single_key", scores=[[[0.5], [-2]], [[7], [1e300]]])
+    # stable for any finite score: the row maximum is subtracted
+    big = 1.7976931348623157e308
+    extreme = [[1e300, -1e300, 0], [-1e300, -1e300, -1e300],
+               [1e300, 1e300, -5], [big, -big, 0]]
+    sm("extreme_scores", scores=extreme, drop_batch=True)
+    want = [[1.0, 0.0, 0.0], [1 / 3] * 3, [0.5, 0.5, 0.0], [1.0, 0.0, 0.0]]
+    assert ref.softmax_masked([extreme])[0] == want
+    sm("extreme_visible_beats_masked", {"valid_lens": [1, 2]},
+       scores=[[-1e300, 5, 7], [-1e300, -1e299, 1e300]], drop_batch=True,
+       valid_lens=[[1, 2]], per_query=True)
+    assert ref.softmax_masked([[[-1e300, 5, 7]]], [1]) == [[[1.0, 0.0, 0.0]]]
+
+    # ---- errors, in the contract's order
+    add(E, "method_get", dict(problem("method_not_allowed"),
+                              allow="POST, OPTIONS"), meta={"method": "GET"})
+    add(E, "content_type_text_plain", problem("unsupported_media_type"), base,
+        meta={"content_type": "text/plain"})
+    add(E, "invalid_json_syntax", problem("invalid_json"),
+        raw=b'{"scores": [[1, 2]')
+    add(E, "root_array", problem("wrong_type", ""), raw=b'[[1, 2]]')
+    add(E, "unknown_field_misspelt", problem("unknown_field", "/valid_len"),
+        dict(base, valid_len=[1, 2]))
+    add(E, "unknown_field_queries", problem("unknown_field", "/queries"),
+        dict(base, queries=s))
+    add(E, "unknown_field_in_tensor_object",
+        problem("unknown_field", "/scores/dtype"),
+        {"scores": dict(flat(s), dtype="FP64")})
+    add(E, "missing_scores", problem("missing_field", "/scores"),
+        {"valid_lens": [1, 2]})
+    add(E, "missing_scores_null", problem("missing_field", "/scores"),
+        {"scores": None})
+    add(E, "wrong_type_scores_string", problem("wrong_type", "/scores"),
+        {"scores": "0.5"})
+    add(E, "wrong_type_scores_entry", problem("wrong_type", "/scores/1/2/3"),
+        {"scores": [s[0], [s[1][0], s[1][1], s[1][2][:3] + [True, 0]]]})
+    add(E, "wrong_type_causal_number", problem("wrong_type", "/causal"),
+        dict(base, causal=1))
+    add(E, "wrong_type_fully_masked_bool",
+        problem("wrong_type", "/fully_masked"), dict(base, fully_masked=True))
+    add(E, "wrong_type_valid_lens_fraction",
+        problem("wrong_type", "/valid_lens/0"), dict(base, valid_lens=[1.5, 2]))
+    add(E, "wrong_type_precision_fraction", problem("wrong_type", "/precision"),
+        dict(base, precision=2.5))
+    add(E, "rank_1_scores", problem("shape_mismatch", "/scores", [-1, -1, -1],
+                                    [5]),
+        {"scores": s[0][0]})
+    add(E, "rank_4_scores", problem("shape_mismatch", "/scores", [-1, -1, -1],
+                                    [1, 2, 3, 5]),
+        {"scores": [s]})
+    add(E, "ragged_scores", problem("ragged_array", "/scores/1/2"),
+        {"scores": [s[0], [s[1][0], s[1][1], s[1][2][:4]]]})
+    add(E, "empty_scores", problem("invalid_value", "/scores"), {"scores": []})
+    add(E, "empty_rows", problem("invalid_value", "/scores"),
+        {"scores": [[[]], [[]]]})
+    add(E, "flat_data_length_mismatch",
+        problem("shape_mismatch", "/scores/data", [30], [29]),
+        {"scores": {"shape": [2, 3, 5], "data": flat(s)["data"][:29]}})
+    add(E, "too_large_declared_shape", problem("payload_too_large", "/scores"),
+        {"scores": {"shape": [1, 5000, 5000], "data": [0]}})
+    add(E, "mismatch_valid_lens_length",
+        problem("shape_mismatch", "/valid_lens", [2], [3]),
+        dict(base, valid_lens=[1, 2, 3]))
+    add(E, "mismatch_valid_lens_per_query",
+        problem("shape_mismatch", "/valid_lens", [2, 3], [2, 2]),
+        dict(base, valid_lens=[[1, 2], [3, 4]]))
+    add(E, "mismatch_valid_lens_scalar_batched",
+        problem("shape_mismatch", "/valid_lens", [2], []),
+        dict(base, valid_lens=3))
+    add(E, "mismatch_valid_lens_unbatched",
+        problem("shape_mismatch", "/valid_lens", [3], [2]),
+        {"scores": s[0], "valid_lens": [1, 2]})
+    add(E, "valid_lens_above_nk", problem("invalid_value", "/valid_lens/1"),
+        dict(base, valid_lens=[3, 6]))
+    add(E, "valid_lens_negative", problem("invalid_value", "/valid_lens/0"),
+        dict(base, valid_lens=[-1, 2]))
+    add(E, "valid_lens_per_query_out_of_range",
+        problem("invalid_value", "/valid_lens/1/2"),
+        dict(base, valid_lens=[[1, 2, 3], [4, 5, 6]]))
+    add(E, "valid_lens_flat_out_of_range",
+        problem("invalid_value", "/valid_lens/data/4"),
+        dict(base, valid_lens={"shape": [2, 3], "data": [1, 2, 3, 4, 9, 1]}))
+    add(E, "fully_masked_error_valid_lens",
+        problem("invalid_value", "/valid_lens/1"),
+        dict(base, valid_lens=[2, 0], fully_masked="error"))
+    add(E, "fully_masked_error_per_query",
+        problem("invalid_value", "/valid_lens/1/0"),
+        dict(base, valid_lens=[[1, 2, 3], [0, 1, 1]], fully_masked="error"))
+    add(E, "fully_masked_error_flat_per_query",
+        problem("invalid_value", "/valid_lens/data/4"),
+        dict(base, valid_lens={"shape": [2, 3], "data": [1, 2, 3, 4, 0, 1]},
+             fully_masked="error"))
+    add(E, "fully_masked_error_causal", problem("invalid_value", "/causal"),
+        {"scores": tall, "causal": "bottom_right", "fully_masked": "error"})
+    add(E, "fully_masked_error_unbatched_scalar",
+        problem("invalid_value", "/valid_lens"),
+        {"scores": s[0], "valid_lens": 0, "fully_masked": "error"})
+    add(E, "fully_masked_error_unbatched_per_query",
+        problem("invalid_value", "/valid_lens/2"),
+        {"scores": s[0], "valid_lens": [1, 5, 0], "fully_masked": "error"})
+    add(E, "causal_unknown", problem("invalid_value", "/causal"),
+        dict(base, causal="sideways"))
+    add(E, "fully_masked_unknown", problem("invalid_value", "/fully_masked"),
+        dict(base, fully_masked="ignore"))
+    add(E, "tensor_format_unknown", problem("invalid_value", "/tensor_format"),
+        dict(base, tensor_format="csv"))
+    add(E, "precision_zero", problem("invalid_value", "/precision"),
+        dict(base, precision=0))
+    add(E, "precision_18", problem("invalid_value", "/precision"),
+        dict(base, precision=18))
+    add(E, "order_unknown_before_missing", problem("unknown_field", "/scorez"),
+        {"scorez": s})
+    add(E, "order_missing_before_wrong_type", problem("missing_field", "/scores"),
+        {"causal": 5})
+    add(E, "order_wrong_type_before_ragged", problem("wrong_type", "/causal"),
+        {"scores": [s[0], [s[1][0]]], "causal": 5})
+    add(E, "order_tensor_before_cross_field", problem("invalid_value", "/scores"),
+        {"scores": [], "valid_lens": [1, 2, 3]})
+    add(E, "order_cross_field_before_invalid_value",
+        problem("shape_mismatch", "/valid_lens", [2], [3]),
+        dict(base, valid_lens=[9, 9, 9], causal="sideways"))
+    add(E, "order_valid_lens_before_causal",
+        problem("invalid_value", "/valid_lens/0"),
+        dict(base, valid_lens=[9, 1], causal="sideways"))
+    add(E, "order_causal_before_fully_masked", problem("invalid_value", "/causal"),
+        dict(base, causal="sideways", fully_masked="ignore"))
+
+
+def posenc_cases():
+    E = "encoding_positional"
+
+    def P(n, d, k=None, fmt=None):
+        p = ref.positional_encoding(n, d)
+        if k:
+            p = rounded(p, k)
+        return ok({"P": flat(p) if fmt == "flat" else p})
+
+    golden = ref.positional_encoding(3, 4)
+    assert golden[0] == [0, 1, 0, 1]
+    assert golden[1] == [math.sin(1), math.cos(1), math.sin(0.01),
+                         math.cos(0.01)]
+    add(E, "golden_3x4", P(3, 4), meta={"query": "num_steps=3&d=4"})
+    add(E, "d2l_plot_60x32", P(60, 32), meta={"query": "num_steps=60&d=32"})
+    add(E, "odd_d", P(4, 5), meta={"query": "num_steps=4&d=5"})
+    add(E, "d_1_sine_only", P(5, 1), meta={"query": "num_steps=5&d=1"})
+    add(E, "one_step", P(1, 6), meta={"query": "d=6&num_steps=1"})
+    add(E, "far_positions", P(1000, 2), meta={"query": "num_steps=1000&d=2"})
+    add(E, "integral_reals", P(3, 4), meta={"query": "num_steps=3.0&d=4e0"})
+    add(E, "repeated_last_wins", P(2, 4),
+        meta={"query": "num_steps=9&d=2&d=4&num_steps=2"})
+    add(E, "percent_encoded", P(2, 3), meta={"query": "num%5Fsteps=2&d=%33&&"})
+    add(E, "tensor_format_flat", P(3, 5, fmt="flat"),
+        meta={"query": "num_steps=3&d=5&tensor_format=flat"})
+    add(E, "tensor_format_nested", P(2, 2),
+        meta={"query": "num_steps=2&d=2&tensor_format=nested"})
+    add(E, "precision_4", P(6, 4, k=4),
+        meta={"query": "num_steps=6&d=4&precision=4"})
+    add(E, "head_is_get", P(3, 4),
+        meta={"method": "HEAD", "query": "num_steps=3&d=4"})
+
+    add(E, "method_post", dict(problem("method_not_allowed"),
+                               allow="GET, HEAD, OPTIONS"),
+        body={}, meta={"method": "POST", "query": "num_steps=3&d=4"})
+    add(E, "missing_both", problem("missing_field", "/num_steps"))
+    add(E, "missing_num_steps", problem("missing_field", "/num_steps"),
+        meta={"query": "d=4"})
+    add(E, "missing_d", problem("missing_field", "/d"),
+        meta={"query": "num_steps=4"})
+    add(E, "empty_value", problem("wrong_type", "/num_steps"),
+        meta={"query": "num_steps=&d=4"})
+    add(E, "no_value", problem("wrong_type", "/d"),
+        meta={"query": "num_steps=3&d"})
+    add(E, "not_a_number", problem("wrong_type", "/d"),
+        meta={"query": "num_steps=3&d=four"})
+    add(E, "fraction", problem("wrong_type", "/num_steps"),
+        meta={"query": "num_steps=2.5&d=4"})
+    add(E, "nul_in_number", problem("wrong_type", "/d"),
+        meta={"query": "num_steps=3&d=4%00"})
+    add(E, "wrong_type_precision", problem("wrong_type", "/precision"),
+        meta={"query": "num_steps=3&d=4&precision=high"})
+    add(E, "num_steps_zero", problem("invalid_value", "/num_steps"),
+        meta={"query": "num_steps=0&d=4"})
+    add(E, "num_steps_negative", problem("invalid_value", "/num_steps"),
+        meta={"query": "num_steps=-3&d=4"})
+    add(E, "d_zero", problem("invalid_value", "/d"),
+        meta={"query": "num_steps=3&d=0"})
+    add(E, "d_beyond_int64", problem("invalid_value", "/d"),
+        meta={"query": "num_steps=3&d=1e19"})
+    add(E, "too_large_P", problem("payload_too_large"),
+        meta={"query": "num_steps=5000&d=5000"})
+    add(E, "too_large_P_overflows_64bit", problem("payload_too_large"),
+        meta={"query": "num_steps=9223372036854775807&d=9223372036854775807"})
+    add(E, "tensor_format_unknown", problem("invalid_value", "/tensor_format"),
+        meta={"query": "num_steps=3&d=4&tensor_format=csv"})
+    add(E, "precision_out_of_range", problem("invalid_value", "/precision"),
+        meta={"query": "num_steps=3&d=4&precision=18"})
+    add(E, "unknown_parameter", problem("unknown_field", "/dim"),
+        meta={"query": "num_steps=3&dim=4"})
+    add(E, "order_unknown_before_missing", problem("unknown_field", "/steps"),
+        meta={"query": "steps=3"})
+    add(E, "order_missing_before_wrong_type", problem("missing_field", "/d"),
+        meta={"query": "num_steps=abc"})
+    add(E, "order_wrong_type_before_range", problem("wrong_type", "/d"),
+        meta={"query": "num_steps=0&d=x"})
+    add(E, "order_range_in_table_order", problem("invalid_value", "/num_steps"),
+        meta={"query": "d=0&num_steps=0"})
+    add(E, "order_413_before_tensor_format", problem("payload_too_large"),
+        meta={"query": "num_steps=5000&d=5000&tensor_format=csv"})
+
+
+def nw_bandwidth_cases():
+    E = "regression_nw"
+    x, y, _, _ = ref.nw_dataset(12, 0.5, 3)
+    xq = [0.3, 1.7, 2.2, 4.9]
+    yq = [ref.f_true(t) for t in xq]
+
+    def rule(name, w_rule, kernel="gaussian", Y=None, y_query=None, extra=None,
+             h=None, fmt=None, xt=x, xqs=xq):
+        Y = Y or col(y)
+        if h is None:
+            h = ref.bandwidth_rule(xt, w_rule)
+        w = 1 / h
+        req = {"x_train": xt, "y_train": uncol(Y) if len(Y[0]) == 1 else Y,
+               "x_query": xqs, "w": w_rule}
+        if kernel != "gaussian":
+            req["kernel"] = kernel
+        fit = (extra or {}).get("fit")
+        hist = None
+        if fit is not None:
+            w, hist = ref.nw_fit(w, fit.get("lr", 0.5), fit.get("epochs", 5),
+                                 "train_loo", xt, Y)
+        pred, a = ref.nw_predict(xqs, xt, Y, kernel, w)
+        res = {"predictions": uncol(pred) if len(Y[0]) == 1 else pred,
+               "weights": a, "w": w}
+        if y_query is not None:
+            res["loss"], grad = ref.nw_loss_grad(xqs, y_query, xt, Y, kernel, w)
+            if kernel == "gaussian":
+                res["grad_w"] = grad
+            req["y_query"] = uncol(y_query) if len(Y[0]) == 1 else y_query
+        if hist is not None:
+            res["history"] = hist
+        if fmt == "flat":
+            res["predictions"] = flat(res["predictions"])
+            res["weights"] = flat(res["weights"])
+            req["tensor_format"] = "flat"
+        req.update(extra or {})
+        add(E, name, ok(res), req)
+
+    rule("w_scott", "scott")
+    rule("w_silverman", "silverman")
+    rule("w_silverman_y_query", "silverman", y_query=col(yq))
+    rule("w_scott_triangular", "scott", kernel="triangular")
+    rule("w_scott_fit_starts_from_rule", "scott",
+         extra={"fit": {"epochs": 3, "lr": 0.05}})
+    Y = [[t, -2 * t + 1] for t in y]
+    rule("w_silverman_y_matrix_flat", "silverman", Y=Y, fmt="flat")
+    # duplicates and an IQR of 0: A = std
+    xd = [3, 3, 3, 3, 3, 3, 3, 3, 0, 10]
+    rule("w_scott_iqr_zero", "scott", xt=xd, Y=col([1, 2, 3, 4, 5, 6, 7, 8,
+                                                    0, 2]), xqs=[2.5, 9])
+
+    # "cv" on the textbook dataset (seed 0, 50 points): the reference's
+    # search, which must agree with statsmodels KernelReg cv_ls to 1 % and
+    # with the numpy search in tests/vectors/bandwidth.txt to 1e-6
+    vec = read_vectors(os.path.join(HERE, "..", "vectors",
+                                   "bandwidth.txt"))["cv_gaussian_seed0"]
+    x0, y0, _, _ = ref.nw_dataset(50, 0.5, 0)
+    assert vec["x"] == x0 and vec["y"] == y0
+    h = ref.bandwidth_cv(x0, col(y0), "gaussian")
+    assert abs(h - vec["h_statsmodels"]) <= 0.01 * vec["h_statsmodels"]
+    assert abs(h - vec["h_spec"]) <= 1e-6 * vec["h_spec"]
+    rule("w_cv_textbook_seed0", "cv", Y=col(y0), xt=x0, h=h,
+         xqs=[0.5, 2.5, 4.5], y_query=col([ref.f_true(t) for t in
+                                           (0.5, 2.5, 4.5)]))
+    h = ref.bandwidth_cv(x, col(y), "epanechnikov")
+    rule("w_cv_epanechnikov", "cv", kernel="epanechnikov", h=h)
+    h = ref.bandwidth_cv(x, Y, "gaussian")
+    rule("w_cv_y_matrix", "cv", Y=Y, h=h)
+
+    golden = {"x_train": [1, 2, 4], "y_train": [0, 3, 1], "x_query": [2.5]}
+    add(E, "w_rule_unknown", problem("invalid_value", "/w"),
+        dict(golden, w="bogus"))
+    add(E, "w_rule_case_sensitive", problem("invalid_value", "/w"),
+        dict(golden, w="Scott"))
+    add(E, "w_rule_empty", problem("invalid_value", "/w"), dict(golden, w=""))
+    add(E, "w_rule_nul", problem("invalid_value", "/w"),
+        dict(golden, w="scott\u0000"))
+    add(E, "w_rule_numeric_string", problem("invalid_value", "/w"),
+        dict(golden, w="0.5"))
+    add(E, "w_scott_one_point", problem("invalid_value", "/w"),
+        {"x_train": [1], "y_train": [2], "x_query": [1], "w": "scott"})
+    add(E, "w_silverman_identical_points", problem("invalid_value", "/w"),
+        {"x_train": [2, 2, 2], "y_train": [1, 2, 3], "x_query": [1],
+         "w": "silverman"})
+    add(E, "w_cv_identical_points", problem("invalid_value", "/w"),
+        {"x_train": [2, 2], "y_train": [1, 2], "x_query": [1], "w": "cv"})
+    add(E, "w_cv_constant_kernel", problem("invalid_value", "/w"),
+        dict(golden, w="cv", kernel="constant"))
+    add(E, "order_kernel_before_w_rule", problem("invalid_value", "/kernel"),
+        dict(golden, w="bogus", kernel="x"))
+    add(E, "order_w_rule_before_fit", problem("invalid_value", "/w"),
+        {"x_train": [2, 2, 2], "y_train": [1, 2, 3], "x_query": [1],
+         "w": "scott", "fit": {"epochs": 0}})
+    # "cv" costs up to 262 leave-one-out evaluations of n² kernel terms
+    # (21 operations each for the Gaussian with dv 1): n = 2000 is 2.7 times
+    # 2^33
+    n = 2000
+    big = {"x_train": list(range(n)), "y_train": [0] * n, "x_query": [1],
+           "w": "cv"}
+    assert 262 * n * n * 22 > 2 * 2 ** 33
+    add(E, "too_large_work_cv", problem("payload_too_large"), big)
+    add(E, "order_work_cv_before_fit_epochs", problem("payload_too_large"),
+        dict(big, fit={"epochs": 0}))
+    # a compact kernel's term counts 3 + 1 + dv = 5: n = 4000 is 2.4 times
+    n = 4000
+    assert 262 * n * n * 5 > 2 * 2 ** 33
+    add(E, "too_large_work_cv_compact", problem("payload_too_large"),
+        {"x_train": list(range(n)), "y_train": [0] * n, "x_query": [1],
+         "w": "cv", "kernel": "boxcar"})
+
+
 def write():
     for endpoint, cases in CASES.items():
         edir = os.path.join(HERE, endpoint)
@@ -1448,5 +1835,8 @@ if __name__ == "__main__":
     multihead_cases()
     nw_cases()
     dataset_cases()
+    softmax_cases()
+    posenc_cases()
+    nw_bandwidth_cases()
     write()
     print(sum(len(c) for c in CASES.values()), "cases")

@@ -234,6 +234,110 @@ def nw_dataset(n_train=50, noise=0.5, seed=0):
     return x, y, x_test, [f_true(t) for t in x_test]
 
 
+# ------------------------------------------- masked softmax (section 10)
+
+def softmax_masked(scores, valid_lens=None, per_query=False, causal=None,
+                   fully_masked="zero"):
+    """scores (B, Nq, Nk) -> weights (B, Nq, Nk): masked_softmax row by row
+    under the contract's masks (as d2l's masked_softmax, without a fill
+    value: masked weights are exactly 0)."""
+    Nq, Nk = len(scores[0]), len(scores[0][0])
+    return [[masked_softmax(row, [visible(b, i, j, Nq, Nk, valid_lens,
+                                         per_query, causal)
+                                 for j in range(Nk)], fully_masked)[0]
+             for i, row in enumerate(sb)]
+            for b, sb in enumerate(scores)]
+
+
+# ------------------------------------- positional encoding (section 10)
+
+def positional_encoding(num_steps, D):
+    """P[i, 2j] = sin(i / 10000^(2j/D)), P[i, 2j+1] = cos(the same)."""
+    P = []
+    for i in range(num_steps):
+        row = []
+        for c in range(D):
+            angle = i / 10000.0 ** ((c - c % 2) / D)
+            row.append(math.sin(angle) if c % 2 == 0 else math.cos(angle))
+        P.append(row)
+    return P
+
+
+# ------------------------------------- NW bandwidth rules (section 4)
+
+def quantile_linear(xs, p):
+    """numpy.quantile's default ("linear") on sorted xs."""
+    pos = (len(xs) - 1) * p
+    lo = math.floor(pos)
+    if lo >= len(xs) - 1:
+        return xs[-1]
+    return xs[lo] + (xs[lo + 1] - xs[lo]) * (pos - lo)
+
+
+def bandwidth_rule(x, rule):
+    """h by Scott (1.059) or Silverman (0.9) · A · n^(-1/5), A = min(sample
+    std, IQR/1.349), std alone when the IQR is 0. Raises ValueError for
+    fewer than 2 distinct points."""
+    if len(set(x)) < 2:
+        raise ValueError("fewer than 2 distinct points")
+    n = len(x)
+    xs = sorted(x)
+    mean = sum(xs) / n
+    sd = math.sqrt(sum((t - mean) ** 2 for t in xs) / (n - 1))
+    iqr = quantile_linear(xs, 0.75) - quantile_linear(xs, 0.25)
+    A = min(sd, iqr / 1.349) if iqr > 0 else sd
+    return {"scott": 1.059, "silverman": 0.9}[rule] * A * n ** -0.2
+
+
+def nw_loo_sse(x, y, kernel, h):
+    """Σᵢ Σ_c (y[i][c] − ŷ₋ᵢ(xᵢ)[c])², ŷ₋ᵢ from the other n − 1 pairs with
+    kernel argument (xᵢ − xⱼ)/h; inf when some xᵢ has zero kernel mass."""
+    total = 0.0
+    for i in range(len(x)):
+        others = [j for j in range(len(x)) if j != i]
+        try:
+            w = nw_weights([x[i]], [x[j] for j in others], kernel, 1.0 / h)[0]
+        except ZeroDivisionError:
+            return math.inf
+        for c in range(len(y[0])):
+            pred = sum(a * y[j][c] for a, j in zip(w, others))
+            total += (y[i][c] - pred) ** 2
+    return total
+
+
+def bandwidth_cv(x, y, kernel):
+    """The contract's "cv": the least nw_loo_sse over 200 log-spaced h in
+    [smallest positive gap / 20, 100 · range] (first minimum on ties), then
+    golden-section search between the best point's neighbours until the
+    bracket is within 1e-6 of its midpoint; the best h evaluated."""
+    xs = sorted(x)
+    gap = min(b - a for a, b in zip(xs, xs[1:]) if b > a)
+    lo, hi = gap / 20, 100 * (xs[-1] - xs[0])
+    step = math.log(hi / lo) / 199
+    grid = [hi if k == 199 else lo * math.exp(step * k) for k in range(200)]
+    scores = [nw_loo_sse(x, y, kernel, h) for h in grid]
+    best = min(range(200), key=lambda k: (scores[k], k))
+    best_h, best_f = grid[best], scores[best]
+    invphi = (math.sqrt(5) - 1) / 2
+    a, b = grid[max(best - 1, 0)], grid[min(best + 1, 199)]
+    c, d = b - invphi * (b - a), a + invphi * (b - a)
+    fc, fd = nw_loo_sse(x, y, kernel, c), nw_loo_sse(x, y, kernel, d)
+    while True:
+        for h, f in ((c, fc), (d, fd)):
+            if f < best_f:
+                best_h, best_f = h, f
+        if not b - a > 1e-6 * 0.5 * (a + b):
+            return best_h
+        if fc <= fd:
+            b, d, fd = d, c, fc
+            c = b - invphi * (b - a)
+            fc = nw_loo_sse(x, y, kernel, c)
+        else:
+            a, c, fc = c, d, fd
+            d = a + invphi * (b - a)
+            fd = nw_loo_sse(x, y, kernel, d)
+
+
 def self_check():
     """The contract's published values (API.md sections 4, 5 and 7)."""
     r = Rng(0)
