@@ -11,9 +11,10 @@
  * the text around it is unchanged. So the new text parses iff the
  * original does, to the same document except those values. When it does
  * not parse, the original body is parsed again for jansson's own error.
- * A placeholder is a string of a NUL followed by the array's index; the
- * fast path is not taken when any string of the body holds \u0000, so no
- * client string can pass for one.
+ * A placeholder is a string: NUL, the load's serial number, '.', the
+ * array's index. The fast path is not taken when any string of the body
+ * holds \u0000, so no client string can pass for one; the serial keeps
+ * the placeholders of nested loads (a request inside a request) apart.
  */
 #include "fastpath.h"
 
@@ -45,6 +46,7 @@ static const route_fields routes[] = {
 };
 
 static atomic_int enabled = 1;
+static atomic_ullong serials;
 
 /* The innermost active api_fastpath of this thread. */
 static _Thread_local const api_fastpath *current;
@@ -290,17 +292,18 @@ static long scan(api_fastpath *fp, const char *const *fields, const char *body,
     }
 }
 
-/* The body with each region replaced by "\u0000<index>". */
+/* The body with each region replaced by "\u0000<serial>.<index>". */
 static char *substitute(const char *body, size_t len, const region *regions,
-                        size_t n, size_t *text_len) {
-    size_t cap = len + 32 * n + 1, w = 0, from = 0;
+                        size_t n, unsigned long long serial, size_t *text_len) {
+    size_t cap = len + 56 * n + 1, w = 0, from = 0;
     char *text = malloc(cap);
     if (text == NULL)
         return NULL;
     for (size_t i = 0; i < n; i++) {
         memcpy(text + w, body + from, regions[i].start - from);
         w += regions[i].start - from;
-        w += (size_t)snprintf(text + w, cap - w, "\"\\u0000%zu\"", i);
+        w += (size_t)snprintf(text + w, cap - w, "\"\\u0000%llu.%zu\"", serial,
+                              i);
         from = regions[i].end;
     }
     memcpy(text + w, body + from, len - from);
@@ -324,7 +327,9 @@ json_t *api_fastpath_load(api_fastpath *fp, const char *route, const char *body,
     json_t *root = NULL;
     if (n > 0) {
         size_t text_len;
-        fp->text = substitute(body, len, regions, (size_t)n, &text_len);
+        fp->serial = atomic_fetch_add(&serials, 1);
+        fp->text =
+            substitute(body, len, regions, (size_t)n, fp->serial, &text_len);
         if (fp->text)
             root = json_loadb(fp->text, text_len, flags, error);
     }
@@ -352,19 +357,28 @@ void api_fastpath_release(api_fastpath *fp) {
     memset(fp, 0, sizeof *fp);
 }
 
+/* Decimal digits of s[*i ..) up to a byte that is not one; -1 when there
+ * are none or too many. */
+static int read_decimal(unsigned long long *v, const char *s, size_t n,
+                        size_t *i) {
+    size_t start = *i;
+    *v = 0;
+    for (; *i < n && s[*i] >= '0' && s[*i] <= '9'; (*i)++)
+        *v = *v * 10 + (unsigned long long)(s[*i] - '0');
+    return *i == start || *i - start > 19 ? -1 : 0;
+}
+
 const api_fastpath_array *api_fastpath_find(const json_t *v) {
-    const api_fastpath *fp = current;
-    if (fp == NULL || !json_is_string(v))
+    if (current == NULL || !json_is_string(v))
         return NULL;
     const char *s = json_string_value(v);
-    size_t n = json_string_length(v);
-    if (n < 2 || n > 21 || s[0] != '\0')
+    size_t n = json_string_length(v), i = 1;
+    unsigned long long serial, index;
+    if (n < 4 || s[0] != '\0' || read_decimal(&serial, s, n, &i) || i == n ||
+        s[i++] != '.' || read_decimal(&index, s, n, &i) || i != n)
         return NULL;
-    size_t index = 0;
-    for (size_t i = 1; i < n; i++) {
-        if (s[i] < '0' || s[i] > '9')
-            return NULL;
-        index = index * 10 + (size_t)(s[i] - '0');
-    }
-    return index < fp->n_arrays ? &fp->arrays[index] : NULL;
+    for (const api_fastpath *fp = current; fp != NULL; fp = fp->outer)
+        if (fp->serial == serial)
+            return index < fp->n_arrays ? &fp->arrays[index] : NULL;
+    return NULL;
 }

@@ -45,6 +45,7 @@ typedef struct api_fastpath {
     api_fastpath_array *arrays;
     size_t n_arrays, cap_arrays;
     char *text; /* the body with placeholders (NULL when not used) */
+    unsigned long long serial;        /* names this load's placeholders */
     const struct api_fastpath *outer; /* the one active before this one */
     int active;                       /* placeholders resolve to arrays */
 } api_fastpath;
@@ -66,9 +67,9 @@ json_t *api_fastpath_load(api_fastpath *fp, const char *route, const char *body,
  * after the document is no longer used. */
 void api_fastpath_release(api_fastpath *fp);
 
-/* The array that v stands for, when v is a placeholder of the innermost
- * active api_fastpath of this thread; NULL for every other value
- * (including NULL). */
+/* The array that v stands for, when v is a placeholder of an active
+ * api_fastpath of this thread; NULL for every other value (including
+ * NULL). */
 const api_fastpath_array *api_fastpath_find(const json_t *v);
 
 /* Process-wide switch, on by default; off makes api_fastpath_load plain

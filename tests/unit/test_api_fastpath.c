@@ -1,0 +1,422 @@
+/*
+ * test_api_fastpath.c — the numeric-array fast path (api/fastpath.h)
+ * against jansson alone: every request is answered by api_handle twice,
+ * fast path off and on, and the answers must be identical (status,
+ * content type, body bytes). Bodies: hand-written edge cases (number
+ * forms, ragged and empty rows, depth, duplicate and escaped keys, \u0000,
+ * forged placeholders, syntax errors before and after a fast array, size
+ * limits) and random mutations of valid requests. Also checks that the
+ * fast path is really taken where it should be and reads the same doubles
+ * as jansson.
+ * FASTPATH_ITERATIONS=n sets the number of mutated bodies (default
+ * 30,000); FASTPATH_SEED=s fixes the seed (default: from the clock).
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include <inttypes.h>
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "api.h"
+#include "fastpath.h"
+
+static uint64_t rng_state;
+
+static uint64_t rng_next(void) {
+    uint64_t z = (rng_state += UINT64_C(0x9e3779b97f4a7c15));
+    z = (z ^ (z >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
+    z = (z ^ (z >> 27)) * UINT64_C(0x94d049bb133111eb);
+    return z ^ (z >> 31);
+}
+
+static size_t rng_below(size_t n) {
+    return (size_t)(rng_next() % n);
+}
+
+static const api_limits *small_limits(void) {
+    static api_limits limits;
+    api_limits_default(&limits);
+    limits.max_elements = 64;
+    limits.max_work = (uint64_t)1 << 20;
+    return &limits;
+}
+
+static size_t divergences;
+
+/* api_handle on body[0 .. len) with the fast path off and on; reports and
+ * counts a difference. The body is an exact-size copy (no terminator). */
+static void compare(const char *route, const char *body, size_t len) {
+    char *copy = malloc(len ? len : 1);
+    assert_non_null(copy);
+    memcpy(copy, body, len);
+    api_request req = {.method = "POST",
+                       .path = route,
+                       .content_type = "application/json",
+                       .body = len ? copy : NULL,
+                       .body_len = len,
+                       .limits = small_limits()};
+    api_response plain, fast;
+    api_fastpath_enable(0);
+    api_handle(&req, &plain);
+    api_fastpath_enable(1);
+    api_handle(&req, &fast);
+    int same = plain.status == fast.status &&
+               !strcmp(plain.content_type, fast.content_type) &&
+               plain.body_len == fast.body_len &&
+               !memcmp(plain.body, fast.body, plain.body_len) &&
+               (plain.compute_ms >= 0) == (fast.compute_ms >= 0);
+    if (!same && divergences++ < 5)
+        print_message("# %s %.*s\n#   jansson:   %d %.*s\n#   fast path: "
+                      "%d %.*s\n",
+                      route, (int)(len < 300 ? len : 300), body, plain.status,
+                      (int)(plain.body_len < 300 ? plain.body_len : 300),
+                      plain.body, fast.status,
+                      (int)(fast.body_len < 300 ? fast.body_len : 300),
+                      fast.body);
+    api_response_free(&plain);
+    api_response_free(&fast);
+    free(copy);
+}
+
+static void compare_text(const char *route, const char *body) {
+    compare(route, body, strlen(body));
+}
+
+static void finish(const char *what, size_t n) {
+    print_message("# %s: %zu bodies, %zu differ\n", what, n, divergences);
+    size_t d = divergences;
+    divergences = 0;
+    assert_int_equal(d, 0);
+}
+
+/* ---- valid bodies the mutations start from ------------------------------ */
+
+static const struct {
+    const char *route;
+    const char *body;
+} bases[] = {
+    {"/attention/dot",
+     "{\"queries\":[[[1,2],[0.5,-1]]],\"keys\":[[[1,2],[3,4],[5,6]]],"
+     "\"values\":[[[1,-0],[2e3,4.5E-1],[5,6]]],\"valid_lens\":[2]}"},
+    {"/attention/dot",
+     "{ \"queries\" : [ [ 0.25 , 1e-3 ] ] ,\n\t\"keys\":[[1,2],[-0.0,4]],\r\n"
+     "\"values\":[[1],[2]], \"scale\": 0.5, \"return_weights\": false }"},
+    {"/attention/dot", "{\"queries\":[[[1,2]]],\"keys\":{\"shape\":[1,1,2],"
+                       "\"data\":[3,4]},\"values\":[[[7,8,9]]]}"},
+    {"/attention/additive",
+     "{\"queries\":[[[1,2]]],\"keys\":[[[1,2],[3,4]]],\"values\":[[[1],[2]]],"
+     "\"W_q\":[[0.1,0.2],[0.3,0.4],[0.5,0.6]],\"W_k\":[[1,0],[0,1],[1,1]],"
+     "\"w_v\":[1,-1,0.5]}"},
+    {"/attention/additive",
+     "{\"queries\":[[[1,2,3]]],\"keys\":[[[1,2],[3,4]]],\"values\":[[[1],[2]"
+     "]],\"num_hiddens\":4,\"seed\":3}"},
+    {"/regression/nw", "{\"x_train\":[1,2,4],\"y_train\":[0,3,1],"
+                       "\"x_query\":[2.5],\"w\":0.5,\"y_query\":[3]}"},
+    {"/regression/nw",
+     "{\"x_train\":[0.5,1.5,2.5,3.5],\"y_train\":[[1,2],[3,4],[5,6],[7,8]],"
+     "\"x_query\":[1,2],\"kernel\":\"gaussian\",\"w\":\"silverman\"}"},
+};
+
+#define N_BASES (sizeof bases / sizeof bases[0])
+
+/* ---- tests ----------------------------------------------------------------
+ */
+
+static void test_bases_agree_and_take_fast_path(void **state) {
+    (void)state;
+    for (size_t i = 0; i < N_BASES; i++) {
+        compare_text(bases[i].route, bases[i].body);
+        api_fastpath fp;
+        json_error_t error;
+        json_t *root = api_fastpath_load(
+            &fp, bases[i].route, bases[i].body, strlen(bases[i].body),
+            JSON_DECODE_ANY | JSON_ALLOW_NUL, &error);
+        assert_non_null(root);
+        assert_true(fp.n_arrays >= 2); /* every base has 2+ fast arrays */
+        json_decref(root);
+        api_fastpath_release(&fp);
+    }
+    finish("valid bodies", N_BASES);
+}
+
+/* The doubles of a fast array are those jansson reads, and the shape is
+ * the nesting's. */
+static void test_same_numbers_and_shape(void **state) {
+    (void)state;
+    const char *body =
+        "{\"queries\":[[[1,-0,-0.0,1e-400,9007199254740993,"
+        "-9223372036854775808]],[[0.1,2.5e+3,7E1,1.7976931348623157e308,"
+        "4.9e-324,123456789012345678901234567890.5]]],\"keys\":[[1]],"
+        "\"values\":[[2]]}";
+    json_error_t error;
+    json_t *plain = json_loadb(body, strlen(body), 0, &error);
+    assert_non_null(plain);
+    api_fastpath fp;
+    json_t *root = api_fastpath_load(&fp, "/attention/dot", body, strlen(body),
+                                     JSON_DECODE_ANY | JSON_ALLOW_NUL, &error);
+    assert_non_null(root);
+    const api_fastpath_array *a =
+        api_fastpath_find(json_object_get(root, "queries"));
+    assert_non_null(a);
+    assert_int_equal(a->rank, 3);
+    assert_int_equal(a->shape[0], 2);
+    assert_int_equal(a->shape[1], 1);
+    assert_int_equal(a->shape[2], 6);
+    assert_int_equal(a->count, 12);
+    const json_t *q = json_object_get(plain, "queries");
+    for (size_t i = 0; i < a->count; i++) {
+        double want = json_number_value(
+            json_array_get(json_array_get(json_array_get(q, i / 6), 0), i % 6));
+        assert_memory_equal(&a->data[i], &want, sizeof want);
+    }
+    /* the placeholder means nothing once released */
+    json_t *keys = json_incref(json_object_get(root, "keys"));
+    assert_non_null(api_fastpath_find(keys));
+    api_fastpath_release(&fp);
+    assert_null(api_fastpath_find(keys));
+    json_decref(keys);
+    json_decref(root);
+    json_decref(plain);
+}
+
+/* A string holding \u0000 anywhere turns the fast path off for the body,
+ * so a forged placeholder is just a string. */
+static void test_nul_strings_and_forged_placeholders(void **state) {
+    (void)state;
+    static const char *const bodies[] = {
+        "{\"keys\":[[1]],\"values\":[[2]],\"queries\":\"\\u00000.0\"}",
+        "{\"keys\":[[1]],\"values\":[[2]],\"queries\":\"\\u00001.1\"}",
+        "{\"keys\":[[1]],\"values\":[[2]],\"queries\":[[1]],\"causal\":"
+        "\"a\\u0000b\"}",
+        "{\"keys\":[[1]],\"values\":[[2]],\"queries\":[[1]],\"x\\u0000\":1}",
+        "{\"keys\":[[1]],\"values\":[[2]],\"queries\":[[1]],\"fully_masked\":"
+        "\"\\\\u0000\"}",
+    };
+    for (size_t i = 0; i < sizeof bodies / sizeof bodies[0]; i++)
+        compare_text("/attention/dot", bodies[i]);
+    api_fastpath fp;
+    json_error_t error;
+    json_t *root =
+        api_fastpath_load(&fp, "/attention/dot", bodies[0], strlen(bodies[0]),
+                          JSON_DECODE_ANY | JSON_ALLOW_NUL, &error);
+    assert_non_null(root);
+    assert_int_equal(fp.n_arrays, 0);
+    assert_null(api_fastpath_find(json_object_get(root, "queries")));
+    json_decref(root);
+    api_fastpath_release(&fp);
+    finish("\\u0000 and forged placeholders", sizeof bodies / sizeof bodies[0]);
+}
+
+/* Placeholders of nested loads stay apart, and release restores the
+ * outer one. */
+static void test_nested_loads(void **state) {
+    (void)state;
+    const char *outer_body = "{\"queries\":[[1,2]],\"keys\":[[3,4]]}";
+    const char *inner_body = "{\"queries\":[[5]]}";
+    api_fastpath outer, inner;
+    json_error_t error;
+    size_t flags = JSON_DECODE_ANY | JSON_ALLOW_NUL;
+    json_t *a = api_fastpath_load(&outer, "/attention/dot", outer_body,
+                                  strlen(outer_body), flags, &error);
+    json_t *b = api_fastpath_load(&inner, "/attention/dot", inner_body,
+                                  strlen(inner_body), flags, &error);
+    assert_non_null(a);
+    assert_non_null(b);
+    const api_fastpath_array *qa =
+        api_fastpath_find(json_object_get(a, "queries"));
+    const api_fastpath_array *qb =
+        api_fastpath_find(json_object_get(b, "queries"));
+    assert_non_null(qa);
+    assert_non_null(qb);
+    assert_true(qa->count == 2 && qa->data[1] == 2);
+    assert_true(qb->count == 1 && qb->data[0] == 5);
+    api_fastpath_release(&inner);
+    assert_ptr_equal(api_fastpath_find(json_object_get(a, "keys")),
+                     &outer.arrays[1]);
+    api_fastpath_release(&outer);
+    assert_null(api_fastpath_find(json_object_get(a, "keys")));
+    json_decref(a);
+    json_decref(b);
+}
+
+static void test_edge_cases(void **state) {
+    (void)state;
+    static const char *const dot[] = {
+        /* number forms and errors jansson reports */
+        "{\"queries\":[[1e400]],\"keys\":[[1]],\"values\":[[1]]}",
+        "{\"queries\":[[-1e400]],\"keys\":[[1]],\"values\":[[1]]}",
+        "{\"queries\":[[9223372036854775808]],\"keys\":[[1]],\"values\":[[1]]}",
+        "{\"queries\":[[-9223372036854775809]],\"keys\":[[1]],\"values\":[[1]]"
+        "}",
+        "{\"queries\":[[01]],\"keys\":[[1]],\"values\":[[1]]}",
+        "{\"queries\":[[1.]],\"keys\":[[1]],\"values\":[[1]]}",
+        "{\"queries\":[[.5]],\"keys\":[[1]],\"values\":[[1]]}",
+        "{\"queries\":[[-]],\"keys\":[[1]],\"values\":[[1]]}",
+        "{\"queries\":[[+1]],\"keys\":[[1]],\"values\":[[1]]}",
+        "{\"queries\":[[1e5e5]],\"keys\":[[1]],\"values\":[[1]]}",
+        "{\"queries\":[[1 2]],\"keys\":[[1]],\"values\":[[1]]}",
+        "{\"queries\":[[1,]],\"keys\":[[1]],\"values\":[[1]]}",
+        "{\"queries\":[[,1]],\"keys\":[[1]],\"values\":[[1]]}",
+        "{\"queries\":[[1]]],\"keys\":[[1]],\"values\":[[1]]}",
+        "{\"queries\":[[1],\"keys\":[[1]],\"values\":[[1]]}",
+        "{\"queries\":[[NaN]],\"keys\":[[1]],\"values\":[[1]]}",
+        "{\"queries\":[[Infinity]],\"keys\":[[1]],\"values\":[[1]]}",
+        "{\"queries\":[[0x10]],\"keys\":[[1]],\"values\":[[1]]}",
+        /* shapes: ragged, empty, mixed depth, too deep, rank */
+        "{\"queries\":[[1,2],[3]],\"keys\":[[1,2]],\"values\":[[1]]}",
+        "{\"queries\":[[1],[2,3]],\"keys\":[[1]],\"values\":[[1]]}",
+        "{\"queries\":[[[1]],[[2],[3]]],\"keys\":[[[1]]],\"values\":[[[1]]]}",
+        "{\"queries\":[],\"keys\":[[1]],\"values\":[[1]]}",
+        "{\"queries\":[[]],\"keys\":[[1]],\"values\":[[1]]}",
+        "{\"queries\":[[1],[]],\"keys\":[[1]],\"values\":[[1]]}",
+        "{\"queries\":[[1],2],\"keys\":[[1]],\"values\":[[1]]}",
+        "{\"queries\":[1,[2]],\"keys\":[[1]],\"values\":[[1]]}",
+        "{\"queries\":[1,2],\"keys\":[[1]],\"values\":[[1]]}",
+        "{\"queries\":[[[[1]]]],\"keys\":[[1]],\"values\":[[1]]}",
+        "{\"queries\":[[[[[[[[1]]]]]]]],\"keys\":[[1]],\"values\":[[1]]}",
+        "{\"queries\":[[[[[[[[[1]]]]]]]]],\"keys\":[[1]],\"values\":[[1]]}",
+        "{\"queries\":[[1,2]],\"keys\":[[1]],\"values\":[[1]]}",
+        "{\"queries\":[[1,2]],\"keys\":[[1,2],[3,4]],\"values\":[[1],[2],[3]]}",
+        /* non-numbers inside */
+        "{\"queries\":[[1,null]],\"keys\":[[1]],\"values\":[[1]]}",
+        "{\"queries\":[[1,\"2\"]],\"keys\":[[1]],\"values\":[[1]]}",
+        "{\"queries\":[[1,true]],\"keys\":[[1]],\"values\":[[1]]}",
+        "{\"queries\":[[1,{}]],\"keys\":[[1]],\"values\":[[1]]}",
+        "{\"queries\":[[1,[2]]],\"keys\":[[1]],\"values\":[[1]]}",
+        /* sizes over the limits (64 elements here) */
+        "{\"queries\":[[1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20,21,"
+        "22,23,24,25,26,27,28,29,30,31,32,33,34,35,36,37,38,39,40,41,42,43,44,"
+        "45,46,47,48,49,50,51,52,53,54,55,56,57,58,59,60,61,62,63,64,65]],"
+        "\"keys\":[[1]],\"values\":[[1]]}",
+        /* keys: duplicates, escapes, unknown, non-tensor fields */
+        "{\"queries\":[[1]],\"queries\":\"x\",\"keys\":[[1]],\"values\":[[1]]}",
+        "{\"queries\":\"x\",\"queries\":[[1]],\"keys\":[[1]],\"values\":[[1]]}",
+        "{\"queries\":[[1]],\"queries\":[[1,2]],\"keys\":[[1]],\"values\":[[1]"
+        "]}",
+        "{\"quer\\u0069es\":[[1]],\"keys\":[[1]],\"values\":[[1]]}",
+        "{\"queries\":[[1]],\"keys\":[[1]],\"values\":[[1]],\"query\":[[1]]}",
+        "{\"queries\":[[1]],\"keys\":[[1]],\"values\":[[1]],\"scale\":[[1]]}",
+        "{\"queries\":[[1]],\"keys\":[[1]],\"values\":[[1]],\"valid_lens\":[0.5"
+        "]}",
+        "{\"queries\":[[1]],\"keys\":[[1]],\"values\":[[1]],\"valid_lens\":[["
+        "1]]}",
+        /* the document around the arrays */
+        "{\"queries\":[[1]],\"keys\":[[1]],\"values\":[[1]]} x",
+        "{\"queries\":[[1]],\"keys\":[[1]],\"values\":[[1]]}}",
+        "{\"queries\":[[1]],\"keys\":[[1]],\"values\":[[1]]",
+        "{\"queries\":[[1]],\"keys\":[[1]],\"values\":[[1]],}",
+        "{\"queries\":[[1]] \"keys\":[[1]],\"values\":[[1]]}",
+        "{\"queries\" [[1]],\"keys\":[[1]],\"values\":[[1]]}",
+        "{\"queries\":[[1]],\"keys\":[[1]],\"values\":[[1]],\"causal\":tru}",
+        "{\"causal\":[1,2},\"queries\":[[1]],\"keys\":[[1]],\"values\":[[1]]}",
+        "{\"causal\":\"\xff\",\"queries\":[[1]],\"keys\":[[1]],\"values\":[[1]"
+        "]}",
+        "{\"causal\":\"unterminated,\"queries\":[[1]],\"keys\":[[1]]}",
+        "[{\"queries\":[[1]],\"keys\":[[1]],\"values\":[[1]]}]",
+        "{\"nested\":{\"queries\":[[1]]},\"queries\":[[1]],\"keys\":[[1]],"
+        "\"values\":[[1]]}",
+        "{}",
+        "",
+        " ",
+        "{\"queries\":[[1]],\"keys\":[[1]],\"values\":[[1]],\"tensor_format\":"
+        "\"flat\",\"precision\":3}",
+    };
+    for (size_t i = 0; i < sizeof dot / sizeof dot[0]; i++)
+        compare_text("/attention/dot", dot[i]);
+    compare_text("/regression/nw",
+                 "{\"x_train\":[1,2,4],\"y_train\":[0,3,1],\"x_query\":[2.5],"
+                 "\"w\":[0.5]}");
+    compare_text("/regression/nw",
+                 "{\"x_train\":[[1,2,4]],\"y_train\":[0,3,1],\"x_query\":[1]}");
+    compare_text("/attention/additive",
+                 "{\"queries\":[[1]],\"keys\":[[1]],\"values\":[[1]],\"W_q\":["
+                 "[1]],\"W_k\":[[1]]}");
+    finish("edge cases", sizeof dot / sizeof dot[0] + 3);
+}
+
+/* Random edits of the valid bodies with JSON-ish bytes. */
+static void test_random_mutations(void **state) {
+    (void)state;
+    static const char alphabet[] = "0123456789-+.eE[],{}:\" \t\n\\u0nt";
+    static const char *const splices[] = {"1e400",
+                                          "9223372036854775808",
+                                          "-0",
+                                          "[]",
+                                          "[[",
+                                          "]]",
+                                          "\\u0000",
+                                          "\"queries\":",
+                                          "\"keys\":[[1]],",
+                                          "null",
+                                          "1.5e-320",
+                                          ",,"};
+    const char *s = getenv("FASTPATH_ITERATIONS");
+    size_t n = s ? (size_t)strtoull(s, NULL, 10) : 30000;
+    char buf[2048];
+    for (size_t it = 0; it < n; it++) {
+        size_t b = rng_below(N_BASES);
+        size_t len = strlen(bases[b].body);
+        memcpy(buf, bases[b].body, len);
+        size_t edits = 1 + rng_below(3);
+        for (size_t e = 0; e < edits; e++) {
+            size_t at = rng_below(len + 1);
+            switch (rng_below(4)) {
+            case 0: /* replace one byte */
+                if (at < len)
+                    buf[at] = alphabet[rng_below(sizeof alphabet - 1)];
+                break;
+            case 1: /* delete a few bytes */
+                if (at < len) {
+                    size_t k = 1 + rng_below(3);
+                    if (k > len - at)
+                        k = len - at;
+                    memmove(buf + at, buf + at + k, len - at - k);
+                    len -= k;
+                }
+                break;
+            case 2: /* insert one byte */
+                if (len + 1 < sizeof buf) {
+                    memmove(buf + at + 1, buf + at, len - at);
+                    buf[at] = alphabet[rng_below(sizeof alphabet - 1)];
+                    len++;
+                }
+                break;
+            default: { /* splice in a token */
+                const char *t =
+                    splices[rng_below(sizeof splices / sizeof splices[0])];
+                size_t k = strlen(t);
+                if (len + k < sizeof buf) {
+                    memmove(buf + at + k, buf + at, len - at);
+                    memcpy(buf + at, t, k);
+                    len += k;
+                }
+            }
+            }
+        }
+        compare(bases[b].route, buf, len);
+    }
+    finish("mutated bodies", n);
+}
+
+int main(void) {
+    const char *seed = getenv("FASTPATH_SEED");
+    rng_state = seed ? strtoull(seed, NULL, 10) : (uint64_t)time(NULL);
+    printf("# FASTPATH_SEED=%" PRIu64 "\n", rng_state);
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_bases_agree_and_take_fast_path),
+        cmocka_unit_test(test_same_numbers_and_shape),
+        cmocka_unit_test(test_nul_strings_and_forged_placeholders),
+        cmocka_unit_test(test_nested_loads),
+        cmocka_unit_test(test_edge_cases),
+        cmocka_unit_test(test_random_mutations),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
