@@ -351,10 +351,10 @@ int api_attention_write(api_attention *a, api_buf *out, api_problem *p) {
     int rc = api_tensor_encode(out, a->out, so + o, 3 - o, &a->fmt, 0);
     if (rc == 0 && a->return_weights) {
         api_buf_puts(out, ",\"weights\":");
-        rc = a->heads ? api_tensor_encode(out, a->weights, swh + o, 4 - o,
-                                          &a->fmt, 0)
-                      : api_tensor_encode(out, a->weights, sw + o, 3 - o,
-                                          &a->fmt, 0);
+        rc =
+            a->heads
+                ? api_tensor_encode(out, a->weights, swh + o, 4 - o, &a->fmt, 0)
+                : api_tensor_encode(out, a->weights, sw + o, 3 - o, &a->fmt, 0);
     }
     if (rc == 0 && a->return_scores) {
         null_masked_scores(a);
@@ -379,8 +379,8 @@ int api_attention_write_extras(api_attention *a, api_buf *out,
     int rc = 0;
     if (a->diagnostics) {
         api_buf_putc(out, ',');
-        rc = api_diagnostics_write(out, &a->diag, a->heads, a->batched,
-                                   &a->fmt);
+        rc =
+            api_diagnostics_write(out, &a->diag, a->heads, a->batched, &a->fmt);
     }
     if (rc == 0 && entries) {
         api_buf_putc(out, ',');

@@ -57,7 +57,7 @@ typedef struct {
     double *scores;       /* (B, H, Nq, Nk) with scores or diagnostics */
     double *grad_out;     /* grad_output (B, Nq, d_out), or NULL */
     double *grad_q, *grad_k, *grad_v; /* the inputs' shapes, or NULL */
-    api_diagnostics diag; /* buffers carved when diagnostics */
+    api_diagnostics diag;             /* buffers carved when diagnostics */
     attn_mask mask;
 } api_attention;
 

@@ -29,8 +29,7 @@ void api_diagnostics_take(api_diagnostics *d, api_arena *arena, size_t B,
     d->entropy = api_arena_take(arena, d->rows);
     d->max_weight = api_arena_take(arena, d->rows);
     d->argmax = api_arena_take(arena, d->rows);
-    d->warning =
-        api_arena_take(arena, d->rows / WARNINGS_PER_SLOT + 1);
+    d->warning = api_arena_take(arena, d->rows / WARNINGS_PER_SLOT + 1);
 }
 
 /* The row's warning from its visible count, entropy and peak (section 8). */

@@ -82,8 +82,8 @@ static const api_schema schema = {"/attention/multihead", fields,
 /* The eight parameter tensors, in table order: weights 0 … 3, biases
  * 4 … 7. */
 enum { P_WQ, P_WK, P_WV, P_WO, P_BQ, P_BK, P_BV, P_BO, N_PARAMS };
-static const char *const param_names[N_PARAMS] = {
-    "W_q", "W_k", "W_v", "W_o", "b_q", "b_k", "b_v", "b_o"};
+static const char *const param_names[N_PARAMS] = {"W_q", "W_k", "W_v", "W_o",
+                                                  "b_q", "b_k", "b_v", "b_o"};
 static const char *const param_pointers[N_PARAMS] = {
     "/W_q", "/W_k", "/W_v", "/W_o", "/b_q", "/b_k", "/b_v", "/b_o"};
 static const api_tensor_spec *const param_specs[N_PARAMS] = {
@@ -176,9 +176,8 @@ static int cross_params(const api_tensor *P, const int *present,
  * and per head Q'K'ᵀ and weights·V' over h/H features: B·Nq·Nk·h·2
  * (multiply-adds, saturating). */
 static uint64_t forward_work(const api_attention *a, size_t h) {
-    uint64_t in = api_work_add(
-        api_work_mul(a->Nq, a->dq),
-        api_work_mul(a->Nk, api_work_add(a->dk, a->dv)));
+    uint64_t in = api_work_add(api_work_mul(a->Nq, a->dq),
+                               api_work_mul(a->Nk, api_work_add(a->dk, a->dv)));
     uint64_t work = api_work_mul(api_work_mul(a->B, h), in);
     size_t out[4] = {a->B, a->Nq, a->d_out, h};
     size_t heads[5] = {a->B, a->Nq, a->Nk, h, 2};
@@ -329,9 +328,9 @@ int api_handle_multihead(api_call *call) {
         attn_multihead_xavier(param[P_WQ], param[P_WK], param[P_WV],
                               param[P_WO], &rng, a.dq, a.dk, a.dv, h);
     }
-    const attn_multihead_params params = {
-        param[P_WQ], param[P_WK], param[P_WV], param[P_WO],
-        param[P_BQ], param[P_BK], param[P_BV], param[P_BO]};
+    const attn_multihead_params params = {param[P_WQ], param[P_WK], param[P_WV],
+                                          param[P_WO], param[P_BQ], param[P_BK],
+                                          param[P_BV], param[P_BO]};
     const attn_multihead_grads grads = {grad[P_WQ], grad[P_WK], grad[P_WV],
                                         grad[P_WO], grad[P_BQ], grad[P_BK],
                                         grad[P_BV], grad[P_BO]};
@@ -360,13 +359,13 @@ int api_handle_multihead(api_call *call) {
     rc = api_attention_fault(&a, st, &fault, p);
     if (rc == 0) {
         api_buf *out = &call->out;
-        size_t shape[N_PARAMS][2] = {{h, a.dq}, {h, a.dk}, {h, a.dv},
+        size_t shape[N_PARAMS][2] = {{h, a.dq},  {h, a.dk}, {h, a.dv},
                                      {d_out, h}, {h},       {h},
                                      {h},        {d_out}};
         api_grad_entry entries[3 + N_PARAMS];
         size_t n = 0;
-        entries[n++] = (api_grad_entry){"queries", a.grad_q, a.q.shape,
-                                        a.q.rank};
+        entries[n++] =
+            (api_grad_entry){"queries", a.grad_q, a.q.shape, a.q.rank};
         if (!a.keys_defaulted)
             entries[n++] =
                 (api_grad_entry){"keys", a.grad_k, a.k.shape, a.k.rank};
@@ -393,8 +392,8 @@ int api_handle_multihead(api_call *call) {
                               "a drawn parameter could not be printed");
         }
         if (rc == 0)
-            rc = api_attention_write_extras(&a, out, a.has_grad ? entries : NULL,
-                                            n, p);
+            rc = api_attention_write_extras(&a, out,
+                                            a.has_grad ? entries : NULL, n, p);
         api_buf_putc(out, '}');
         if (rc == 0) /* Accept: image/svg+xml → one heatmap panel per head */
             rc = api_svg_respond(call, "Multi-head attention weights",
