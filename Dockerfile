@@ -30,7 +30,7 @@ FROM ${BASE_IMAGE} AS tests
 ARG DEBIAN_FRONTEND=noninteractive
 RUN apt-get update -q \
  && apt-get install -y -q --no-install-recommends \
-        ca-certificates curl jq libxml2-utils \
+        ca-certificates curl jq libxml2-utils w3c-sgml-lib \
  && rm -rf /var/lib/apt/lists/* \
  && useradd --system --uid 10002 --user-group --create-home tester
 WORKDIR /src

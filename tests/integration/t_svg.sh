@@ -4,12 +4,20 @@
 # (parsed as XML with xmllint; cells, panels, axis titles, viewBox counted),
 # with Content-Type image/svg+xml and Vary: Accept; */*, no Accept, a tie
 # or an Accept allowing neither get JSON; errors stay problem+json.
-#   usage: sh t_svg.sh BASE_URL      (needs xmllint: Debian libxml2-utils)
+# Every picture is validated against the W3C SVG 1.1 DTD (second edition).
+#   usage: sh t_svg.sh BASE_URL
+#   needs xmllint (Debian libxml2-utils) and the DTD (Debian w3c-sgml-lib);
+#   SVG11_DTD names another copy of svg11.dtd
 BASE=${1:?usage: t_svg.sh BASE_URL}
 . "$(dirname "$0")/lib.sh"
+DTD=${SVG11_DTD:-/usr/share/xml/w3c-sgml-lib/schema/dtd/REC-SVG11-20110816/svg11.dtd}
 
 if ! command -v xmllint >/dev/null 2>&1; then
     not_ok "xmllint is installed (apt-get install libxml2-utils)"
+    exit 1
+fi
+if [ ! -r "$DTD" ]; then
+    not_ok "the SVG 1.1 DTD is installed (apt-get install w3c-sgml-lib)" "$DTD"
     exit 1
 fi
 
@@ -18,8 +26,8 @@ xpath() {
     xmllint --xpath "$1" "$TMP/body" 2>/dev/null
 }
 
-# check_svg WHAT CELLS PANELS: the last answer is a well-formed SVG 1.1
-# document with a viewBox, CELLS <rect class="cell"> and PANELS panels.
+# check_svg WHAT CELLS PANELS: the last answer is a valid SVG 1.1 document
+# (DTD) with a viewBox, CELLS <rect class="cell"> and PANELS panels.
 check_svg() {
     why=""
     [ "$STATUS" = 200 ] || why="status $STATUS"
@@ -31,26 +39,31 @@ check_svg() {
     *Accept*) ;;
     *) why="$why; Vary '$(header Vary)' lacks Accept" ;;
     esac
-    if ! xmllint --noout "$TMP/body" 2>"$TMP/xml_err"; then
-        why="$why; not well-formed XML: $(head -c 200 "$TMP/xml_err")"
+    if ! xmllint --noout --nonet --dtdvalid "$DTD" "$TMP/body" \
+        2>"$TMP/xml_err"; then
+        why="$why; not valid SVG 1.1: $(head -c 300 "$TMP/xml_err")"
     fi
-    root=$(xpath "concat(local-name(/*), ' ', namespace-uri(/*), ' ', /*/@version)")
+    # one parse for every count: root|viewBox|cells|panels|Keys|Queries|bars
+    facts=$(xpath "concat(local-name(/*), ' ', namespace-uri(/*), ' ',
+        /*/@version, '|', /*/@viewBox, '|',
+        count(//*[local-name()='rect'][@class='cell']), '|',
+        count(//*[local-name()='g'][@class='panel']), '|',
+        count(//*[local-name()='text'][.='Keys']), '|',
+        count(//*[local-name()='text'][.='Queries']), '|',
+        count(//*[local-name()='g'][@class='colorbar']))")
+    IFS='|' read -r root vb cells panels keys queries bar <<EOF_FACTS
+$facts
+EOF_FACTS
     [ "$root" = "svg http://www.w3.org/2000/svg 1.1" ] ||
         why="$why; root element '$root'"
-    vb=$(xpath "string(/*/@viewBox)")
     case "$vb" in
     "0 0 "[0-9]*" "[0-9]*) ;;
     *) why="$why; viewBox '$vb'" ;;
     esac
-    cells=$(xpath "count(//*[local-name()='rect'][@class='cell'])")
     [ "$cells" = "$2" ] || why="$why; $cells cells, expected $2"
-    panels=$(xpath "count(//*[local-name()='g'][@class='panel'])")
     [ "$panels" = "$3" ] || why="$why; $panels panels, expected $3"
-    keys=$(xpath "count(//*[local-name()='text'][.='Keys'])")
-    queries=$(xpath "count(//*[local-name()='text'][.='Queries'])")
     [ "$keys" = "$3" ] && [ "$queries" = "$3" ] ||
         why="$why; axis titles Keys $keys, Queries $queries"
-    bar=$(xpath "count(//*[local-name()='g'][@class='colorbar'])")
     [ "$bar" = 1 ] || why="$why; $bar colour bars"
     if [ -z "$why" ]; then
         ok "$1"
