@@ -39,6 +39,41 @@ static int is_digit(char c) {
     return (unsigned char)(c - '0') < 10;
 }
 
+#if __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
+#error "eight_digits reads text in little-endian words"
+#endif
+
+/* 1 when the 8 bytes at p are all ASCII digits. Byte by byte: adding 0x46
+ * sets the top bit of a byte above '9', subtracting 0x30 borrows into it
+ * for a byte below '0' (a borrow or carry only ever comes from a byte
+ * that already failed). */
+static int are_eight_digits(const char *p) {
+    uint64_t x;
+    memcpy(&x, p, 8);
+    return !(((x + UINT64_C(0x4646464646464646)) |
+              (x - UINT64_C(0x3030303030303030))) &
+             UINT64_C(0x8080808080808080));
+}
+
+/* The value of 8 ASCII digits at p (the first one most significant), in
+ * three multiply steps instead of eight: byte k of x holds digit d_k.
+ *   1. x·10 + (x >> 8): byte 2j holds the pair 10·d_2j + d_2j+1 (≤ 99);
+ *   2. the pairs at bytes 0 and 4 times (100 + 10^6·2^32), plus those at
+ *      bytes 2 and 6 times (1 + 10^4·2^32): the upper 32 bits collect
+ *      pair0·10^6 + pair1·10^4 + pair2·100 + pair3, and the lower 32 bits
+ *      (pair0·100 + pair1 ≤ 9999) never carry into them. */
+static uint64_t eight_digits(const char *p) {
+    const uint64_t pairs_0_4 = UINT64_C(0x000000ff000000ff);
+    uint64_t x;
+    memcpy(&x, p, 8);
+    x -= UINT64_C(0x3030303030303030);
+    x = x * 10 + (x >> 8);
+    x = ((x & pairs_0_4) * (100 + (UINT64_C(1000000) << 32)) +
+         ((x >> 16) & pairs_0_4) * (1 + (UINT64_C(10000) << 32))) >>
+        32;
+    return x;
+}
+
 static double with_sign(double x, int negative) {
     return negative ? -x : x;
 }
@@ -143,6 +178,9 @@ api_num_kind api_num_parse(double *out, size_t *used, const char *s,
         if (p < end && is_digit(*p))
             return API_NUM_INVALID; /* leading zero */
     } else {
+        for (; end - p >= 8 && nsig <= SIG_MAX - 8 && are_eight_digits(p);
+             p += 8, nsig += 8)
+            w = w * 100000000 + eight_digits(p);
         for (; p < end && is_digit(*p); p++, nsig++) {
             if (nsig < SIG_MAX)
                 w = w * 10 + (uint64_t)(*p - '0');
@@ -157,6 +195,9 @@ api_num_kind api_num_parse(double *out, size_t *used, const char *s,
             return API_NUM_INVALID;
         for (; p < end && *p == '0' && nsig == 0; p++)
             q--; /* zeros before the first significant digit */
+        for (; end - p >= 8 && nsig <= SIG_MAX - 8 && are_eight_digits(p);
+             p += 8, nsig += 8, q -= 8)
+            w = w * 100000000 + eight_digits(p);
         for (; p < end && is_digit(*p); p++, nsig++) {
             if (nsig < SIG_MAX) {
                 w = w * 10 + (uint64_t)(*p - '0');
