@@ -174,6 +174,35 @@ async function drive(context, base) {
   ok(diag === 10 && offDiag === 90, 'identity: 10 dark diagonal cells, 90 white', `${diag} ${offDiag}`);
   await page.screenshot({ path: path.join(ARTIFACTS, 'lab-request.png') });
 
+  // --- every example of every route the server lists ----------------------
+  // answers 200 and draws one panel per leading index of its weights
+  // (B, or H, or B × H) with one cell per weight
+  const bad = [];
+  let tried = 0;
+  for (const ep of routes) {
+    await page.selectOption('#endpoint', ep);
+    const names = await page.$$eval('#example option', (os) => os.map((o) => o.value === '-1' ? null : o.textContent));
+    for (let i = 0; i < names.length; i++) {
+      if (names[i] === null) continue;
+      tried++;
+      await page.selectOption('#example', { index: i });
+      await send(page, null);
+      const status = await page.getAttribute('#status', 'data-status');
+      const body = JSON.parse(await page.textContent('#response'));
+      const w = body.weights;
+      const shape = [];
+      for (let a = w; Array.isArray(a); a = a[0]) shape.push(a.length);
+      const panels = shape.slice(0, -2).reduce((a, b) => a * b, 1);
+      const cellsWant = shape.reduce((a, b) => a * b, 1);
+      const drawn = await page.$$eval('#heatmap g.panel', (g) => g.length);
+      const cellsDrawn = await page.$$eval('#heatmap rect.cell', (r) => r.length);
+      if (status !== '200' || drawn !== panels || cellsDrawn !== cellsWant) {
+        bad.push(`${ep} "${names[i]}": status ${status}, ${drawn}/${panels} panels, ${cellsDrawn}/${cellsWant} cells`);
+      }
+    }
+  }
+  ok(tried >= 8 && bad.length === 0, `all ${tried} examples answer 200 and draw a panel per example and head`, ...bad);
+
   // --- problems next to their field ---------------------------------------
   await page.selectOption('#endpoint', '/regression/nw');
   await page.selectOption('#example', { label: 'NW worked example (seed)' });
@@ -275,11 +304,11 @@ async function drive(context, base) {
   ok(errors.length === 0, 'no script errors', ...errors);
 }
 
-// Click Send and wait for the status line to show `status`.
+// Click Send and wait for the status line to show `status` (null: any).
 async function send(page, status) {
   await page.evaluate(() => document.getElementById('status').removeAttribute('data-status'));
   await page.click('#send');
-  await page.waitForSelector(`#status[data-status="${status}"]:not(:empty)`, WAIT);
+  await page.waitForSelector(status === null ? '#status[data-status]' : `#status[data-status="${status}"]:not(:empty)`, WAIT);
   await page.waitForFunction(() => !document.getElementById('send').disabled, null, WAIT);
 }
 
