@@ -70,29 +70,21 @@
   function isTensor(v) {
     return Array.isArray(v) || (v && typeof v === 'object' && Array.isArray(v.shape) && Array.isArray(v.data));
   }
-  /* Compact JSON of a value, cut after `limit` characters. */
+  /* One-line JSON of a parsed value, ", " between items. */
+  function oneLine(v) {
+    if (Array.isArray(v)) return '[' + v.map(oneLine).join(', ') + ']';
+    if (v && typeof v === 'object') {
+      return '{' + Object.keys(v).map(function (k) { return JSON.stringify(k) + ': ' + oneLine(v[k]); }).join(', ') + '}';
+    }
+    return JSON.stringify(v);
+  }
+  /* One-line JSON cut after `limit` characters. */
   function compact(v, limit) {
-    var s = JSON.stringify(v, function (k, x) { return typeof x === 'number' ? x : x; });
-    s = s.replace(/,/g, ', ');
+    var s = oneLine(v);
     return s.length > limit ? s.slice(0, limit) + ' …' : s;
   }
-
-  /* Pretty JSON for the editor: containers that fit on one line stay on
-   * one line, so tensors read row by row. */
-  function pretty(v, indent) {
-    indent = indent || '';
-    var flat = JSON.stringify(v);
-    if (flat === undefined) return 'null';
-    flat = flat.replace(/,(?=["\[{\-0-9tfn])/g, ', ').replace(/":/g, '": ');
-    if (typeof v !== 'object' || v === null || flat.length + indent.length <= 72) return flat;
-    var inner = indent + '  ';
-    if (Array.isArray(v)) {
-      return '[\n' + v.map(function (x) { return inner + pretty(x, inner); }).join(',\n') + '\n' + indent + ']';
-    }
-    return '{\n' + Object.keys(v).map(function (k) {
-      return inner + JSON.stringify(k) + ': ' + pretty(v[k], inner);
-    }).join(',\n') + '\n' + indent + '}';
-  }
+  /* Pretty JSON of a parsed value, for the editor and the response. */
+  function pretty(v) { return prettyText(JSON.stringify(v)); }
 
   /* ------------------------------------------------------------------ */
   /* Colours: matplotlib's "Reds" (d2l's show_heatmaps), as attnd draws   */
@@ -400,18 +392,19 @@
       var start = i, c = text[i], node;
       if (c === '{') {
         i++;
-        node = { start: start, members: {} };
+        node = { start: start, members: {}, list: [] };
         ws();
         if (text[i] === '}') { i++; node.end = i; return node; }
         for (;;) {
           ws();
-          var ks = i, key = str();
+          var ks = i, key = str(), ke = i;
           ws();
           if (text[i] !== ':') throw new Error(':');
           i++;
           var v = value();
           v.keyStart = ks;
           node.members['$' + key] = v;
+          node.list.push({ keyStart: ks, keyEnd: ke, value: v });
           ws();
           if (text[i] === ',') { i++; continue; }
           if (text[i] === '}') { i++; break; }
@@ -465,6 +458,30 @@
       node = next;
     }
     return { start: node.keyStart !== undefined ? node.keyStart : node.start, end: node.end, missing: null };
+  }
+
+  /* Re-indent JSON text: containers that fit in 72 columns stay on one
+   * line (tensors read row by row); numbers, strings and keys keep their
+   * exact text (no rounding through doubles, duplicates kept). null when
+   * the text is not JSON. */
+  function prettyText(text) {
+    var root = parseSpans(text);
+    if (!root) return null;
+    function key(m) { return text.slice(m.keyStart, m.keyEnd); }
+    function one(n) {
+      if (n.items) return '[' + n.items.map(one).join(', ') + ']';
+      if (n.list) return '{' + n.list.map(function (m) { return key(m) + ': ' + one(m.value); }).join(', ') + '}';
+      return text.slice(n.start, n.end);
+    }
+    function multi(n, indent) {
+      var flat = one(n), inner = indent + '  ';
+      if ((!n.items && !n.list) || flat.length + indent.length <= 72) return flat;
+      if (n.items) {
+        return '[\n' + n.items.map(function (c) { return inner + multi(c, inner); }).join(',\n') + '\n' + indent + ']';
+      }
+      return '{\n' + n.list.map(function (m) { return inner + key(m) + ': ' + multi(m.value, inner); }).join(',\n') + '\n' + indent + '}';
+    }
+    return multi(root, '');
   }
 
   var LINE_H = 22, PAD = 10;
@@ -634,7 +651,7 @@
         $('server-svg').hidden = false;
         return;
       }
-      $('response').textContent = r.text && r.text.length > 200000 ? r.text.slice(0, 200000) + '\n…' : (r.json ? pretty(r.json) : r.text);
+      $('response').textContent = r.text && r.text.length > 200000 ? r.text.slice(0, 200000) + '\n…' : (prettyText(r.text || '') || r.text);
       if (r.status >= 300 || !r.json) {
         clear($('summary'));
         clear($('heatmap'));
@@ -834,7 +851,13 @@
     $('send').addEventListener('click', function () { send(); });
     $('send-svg').addEventListener('click', function () { send('image/svg+xml'); });
     $('format').addEventListener('click', function () {
-      try { editor.value = pretty(JSON.parse(editor.value)); clearMark(); } catch (e) {
+      var text = prettyText(editor.value);
+      if (text !== null) {
+        editor.value = text;
+        clearMark();
+        return;
+      }
+      try { JSON.parse(editor.value); } catch (e) {
         showProblem({ title: 'Not JSON yet', detail: e.message });
       }
     });

@@ -242,6 +242,13 @@ async function drive(context, base) {
      (await page.textContent('#field-error')).includes('kernel'),
     'an unknown field is marked with the suggestion', await page.textContent('#field-error'));
 
+  // --- Format JSON keeps every literal as written ------------------------------
+  await page.fill('#editor', '{"x_query":[2.5,  1.50],"kernel":"a,1","seed":9223372036854775807,"x_query":[1e0]}');
+  await page.click('#format');
+  const formatted = await page.inputValue('#editor');
+  ok(formatted === '{\n  "x_query": [2.5, 1.50],\n  "kernel": "a,1",\n  "seed": 9223372036854775807,\n  "x_query": [1e0]\n}',
+    'Format JSON re-indents without touching numbers, strings or duplicate keys', formatted);
+
   // --- the token ----------------------------------------------------------------
   await page.selectOption('#example', { label: 'NW worked example (seed)' });
   await page.fill('#token', 'lab-secret-token');
