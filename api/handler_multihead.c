@@ -234,9 +234,14 @@ int api_handle_multihead(api_call *call) {
                : num_hiddens > 0 && !hiddens_big
                    ? (size_t)num_hiddens
                    : (size_t)(num_hiddens > 0 ? SIZE_MAX : 1);
+    /* h is known when given, or drawn with a valid num_hiddens; otherwise
+     * num_hiddens is refused below and grad_output has nothing to match */
+    int h_known = given || (api_field_value(body, "num_hiddens") &&
+                            num_hiddens >= 1 && !hiddens_big);
     a.d_out = given ? P[P_WO].shape[0] : h;
     a.heads = 1;
-    if (api_attention_cross_lens(&a, p) || api_attention_cross_grad(&a, p))
+    if (api_attention_cross_lens(&a, p) ||
+        (h_known && api_attention_cross_grad(&a, p)))
         return -1;
 
     /* 4. derived sizes and work. Only 1 … h heads can divide h; any other
@@ -259,8 +264,6 @@ int api_handle_multihead(api_call *call) {
     if (num_heads < 1)
         return api_fail(p, API_E_INVALID_VALUE, "/num_heads",
                         "num_heads is the number of heads H, at least 1");
-    int h_known = given || (api_field_value(body, "num_hiddens") &&
-                            num_hiddens >= 1 && !hiddens_big);
     if (h_known && (!heads_ok || h % a.H != 0))
         return api_fail(p, API_E_INVALID_VALUE, "/num_heads",
                         "num_heads must divide h = %zu: each head gets h / "

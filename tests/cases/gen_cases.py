@@ -1097,6 +1097,9 @@ def multihead_cases():
         dict(drawn, num_heads="2"))
     add(E, "num_hiddens_zero", problem("invalid_value", "/num_hiddens"),
         dict(drawn, num_hiddens=0))
+    add(E, "num_hiddens_zero_leaves_grad_output_unmatched",
+        problem("invalid_value", "/num_hiddens"),
+        dict(drawn, num_hiddens=0, grad_output=gx))
     add(E, "seed_negative", problem("invalid_value", "/seed"),
         dict(drawn, seed=-1))
     add(E, "unknown_field_return_scores", problem("unknown_field",

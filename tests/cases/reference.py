@@ -368,6 +368,7 @@ def self_check():
     assert close(nw_predict([2.5], xt, yt, "gaussian", 2)[0][0][0],
                  2.9116578899297596)
 
+
 # ------------------------------------------------ gradients (section 9)
 # Reverse-mode automatic differentiation over scalars: the forward
 # references above run unchanged on Var entries (masked_softmax and the
