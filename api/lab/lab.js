@@ -595,6 +595,20 @@
     }
     box.hidden = false;
     markProblem(p);
+    if (p.code === 'unauthorized') flagInput($('token'), p.detail || 'this route needs a token');
+  }
+
+  /* Outline an input whose value a problem names; cleared on its next edit. */
+  function flagInput(input, why) {
+    input.classList.add('invalid');
+    input.setAttribute('aria-invalid', 'true');
+    input.title = why;
+    input.addEventListener('input', function unflag() {
+      input.classList.remove('invalid');
+      input.removeAttribute('aria-invalid');
+      input.title = '';
+      input.removeEventListener('input', unflag);
+    });
   }
 
   /* The numbers of an answer, one row per field; tensors with their shape. */
@@ -681,6 +695,8 @@
     fitted: { name: 'fitted w', colour: '#0072b2', dash: null, width: 3.5 }
   };
   var nwState = null;
+  /* The form input behind each field a problem may point at. */
+  var NW_INPUTS = { '/n_train': 'nw-n', '/noise': 'nw-noise', '/seed': 'nw-seed', '/fit/epochs': 'nw-epochs', '/fit/lr': 'nw-lr' };
 
   function linePath(xs, ys, sx, sy) {
     return xs.map(function (x, i) { return (i ? 'L' : 'M') + r2(sx(x)) + ' ' + r2(sy(ys[i])); }).join(' ');
@@ -786,6 +802,8 @@
     var n = +$('nw-n').value, noise = +$('nw-noise').value, seed = $('nw-seed').value.trim() || '0';
     var epochs = +$('nw-epochs').value, lr = +$('nw-lr').value, status = $('nw-status');
     $('nw-run').disabled = true;
+    $('nw-problem').hidden = true;
+    $('nw-problem').removeAttribute('data-input');
     setStatus(status, true, 'Generating…');
     var q = '?n_train=' + encodeURIComponent(n) + '&noise=' + encodeURIComponent(noise) + '&seed=' + encodeURIComponent(seed);
     return call('GET', '/regression/nw/dataset' + q).then(function (r) {
@@ -813,7 +831,18 @@
       });
     }).catch(function (r) {
       var p = r && r.json ? r.json : null;
-      setStatus(status, false, p ? (p.status + ' ' + (p.pointer ? p.pointer + ': ' : '') + p.detail) : 'failed: ' + (r && r.message ? r.message : r && r.status));
+      setStatus(status, false, p ? p.status + ' ' + (p.title || '') : 'failed: ' + (r && r.message ? r.message : r && r.status));
+      if (!p) return;
+      /* the problem next to the input its pointer names */
+      var box = clear($('nw-problem')), input = p.code === 'unauthorized' ? $('token') : $(NW_INPUTS[p.pointer]);
+      box.appendChild(el('b', null, p.code || ''));
+      if (p.pointer) box.appendChild(el('span', null, ' at ', el('code', null, p.pointer)));
+      box.appendChild(el('div', { class: 'detail' }, p.detail || ''));
+      box.hidden = false;
+      if (input) {
+        flagInput(input, p.detail || '');
+        box.setAttribute('data-input', input.id);
+      }
     }).then(function () { $('nw-run').disabled = false; });
   }
 

@@ -307,6 +307,22 @@ async function drive(context, base) {
   await page.screenshot({ path: path.join(ARTIFACTS, 'lab.png') });
   ok(true, `screenshot saved: ${path.relative(root, path.join(ARTIFACTS, 'lab.png'))}`);
 
+  // a problem from the dataset or the fit is shown at its input
+  await page.fill('#nw-n', '0');
+  await page.click('#nw-run');
+  await page.waitForSelector('#nw-problem:not([hidden])', WAIT);
+  ok((await page.getAttribute('#nw-problem', 'data-input')) === 'nw-n' &&
+     (await page.getAttribute('#nw-n', 'class')).includes('invalid') &&
+     (await page.textContent('#nw-problem')).includes('/n_train'),
+    'n_train 0: the problem names /n_train and the n_train input is flagged', await page.textContent('#nw-problem'));
+  await page.fill('#nw-n', '50');
+  await page.fill('#nw-lr', '-1');
+  await page.click('#nw-run');
+  await page.waitForSelector('#nw-problem[data-input="nw-lr"]', WAIT);
+  ok(!(await page.getAttribute('#nw-n', 'class') || '').includes('invalid') &&
+     (await page.getAttribute('#nw-lr', 'class')).includes('invalid'),
+    'lr -1: the fit\'s problem (/fit/lr) flags the lr input; editing n_train cleared its flag');
+
   ok(foreign.length === 0, 'every request the page made went to attnd', foreign.join(' '));
   ok(errors.length === 0, 'no script errors', ...errors);
 }
