@@ -61,4 +61,17 @@ void api_set_ready(int ready);
 /* Information for /version, set once by the server at start. */
 void api_set_threads(int http_threads, int blas_threads);
 
+/* Where GET /metrics gets the server's counters: a function returning
+ * Prometheus text (format 0.0.4) in a malloc'd buffer of *len bytes that
+ * the caller frees, or NULL when memory runs out (the answer is then 500).
+ * Set once by the server before serving; until then /metrics answers
+ * attnd_build_info alone. */
+typedef char *(*api_metrics_source)(size_t *len);
+void api_set_metrics_source(api_metrics_source fn);
+
+/* The route templates ("/attention/dot", ...), the values api_response.route
+ * takes besides "other": i = 0, 1, ... until NULL. A path answering several
+ * methods may appear more than once. */
+const char *api_route_template(size_t i);
+
 #endif /* API_H */

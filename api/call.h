@@ -34,11 +34,17 @@ int api_handle_nw(api_call *call);
 int api_handle_dataset(api_call *call);
 int api_handle_softmax_masked(api_call *call);
 int api_handle_posenc(api_call *call);
+int api_handle_grade(api_call *call);
+int api_handle_v2_server(api_call *call);
+int api_handle_v2_model(api_call *call);
+int api_handle_v2_model_ready(api_call *call);
+int api_handle_v2_infer(api_call *call);
 int api_handle_healthz(api_call *call);
 int api_handle_live(api_call *call);
 int api_handle_ready(api_call *call);
 int api_handle_version(api_call *call);
 int api_handle_openapi(api_call *call);
+int api_handle_metrics(api_call *call);
 int api_handle_lab(api_call *call);
 
 /* Milliseconds on CLOCK_MONOTONIC, for call->compute_ms. */

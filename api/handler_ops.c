@@ -10,10 +10,7 @@
 
 #include "call.h"
 #include "openapi.h"
-
-#ifndef ATTND_VERSION
-#define ATTND_VERSION "0.1.0"
-#endif
+#include "version.h"
 
 static atomic_int ready = 1;
 static atomic_int http_threads = 1;
