@@ -13,6 +13,7 @@
 
 #include "call.h"
 #include "fastpath.h"
+#include "kserve.h"
 #include "problem.h"
 #include "route.h"
 
@@ -138,6 +139,16 @@ static int check_headers(const api_request *req, const api_limits *limits,
     return 0;
 }
 
+/* Errors are problem+json, except on the Open Inference Protocol front
+ * (paths under /v2), which answers the protocol's {"error": "..."}. */
+static void respond_problem(const api_request *req, api_response *res,
+                            const api_problem *p) {
+    if (api_kserve_path(req->path))
+        api_kserve_respond_error(res, p, req->path);
+    else
+        api_problem_respond(res, p);
+}
+
 static void start_response(api_response *res) {
     memset(res, 0, sizeof *res);
     res->compute_ms = -1;
@@ -159,7 +170,7 @@ int api_precheck(const api_request *req, long long content_length,
     if (rc == 0)
         return 0;
     if (rc < 0)
-        api_problem_respond(res, &p);
+        respond_problem(req, res, &p);
     return 1;
 }
 
@@ -226,5 +237,5 @@ void api_handle(const api_request *req, api_response *res) {
     if (call.problem.code == API_E_NONE)
         api_fail(&call.problem, API_E_INTERNAL, NULL, "unexpected failure");
     res->compute_ms = -1;
-    api_problem_respond(res, &call.problem);
+    respond_problem(req, res, &call.problem);
 }

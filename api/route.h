@@ -13,14 +13,16 @@
 
 typedef struct {
     const char *method; /* "GET" or "POST" */
-    const char *path;   /* exact path; also the route name for metrics */
+    const char *path;   /* path ({model}: a model name, route.c); also the
+                           route name for metrics */
     api_handler handler;
     const char *allow; /* "GET, HEAD, OPTIONS" or "POST, OPTIONS" */
     int json_body;     /* 1: the body is a JSON object (POST routes) */
     int vary_accept;   /* 1: the answer depends on Accept (SVG later) */
 } api_route;
 
-/* The route whose path is exactly `path`, or NULL (404). */
+/* The route whose path matches `path` (equal, or a known model name
+ * where the route has {model}), or NULL (404). */
 const api_route *api_route_find(const char *path);
 
 /* The table, for tests and documentation: routes 0 … api_route_count()-1. */

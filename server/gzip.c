@@ -28,6 +28,16 @@ static int parse_qvalue(const char *s, size_t n) {
     return q <= 1000 ? q : -1;
 }
 
+static size_t min_bytes = SRV_GZIP_MIN_BYTES; /* 0: never compress */
+
+void srv_gzip_set_min_bytes(size_t n) {
+    min_bytes = n;
+}
+
+int srv_gzip_eligible(size_t len) {
+    return min_bytes > 0 && len >= min_bytes;
+}
+
 static int is_blank(char c) {
     return c == ' ' || c == '\t';
 }

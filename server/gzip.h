@@ -7,8 +7,17 @@
 
 #include <stddef.h>
 
-/* Bodies shorter than this (bytes) are sent as they are. */
+/* Bodies shorter than this (bytes) are sent as they are, by default
+ * (--gzip-min-bytes). */
 #define SRV_GZIP_MIN_BYTES 1024
+
+/* Compress bodies of at least min_bytes from now on; 0 turns compression
+ * off. Call before serving (the default is SRV_GZIP_MIN_BYTES). */
+void srv_gzip_set_min_bytes(size_t min_bytes);
+
+/* 1 when a body of len bytes is compressed for a client that accepts
+ * gzip, and so when its answer varies with Accept-Encoding. */
+int srv_gzip_eligible(size_t len);
 
 /* 1 when the Accept-Encoding value (NULL when absent) accepts gzip: "gzip"
  * or "x-gzip" listed with q > 0, or "*" with q > 0 and gzip not listed;

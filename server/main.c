@@ -20,9 +20,11 @@
 
 #include "api.h"
 #include "cors.h"
+#include "gzip.h"
 #include "healthcheck.h"
 #include "http.h"
 #include "log.h"
+#include "metrics.h"
 #include "options.h"
 #include "request_id.h"
 
@@ -140,6 +142,8 @@ int main(int argc, char **argv) {
     }
     srv_log_init(opts.log_format);
     srv_request_id_init();
+    srv_gzip_set_min_bytes(opts.gzip_min_bytes);
+    srv_metrics_init();
 
     if (install_stop_signals() != 0) {
         srv_log_message("error", "cannot install signal handlers: %s",

@@ -1,0 +1,824 @@
+/*
+ * handler_grade.c — POST /grade: check a student's answer against the
+ * answer attnd computes for the same request (API.md section 13).
+ *
+ *   {"endpoint": "/attention/dot", "request": {...}, "answer": {...},
+ *    "rtol": 1e-5, "atol": 1e-8}
+ *   -> {"pass": bool, "fields": {"<name>": result, ...}}
+ *
+ * The endpoint's own handler answers the embedded request (invoke.h), so
+ * the reference, and every error in the request (pointer prefixed with
+ * /request), is exactly what the endpoint itself would give. For a GET
+ * endpoint the request object holds its query parameters (numbers and
+ * strings; null = absent).
+ *
+ * Fields are graded where the answer gives them, by the names the
+ * endpoint answers with (answers.h); nested results are objects as in the
+ * endpoint's answer ({"grads": {"queries": ...}}) and are reported with
+ * dotted names ("grads.queries"). A tensor may be nested arrays or
+ * {"shape", "data"}; a scalar (loss, w, scale) is a number, rank 0; NW's
+ * history is graded as one field, an array of {"epoch", "w", "loss"}.
+ * Each entry is compared as numpy.isclose does: it matches when
+ *   |got − expected| ≤ atol + rtol·|expected|   (defaults 1e-5, 1e-8);
+ * an expected null (a masked score, statistics of no score) matches only
+ * null; a non-number where a number belongs (JSON has no NaN, so null
+ * stands for one) is a mismatch. Per field:
+ *   {"pass", "max_abs_err", "max_rel_err" (over entries whose expected
+ *    value is not 0), "mismatches", "first_mismatch": {"pointer" (into
+ *    this request, /answer/...), "expected", "got"} or null}
+ * both maxima over the entries where both values are numbers (0 when
+ * there are none; null when the difference overflows a double). A field
+ * whose shape differs from the reference's (ragged arrays included) is
+ *   {"pass": false, "error": "shape", "expected": [...], "got": [...],
+ *    "pointer"?: the first ragged row}
+ *
+ * Checks, first error wins: the grading request's own members
+ * (unknown_field, missing_field, wrong_type) → endpoint (invalid_value
+ * unless it names a computing route) → the answer's members against the
+ * endpoint's answer fields (unknown_field at /answer/<field>, then
+ * missing_field and wrong_type of {"shape", "data"} objects and nested
+ * results) → {"shape", "data"} sizes (a negative dimension is
+ * invalid_value, len(data) ≠ prod(shape) shape_mismatch) → an empty answer,
+ * rtol, atol (invalid_value) → the embedded request, by the endpoint's
+ * own rules (/request/...) → an answer field the reference lacks
+ * (invalid_value at /answer/<field>, saying what the request needs).
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "answers.h"
+#include "call.h"
+#include "fields.h"
+#include "invoke.h"
+#include "pointer.h"
+#include "route.h"
+#include "suggest.h"
+#include "tensor.h"
+
+/* ------------------------------------------------ the request members */
+
+static const char *const members[] = {"endpoint", "request", "answer", "rtol",
+                                      "atol"};
+#define N_MEMBERS (sizeof members / sizeof members[0])
+
+static int check_members(const json_t *body, api_problem *p) {
+    const char *key;
+    const json_t *v;
+    /* unknown_field */
+    json_object_foreach((json_t *)body, key, v) {
+        int known = 0;
+        for (size_t i = 0; i < N_MEMBERS && !known; i++)
+            known = !strcmp(key, members[i]);
+        if (known)
+            continue;
+        api_pointer ptr;
+        api_pointer_init(&ptr, "");
+        api_pointer_push_key(&ptr, key, strlen(key));
+        return api_fail(p, API_E_UNKNOWN_FIELD, ptr.s,
+                        "unknown field `%s` in /grade; did you mean `%s`? "
+                        "Known fields: endpoint, request, answer, rtol, atol",
+                        key, api_suggest(key, strlen(key), members, N_MEMBERS));
+    }
+    /* missing_field (null = absent) */
+    for (size_t i = 0; i < 3; i++)
+        if (json_is_null(json_object_get(body, members[i])) ||
+            !json_object_get(body, members[i])) {
+            char pointer[32];
+            snprintf(pointer, sizeof pointer, "/%s", members[i]);
+            return api_fail(p, API_E_MISSING_FIELD, pointer,
+                            "/grade needs `%s`: {\"endpoint\": "
+                            "\"/attention/dot\", \"request\": {...}, "
+                            "\"answer\": {...}}",
+                            members[i]);
+        }
+    /* wrong_type */
+    v = json_object_get(body, "endpoint");
+    if (!json_is_string(v))
+        return api_fail(p, API_E_WRONG_TYPE, "/endpoint",
+                        "endpoint must be a route's path such as "
+                        "\"/attention/dot\"; got %s",
+                        api_json_kind(v));
+    v = json_object_get(body, "request");
+    if (!json_is_object(v))
+        return api_fail(p, API_E_WRONG_TYPE, "/request",
+                        "request must be an object: the body you would send "
+                        "to the endpoint (its query parameters for a GET "
+                        "endpoint); got %s",
+                        api_json_kind(v));
+    v = json_object_get(body, "answer");
+    if (!json_is_object(v))
+        return api_fail(p, API_E_WRONG_TYPE, "/answer",
+                        "answer must be an object of the fields to grade, "
+                        "named as the endpoint answers them; got %s",
+                        api_json_kind(v));
+    for (size_t i = 3; i < N_MEMBERS; i++) {
+        v = api_field_value(body, members[i]);
+        if (v && !json_is_number(v)) {
+            char pointer[32];
+            snprintf(pointer, sizeof pointer, "/%s", members[i]);
+            return api_fail(p, API_E_WRONG_TYPE, pointer,
+                            "%s must be a number; got %s", members[i],
+                            api_json_kind(v));
+        }
+    }
+    return 0;
+}
+
+/* The gradable route endpoint names, or invalid_value at /endpoint. */
+static int find_endpoint(const json_t *body, const api_route **route,
+                         const api_answer_table **table, api_problem *p) {
+    const json_t *v = json_object_get(body, "endpoint");
+    const char *path = json_string_value(v);
+    *route =
+        strlen(path) == json_string_length(v) ? api_route_find(path) : NULL;
+    *table = *route ? api_answers_find((*route)->path) : NULL;
+    if (*table)
+        return 0;
+    return api_fail(p, API_E_INVALID_VALUE, "/endpoint",
+                    "%.100s is not a route that computes an answer; grade "
+                    "one of /attention/dot, /attention/additive, "
+                    "/attention/multihead, /regression/nw, /softmax/masked, "
+                    "/encoding/positional, /regression/nw/dataset",
+                    path);
+}
+
+/* ------------------------------------------------ walking the answer */
+
+enum phase {
+    PHASE_UNKNOWN, /* names against the endpoint's answer fields */
+    PHASE_MISSING, /* {"shape", "data"} members present */
+    PHASE_TYPES,   /* nested results are objects, shape and data arrays */
+    PHASE_SIZES,   /* {"shape", "data"}: dimensions ≥ 0, len(data) */
+    PHASE_PRESENT, /* the reference has every field given */
+    PHASE_GRADE    /* compare and write the results */
+};
+
+typedef struct {
+    const api_answer_table *table;
+    const api_route *route;
+    const json_t *reference; /* the endpoint's answer (PRESENT, GRADE) */
+    double rtol, atol;
+    size_t fields; /* graded fields seen */
+    int all_pass;  /* GRADE: every field passed */
+    int first;     /* GRADE: no result written yet */
+    api_buf *out;  /* GRADE */
+    api_problem *p;
+} grader;
+
+/* NW history: a group whose members are members of every record. */
+static int is_records(const api_answer_table *t, const char *name, size_t len) {
+    for (size_t i = 0; i < t->n; i++) {
+        const char *f = t->fields[i].name;
+        if (t->fields[i].record && strlen(f) > len && !memcmp(f, name, len) &&
+            f[len] == '.')
+            return 1;
+    }
+    return 0;
+}
+
+static int unknown_answer_field(const grader *g, const char *name, size_t plen,
+                                const char *key, const char *pointer) {
+    char names[32][API_ANSWER_SEGMENT_MAX];
+    const char *list[32];
+    size_t n = api_answers_children(g->table, name, plen, names, 32);
+    char known[512];
+    size_t len = 0;
+    known[0] = '\0';
+    for (size_t i = 0; i < n; i++) {
+        list[i] = names[i];
+        if (len + strlen(names[i]) + 3 < sizeof known)
+            len += (size_t)snprintf(known + len, sizeof known - len, "%s%s",
+                                    i ? ", " : "", names[i]);
+    }
+    if (plen == 11 && !memcmp(name, "diagnostics", 11) &&
+        !strcmp(key, "warnings"))
+        return api_fail(g->p, API_E_UNKNOWN_FIELD, pointer,
+                        "diagnostics.warnings is not graded (it lists events, "
+                        "not numbers); grade %s",
+                        known);
+    const char *best = api_suggest(key, strlen(key), list, n);
+    if (plen == 0)
+        return api_fail(g->p, API_E_UNKNOWN_FIELD, pointer,
+                        "unknown field `%s` in the answer; did you mean "
+                        "`%s`? %s answers with: %s",
+                        key, best ? best : "", g->route->path, known);
+    return api_fail(g->p, API_E_UNKNOWN_FIELD, pointer,
+                    "unknown field `%s` in the answer's %s; did you mean "
+                    "`%s`? %s holds: %s",
+                    key, name, best ? best : "", name, known);
+}
+
+static int leaf(grader *g, enum phase ph, const char *name, const json_t *v,
+                api_pointer *ptr);
+
+/* Visit the members of the answer object obj (group name[0 .. plen),
+ * plen 0 at the top) for one phase. name has room for
+ * API_POINTER_MAX bytes. */
+static int walk(grader *g, enum phase ph, const json_t *obj, char *name,
+                size_t plen, api_pointer *ptr) {
+    const char *key;
+    const json_t *v;
+    json_object_foreach((json_t *)obj, key, v) {
+        size_t klen = strlen(key);
+        if (plen + 1 + klen + 1 > API_POINTER_MAX)
+            klen = API_POINTER_MAX - plen - 2; /* cannot name a field */
+        size_t len = plen;
+        if (plen)
+            name[len++] = '.';
+        memcpy(name + len, key, klen);
+        len += klen;
+        name[len] = '\0';
+        size_t mark = api_pointer_push_key(ptr, key, strlen(key));
+        int rc = 0;
+        const api_answer_field *f = api_answers_field(g->table, name, len);
+        int group = !f && api_answers_is_group(g->table, name, len);
+        int records = group && is_records(g->table, name, len);
+        if (!f && !group) {
+            name[plen] = '\0';
+            if (ph == PHASE_UNKNOWN)
+                rc = unknown_answer_field(g, name, plen, key, ptr->s);
+        } else if (json_is_null(v)) {
+            /* null means absent, as everywhere in a request */
+        } else if (f || records) {
+            rc = leaf(g, ph, name, v, ptr);
+        } else if (json_is_object(v)) {
+            rc = walk(g, ph, v, name, len, ptr);
+        } else if (ph == PHASE_TYPES) {
+            rc = api_fail(g->p, API_E_WRONG_TYPE, ptr->s,
+                          "%s is an object of results, as the endpoint "
+                          "answers it; got %s",
+                          name, api_json_kind(v));
+        }
+        name[plen] = '\0';
+        api_pointer_pop(ptr, mark);
+        if (rc)
+            return -1;
+    }
+    return 0;
+}
+
+/* ------------------------------------------------------- tensor views */
+
+/* A field's value seen as a tensor: shape and entries in row-major order
+ * (nested arrays, a {"shape", "data"} object, or one value of rank 0). */
+typedef struct {
+    size_t rank;
+    size_t shape[API_SHAPE_MAX];
+    int flat;              /* 1: entries are the flat "data" array's */
+    size_t count;          /* entries */
+    const json_t **leaves; /* malloc'd, count entries */
+    int ragged;            /* 1: not rectangular; ragged_at says where */
+    api_pointer ragged_at;
+} view;
+
+/* Rows at every level have the first sibling's length, and entries at
+ * the last level are not arrays. */
+static int rectangular(view *w, const json_t *a, size_t level,
+                       api_pointer *ptr) {
+    if (json_array_size(a) != w->shape[level]) {
+        w->ragged_at = *ptr;
+        return 0;
+    }
+    for (size_t i = 0; i < json_array_size(a); i++) {
+        const json_t *e = json_array_get(a, i);
+        int inner = level + 1 < w->rank;
+        if (inner != json_is_array(e)) {
+            api_pointer_push_index(ptr, i);
+            w->ragged_at = *ptr;
+            return 0;
+        }
+        if (!inner)
+            continue;
+        size_t mark = api_pointer_push_index(ptr, i);
+        int ok = rectangular(w, e, level + 1, ptr);
+        api_pointer_pop(ptr, mark);
+        if (!ok)
+            return 0;
+    }
+    return 1;
+}
+
+static const json_t **collect(const json_t *a, size_t level, size_t rank,
+                              const json_t **dst) {
+    for (size_t i = 0; i < json_array_size(a); i++) {
+        const json_t *e = json_array_get(a, i);
+        if (level + 1 < rank)
+            dst = collect(e, level + 1, rank, dst);
+        else
+            *dst++ = e;
+    }
+    return dst;
+}
+
+/* Fill w from v (already type-checked: a {"shape", "data"} object has
+ * integral dimensions ≥ 0 and len(data) = prod(shape)). Returns 0, or -1
+ * when memory runs out. */
+static int view_of(view *w, const json_t *v, const char *pointer) {
+    memset(w, 0, sizeof *w);
+    if (json_is_object(v)) {
+        const json_t *shape = json_object_get(v, "shape");
+        const json_t *data = json_object_get(v, "data");
+        w->flat = 1;
+        w->rank = json_array_size(shape);
+        if (w->rank > API_SHAPE_MAX)
+            w->rank = API_SHAPE_MAX; /* unequal to any reference anyway */
+        for (size_t i = 0; i < w->rank; i++)
+            w->shape[i] = (size_t)json_number_value(json_array_get(shape, i));
+        w->count = json_array_size(data);
+        w->leaves = malloc((w->count ? w->count : 1) * sizeof *w->leaves);
+        if (!w->leaves)
+            return -1;
+        for (size_t i = 0; i < w->count; i++)
+            w->leaves[i] = json_array_get(data, i);
+        return 0;
+    }
+    const json_t *x = v;
+    while (json_is_array(x) && w->rank < API_SHAPE_MAX) {
+        w->shape[w->rank++] = json_array_size(x);
+        x = json_array_get(x, 0);
+    }
+    if (json_is_array(x)) { /* deeper than any reference: first dims only */
+        w->ragged = 0;
+        w->count = 0;
+        return 0;
+    }
+    w->count = 1;
+    for (size_t i = 0; i < w->rank; i++)
+        w->count *= w->shape[i];
+    if (w->rank > 0) {
+        api_pointer ptr;
+        api_pointer_init(&ptr, pointer);
+        if (!rectangular(w, v, 0, &ptr)) {
+            w->ragged = 1;
+            w->count = 0;
+            return 0;
+        }
+    }
+    w->leaves = malloc((w->count ? w->count : 1) * sizeof *w->leaves);
+    if (!w->leaves)
+        return -1;
+    if (w->rank == 0)
+        w->leaves[0] = v;
+    else
+        collect(v, 0, w->rank, w->leaves);
+    return 0;
+}
+
+static int same_shape(const view *a, const view *b) {
+    if (a->rank != b->rank)
+        return 0;
+    for (size_t i = 0; i < a->rank; i++)
+        if (a->shape[i] != b->shape[i])
+            return 0;
+    return 1;
+}
+
+/* ----------------------------------------------------------- grading */
+
+typedef struct {
+    double max_abs, max_rel;
+    size_t mismatches;
+    int have_first;
+    api_pointer first_pointer;
+    const json_t *first_expected, *first_got; /* got may be NULL: absent */
+} tally;
+
+static void mismatch(tally *t, const api_pointer *ptr, const json_t *e,
+                     const json_t *g) {
+    if (t->mismatches++ == 0) {
+        t->have_first = 1;
+        t->first_pointer = *ptr;
+        t->first_expected = e;
+        t->first_got = g;
+    }
+}
+
+/* One entry: e is the reference's (a number, null, or a record object),
+ * g the answer's (anything, or NULL when absent). */
+static void compare(const grader *gr, tally *t, const json_t *e,
+                    const json_t *g, api_pointer *ptr) {
+    if (json_is_object(e)) { /* a record: each member is an entry */
+        const char *key;
+        const json_t *ev;
+        json_object_foreach((json_t *)e, key, ev) {
+            size_t mark = api_pointer_push_key(ptr, key, strlen(key));
+            compare(gr, t, ev,
+                    json_is_object(g) ? json_object_get(g, key) : NULL, ptr);
+            api_pointer_pop(ptr, mark);
+        }
+        return;
+    }
+    if (!json_is_number(e)) { /* null: a masked score, no statistics */
+        if (!json_is_null(g))
+            mismatch(t, ptr, e, g);
+        return;
+    }
+    if (!json_is_number(g)) {
+        mismatch(t, ptr, e, g);
+        return;
+    }
+    double x = json_number_value(e), y = json_number_value(g);
+    double err = fabs(y - x);
+    if (err > t->max_abs)
+        t->max_abs = err;
+    if (x != 0) {
+        double rel = err / fabs(x);
+        if (rel > t->max_rel)
+            t->max_rel = rel;
+    }
+    if (!(err <= gr->atol + gr->rtol * fabs(x)))
+        mismatch(t, ptr, e, g);
+}
+
+/* A value as JSON, numbers printed as the contract prints them. */
+static void put_value(api_buf *out, const json_t *v) {
+    if (v == NULL || json_is_null(v)) {
+        api_buf_puts(out, "null");
+    } else if (json_is_number(v)) {
+        if (api_buf_number(out, json_number_value(v), 0))
+            api_buf_puts(out, "null");
+    } else if (json_is_string(v)) {
+        api_buf_json_string(out, json_string_value(v), json_string_length(v));
+    } else if (json_is_boolean(v)) {
+        api_buf_puts(out, json_is_true(v) ? "true" : "false");
+    } else if (json_is_array(v)) {
+        api_buf_putc(out, '[');
+        for (size_t i = 0; i < json_array_size(v); i++) {
+            if (i)
+                api_buf_putc(out, ',');
+            put_value(out, json_array_get(v, i));
+        }
+        api_buf_putc(out, ']');
+    } else {
+        const char *key;
+        const json_t *m;
+        int first = 1;
+        api_buf_putc(out, '{');
+        json_object_foreach((json_t *)v, key, m) {
+            if (!first)
+                api_buf_putc(out, ',');
+            first = 0;
+            api_buf_json_string(out, key, strlen(key));
+            api_buf_putc(out, ':');
+            put_value(out, m);
+        }
+        api_buf_putc(out, '}');
+    }
+}
+
+static void put_shape(api_buf *out, const view *w) {
+    api_buf_putc(out, '[');
+    for (size_t i = 0; i < w->rank; i++) {
+        if (i)
+            api_buf_putc(out, ',');
+        api_buf_uint(out, w->shape[i]);
+    }
+    api_buf_putc(out, ']');
+}
+
+static void put_err(api_buf *out, double x) {
+    if (!isfinite(x) || api_buf_number(out, x, 0))
+        api_buf_puts(out, "null");
+}
+
+/* The reference's value of the dotted name, or NULL. */
+static const json_t *reference_value(const json_t *ref, const char *name) {
+    const json_t *v = ref;
+    while (v && *name) {
+        size_t n = strcspn(name, ".");
+        char key[API_ANSWER_SEGMENT_MAX];
+        if (n >= sizeof key)
+            return NULL;
+        memcpy(key, name, n);
+        key[n] = '\0';
+        v = json_is_object(v) ? json_object_get(v, key) : NULL;
+        name += n + (name[n] == '.');
+    }
+    return v;
+}
+
+/* Grade one field and write "name": result. */
+static int grade_field(grader *g, const char *name, const json_t *v,
+                       api_pointer *ptr) {
+    const json_t *ref = reference_value(g->reference, name);
+    view want, got;
+    if (view_of(&want, ref, "") || view_of(&got, v, ptr->s)) {
+        free(want.leaves);
+        return api_fail(g->p, API_E_INTERNAL, NULL, "out of memory");
+    }
+    api_buf *out = g->out;
+    if (!g->first)
+        api_buf_putc(out, ',');
+    g->first = 0;
+    api_buf_json_string(out, name, strlen(name));
+    api_buf_putc(out, ':');
+    if (got.ragged || !same_shape(&want, &got)) {
+        g->all_pass = 0;
+        api_buf_puts(out, "{\"pass\":false,\"error\":\"shape\",\"expected\":");
+        put_shape(out, &want);
+        api_buf_puts(out, ",\"got\":");
+        put_shape(out, &got);
+        if (got.ragged) {
+            api_buf_puts(out, ",\"pointer\":");
+            api_buf_json_string(out, got.ragged_at.s, got.ragged_at.len);
+        }
+        api_buf_putc(out, '}');
+        free(want.leaves);
+        free(got.leaves);
+        return 0;
+    }
+    tally t;
+    memset(&t, 0, sizeof t);
+    api_tensor shape_of_got = {.rank = got.rank, .flat = got.flat};
+    memcpy(shape_of_got.shape, got.shape, sizeof got.shape);
+    for (size_t i = 0; i < want.count; i++) {
+        api_pointer at;
+        api_tensor_entry_pointer(&at, ptr->s, &shape_of_got, i);
+        compare(g, &t, want.leaves[i], got.leaves[i], &at);
+    }
+    int pass = t.mismatches == 0;
+    g->all_pass &= pass;
+    api_buf_puts(out, pass ? "{\"pass\":true" : "{\"pass\":false");
+    api_buf_puts(out, ",\"max_abs_err\":");
+    put_err(out, t.max_abs);
+    api_buf_puts(out, ",\"max_rel_err\":");
+    put_err(out, t.max_rel);
+    api_buf_puts(out, ",\"mismatches\":");
+    api_buf_uint(out, t.mismatches);
+    api_buf_puts(out, ",\"first_mismatch\":");
+    if (t.have_first) {
+        api_buf_puts(out, "{\"pointer\":");
+        api_buf_json_string(out, t.first_pointer.s, t.first_pointer.len);
+        api_buf_puts(out, ",\"expected\":");
+        put_value(out, t.first_expected);
+        api_buf_puts(out, ",\"got\":");
+        put_value(out, t.first_got);
+        api_buf_putc(out, '}');
+    } else {
+        api_buf_puts(out, "null");
+    }
+    api_buf_putc(out, '}');
+    free(want.leaves);
+    free(got.leaves);
+    return 0;
+}
+
+/* ------------------------------------------------ phases at one field */
+
+/* The wrong_type checks of a {"shape", "data"} answer: shape an array of
+ * integers, data an array (its entries are graded, not type-checked). */
+static int flat_types(const grader *g, const json_t *v, api_pointer *ptr) {
+    const json_t *shape = json_object_get(v, "shape");
+    size_t mark = api_pointer_push_key(ptr, "shape", 5);
+    if (!json_is_array(shape))
+        return api_fail(g->p, API_E_WRONG_TYPE, ptr->s,
+                        "\"shape\" must be an array of integers; got %s",
+                        api_json_kind(shape));
+    for (size_t i = 0; i < json_array_size(shape); i++) {
+        const json_t *d = json_array_get(shape, i);
+        double x = json_number_value(d);
+        if (json_is_integer(d) ||
+            (json_is_real(d) && isfinite(x) && x == floor(x)))
+            continue;
+        api_pointer_push_index(ptr, i);
+        return api_fail(g->p, API_E_WRONG_TYPE, ptr->s,
+                        "\"shape\" entries must be integers; %s is %s", ptr->s,
+                        json_is_number(d) ? "not" : api_json_kind(d));
+    }
+    api_pointer_pop(ptr, mark);
+    const json_t *data = json_object_get(v, "data");
+    if (!json_is_array(data)) {
+        api_pointer_push_key(ptr, "data", 4);
+        return api_fail(g->p, API_E_WRONG_TYPE, ptr->s,
+                        "\"data\" must be a flat array of row-major numbers; "
+                        "got %s",
+                        api_json_kind(data));
+    }
+    api_pointer_pop(ptr, mark);
+    return 0;
+}
+
+/* Dimensions ≥ 0 and len(data) = prod(shape), as for a request tensor. */
+static int flat_sizes(const grader *g, const json_t *v, api_pointer *ptr) {
+    const json_t *shape = json_object_get(v, "shape");
+    const json_t *data = json_object_get(v, "data");
+    size_t count = 1;
+    int overflow = 0;
+    for (size_t i = 0; i < json_array_size(shape); i++) {
+        double x = json_number_value(json_array_get(shape, i));
+        if (x < 0) {
+            api_pointer_push_key(ptr, "shape", 5);
+            api_pointer_push_index(ptr, i);
+            return api_fail(g->p, API_E_INVALID_VALUE, ptr->s,
+                            "dimensions are counts: %s must be at least 0",
+                            ptr->s);
+        }
+        if (x >= 18446744073709551616.0 ||
+            (x > 0 && (size_t)x > SIZE_MAX / (count ? count : 1)))
+            overflow = 1;
+        else
+            count *= (size_t)x;
+    }
+    size_t n = json_array_size(data);
+    if (overflow || count != n) {
+        api_pointer_push_key(ptr, "data", 4);
+        api_fail(g->p, API_E_SHAPE_MISMATCH, ptr->s,
+                 "the answer's shape holds %s%zu numbers but \"data\" has "
+                 "%zu",
+                 overflow ? "more than " : "", overflow ? SIZE_MAX : count, n);
+        long long e = overflow ? -1 : (long long)count, got = (long long)n;
+        api_problem_shapes(g->p, &e, 1, &got, 1);
+        return -1;
+    }
+    return 0;
+}
+
+static int leaf(grader *g, enum phase ph, const char *name, const json_t *v,
+                api_pointer *ptr) {
+    int records = is_records(g->table, name, strlen(name));
+    switch (ph) {
+    case PHASE_UNKNOWN:
+        g->fields++;
+        return records ? 0 : api_tensor_check_keys(v, ptr->s, g->p);
+    case PHASE_MISSING:
+        return records ? 0 : api_tensor_check_missing(v, ptr->s, g->p);
+    case PHASE_TYPES:
+        if (records && !json_is_array(v))
+            return api_fail(g->p, API_E_WRONG_TYPE, ptr->s,
+                            "%s is an array of objects, one per epoch, as the "
+                            "endpoint answers it; got %s",
+                            name, api_json_kind(v));
+        return json_is_object(v) ? flat_types(g, v, ptr) : 0;
+    case PHASE_SIZES:
+        return json_is_object(v) && !records ? flat_sizes(g, v, ptr) : 0;
+    case PHASE_PRESENT:
+        if (reference_value(g->reference, name))
+            return 0;
+        const api_answer_field *f =
+            api_answers_field(g->table, name, strlen(name));
+        if (!f) /* a records group: its members say what they need */
+            for (size_t i = 0; i < g->table->n && !f; i++)
+                if (!strncmp(g->table->fields[i].name, name, strlen(name)))
+                    f = &g->table->fields[i];
+        return api_fail(g->p, API_E_INVALID_VALUE, ptr->s,
+                        "the reference answer has no %s: %s answers it only "
+                        "with %s in the request",
+                        name, g->route->path,
+                        f && f->needs ? f->needs : "other inputs");
+    case PHASE_GRADE:
+        return grade_field(g, name, v, ptr);
+    }
+    return 0;
+}
+
+static int run_phase(grader *g, enum phase ph, const json_t *answer) {
+    char name[API_POINTER_MAX];
+    name[0] = '\0';
+    api_pointer ptr;
+    api_pointer_init(&ptr, "/answer");
+    return walk(g, ph, answer, name, 0, &ptr);
+}
+
+/* --------------------------------------------------- GET endpoints */
+
+/* RFC 3986 section 2.3 unreserved characters pass; every other byte is
+ * percent-encoded. */
+static void put_query_text(api_buf *q, const char *s, size_t n) {
+    static const char hex[] = "0123456789ABCDEF";
+    for (size_t i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)s[i];
+        if ((c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') ||
+            (c >= '0' && c <= '9') || c == '-' || c == '.' || c == '_' ||
+            c == '~') {
+            api_buf_putc(q, (char)c);
+        } else {
+            api_buf_putc(q, '%');
+            api_buf_putc(q, hex[c >> 4]);
+            api_buf_putc(q, hex[c & 15]);
+        }
+    }
+}
+
+/* The query string a GET endpoint gets for the request object's members:
+ * numbers as the contract prints them, strings and booleans as text;
+ * null leaves a parameter out; arrays and objects -> wrong_type. */
+static int build_query(api_buf *q, const json_t *request, api_problem *p) {
+    const char *key;
+    const json_t *v;
+    int first = 1;
+    json_object_foreach((json_t *)request, key, v) {
+        if (json_is_null(v))
+            continue;
+        if (json_is_array(v) || json_is_object(v)) {
+            api_pointer ptr;
+            api_pointer_init(&ptr, "/request");
+            api_pointer_push_key(&ptr, key, strlen(key));
+            return api_fail(p, API_E_WRONG_TYPE, ptr.s,
+                            "query parameters are numbers or strings; %s is "
+                            "%s",
+                            key, api_json_kind(v));
+        }
+        if (!first)
+            api_buf_putc(q, '&');
+        first = 0;
+        put_query_text(q, key, strlen(key));
+        api_buf_putc(q, '=');
+        if (json_is_integer(v))
+            api_buf_int(q, (long long)json_integer_value(v));
+        else if (json_is_real(v))
+            api_buf_number(q, json_real_value(v), 0);
+        else if (json_is_string(v))
+            put_query_text(q, json_string_value(v), json_string_length(v));
+        else
+            api_buf_puts(q, json_is_true(v) ? "true" : "false");
+    }
+    return 0;
+}
+
+/* ------------------------------------------------------------ handler */
+
+static int read_tolerance(const json_t *body, const char *name, double def,
+                          double *out, api_problem *p) {
+    *out = api_field_number(body, name, def);
+    if (isfinite(*out) && *out >= 0)
+        return 0;
+    char pointer[16];
+    snprintf(pointer, sizeof pointer, "/%s", name);
+    return api_fail(p, API_E_INVALID_VALUE, pointer,
+                    "%s is a tolerance, a number ≥ 0 (a value matches when "
+                    "|got − expected| ≤ atol + rtol·|expected|)",
+                    name);
+}
+
+int api_handle_grade(api_call *call) {
+    api_problem *p = &call->problem;
+    const json_t *body = call->body;
+    grader g;
+    memset(&g, 0, sizeof g);
+    g.p = p;
+
+    /* 1. the grading request's own members, then which route it grades */
+    if (check_members(body, p) || find_endpoint(body, &g.route, &g.table, p))
+        return -1;
+    /* 2. the answer against the route's answer fields, phase by phase */
+    const json_t *answer = json_object_get(body, "answer");
+    if (run_phase(&g, PHASE_UNKNOWN, answer) ||
+        run_phase(&g, PHASE_MISSING, answer) ||
+        run_phase(&g, PHASE_TYPES, answer) ||
+        run_phase(&g, PHASE_SIZES, answer))
+        return -1;
+    if (g.fields == 0)
+        return api_fail(p, API_E_INVALID_VALUE, "/answer",
+                        "answer has no field to grade: give some of the "
+                        "fields %s answers with (null means absent)",
+                        g.route->path);
+    if (read_tolerance(body, "rtol", 1e-5, &g.rtol, p) ||
+        read_tolerance(body, "atol", 1e-8, &g.atol, p))
+        return -1;
+
+    /* 3. the reference: the endpoint's own answer to the request */
+    const json_t *request = json_object_get(body, "request");
+    json_t *reference = NULL;
+    int rc;
+    if (g.route->json_body) {
+        rc = api_invoke(call, g.route, request, NULL, &reference);
+    } else {
+        api_buf query = {0};
+        rc = build_query(&query, request, p);
+        if (rc == 0 && query.failed)
+            rc = api_fail(p, API_E_INTERNAL, NULL, "out of memory");
+        if (rc == 0)
+            rc = api_invoke(call, g.route, NULL, query.data ? query.data : "",
+                            &reference);
+        api_buf_free(&query);
+    }
+    if (rc) {
+        api_invoke_prefix_pointer(p, "/request");
+        return -1;
+    }
+    g.reference = reference;
+
+    /* 4. every field given is in the reference; then grade them */
+    rc = run_phase(&g, PHASE_PRESENT, answer);
+    if (rc == 0) {
+        api_buf fields = {0};
+        g.out = &fields;
+        g.first = 1;
+        g.all_pass = 1;
+        rc = run_phase(&g, PHASE_GRADE, answer);
+        if (rc == 0) {
+            api_buf_puts(&call->out, g.all_pass
+                                         ? "{\"pass\":true,\"fields\":{"
+                                         : "{\"pass\":false,\"fields\":{");
+            api_buf_append(&call->out, fields.data ? fields.data : "",
+                           fields.len);
+            api_buf_puts(&call->out, "}}");
+            if (fields.failed)
+                call->out.failed = 1;
+        }
+        api_buf_free(&fields);
+    }
+    json_decref(reference);
+    return rc ? -1 : 0;
+}

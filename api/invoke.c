@@ -1,0 +1,79 @@
+/*
+ * invoke.c — a computing route's handler run on a request parsed by
+ * another route (see invoke.h).
+ */
+#include "invoke.h"
+
+#include <string.h>
+
+int api_invoke(api_call *call, const api_route *route, const json_t *body,
+               const char *query, json_t **answer) {
+    *answer = NULL;
+    api_request req;
+    memset(&req, 0, sizeof req);
+    req.method = route->method;
+    req.path = route->path;
+    req.query = query;
+    req.content_type = route->json_body ? API_CT_JSON : NULL;
+    req.limits = call->limits;
+
+    api_call inner;
+    memset(&inner, 0, sizeof inner);
+    inner.req = &req;
+    inner.limits = call->limits;
+    inner.body = route->json_body ? body : NULL;
+    inner.status = 200;
+    inner.compute_ms = -1;
+
+    int rc = route->handler(&inner);
+    if (inner.compute_ms > 0)
+        call->compute_ms =
+            (call->compute_ms > 0 ? call->compute_ms : 0) + inner.compute_ms;
+    if (rc != 0 || inner.status != 200) {
+        if (inner.problem.code == API_E_NONE)
+            api_fail(&inner.problem, API_E_INTERNAL, NULL,
+                     "%s failed without saying why", route->path);
+        if (call->problem.code == API_E_NONE)
+            call->problem = inner.problem;
+        api_buf_free(&inner.out);
+        return -1;
+    }
+    if (inner.out.failed) {
+        api_buf_free(&inner.out);
+        return api_fail(&call->problem, API_E_INTERNAL, NULL,
+                        "out of memory while computing the answer of %s",
+                        route->path);
+    }
+    /* The route printed every number as the shortest text that reads back
+     * to its double, so parsing it again gives the same doubles. Integers
+     * are read as reals: an integral value from 2^63 up to 1e21 is printed
+     * without an exponent and would not fit jansson's integers. */
+    json_error_t error;
+    *answer = json_loadb(inner.out.data ? inner.out.data : "", inner.out.len,
+                         JSON_DECODE_INT_AS_REAL, &error);
+    api_buf_free(&inner.out);
+    if (*answer == NULL)
+        return api_fail(&call->problem, API_E_INTERNAL, NULL,
+                        "the answer of %s did not parse: %s", route->path,
+                        error.text);
+    return 0;
+}
+
+void api_invoke_prefix_pointer(api_problem *p, const char *prefix) {
+    if (!p->has_pointer)
+        return;
+    char joined[API_POINTER_MAX];
+    size_t np = strlen(prefix), n = strlen(p->pointer);
+    if (np >= sizeof joined)
+        np = sizeof joined - 1;
+    if (n > sizeof joined - 1 - np) {
+        n = sizeof joined - 1 - np;
+        /* cut before a UTF-8 continuation byte, keeping whole characters */
+        while (n > 0 && ((unsigned char)p->pointer[n] & 0xC0) == 0x80)
+            n--;
+    }
+    memcpy(joined, prefix, np);
+    memcpy(joined + np, p->pointer, n);
+    joined[np + n] = '\0';
+    memcpy(p->pointer, joined, np + n + 1);
+}

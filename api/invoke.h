@@ -1,0 +1,36 @@
+/*
+ * invoke.h — run a computing route's own handler on a request that
+ * another route has already parsed: POST /grade runs the endpoint it
+ * grades on the embedded request, and the Open Inference Protocol front
+ * runs the route behind a model on the request it translated. The handler
+ * checks, computes and writes exactly as for a request of its own, so the
+ * answers and every error are the route's.
+ */
+#ifndef API_INVOKE_H
+#define API_INVOKE_H
+
+#include <jansson.h>
+
+#include "call.h"
+#include "route.h"
+
+/* Run route->handler with the limits of the outer call:
+ *   POST routes: body is the request object (borrowed), query NULL;
+ *   GET routes:  query is the raw query string (without '?'), body NULL.
+ * The inner request has no Accept header, so the answer is always JSON.
+ * On success *answer is the route's 200 body parsed back (a new
+ * reference; integers read as reals, so every number is a double) and 0 is
+ * returned. On the route's error its problem is copied into
+ * call->problem, pointer unchanged (the caller rewrites it to point into
+ * its own request), and -1 is returned; an answer that does not parse is
+ * an internal error. call->compute_ms accumulates the route's time. */
+int api_invoke(api_call *call, const api_route *route, const json_t *body,
+               const char *query, json_t **answer);
+
+/* Rewrite the problem's pointer as prefix + pointer ("/request" +
+ * "/values" -> "/request/values"); a problem without a pointer is left
+ * alone. A result too long for the pointer buffer is cut like any other
+ * pointer (pointer.h). */
+void api_invoke_prefix_pointer(api_problem *p, const char *prefix);
+
+#endif /* API_INVOKE_H */

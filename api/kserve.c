@@ -1,0 +1,1004 @@
+/*
+ * kserve.c — the Open Inference Protocol front (see kserve.h): the models,
+ * their metadata, readiness, the protocol's error object, and inference
+ * as a translation — the protocol's request becomes the route's own
+ * request (inputs -> tensor fields, parameters -> the other fields), the
+ * route's handler answers it (invoke.h), and its answer becomes the
+ * protocol's outputs. Errors from the route point into the request as
+ * sent (/inputs/2/data/5, /parameters/scale).
+ */
+#include "kserve.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "answers.h"
+#include "call.h"
+#include "fields.h"
+#include "invoke.h"
+#include "pointer.h"
+#include "route.h"
+#include "suggest.h"
+
+/* ------------------------------------------------------------ models */
+
+typedef struct {
+    const char *name;     /* the route's tensor field */
+    const char *datatype; /* in the model metadata */
+    unsigned rank;        /* batched rank, shown as that many -1 */
+} kserve_input;
+
+typedef struct {
+    const char *name;  /* "attention_dot" */
+    const char *route; /* "/attention/dot" */
+    const kserve_input *inputs;
+    size_t n_inputs;
+    const char *const *params; /* parameters, fit_* flattened */
+    size_t n_params;
+} kserve_model;
+
+#define QKV                                                                    \
+    {"queries", "FP64", 3}, {"keys", "FP64", 3}, {                             \
+        "values", "FP64", 3                                                    \
+    }
+#define MASK_PARAMS "causal", "fully_masked"
+
+static const kserve_input dot_inputs[] = {
+    QKV, {"valid_lens", "INT64", 1}, {"grad_output", "FP64", 3}};
+static const char *const dot_params[] = {MASK_PARAMS,      "scale",
+                                         "return_weights", "return_scores",
+                                         "diagnostics",    "precision"};
+
+static const kserve_input additive_inputs[] = {QKV,
+                                               {"W_q", "FP64", 2},
+                                               {"W_k", "FP64", 2},
+                                               {"w_v", "FP64", 1},
+                                               {"valid_lens", "INT64", 1},
+                                               {"grad_output", "FP64", 3}};
+static const char *const additive_params[] = {
+    "num_hiddens",    "seed",          "causal",      "fully_masked",
+    "return_weights", "return_scores", "diagnostics", "precision"};
+
+static const kserve_input multihead_inputs[] = {QKV,
+                                                {"W_q", "FP64", 2},
+                                                {"W_k", "FP64", 2},
+                                                {"W_v", "FP64", 2},
+                                                {"W_o", "FP64", 2},
+                                                {"b_q", "FP64", 1},
+                                                {"b_k", "FP64", 1},
+                                                {"b_v", "FP64", 1},
+                                                {"b_o", "FP64", 1},
+                                                {"valid_lens", "INT64", 1},
+                                                {"grad_output", "FP64", 3}};
+static const char *const multihead_params[] = {
+    "num_heads",    "num_hiddens",    "seed",        "causal",
+    "fully_masked", "return_weights", "diagnostics", "precision"};
+
+static const kserve_input nw_inputs[] = {{"x_train", "FP64", 1},
+                                         {"y_train", "FP64", 1},
+                                         {"x_query", "FP64", 1},
+                                         {"y_query", "FP64", 1}};
+static const char *const nw_params[] = {"kernel", "w",        "fit_epochs",
+                                        "fit_lr", "fit_data", "precision"};
+
+#define MODEL(name, route, in, par)                                            \
+    {                                                                          \
+        name, route, in, sizeof in / sizeof in[0], par,                        \
+            sizeof par / sizeof par[0]                                         \
+    }
+
+static const kserve_model models[] = {
+    MODEL("attention_dot", "/attention/dot", dot_inputs, dot_params),
+    MODEL("attention_additive", "/attention/additive", additive_inputs,
+          additive_params),
+    MODEL("attention_multihead", "/attention/multihead", multihead_inputs,
+          multihead_params),
+    MODEL("regression_nw", "/regression/nw", nw_inputs, nw_params),
+};
+#define N_MODELS (sizeof models / sizeof models[0])
+#define MODEL_LIST                                                             \
+    "attention_dot, attention_additive, attention_multihead, regression_nw"
+
+static const kserve_model *model_find(const char *name, size_t len) {
+    for (size_t i = 0; i < N_MODELS; i++)
+        if (strlen(models[i].name) == len && !memcmp(models[i].name, name, len))
+            return &models[i];
+    return NULL;
+}
+
+int api_kserve_model_known(const char *name, size_t len) {
+    return model_find(name, len) != NULL;
+}
+
+int api_kserve_path(const char *path) {
+    return path && !strncmp(path, "/v2", 3) &&
+           (path[3] == '\0' || path[3] == '/');
+}
+
+/* The model segment of "/v2/models/<name>[/...]" (len bytes), or NULL. */
+static const char *model_segment(const char *path, size_t *len) {
+    static const char prefix[] = "/v2/models/";
+    if (!path || strncmp(path, prefix, sizeof prefix - 1) != 0)
+        return NULL;
+    const char *name = path + sizeof prefix - 1;
+    *len = strcspn(name, "/");
+    return *len ? name : NULL;
+}
+
+/* The model of the path the route table matched. */
+static const kserve_model *model_of(const api_call *call) {
+    size_t len = 0;
+    const char *name = model_segment(call->req->path, &len);
+    return name ? model_find(name, len) : NULL;
+}
+
+/* ------------------------------------------------------------ errors */
+
+void api_kserve_respond_error(api_response *res, const api_problem *p,
+                              const char *path) {
+    api_buf msg = {0}, out = {0};
+    size_t len = 0;
+    const char *name = model_segment(path, &len);
+    api_buf_puts(&msg, api_error_name(p->code));
+    if (p->code == API_E_NOT_FOUND && name && !model_find(name, len)) {
+        api_buf_puts(&msg, ": unknown model `");
+        api_buf_append(&msg, name, len > 100 ? 100 : len);
+        api_buf_puts(&msg, "`; the models are " MODEL_LIST);
+    } else {
+        if (p->has_pointer) {
+            api_buf_puts(&msg, " at ");
+            api_buf_puts(&msg, p->pointer[0] ? p->pointer : "\"\" (the body)");
+        }
+        api_buf_puts(&msg, ": ");
+        api_buf_puts(&msg, p->detail);
+    }
+    api_buf_puts(&out, "{\"error\":");
+    api_buf_json_string(&out, msg.data ? msg.data : "", msg.len);
+    api_buf_putc(&out, '}');
+    api_buf_free(&msg);
+    free(res->body);
+    res->status = api_error_status(p->code);
+    res->content_type = API_CT_JSON;
+    res->body = api_buf_release(&out, &res->body_len);
+}
+
+/* ---------------------------------------------------------- metadata */
+
+/* "/version"'s version, so both always agree. */
+static void put_version(api_buf *out) {
+    api_call tmp;
+    memset(&tmp, 0, sizeof tmp);
+    api_handle_version(&tmp);
+    json_t *v =
+        json_loadb(tmp.out.data ? tmp.out.data : "", tmp.out.len, 0, NULL);
+    const json_t *version = json_object_get(v, "version");
+    if (json_is_string(version))
+        api_buf_json_string(out, json_string_value(version),
+                            json_string_length(version));
+    else
+        api_buf_puts(out, "\"unknown\"");
+    json_decref(v);
+    api_buf_free(&tmp.out);
+}
+
+int api_handle_v2_server(api_call *call) {
+    api_buf_puts(&call->out, "{\"name\":\"attnd\",\"version\":");
+    put_version(&call->out);
+    api_buf_puts(&call->out, ",\"extensions\":[]}");
+    return 0;
+}
+
+static void put_metadata_tensor(api_buf *out, const char *name,
+                                const char *datatype, unsigned rank) {
+    api_buf_puts(out, "{\"name\":\"");
+    api_buf_puts(out, name);
+    api_buf_puts(out, "\",\"datatype\":\"");
+    api_buf_puts(out, datatype);
+    api_buf_puts(out, "\",\"shape\":[");
+    if (rank == 0)
+        api_buf_putc(out, '1');
+    for (unsigned i = 0; i < rank; i++)
+        api_buf_puts(out, i ? ",-1" : "-1");
+    api_buf_puts(out, "]}");
+}
+
+int api_handle_v2_model(api_call *call) {
+    const kserve_model *m = model_of(call);
+    const api_answer_table *t = m ? api_answers_find(m->route) : NULL;
+    if (!t)
+        return api_fail(&call->problem, API_E_NOT_FOUND, NULL, "no model");
+    api_buf *out = &call->out;
+    api_buf_puts(out, "{\"name\":\"");
+    api_buf_puts(out, m->name);
+    api_buf_puts(out, "\",\"platform\":\"attnd\",\"inputs\":[");
+    for (size_t i = 0; i < m->n_inputs; i++) {
+        if (i)
+            api_buf_putc(out, ',');
+        put_metadata_tensor(out, m->inputs[i].name, m->inputs[i].datatype,
+                            m->inputs[i].rank);
+    }
+    api_buf_puts(out, "],\"outputs\":[");
+    for (size_t i = 0; i < t->n; i++) {
+        const api_answer_field *f = &t->fields[i];
+        if (i)
+            api_buf_putc(out, ',');
+        put_metadata_tensor(out, f->name, f->int64 ? "INT64" : "FP64", f->rank);
+    }
+    api_buf_puts(out, "]}");
+    return 0;
+}
+
+int api_handle_v2_model_ready(api_call *call) {
+    const kserve_model *m = model_of(call);
+    if (!m)
+        return api_fail(&call->problem, API_E_NOT_FOUND, NULL, "no model");
+    /* a model is ready when the server is (/v2/health/ready) */
+    api_call tmp;
+    memset(&tmp, 0, sizeof tmp);
+    tmp.status = 200;
+    api_handle_ready(&tmp);
+    api_buf_free(&tmp.out);
+    call->status = tmp.status;
+    api_buf_puts(&call->out, "{\"name\":\"");
+    api_buf_puts(&call->out, m->name);
+    api_buf_puts(&call->out, tmp.status == 200 ? "\",\"ready\":true}"
+                                               : "\",\"ready\":false}");
+    return 0;
+}
+
+/* ------------------------------------------- inference: the request */
+
+/* Where a tensor field of the translated request came from. */
+typedef struct {
+    const json_t *input; /* inputs[index], or NULL: not sent */
+    size_t index;
+    int nested;      /* data was nested arrays, flattened here */
+    int empty_shape; /* shape [] read as [1] */
+    int scalar;      /* valid_lens sent as its one number */
+} kserve_source;
+
+/* The translation of one request. */
+typedef struct {
+    const kserve_model *model;
+    const json_t *request;
+    kserve_source src[16];
+    json_t *body; /* the route's request */
+    api_problem *p;
+} kserve_infer;
+
+static int model_input(const kserve_model *m, const char *name) {
+    for (size_t i = 0; i < m->n_inputs; i++)
+        if (!strcmp(m->inputs[i].name, name))
+            return (int)i;
+    return -1;
+}
+
+static int model_param(const kserve_model *m, const char *name) {
+    for (size_t i = 0; i < m->n_params; i++)
+        if (!strcmp(m->params[i], name))
+            return (int)i;
+    return -1;
+}
+
+static const char *const datatypes[] = {"FP64", "FP32", "INT32", "INT64"};
+
+/* unknown_field for a key of obj outside names (pointer base/key). */
+static int unknown_keys(const json_t *obj, const char *const *names, size_t n,
+                        const char *base, const char *what, api_problem *p) {
+    const char *key;
+    const json_t *v;
+    json_object_foreach((json_t *)obj, key, v) {
+        int known = 0;
+        for (size_t i = 0; i < n && !known; i++)
+            known = !strcmp(key, names[i]);
+        if (known)
+            continue;
+        api_pointer ptr;
+        api_pointer_init(&ptr, base);
+        api_pointer_push_key(&ptr, key, strlen(key));
+        char list[256];
+        size_t len = 0;
+        list[0] = '\0';
+        for (size_t i = 0; i < n; i++)
+            len += (size_t)snprintf(list + len, sizeof list - len, "%s%s",
+                                    i ? ", " : "", names[i]);
+        return api_fail(p, API_E_UNKNOWN_FIELD, ptr.s,
+                        "unknown field `%s` in %s; did you mean `%s`? Known "
+                        "fields: %s",
+                        key, what, api_suggest(key, strlen(key), names, n),
+                        list);
+    }
+    return 0;
+}
+
+/* The i-th element of the array member `name` of obj when it is an
+ * object, else NULL. */
+static const json_t *object_at(const json_t *obj, const char *name, size_t i) {
+    const json_t *e = json_array_get(json_object_get(obj, name), i);
+    return json_is_object(e) ? e : NULL;
+}
+
+static int binary_error(api_call *call, const char *where) {
+    call->status = 400;
+    api_buf_free(&call->out);
+    api_buf_puts(&call->out,
+                 "{\"error\":\"the binary tensor data extension is not "
+                 "supported (");
+    api_buf_puts(&call->out, where);
+    api_buf_puts(&call->out, "): send tensor data as JSON arrays and ask for "
+                             "JSON outputs\"}");
+    return 1;
+}
+
+/* 400 for the binary tensor data extension, wherever the request uses
+ * it. Returns 1 when call->out holds that answer. */
+static int uses_binary(api_call *call, const json_t *req) {
+    const json_t *params = json_object_get(req, "parameters");
+    if (json_is_true(json_object_get(params, "binary_data_output")))
+        return binary_error(call, "parameters.binary_data_output");
+    for (size_t i = 0; object_at(req, "inputs", i); i++) {
+        const json_t *ip =
+            json_object_get(object_at(req, "inputs", i), "parameters");
+        const json_t *size = json_object_get(ip, "binary_data_size");
+        if (size && !json_is_null(size))
+            return binary_error(call, "an input's binary_data_size");
+    }
+    for (size_t i = 0; i < json_array_size(json_object_get(req, "outputs"));
+         i++) {
+        const json_t *op =
+            json_object_get(object_at(req, "outputs", i), "parameters");
+        if (json_is_true(json_object_get(op, "binary_data")))
+            return binary_error(call, "an output's binary_data");
+    }
+    return 0;
+}
+
+/* unknown_field over the whole request: its members, each input's and
+ * requested output's members, input names, parameter names and output
+ * names. */
+static int check_unknown(const kserve_infer *k) {
+    static const char *const root[] = {"id", "parameters", "inputs", "outputs"};
+    static const char *const input_keys[] = {"name", "shape", "datatype",
+                                             "parameters", "data"};
+    static const char *const input_params[] = {"binary_data_size"};
+    static const char *const output_keys[] = {"name", "parameters"};
+    static const char *const output_params[] = {"binary_data"};
+    const kserve_model *m = k->model;
+    const json_t *req = k->request;
+    api_problem *p = k->p;
+    if (unknown_keys(req, root, 4, "", "the inference request", p))
+        return -1;
+    const json_t *params = json_object_get(req, "parameters");
+    const char *key;
+    const json_t *v;
+    json_object_foreach((json_t *)params, key, v) {
+        if (model_param(m, key) >= 0 || !strcmp(key, "binary_data_output"))
+            continue;
+        api_pointer ptr;
+        api_pointer_init(&ptr, "/parameters");
+        api_pointer_push_key(&ptr, key, strlen(key));
+        if (model_input(m, key) >= 0)
+            return api_fail(p, API_E_UNKNOWN_FIELD, ptr.s,
+                            "%s is a tensor: send it in inputs as "
+                            "{\"name\": \"%s\", \"shape\", \"datatype\", "
+                            "\"data\"}",
+                            key, key);
+        if (!strcmp(key, "tensor_format"))
+            return api_fail(p, API_E_UNKNOWN_FIELD, ptr.s,
+                            "outputs always carry a shape and flat "
+                            "row-major data; tensor_format has no "
+                            "meaning here");
+        return api_fail(p, API_E_UNKNOWN_FIELD, ptr.s,
+                        "unknown parameter `%s` for %s; did you mean "
+                        "`%s`? GET /v2/models/%s lists the inputs; the "
+                        "parameters are the route's other fields",
+                        key, m->name,
+                        api_suggest(key, strlen(key), m->params, m->n_params),
+                        m->name);
+    }
+    for (size_t i = 0; object_at(req, "inputs", i); i++) {
+        const json_t *in = object_at(req, "inputs", i);
+        char base[64];
+        snprintf(base, sizeof base, "/inputs/%zu", i);
+        if (unknown_keys(in, input_keys, 5, base, "an input", p))
+            return -1;
+        const json_t *ip = json_object_get(in, "parameters");
+        snprintf(base, sizeof base, "/inputs/%zu/parameters", i);
+        if (json_is_object(ip) &&
+            unknown_keys(ip, input_params, 1, base, "an input's parameters", p))
+            return -1;
+        const json_t *name = json_object_get(in, "name");
+        const char *s = json_string_value(name);
+        if (!s || model_input(m, s) >= 0)
+            continue;
+        snprintf(base, sizeof base, "/inputs/%zu/name", i);
+        if (strlen(s) == json_string_length(name) && model_param(m, s) >= 0)
+            return api_fail(p, API_E_UNKNOWN_FIELD, base,
+                            "%s is not a tensor: send it in parameters "
+                            "({\"parameters\": {\"%s\": ...}})",
+                            s, s);
+        const char *names[16];
+        for (size_t j = 0; j < m->n_inputs; j++)
+            names[j] = m->inputs[j].name;
+        return api_fail(p, API_E_UNKNOWN_FIELD, base,
+                        "%s has no input `%.100s`; did you mean `%s`? GET "
+                        "/v2/models/%s lists its inputs",
+                        m->name, s,
+                        api_suggest(s, strlen(s), names, m->n_inputs), m->name);
+    }
+    const api_answer_table *t = api_answers_find(m->route);
+    for (size_t i = 0; object_at(req, "outputs", i); i++) {
+        const json_t *out = object_at(req, "outputs", i);
+        char base[64];
+        snprintf(base, sizeof base, "/outputs/%zu", i);
+        if (unknown_keys(out, output_keys, 2, base, "a requested output", p))
+            return -1;
+        const json_t *op = json_object_get(out, "parameters");
+        snprintf(base, sizeof base, "/outputs/%zu/parameters", i);
+        if (json_is_object(op) &&
+            unknown_keys(op, output_params, 1, base,
+                         "a requested output's parameters", p))
+            return -1;
+        const json_t *name = json_object_get(out, "name");
+        const char *s = json_string_value(name);
+        if (!s || (strlen(s) == json_string_length(name) &&
+                   api_answers_field(t, s, strlen(s))))
+            continue;
+        snprintf(base, sizeof base, "/outputs/%zu/name", i);
+        const char *names[32];
+        for (size_t j = 0; j < t->n && j < 32; j++)
+            names[j] = t->fields[j].name;
+        return api_fail(p, API_E_UNKNOWN_FIELD, base,
+                        "%s has no output `%.100s`; did you mean `%s`? GET "
+                        "/v2/models/%s lists its outputs",
+                        m->name, s,
+                        api_suggest(s, strlen(s), names, t->n < 32 ? t->n : 32),
+                        m->name);
+    }
+    return 0;
+}
+
+/* missing_field: inputs, and each input's and output's required members
+ * (null = absent). */
+static int check_missing(const kserve_infer *k) {
+    static const char *const input_keys[] = {"name", "shape", "datatype",
+                                             "data"};
+    const json_t *req = k->request;
+    if (!api_field_value(req, "inputs"))
+        return api_fail(k->p, API_E_MISSING_FIELD, "/inputs",
+                        "an inference request needs \"inputs\": [{\"name\", "
+                        "\"shape\", \"datatype\", \"data\"}, ...]");
+    for (size_t i = 0; object_at(req, "inputs", i); i++)
+        for (size_t j = 0; j < 4; j++) {
+            if (api_field_value(object_at(req, "inputs", i), input_keys[j]))
+                continue;
+            char pointer[64];
+            snprintf(pointer, sizeof pointer, "/inputs/%zu/%s", i,
+                     input_keys[j]);
+            return api_fail(k->p, API_E_MISSING_FIELD, pointer,
+                            "each input needs \"name\", \"shape\", "
+                            "\"datatype\" and \"data\"; this one has no "
+                            "\"%s\"",
+                            input_keys[j]);
+        }
+    for (size_t i = 0; object_at(req, "outputs", i); i++) {
+        if (api_field_value(object_at(req, "outputs", i), "name"))
+            continue;
+        char pointer[64];
+        snprintf(pointer, sizeof pointer, "/outputs/%zu/name", i);
+        return api_fail(k->p, API_E_MISSING_FIELD, pointer,
+                        "a requested output needs its \"name\"");
+    }
+    return 0;
+}
+
+static int type_error(api_problem *p, const char *pointer, const char *want,
+                      const json_t *v) {
+    return api_fail(p, API_E_WRONG_TYPE, pointer, "%s must be %s; got %s",
+                    pointer, want, api_json_kind(v));
+}
+
+/* wrong_type over the envelope (the route checks its fields' values). */
+static int check_types(const kserve_infer *k) {
+    const json_t *req = k->request;
+    api_problem *p = k->p;
+    const json_t *v = api_field_value(req, "id");
+    if (v && !json_is_string(v))
+        return type_error(p, "/id", "a string", v);
+    v = api_field_value(req, "parameters");
+    if (v && !json_is_object(v))
+        return type_error(p, "/parameters", "an object", v);
+    v = json_object_get(req, "inputs");
+    if (!json_is_array(v))
+        return type_error(p, "/inputs", "an array of input objects", v);
+    for (size_t i = 0; i < json_array_size(v); i++) {
+        const json_t *in = json_array_get(v, i);
+        char pointer[64];
+        snprintf(pointer, sizeof pointer, "/inputs/%zu", i);
+        if (!json_is_object(in))
+            return type_error(p, pointer,
+                              "an object {\"name\", \"shape\", \"datatype\", "
+                              "\"data\"}",
+                              in);
+        static const struct {
+            const char *key, *want;
+        } members[] = {{"name", "a string"},
+                       {"shape", "an array of integers"},
+                       {"datatype", "a string"},
+                       {"parameters", "an object"},
+                       {"data", "an array (flat row-major, or nested)"}};
+        for (size_t j = 0; j < 5; j++) {
+            const json_t *m = api_field_value(in, members[j].key);
+            int ok = !m || (j == 0 || j == 2 ? json_is_string(m)
+                            : j == 3         ? json_is_object(m)
+                                             : json_is_array(m));
+            if (ok)
+                continue;
+            snprintf(pointer, sizeof pointer, "/inputs/%zu/%s", i,
+                     members[j].key);
+            return type_error(p, pointer, members[j].want, m);
+        }
+    }
+    v = api_field_value(req, "outputs");
+    if (v && !json_is_array(v))
+        return type_error(p, "/outputs", "an array of {\"name\"} objects", v);
+    for (size_t i = 0; i < json_array_size(v); i++) {
+        const json_t *out = json_array_get(v, i);
+        char pointer[64];
+        snprintf(pointer, sizeof pointer, "/outputs/%zu", i);
+        if (!json_is_object(out))
+            return type_error(p, pointer, "an object {\"name\"}", out);
+        const json_t *name = json_object_get(out, "name");
+        const json_t *op = api_field_value(out, "parameters");
+        snprintf(pointer, sizeof pointer, "/outputs/%zu/name", i);
+        if (!json_is_string(name))
+            return type_error(p, pointer, "a string", name);
+        snprintf(pointer, sizeof pointer, "/outputs/%zu/parameters", i);
+        if (op && !json_is_object(op))
+            return type_error(p, pointer, "an object", op);
+    }
+    return 0;
+}
+
+/* invalid_value in the envelope: datatypes, names given twice. */
+static int check_values(const kserve_infer *k) {
+    const json_t *req = k->request;
+    const json_t *inputs = json_object_get(req, "inputs");
+    for (size_t i = 0; i < json_array_size(inputs); i++) {
+        const json_t *in = json_array_get(inputs, i);
+        const json_t *dt = json_object_get(in, "datatype");
+        int known = 0;
+        for (size_t j = 0; j < 4 && !known; j++)
+            known = json_string_length(dt) == strlen(datatypes[j]) &&
+                    !strcmp(json_string_value(dt), datatypes[j]);
+        char pointer[64];
+        if (!known) {
+            snprintf(pointer, sizeof pointer, "/inputs/%zu/datatype", i);
+            return api_fail(k->p, API_E_INVALID_VALUE, pointer,
+                            "datatype is FP64, FP32, INT32 or INT64 (values "
+                            "are read as doubles either way); got %.40s",
+                            json_string_value(dt));
+        }
+        const char *name = json_string_value(json_object_get(in, "name"));
+        for (size_t j = 0; j < i; j++)
+            if (!strcmp(name, json_string_value(json_object_get(
+                                  json_array_get(inputs, j), "name")))) {
+                snprintf(pointer, sizeof pointer, "/inputs/%zu/name", i);
+                return api_fail(k->p, API_E_INVALID_VALUE, pointer,
+                                "input %s is given twice (also at "
+                                "/inputs/%zu)",
+                                name, j);
+            }
+    }
+    const json_t *outputs = api_field_value(req, "outputs");
+    for (size_t i = 0; i < json_array_size(outputs); i++) {
+        const char *name = json_string_value(
+            json_object_get(json_array_get(outputs, i), "name"));
+        for (size_t j = 0; j < i; j++)
+            if (!strcmp(name, json_string_value(json_object_get(
+                                  json_array_get(outputs, j), "name")))) {
+                char pointer[64];
+                snprintf(pointer, sizeof pointer, "/outputs/%zu/name", i);
+                return api_fail(k->p, API_E_INVALID_VALUE, pointer,
+                                "output %s is asked for twice", name);
+            }
+    }
+    return 0;
+}
+
+/* Append the leaves of nested data to flat in document order; arrays
+ * nested deeper than any tensor's rank -> wrong_type. */
+static int flatten(json_t *flat, const json_t *a, size_t depth,
+                   api_pointer *ptr, api_problem *p) {
+    for (size_t i = 0; i < json_array_size(a); i++) {
+        json_t *e = json_array_get(a, i);
+        if (!json_is_array(e)) {
+            if (json_array_append(flat, e))
+                return api_fail(p, API_E_INTERNAL, NULL, "out of memory");
+            continue;
+        }
+        size_t mark = api_pointer_push_index(ptr, i);
+        if (depth >= API_SHAPE_MAX)
+            return api_fail(p, API_E_WRONG_TYPE, ptr->s,
+                            "data nests arrays deeper than a tensor's rank "
+                            "(at most %d)",
+                            API_SHAPE_MAX);
+        if (flatten(flat, e, depth + 1, ptr, p))
+            return -1;
+        api_pointer_pop(ptr, mark);
+    }
+    return 0;
+}
+
+static int any_array(const json_t *a) {
+    for (size_t i = 0; i < json_array_size(a); i++)
+        if (json_is_array(json_array_get(a, i)))
+            return 1;
+    return 0;
+}
+
+/* The route's tensor field for input i: {"shape", "data"} with data flat,
+ * or the number itself for a scalar valid_lens of unbatched input. */
+static int translate_input(kserve_infer *k, size_t i, int unbatched) {
+    const json_t *in = json_array_get(json_object_get(k->request, "inputs"), i);
+    const char *name = json_string_value(json_object_get(in, "name"));
+    kserve_source *src = &k->src[model_input(k->model, name)];
+    src->input = in;
+    src->index = i;
+    json_t *shape = json_object_get(in, "shape");
+    json_t *data = json_object_get(in, "data");
+    json_t *flat = data;
+    json_incref(flat);
+    if (any_array(data)) {
+        src->nested = 1;
+        json_decref(flat);
+        flat = json_array();
+        api_pointer ptr;
+        api_pointer_init(&ptr, "/inputs");
+        api_pointer_push_index(&ptr, i);
+        api_pointer_push_key(&ptr, "data", 4);
+        if (!flat || flatten(flat, data, 1, &ptr, k->p)) {
+            json_decref(flat);
+            return -1;
+        }
+    }
+    json_t *value;
+    size_t rank = json_array_size(shape);
+    if (!strcmp(name, "valid_lens") && unbatched && rank <= 1 &&
+        (rank == 0 || json_number_value(json_array_get(shape, 0)) == 1) &&
+        json_array_size(flat) == 1) {
+        src->scalar = 1;
+        value = json_incref(json_array_get(flat, 0));
+    } else {
+        if (rank == 0) {
+            src->empty_shape = 1;
+            shape = json_pack("[i]", 1);
+        } else {
+            json_incref(shape);
+        }
+        value = json_pack("{s:o,s:O}", "shape", shape, "data", flat);
+    }
+    json_decref(flat);
+    if (!value || json_object_set_new(k->body, name, value))
+        return api_fail(k->p, API_E_INTERNAL, NULL, "out of memory");
+    return 0;
+}
+
+/* The route's request: inputs as tensor fields, parameters as the other
+ * fields (fit_* gathered into fit), answers with flat tensors. */
+static int translate(kserve_infer *k) {
+    const json_t *inputs = json_object_get(k->request, "inputs");
+    /* unbatched: queries (or NW's rank-1 tensors, which have no batch)
+     * of rank 2 */
+    int unbatched = 0;
+    for (size_t i = 0; i < json_array_size(inputs); i++) {
+        const json_t *in = json_array_get(inputs, i);
+        if (!strcmp(json_string_value(json_object_get(in, "name")), "queries"))
+            unbatched = json_array_size(json_object_get(in, "shape")) == 2;
+    }
+    k->body = json_object();
+    if (!k->body)
+        return api_fail(k->p, API_E_INTERNAL, NULL, "out of memory");
+    for (size_t i = 0; i < json_array_size(inputs); i++)
+        if (translate_input(k, i, unbatched))
+            return -1;
+    const json_t *params = api_field_value(k->request, "parameters");
+    const char *key;
+    json_t *v;
+    json_t *fit = NULL;
+    json_object_foreach((json_t *)params, key, v) {
+        if (!strcmp(key, "binary_data_output"))
+            continue; /* false: JSON outputs, as always */
+        int rc;
+        if (!strncmp(key, "fit_", 4)) {
+            if (!fit && !(fit = json_object()))
+                return api_fail(k->p, API_E_INTERNAL, NULL, "out of memory");
+            rc = json_object_set(fit, key + 4, v);
+        } else {
+            rc = json_object_set(k->body, key, v);
+        }
+        if (rc) {
+            json_decref(fit);
+            return api_fail(k->p, API_E_INTERNAL, NULL, "out of memory");
+        }
+    }
+    if ((fit && json_object_set_new(k->body, "fit", fit)) ||
+        json_object_set_new(k->body, "tensor_format", json_string("flat")))
+        return api_fail(k->p, API_E_INTERNAL, NULL, "out of memory");
+    return 0;
+}
+
+/* dst = a + b, cut to fit cap bytes (NUL included). */
+static void join(char *dst, size_t cap, const char *a, const char *b) {
+    size_t na = strlen(a), nb = strlen(b);
+    if (na > cap - 1)
+        na = cap - 1;
+    if (nb > cap - 1 - na)
+        nb = cap - 1 - na;
+    memmove(dst, a, na);
+    memmove(dst + na, b, nb);
+    dst[na + nb] = '\0';
+}
+
+/* The pointer of the k-th leaf (document order) of nested data. Returns 1
+ * when found. */
+static int nested_leaf(const json_t *a, size_t *k, api_pointer *ptr) {
+    for (size_t i = 0; i < json_array_size(a); i++) {
+        const json_t *e = json_array_get(a, i);
+        size_t mark = api_pointer_push_index(ptr, i);
+        if (json_is_array(e) ? nested_leaf(e, k, ptr) : (*k)-- == 0)
+            return 1;
+        api_pointer_pop(ptr, mark);
+    }
+    return 0;
+}
+
+/* Rewrite a pointer into the route's request as a pointer into the
+ * protocol's request: /queries/data/5 -> /inputs/0/data/5 (or the nested
+ * position), /scale -> /parameters/scale, /fit/lr -> /parameters/fit_lr,
+ * a missing tensor -> /inputs. */
+static void map_pointer(const kserve_infer *k, api_problem *p) {
+    if (!p->has_pointer || p->pointer[0] != '/')
+        return;
+    char field[API_POINTER_MAX];
+    const char *rest = p->pointer + 1 + strcspn(p->pointer + 1, "/");
+    size_t n = (size_t)(rest - p->pointer - 1);
+    memcpy(field, p->pointer + 1, n);
+    field[n] = '\0';
+    api_pointer ptr;
+    int i = model_input(k->model, field);
+    if (i >= 0 && !k->src[i].input) {
+        api_pointer_init(&ptr, "/inputs");
+    } else if (i >= 0) {
+        const kserve_source *src = &k->src[i];
+        api_pointer_init(&ptr, "/inputs");
+        api_pointer_push_index(&ptr, src->index);
+        const json_t *data = json_object_get(src->input, "data");
+        if (src->scalar) {
+            size_t at = 0;
+            api_pointer_push_key(&ptr, "data", 4);
+            if (src->nested)
+                nested_leaf(data, &at, &ptr);
+            else
+                api_pointer_push_index(&ptr, 0);
+        } else if (!strncmp(rest, "/data/", 6) && src->nested) {
+            size_t at = (size_t)strtoull(rest + 6, NULL, 10);
+            api_pointer_push_key(&ptr, "data", 4);
+            nested_leaf(data, &at, &ptr);
+        } else if (!strncmp(rest, "/shape", 6) && src->empty_shape) {
+            api_pointer_push_key(&ptr, "shape", 5);
+        } else { /* /shape/j, /data/k of flat data: the same places */
+            char joined[API_POINTER_MAX];
+            join(joined, sizeof joined, ptr.s, rest);
+            api_pointer_init(&ptr, joined);
+        }
+    } else if (!strcmp(field, "fit")) {
+        api_pointer_init(&ptr, "/parameters");
+        if (rest[0] == '/') {
+            char key[API_POINTER_MAX];
+            join(key, sizeof key, "fit_", rest + 1);
+            api_pointer_push_key(&ptr, key, strlen(key));
+        }
+    } else if (field[0]) { /* a parameter, already escaped */
+        char joined[API_POINTER_MAX];
+        join(joined, sizeof joined, "/parameters", p->pointer);
+        api_pointer_init(&ptr, joined);
+    } else {
+        return;
+    }
+    join(p->pointer, sizeof p->pointer, ptr.s, "");
+}
+
+/* ------------------------------------------- inference: the answer */
+
+/* One output: a member of the route's answer. */
+typedef struct {
+    char name[64];
+    const json_t *tensor;  /* {"shape", "data"}, or NULL */
+    const json_t *scalar;  /* a number or null (tensor NULL, records NULL) */
+    const json_t *records; /* NW history: an array of objects */
+    const char *member;    /* the records' member */
+    int int64;
+} kserve_output;
+
+#define MAX_OUTPUTS 48
+
+typedef struct {
+    kserve_output o[MAX_OUTPUTS];
+    size_t n;
+    const api_answer_table *table;
+} kserve_outputs;
+
+static void add_output(kserve_outputs *outs, const char *name,
+                       const json_t *tensor, const json_t *scalar,
+                       const json_t *records, const char *member) {
+    if (outs->n == MAX_OUTPUTS)
+        return;
+    kserve_output *o = &outs->o[outs->n++];
+    memset(o, 0, sizeof *o);
+    snprintf(o->name, sizeof o->name, "%s", name);
+    o->tensor = tensor;
+    o->scalar = scalar;
+    o->records = records;
+    o->member = member;
+    const api_answer_field *f =
+        api_answers_field(outs->table, o->name, strlen(o->name));
+    o->int64 = f && f->int64;
+}
+
+/* The members of the answer object obj as outputs (prefix: the dotted
+ * path so far, "" at the top). */
+static void collect_outputs(kserve_outputs *outs, const json_t *obj,
+                            const char *prefix) {
+    const char *key;
+    const json_t *v;
+    json_object_foreach((json_t *)obj, key, v) {
+        char name[64];
+        snprintf(name, sizeof name, "%s%s%s", prefix, *prefix ? "." : "", key);
+        if (!strcmp(name, "diagnostics.warnings"))
+            continue;
+        if (json_is_object(v) && json_object_get(v, "shape") &&
+            json_object_get(v, "data") && json_object_size(v) == 2) {
+            add_output(outs, name, v, NULL, NULL, NULL);
+        } else if (json_is_object(v)) {
+            collect_outputs(outs, v, name);
+        } else if (json_is_array(v)) { /* history: one output per member */
+            size_t len = strlen(name);
+            for (size_t i = 0; i < outs->table->n; i++) {
+                const api_answer_field *f = &outs->table->fields[i];
+                if (f->record && !strncmp(f->name, name, len) &&
+                    f->name[len] == '.')
+                    add_output(outs, f->name, NULL, NULL, v, f->name + len + 1);
+            }
+        } else {
+            add_output(outs, name, NULL, v, NULL, NULL);
+        }
+    }
+}
+
+static void put_number(api_buf *out, const json_t *v) {
+    if (!json_is_number(v) || api_buf_number(out, json_number_value(v), 0))
+        api_buf_puts(out, "null");
+}
+
+static void put_output(api_buf *out, const kserve_output *o) {
+    api_buf_puts(out, "{\"name\":");
+    api_buf_json_string(out, o->name, strlen(o->name));
+    api_buf_puts(out, o->int64 ? ",\"datatype\":\"INT64\",\"shape\":["
+                               : ",\"datatype\":\"FP64\",\"shape\":[");
+    if (o->tensor) {
+        const json_t *shape = json_object_get(o->tensor, "shape");
+        const json_t *data = json_object_get(o->tensor, "data");
+        for (size_t i = 0; i < json_array_size(shape); i++) {
+            if (i)
+                api_buf_putc(out, ',');
+            put_number(out, json_array_get(shape, i));
+        }
+        api_buf_puts(out, "],\"data\":[");
+        for (size_t i = 0; i < json_array_size(data); i++) {
+            if (i)
+                api_buf_putc(out, ',');
+            put_number(out, json_array_get(data, i));
+        }
+    } else if (o->records) {
+        api_buf_uint(out, json_array_size(o->records));
+        api_buf_puts(out, "],\"data\":[");
+        for (size_t i = 0; i < json_array_size(o->records); i++) {
+            if (i)
+                api_buf_putc(out, ',');
+            put_number(
+                out, json_object_get(json_array_get(o->records, i), o->member));
+        }
+    } else {
+        api_buf_puts(out, "1],\"data\":[");
+        put_number(out, o->scalar);
+    }
+    api_buf_puts(out, "]}");
+}
+
+/* The protocol's response from the route's answer: every output, or the
+ * requested ones in the order asked (one the answer lacks ->
+ * invalid_value at /outputs/i/name, saying what the request needs). */
+static int write_response(api_call *call, const kserve_infer *k,
+                          const json_t *answer) {
+    kserve_outputs outs;
+    outs.n = 0;
+    outs.table = api_answers_find(k->model->route);
+    collect_outputs(&outs, answer, "");
+    const json_t *wanted = api_field_value(k->request, "outputs");
+    size_t pick[MAX_OUTPUTS], n = 0;
+    if (!wanted)
+        for (n = 0; n < outs.n; n++)
+            pick[n] = n;
+    for (size_t i = 0; i < json_array_size(wanted) && n < MAX_OUTPUTS; i++) {
+        const char *name = json_string_value(
+            json_object_get(json_array_get(wanted, i), "name"));
+        size_t j = 0;
+        while (j < outs.n && strcmp(outs.o[j].name, name) != 0)
+            j++;
+        if (j < outs.n) {
+            pick[n++] = j;
+            continue;
+        }
+        const api_answer_field *f =
+            api_answers_field(outs.table, name, strlen(name));
+        char pointer[64];
+        snprintf(pointer, sizeof pointer, "/outputs/%zu/name", i);
+        return api_fail(&call->problem, API_E_INVALID_VALUE, pointer,
+                        "this request does not produce %s: %s gives it only "
+                        "with %s",
+                        name, k->model->name,
+                        f && f->needs ? f->needs : "other inputs");
+    }
+    api_buf *out = &call->out;
+    api_buf_puts(out, "{\"model_name\":\"");
+    api_buf_puts(out, k->model->name);
+    api_buf_putc(out, '"');
+    const json_t *id = api_field_value(k->request, "id");
+    if (id) {
+        api_buf_puts(out, ",\"id\":");
+        api_buf_json_string(out, json_string_value(id), json_string_length(id));
+    }
+    api_buf_puts(out, ",\"outputs\":[");
+    for (size_t i = 0; i < n; i++) {
+        if (i)
+            api_buf_putc(out, ',');
+        put_output(out, &outs.o[pick[i]]);
+    }
+    api_buf_puts(out, "]}");
+    return 0;
+}
+
+/* ------------------------------------------------ inference: handler */
+
+int api_handle_v2_infer(api_call *call) {
+    kserve_infer k;
+    memset(&k, 0, sizeof k);
+    k.model = model_of(call);
+    k.request = call->body;
+    k.p = &call->problem;
+    if (!k.model)
+        return api_fail(k.p, API_E_NOT_FOUND, NULL, "no model");
+    if (uses_binary(call, k.request))
+        return 0;
+    /* 1. the envelope, phase by phase */
+    if (check_unknown(&k) || check_missing(&k) || check_types(&k) ||
+        check_values(&k))
+        return -1;
+    /* 2. the route's request; the route checks and computes it */
+    json_t *answer = NULL;
+    int rc = translate(&k);
+    if (rc == 0) {
+        const api_route *route = api_route_find(k.model->route);
+        rc = api_invoke(call, route, k.body, NULL, &answer);
+        if (rc)
+            map_pointer(&k, k.p);
+    }
+    /* 3. its answer as outputs */
+    if (rc == 0)
+        rc = write_response(call, &k, answer);
+    json_decref(answer);
+    json_decref(k.body);
+    return rc ? -1 : 0;
+}
