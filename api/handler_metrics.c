@@ -18,7 +18,7 @@
 /* The media type Prometheus servers ask for and accept. */
 #define METRICS_CONTENT_TYPE "text/plain; version=0.0.4; charset=utf-8"
 
-static _Atomic(api_metrics_source) source = NULL;
+static _Atomic(api_metrics_source) source; /* static storage: starts NULL */
 
 void api_set_metrics_source(api_metrics_source fn) {
     atomic_store(&source, fn);
