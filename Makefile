@@ -7,7 +7,7 @@ PORT    ?= 8080
 CFLAGS  ?= -O2 -g
 WARN    := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
            -Wpointer-arith -Wformat=2 -Wvla
-PKGS    := openblas jansson libmicrohttpd zlib
+PKGS    := openblas jansson libmicrohttpd zlib gnutls
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 # -iquote: project headers are found for #include "..." only, so one named

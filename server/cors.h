@@ -12,9 +12,12 @@
 #define SRV_CORS_MAX_AGE "600"
 
 /* Install the policy: "*" allows every origin; otherwise a comma-separated
- * list of exact origins ("https://a.example, http://localhost:3000"),
- * compared byte for byte after trimming blanks. The string is copied.
- * Returns 0, or -1 when the list has no origin. */
+ * list of at most 32 exact origins ("https://a.example,
+ * http://localhost:3000"), compared byte for byte after trimming blanks.
+ * The string is copied. Returns 0, or -1 when the list has no origin, more
+ * than 32, or an entry that is not scheme://host[:port] (a path, even a
+ * trailing slash, or a '*' inside a list never matches what browsers
+ * send). */
 int srv_cors_init(const char *origins);
 
 /* The Access-Control-Allow-Origin value for a request with this Origin

@@ -1,6 +1,8 @@
 /*
  * healthcheck.c — the probe behind `attnd --healthcheck`: non-blocking
- * connect, one request, read the status line (RFC 9112 section 4).
+ * connect, one request, read the status line (RFC 9112 section 4); when
+ * the answer is not HTTP (a server started with --tls-cert drops a plain
+ * request), once more over TLS.
  */
 #include "healthcheck.h"
 
@@ -14,6 +16,8 @@
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
+
+#include "tls.h"
 
 static long long now_ms(void) {
     struct timespec ts;
@@ -34,6 +38,56 @@ static int wait_for(int fd, short events, long long deadline) {
         if (rc < 0 && errno != EINTR)
             return -1;
     }
+}
+
+/* Connect to ss, send req[0 .. n) (over TLS when tls), read up to 12
+ * bytes into status. Returns the bytes read, or -1 when the connection or
+ * the transfer failed (the deadline included). */
+static long exchange(const struct sockaddr_storage *ss, socklen_t sslen,
+                     int tls, const char *req, size_t n, char *status,
+                     long long deadline) {
+    int fd =
+        socket(ss->ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    if (fd < 0)
+        return -1;
+    long got = -1;
+    if (connect(fd, (const struct sockaddr *)ss, sslen) != 0) {
+        int err = 0;
+        socklen_t errlen = sizeof err;
+        if (errno != EINPROGRESS || wait_for(fd, POLLOUT, deadline) != 0 ||
+            getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &errlen) != 0 ||
+            err != 0)
+            goto done;
+    }
+    if (tls) {
+        got = srv_tls_probe(fd, req, n, status, 12, deadline);
+        goto done;
+    }
+    for (size_t sent = 0; sent < n;) {
+        if (wait_for(fd, POLLOUT, deadline) != 0)
+            goto done;
+        ssize_t w = send(fd, req + sent, n - sent, MSG_NOSIGNAL);
+        if (w < 0 && errno != EAGAIN && errno != EINTR)
+            goto done;
+        if (w > 0)
+            sent += (size_t)w;
+    }
+    size_t have = 0;
+    while (have < 12) {
+        if (wait_for(fd, POLLIN, deadline) != 0)
+            goto done;
+        ssize_t r = recv(fd, status + have, 12 - have, 0);
+        if (r == 0 || (r < 0 && errno == ECONNRESET))
+            break; /* closed: what came so far is the answer */
+        if (r < 0 && errno != EAGAIN && errno != EINTR)
+            goto done;
+        if (r > 0)
+            have += (size_t)r;
+    }
+    got = (long)have;
+done:
+    close(fd);
+    return got;
 }
 
 int srv_healthcheck(const char *bind, unsigned port, int timeout_ms) {
@@ -58,48 +112,20 @@ int srv_healthcheck(const char *bind, unsigned port, int timeout_ms) {
     } else {
         return 1;
     }
-    int fd =
-        socket(ss.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-    if (fd < 0)
-        return 1;
-    int ok = 0;
-    if (connect(fd, (struct sockaddr *)&ss, sslen) != 0) {
-        int err = 0;
-        socklen_t errlen = sizeof err;
-        if (errno != EINPROGRESS || wait_for(fd, POLLOUT, deadline) != 0 ||
-            getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &errlen) != 0 ||
-            err != 0)
-            goto done;
-    }
     char req[128];
     int n = snprintf(req, sizeof req,
                      "GET /healthz HTTP/1.0\r\nHost: localhost:%u\r\n"
                      "Connection: close\r\n\r\n",
                      port);
-    for (int sent = 0; sent < n;) {
-        if (wait_for(fd, POLLOUT, deadline) != 0)
-            goto done;
-        ssize_t w = send(fd, req + sent, (size_t)(n - sent), MSG_NOSIGNAL);
-        if (w < 0 && errno != EAGAIN && errno != EINTR)
-            goto done;
-        if (w > 0)
-            sent += (int)w;
-    }
     /* "HTTP/1.1 200" is all we need: 12 bytes */
     char status[13];
-    size_t got = 0;
-    while (got < 12) {
-        if (wait_for(fd, POLLIN, deadline) != 0)
-            goto done;
-        ssize_t r = recv(fd, status + got, 12 - got, 0);
-        if (r == 0 || (r < 0 && errno != EAGAIN && errno != EINTR))
-            goto done;
-        if (r > 0)
-            got += (size_t)r;
-    }
+    long got = exchange(&ss, sslen, 0, req, (size_t)n, status, deadline);
+    if (got >= 0 && (got < 5 || strncmp(status, "HTTP/", 5) != 0))
+        got = exchange(&ss, sslen, 1, req, (size_t)n, status, deadline);
+    if (got != 12)
+        return 1;
     status[12] = '\0';
-    ok = strncmp(status, "HTTP/1.", 7) == 0 && strcmp(status + 8, " 200") == 0;
-done:
-    close(fd);
+    int ok =
+        strncmp(status, "HTTP/1.", 7) == 0 && strcmp(status + 8, " 200") == 0;
     return ok ? 0 : 1;
 }

@@ -6,10 +6,12 @@
  *
  * Request flow in on_request:
  *   1. first call (headers only): request target and header block limits,
- *      CORS preflight, then api_precheck so that 404/405/415 and 413 by
- *      Content-Length are answered before any body byte (and instead of
- *      "100 Continue"), closing the connection; without a body these
- *      answers wait for step 3 and the connection stays open;
+ *      CORS preflight, then api_precheck, and for a known route and method
+ *      the gate (429, 401, 503: gate.h), so that 404/405, the gate's
+ *      refusals, 415 and 413 by Content-Length are answered in that order
+ *      before any body byte (and instead of "100 Continue"), closing the
+ *      connection; without a body these answers wait for step 3 and the
+ *      connection stays open;
  *   2. body calls: append; a chunked body that outgrows --max-body-bytes
  *      is dropped from then on (libmicrohttpd 0.9 cannot answer mid-body);
  *   3. last call: the 413 for such a body (closing), or api_handle and
@@ -32,10 +34,12 @@
 #include <unistd.h>
 
 #include "cors.h"
+#include "csp.h"
+#include "gate.h"
 #include "gzip.h"
 #include "log.h"
-#include "metrics.h"
 #include "request_id.h"
+#include "tls.h"
 
 /* libmicrohttpd's per-connection arena holds the request line, the header
  * block and the read buffer; it must fit a request at both limits of
@@ -44,8 +48,9 @@
 #define CONNECTION_MEMORY_BYTES (64 * 1024)
 #define CONNECTION_LIMIT_MAX 1024
 #define LISTEN_BACKLOG 1024
-#define LOG_PATH_MAX 1024 /* bytes of the path kept for the access line */
-#define DISCARD_FACTOR 4  /* see on_body */
+#define LOG_PATH_MAX 1024   /* bytes of the path kept for the access line */
+#define DISCARD_FACTOR 4    /* see on_body */
+#define FORWARDED_FOR_MAX 8 /* X-Forwarded-For header lines read */
 
 struct srv_http {
     struct MHD_Daemon *daemon;
@@ -55,6 +60,7 @@ struct srv_http {
     atomic_uint in_flight;
     /* 0 while starting: libmicrohttpd's messages are then real errors */
     atomic_int serving;
+    srv_gate *gate; /* borrowed; NULL: every request passes */
 };
 
 /* Answers that the request line and headers decide on their own. */
@@ -75,7 +81,6 @@ typedef struct {
     int has_body;       /* Content-Length > 0, or chunked */
     early_answer early; /* decided from the headers alone */
     int answered;       /* a response is queued */
-    const char *route;  /* the answer's route template, for metrics */
     char method[16];
     char path[LOG_PATH_MAX + 1];
     char request_id[SRV_REQUEST_ID_MAX + 1];
@@ -83,8 +88,11 @@ typedef struct {
     size_t body_len, body_cap;
     unsigned long long body_seen; /* body bytes received, kept or not */
     int overflow;                 /* body_seen outgrew max_body_bytes */
-    int status;   /* for the access line; 0 = no answer from us */
-    size_t bytes; /* response body bytes sent (0 for HEAD) */
+    int status;               /* for the access line; 0 = no answer from us */
+    size_t bytes;             /* response body bytes sent (0 for HEAD) */
+    srv_gate_verdict refused; /* the gate's refusal, or SRV_GATE_PASS */
+    unsigned retry_after_s;   /* Retry-After of that refusal */
+    srv_rl_ticket ticket;     /* the client's place, released at the end */
 } srv_request;
 
 static double elapsed_ms(const struct timespec *since) {
@@ -99,6 +107,7 @@ static srv_request *request_new(srv_http *srv, const char *uri) {
     if (r == NULL)
         return NULL;
     r->srv = srv;
+    r->ticket.slot = UINT32_MAX;
     clock_gettime(CLOCK_MONOTONIC, &r->start);
     if (uri != NULL) {
         r->uri_len = strlen(uri);
@@ -112,11 +121,11 @@ static srv_request *request_new(srv_http *srv, const char *uri) {
         }
     }
     atomic_fetch_add(&srv->in_flight, 1);
-    srv_metrics_request_started();
     return r;
 }
 
 static void request_free(srv_request *r) {
+    srv_gate_release(r->srv->gate, &r->ticket);
     atomic_fetch_sub(&r->srv->in_flight, 1);
     free(r->query);
     free(r->body);
@@ -150,15 +159,6 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
         .duration_ms = elapsed_ms(&r->start),
     };
     srv_log_access(&rec);
-    srv_metrics_sample sample = {
-        .route = r->route,
-        .method = r->method,
-        .status = r->status,
-        .request_bytes = r->body_seen,
-        .response_bytes = r->bytes,
-        .duration_s = rec.duration_ms / 1e3,
-    };
-    srv_metrics_request_finished(&sample);
     request_free(r);
 }
 
@@ -231,7 +231,7 @@ static enum MHD_Result answer(srv_request *r, struct MHD_Connection *conn,
     char *body = res->body;
     size_t len = res->body_len;
     res->body = NULL;
-    int vary_encoding = srv_gzip_eligible(len);
+    int vary_encoding = len >= SRV_GZIP_MIN_BYTES;
     int gzipped = 0;
     /* HEAD too, so that its Content-Length is the one GET would send */
     if (vary_encoding && srv_gzip_accepted(header(conn, "Accept-Encoding"))) {
@@ -266,15 +266,28 @@ static enum MHD_Result answer(srv_request *r, struct MHD_Connection *conn,
         snprintf(timing, sizeof timing, "compute;dur=%.3f", res->compute_ms);
         ok &= MHD_add_response_header(resp, "Server-Timing", timing) == MHD_YES;
     }
-    if (res->status == MHD_HTTP_UNAUTHORIZED)
-        ok &= MHD_add_response_header(resp, "WWW-Authenticate", "Bearer") ==
-              MHD_YES;
-    /* rate_limited and overloaded problems: try again in a second */
-    if (res->status == MHD_HTTP_TOO_MANY_REQUESTS ||
+    if (res->status == MHD_HTTP_UNAUTHORIZED) {
+        const char *www = srv_gate_www_authenticate(r->refused);
+        ok &= MHD_add_response_header(resp, "WWW-Authenticate",
+                                      www != NULL ? www : "Bearer") == MHD_YES;
+    }
+    /* rate_limited and overloaded: when to try again (the gate's estimate,
+     * else a second) */
+    if (r->retry_after_s > 0 || res->status == MHD_HTTP_TOO_MANY_REQUESTS ||
         (res->status == MHD_HTTP_SERVICE_UNAVAILABLE &&
          res->content_type != NULL &&
-         strcmp(res->content_type, "application/problem+json") == 0))
-        ok &= MHD_add_response_header(resp, "Retry-After", "1") == MHD_YES;
+         strcmp(res->content_type, "application/problem+json") == 0)) {
+        char retry[16];
+        snprintf(retry, sizeof retry, "%u",
+                 r->retry_after_s > 0 ? r->retry_after_s : 1);
+        ok &= MHD_add_response_header(resp, "Retry-After", retry) == MHD_YES;
+    }
+    /* the lab page: its own origin only, its inline code by hash */
+    const char *csp = srv_csp_lab();
+    if (csp != NULL && res->status == MHD_HTTP_OK && res->route != NULL &&
+        strcmp(res->route, "/") == 0)
+        ok &= MHD_add_response_header(resp, "Content-Security-Policy", csp) ==
+              MHD_YES;
     if (close_conn)
         ok &= MHD_add_response_header(resp, MHD_HTTP_HEADER_CONNECTION,
                                       "close") == MHD_YES;
@@ -285,7 +298,6 @@ static enum MHD_Result answer(srv_request *r, struct MHD_Connection *conn,
     if (rc == MHD_YES) {
         r->answered = 1;
         r->status = res->status;
-        r->route = res->route;
         r->bytes = strcmp(r->method, "HEAD") == 0 ? 0 : len;
     }
     return rc;
@@ -345,7 +357,6 @@ static enum MHD_Result answer_preflight(srv_request *r,
         return rc;
     }
     const char *methods = res.allow != NULL ? res.allow : PREFLIGHT_METHODS;
-    r->route = res.route;
     api_response_free(&res);
     struct MHD_Response *resp =
         MHD_create_response_from_buffer_with_free_callback(0, NULL, NULL);
@@ -427,6 +438,67 @@ static enum MHD_Result answer_early(srv_request *r, struct MHD_Connection *conn,
     return MHD_NO;
 }
 
+/* The X-Forwarded-For lines of a request, in the order they arrived; past
+ * FORWARDED_FOR_MAX the last ones (the nearest hops) are kept. */
+typedef struct {
+    const char *value[FORWARDED_FOR_MAX];
+    size_t n;
+} forwarded_for;
+
+static enum MHD_Result add_forwarded_for(void *cls, enum MHD_ValueKind kind,
+                                         const char *key, const char *value) {
+    (void)kind;
+    forwarded_for *ff = cls;
+    if (value == NULL || strcasecmp(key, "X-Forwarded-For") != 0)
+        return MHD_YES;
+    if (ff->n == FORWARDED_FOR_MAX) {
+        memmove(ff->value, ff->value + 1,
+                (FORWARDED_FOR_MAX - 1) * sizeof ff->value[0]);
+        ff->n--;
+    }
+    ff->value[ff->n++] = value;
+    return MHD_YES;
+}
+
+/* Ask the gate about a request for a known route and method (route: its
+ * template); sets r->refused, r->retry_after_s and r->ticket. */
+static void admit(srv_request *r, struct MHD_Connection *conn,
+                  const char *route) {
+    srv_gate *gate = r->srv->gate;
+    if (gate == NULL)
+        return;
+    const union MHD_ConnectionInfo *ci =
+        MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+    forwarded_for ff = {.n = 0};
+    MHD_get_connection_values(conn, MHD_HEADER_KIND, &add_forwarded_for, &ff);
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    srv_gate_request in = {
+        .route = route,
+        .peer = ci != NULL ? ci->client_addr : NULL,
+        .forwarded_for = ff.value,
+        .n_forwarded_for = ff.n,
+        .authorization = header(conn, MHD_HTTP_HEADER_AUTHORIZATION),
+        .in_flight = atomic_load(&r->srv->in_flight),
+        .now_s = (double)now.tv_sec + (double)now.tv_nsec / 1e9,
+    };
+    r->refused = srv_gate_admit(gate, &in, &r->ticket, &r->retry_after_s);
+}
+
+/* Send the gate's refusal (r->refused). */
+static enum MHD_Result answer_refusal(srv_request *r,
+                                      struct MHD_Connection *conn,
+                                      const char *url, int close_conn) {
+    api_response res;
+    memset(&res, 0, sizeof res);
+    srv_gate_respond(r->srv->gate, &res, r->refused, url, r->retry_after_s);
+    if (res.body == NULL)
+        return MHD_NO;
+    enum MHD_Result rc = answer(r, conn, &res, close_conn);
+    api_response_free(&res);
+    return rc;
+}
+
 /* Headers are in. What they decide is answered at once when a body is on
  * its way (the client need not send it, and the connection then closes),
  * else on the last call, which keeps the connection open. */
@@ -455,14 +527,25 @@ static enum MHD_Result on_headers(srv_request *r, struct MHD_Connection *conn,
         return answer_early(r, conn, url, 1);
     if (r->early != EARLY_NONE)
         return r->has_body ? answer_early(r, conn, url, 1) : MHD_YES;
-    if (!r->has_body)
-        return MHD_YES; /* api_handle makes the same checks on the last call */
 
     api_request req;
     api_response res;
     fill_api_request(&req, r, conn, url);
     memset(&res, 0, sizeof res);
-    if (api_precheck(&req, length, &res) != 0) {
+    int stop = api_precheck(&req, length, &res) != 0;
+    if (!stop || (res.status != MHD_HTTP_NOT_FOUND &&
+                  res.status != MHD_HTTP_METHOD_NOT_ALLOWED)) {
+        admit(r, conn, res.route);
+        if (r->refused != SRV_GATE_PASS) {
+            api_response_free(&res);
+            return r->has_body ? answer_refusal(r, conn, url, 1) : MHD_YES;
+        }
+    }
+    if (!r->has_body) {
+        api_response_free(&res);
+        return MHD_YES; /* api_handle makes the same checks on the last call */
+    }
+    if (stop) {
         enum MHD_Result rc = answer(r, conn, &res, 1);
         api_response_free(&res);
         return rc;
@@ -565,6 +648,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn,
         return answer_too_large(r, conn, url);
     if (r->early != EARLY_NONE)
         return answer_early(r, conn, url, 0);
+    if (r->refused != SRV_GATE_PASS)
+        return answer_refusal(r, conn, url, 0);
 
     api_request req;
     api_response res;
@@ -579,9 +664,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn,
     return rc;
 }
 
-/* Connections allowed at once: CONNECTION_LIMIT_MAX, or fewer when the
- * descriptor limit is lower (keeping room for the process's own files). */
-static unsigned connection_limit(void) {
+unsigned srv_http_connection_limit(void) {
     struct rlimit rl;
     unsigned limit = CONNECTION_LIMIT_MAX;
     if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY &&
@@ -590,7 +673,8 @@ static unsigned connection_limit(void) {
     return limit;
 }
 
-srv_http *srv_http_start(const srv_options *opts, const api_limits *limits) {
+srv_http *srv_http_start(const srv_options *opts, const api_limits *limits,
+                         srv_gate *gate, const srv_tls_keys *tls) {
     struct sockaddr_storage ss;
     memset(&ss, 0, sizeof ss);
     unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_AUTO |
@@ -612,20 +696,37 @@ srv_http *srv_http_start(const srv_options *opts, const api_limits *limits) {
     if (srv == NULL)
         return NULL;
     srv->limits = *limits;
+    srv->gate = gate;
     srv->quiesced_fd = MHD_INVALID_SOCKET;
     atomic_init(&srv->in_flight, 0);
     atomic_init(&srv->serving, 0);
 
+    /* HTTPS: libmicrohttpd's GnuTLS back end; the PEM text stays ours */
+    struct MHD_OptionItem tls_options[] = {
+        {MHD_OPTION_HTTPS_MEM_CERT, 0, NULL},
+        {MHD_OPTION_HTTPS_MEM_KEY, 0, NULL},
+        {MHD_OPTION_HTTPS_PRIORITIES, 0, (void *)SRV_TLS_PRIORITIES},
+        {MHD_OPTION_END, 0, NULL},
+    };
+    if (tls != NULL && tls->cert_pem != NULL) {
+        flags |= MHD_USE_TLS;
+        tls_options[0].ptr_value = tls->cert_pem;
+        tls_options[1].ptr_value = tls->key_pem;
+    } else {
+        tls_options[0].option = MHD_OPTION_END;
+    }
+
     srv->daemon = MHD_start_daemon(
         flags, (uint16_t)opts->port, NULL, NULL, &on_request, srv,
-        MHD_OPTION_EXTERNAL_LOGGER, &mhd_log, srv, MHD_OPTION_SOCK_ADDR,
-        (struct sockaddr *)&ss, MHD_OPTION_THREAD_POOL_SIZE,
-        (unsigned int)opts->threads, MHD_OPTION_CONNECTION_TIMEOUT,
-        (unsigned int)opts->timeout_s, MHD_OPTION_CONNECTION_LIMIT,
-        connection_limit(), MHD_OPTION_CONNECTION_MEMORY_LIMIT,
-        (size_t)CONNECTION_MEMORY_BYTES, MHD_OPTION_LISTEN_BACKLOG_SIZE,
-        (unsigned int)LISTEN_BACKLOG, MHD_OPTION_URI_LOG_CALLBACK, &on_uri, srv,
-        MHD_OPTION_NOTIFY_COMPLETED, &on_completed, srv, MHD_OPTION_END);
+        MHD_OPTION_EXTERNAL_LOGGER, &mhd_log, srv, MHD_OPTION_ARRAY,
+        tls_options, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&ss,
+        MHD_OPTION_THREAD_POOL_SIZE, (unsigned int)opts->threads,
+        MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)opts->timeout_s,
+        MHD_OPTION_CONNECTION_LIMIT, srv_http_connection_limit(),
+        MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)CONNECTION_MEMORY_BYTES,
+        MHD_OPTION_LISTEN_BACKLOG_SIZE, (unsigned int)LISTEN_BACKLOG,
+        MHD_OPTION_URI_LOG_CALLBACK, &on_uri, srv, MHD_OPTION_NOTIFY_COMPLETED,
+        &on_completed, srv, MHD_OPTION_END);
     if (srv->daemon == NULL) {
         srv_log_message("error", "cannot listen on %s port %u", opts->bind,
                         opts->port);

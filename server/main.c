@@ -19,17 +19,23 @@
 #include <unistd.h>
 
 #include "api.h"
+#include "auth.h"
+#include "client_addr.h"
 #include "cors.h"
-#include "gzip.h"
+#include "csp.h"
+#include "gate.h"
 #include "healthcheck.h"
 #include "http.h"
 #include "log.h"
-#include "metrics.h"
 #include "options.h"
 #include "request_id.h"
+#include "tls.h"
 
 #define HEALTHCHECK_TIMEOUT_MS 3000
 #define DRAIN_POLL_MS 20
+/* Connections kept free under libmicrohttpd's limit for the 503 answers
+ * of --max-connections. */
+#define OVERLOAD_RESERVE 16
 
 /* BLAS threads per request: the cores divided among the HTTP workers, so
  * that a full pool of concurrent requests never runs more compute threads
@@ -120,6 +126,100 @@ static unsigned drain(srv_http *srv, unsigned grace_s) {
     return srv_http_in_flight(srv);
 }
 
+/* The shared-lab settings (each off unless given): the admission gate
+ * (per-client limits, trusted proxies, tokens, the in-flight cap) and the
+ * TLS pair. Returns 0, or -1 after printing why the server must not start
+ * with them. Warnings go to *warn (cap bytes; "" when none). */
+static int setup_safety(const srv_options *opts, srv_gate **gate,
+                        srv_tls_keys *tls, char *warn, size_t cap) {
+    char err[1024];
+    srv_gate_config cfg;
+    memset(&cfg, 0, sizeof cfg);
+    warn[0] = '\0';
+    cfg.rate_per_s = opts->rate_limit;
+    cfg.burst = opts->burst;
+    cfg.max_concurrent = opts->max_concurrent_per_client;
+    cfg.max_in_flight = opts->max_connections;
+    cfg.metrics_public = opts->metrics_public;
+    if (srv_netlist_parse(&cfg.trusted, opts->trusted_proxy) != 0) {
+        fprintf(stderr,
+                "attnd: --trusted-proxy: invalid value '%s' (expected a "
+                "comma-separated list of at most %d addresses or CIDR "
+                "networks, e.g. 127.0.0.1,10.0.0.0/8)\n",
+                opts->trusted_proxy, SRV_NETLIST_MAX);
+        return -1;
+    }
+    unsigned limit = srv_http_connection_limit();
+    if (opts->max_connections > 0 &&
+        opts->max_connections + OVERLOAD_RESERVE > limit) {
+        fprintf(stderr,
+                "attnd: --max-connections %u: at most %u here (libmicrohttpd "
+                "takes %u connections with this descriptor limit and %d of "
+                "them answer 503 past the cap)\n",
+                opts->max_connections, limit - OVERLOAD_RESERVE, limit,
+                OVERLOAD_RESERVE);
+        return -1;
+    }
+    if ((opts->tls_cert[0] != '\0') != (opts->tls_key[0] != '\0')) {
+        fprintf(stderr, "attnd: --tls-cert and --tls-key go together: give "
+                        "both or neither\n");
+        return -1;
+    }
+    if (opts->tls_cert[0] != '\0' &&
+        srv_tls_load(tls, opts->tls_cert, opts->tls_key, err, warn, cap) != 0) {
+        fprintf(stderr, "attnd: %s\n", err);
+        return -1;
+    }
+    if (opts->auth_token_file[0] != '\0') {
+        cfg.auth = srv_auth_load(opts->auth_token_file, err, sizeof err);
+        if (cfg.auth == NULL) {
+            fprintf(stderr, "attnd: --auth-token-file: %s\n", err);
+            srv_tls_keys_free(tls);
+            return -1;
+        }
+    }
+    if (opts->burst > 0 && opts->rate_limit <= 0 && warn[0] == '\0')
+        snprintf(warn, cap, "--burst has no effect without --rate-limit");
+    if (cfg.trusted.n > 0 && opts->rate_limit <= 0 &&
+        opts->max_concurrent_per_client == 0 && warn[0] == '\0')
+        snprintf(warn, cap,
+                 "--trusted-proxy has no effect without --rate-limit or "
+                 "--max-concurrent-per-client");
+    *gate = srv_gate_new(&cfg);
+    if (*gate == NULL) {
+        fprintf(stderr, "attnd: out of memory\n");
+        srv_tls_keys_free(tls);
+        return -1;
+    }
+    return 0;
+}
+
+/* One line saying which shared-lab settings are on (never a token). */
+static void log_safety(const srv_gate *gate, const char *trusted_proxy) {
+    const srv_gate_config *cfg = srv_gate_config_of(gate);
+    char line[1024] = "";
+    size_t n = 0;
+    if (cfg->auth != NULL)
+        n += (size_t)snprintf(line + n, sizeof line - n,
+                              "; bearer token required (%zu listed)",
+                              srv_auth_count(cfg->auth));
+    if (cfg->rate_per_s > 0 && n < sizeof line)
+        n += (size_t)snprintf(line + n, sizeof line - n,
+                              "; %g requests/s per client, bursts of %u",
+                              cfg->rate_per_s, cfg->burst);
+    if (cfg->max_concurrent > 0 && n < sizeof line)
+        n += (size_t)snprintf(line + n, sizeof line - n,
+                              "; %u in flight per client", cfg->max_concurrent);
+    if (cfg->max_in_flight > 0 && n < sizeof line)
+        n += (size_t)snprintf(line + n, sizeof line - n,
+                              "; %u in flight in all", cfg->max_in_flight);
+    if (cfg->trusted.n > 0 && n < sizeof line)
+        n += (size_t)snprintf(line + n, sizeof line - n,
+                              "; X-Forwarded-For from %s", trusted_proxy);
+    if (n > 0)
+        srv_log_message("info", "attnd limits: %s", line + 2);
+}
+
 int main(int argc, char **argv) {
     srv_options opts;
     srv_options_default(&opts);
@@ -140,10 +240,15 @@ int main(int argc, char **argv) {
                 opts.cors_origin);
         return 2;
     }
+    srv_gate *gate = NULL;
+    srv_tls_keys tls = {NULL, NULL};
+    char warn[512];
+    if (setup_safety(&opts, &gate, &tls, warn, sizeof warn) != 0)
+        return 2;
     srv_log_init(opts.log_format);
     srv_request_id_init();
-    srv_gzip_set_min_bytes(opts.gzip_min_bytes);
-    srv_metrics_init();
+    if (warn[0] != '\0')
+        srv_log_message("warning", "%s", warn);
 
     if (install_stop_signals() != 0) {
         srv_log_message("error", "cannot install signal handlers: %s",
@@ -161,18 +266,30 @@ int main(int argc, char **argv) {
     limits.max_elements = opts.max_elements;
     limits.max_work = opts.max_work;
 
-    srv_http *srv = srv_http_start(&opts, &limits);
-    if (srv == NULL)
+    if (srv_csp_init() != 0) {
+        srv_log_message("error", "cannot hash the lab page for its "
+                                 "Content-Security-Policy");
+        srv_gate_free(gate);
+        srv_tls_keys_free(&tls);
         return 1;
+    }
+    srv_http *srv = srv_http_start(&opts, &limits, gate, &tls);
+    if (srv == NULL) {
+        srv_gate_free(gate);
+        srv_tls_keys_free(&tls);
+        return 1;
+    }
     const char *host = opts.bind;
     int v6 = 0;
     for (const char *p = host; *p; p++)
         v6 |= *p == ':';
     srv_log_message("info",
-                    "attnd listening on http://%s%s%s:%u (%u HTTP threads, "
+                    "attnd listening on %s://%s%s%s:%u (%u HTTP threads, "
                     "%d BLAS threads)",
-                    v6 ? "[" : "", host, v6 ? "]" : "", srv_http_port(srv),
-                    opts.threads, blas_threads);
+                    tls.cert_pem != NULL ? "https" : "http", v6 ? "[" : "",
+                    host, v6 ? "]" : "", srv_http_port(srv), opts.threads,
+                    blas_threads);
+    log_safety(gate, opts.trusted_proxy);
 
     int sig = wait_stop_signal(-1);
     srv_log_message("info", "attnd: %s, draining (%u in flight)",
@@ -188,6 +305,8 @@ int main(int argc, char **argv) {
         srv_log_message("warning", "closing %u unfinished request%s", left,
                         left == 1 ? "" : "s");
     srv_http_stop(srv);
+    srv_gate_free(gate);
+    srv_tls_keys_free(&tls);
     srv_log_message("info", "attnd: stopped");
     return 0;
 }

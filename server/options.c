@@ -7,10 +7,12 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <inttypes.h>
+#include <math.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <unistd.h>
 
 typedef enum {
@@ -19,7 +21,10 @@ typedef enum {
     OPT_U64,
     OPT_ADDR,
     OPT_ORIGIN,
-    OPT_LOG
+    OPT_LOG,
+    OPT_RATE, /* requests per second: "R", "R/s" or "R/m" */
+    OPT_TEXT, /* a string of at most max - 1 bytes (max: the field's size) */
+    OPT_BOOL  /* "--flag" alone, or 1/0, true/false, yes/no, on/off */
 } opt_kind;
 
 typedef struct {
@@ -30,6 +35,9 @@ typedef struct {
     uint64_t min, max; /* bounds for the numeric kinds */
     const char *help;
 } opt_spec;
+
+#define FIELD_SIZE(f) sizeof(((srv_options *)0)->f)
+#define RATE_MAX 1e6 /* requests per second */
 
 #define KiB 1024ULL
 #define MiB (1024ULL * 1024ULL)
@@ -61,10 +69,35 @@ static const opt_spec specs[] = {
     {"shutdown-grace", "ATTND_SHUTDOWN_GRACE", OPT_UINT,
      offsetof(srv_options, shutdown_grace_s), 0, 3600,
      "seconds to finish in-flight requests after SIGTERM (default 8)"},
-    {"gzip-min-bytes", "ATTND_GZIP_MIN_BYTES", OPT_SIZE,
-     offsetof(srv_options, gzip_min_bytes), 0, 1ULL << 40,
-     "gzip answers of at least this many bytes when the client accepts it, "
-     "K/M/G suffixes allowed; 0 turns compression off (default 1K)"},
+    {"rate-limit", "ATTND_RATE_LIMIT", OPT_RATE,
+     offsetof(srv_options, rate_limit), 0, 0,
+     "requests per client address, R, R/s or R/m; over it 429 (default "
+     "0: off)"},
+    {"burst", "ATTND_BURST", OPT_UINT, offsetof(srv_options, burst), 1, 1000000,
+     "requests a client may send at once under --rate-limit "
+     "(default: the rate per second, rounded up)"},
+    {"max-concurrent-per-client", "ATTND_MAX_CONCURRENT_PER_CLIENT", OPT_UINT,
+     offsetof(srv_options, max_concurrent_per_client), 0, 1000000,
+     "requests in flight per client address; over it 429 (default 0: off)"},
+    {"max-connections", "ATTND_MAX_CONNECTIONS", OPT_UINT,
+     offsetof(srv_options, max_connections), 0, 1000000,
+     "requests in flight in all; over it 503 overloaded (default 0: off)"},
+    {"trusted-proxy", "ATTND_TRUSTED_PROXY", OPT_TEXT,
+     offsetof(srv_options, trusted_proxy), 0, FIELD_SIZE(trusted_proxy),
+     "comma-separated proxy addresses/CIDRs whose X-Forwarded-For names "
+     "the client (default: none)"},
+    {"auth-token-file", "ATTND_AUTH_TOKEN_FILE", OPT_TEXT,
+     offsetof(srv_options, auth_token_file), 0, FIELD_SIZE(auth_token_file),
+     "file of bearer tokens, one per line; requests must carry one "
+     "(default: none, no token needed)"},
+    {"metrics-public", "ATTND_METRICS_PUBLIC", OPT_BOOL,
+     offsetof(srv_options, metrics_public), 0, 1,
+     "serve /metrics without a token when --auth-token-file is set"},
+    {"tls-cert", "ATTND_TLS_CERT", OPT_TEXT, offsetof(srv_options, tls_cert), 0,
+     FIELD_SIZE(tls_cert),
+     "PEM certificate chain: serve HTTPS (with --tls-key)"},
+    {"tls-key", "ATTND_TLS_KEY", OPT_TEXT, offsetof(srv_options, tls_key), 0,
+     FIELD_SIZE(tls_key), "PEM private key of --tls-cert, unencrypted"},
 };
 #define NSPECS (sizeof specs / sizeof specs[0])
 
@@ -81,7 +114,6 @@ void srv_options_default(srv_options *opts) {
     strcpy(opts->cors_origin, "*");
     opts->log_format = SRV_LOG_TEXT;
     opts->shutdown_grace_s = 8;
-    opts->gzip_min_bytes = KiB;
     opts->healthcheck = 0;
 }
 
@@ -89,11 +121,12 @@ static void usage(FILE *out) {
     fprintf(out, "usage: attnd [--option VALUE ...] [--healthcheck]\n"
                  "Serve attention computations over HTTP (see README).\n\n");
     for (size_t i = 0; i < NSPECS; i++)
-        fprintf(out, "  --%-16s %-22s %s\n", specs[i].flag, specs[i].env,
+        fprintf(out, "  --%s (%s)\n      %s\n", specs[i].flag, specs[i].env,
                 specs[i].help);
-    fprintf(out, "  --%-16s %-22s %s\n", "healthcheck", "",
-            "GET /healthz on 127.0.0.1:PORT; exit 0 on 200, else 1");
-    fprintf(out, "  --%-16s %-22s %s\n", "help", "", "print this and exit");
+    fprintf(out, "  --healthcheck\n      %s\n",
+            "GET /healthz on 127.0.0.1:PORT (plain HTTP, else TLS); exit 0 "
+            "on 200, else 1");
+    fprintf(out, "  --help\n      print this and exit\n");
 }
 
 /* Parse an unsigned decimal with an optional K, M or G (binary) suffix when
@@ -136,6 +169,39 @@ static int parse_u64(const char *s, int suffixes, uint64_t *out) {
         return -1;
     *out = (uint64_t)v * mul;
     return 0;
+}
+
+/* A rate: a decimal number of requests, optionally "/s" (per second) or
+ * "/m" (per minute); stored per second. Returns 0 on success. */
+static int parse_rate(const char *s, double *out) {
+    if (*s < '0' || *s > '9')
+        return -1;
+    char *end;
+    double v = strtod(s, &end);
+    for (const char *p = s; p < end; p++)
+        if ((*p < '0' || *p > '9') && *p != '.')
+            return -1; /* no exponents, hex or infinities */
+    if (strcmp(end, "/m") == 0 || strcmp(end, "/min") == 0)
+        v /= 60;
+    else if (*end != '\0' && strcmp(end, "/s") != 0)
+        return -1;
+    if (!isfinite(v) || v > RATE_MAX)
+        return -1;
+    *out = v;
+    return 0;
+}
+
+/* A switch value; returns 0 or 1, -1 when it is not one. */
+static int parse_bool(const char *s) {
+    static const char *yes[] = {"1", "true", "yes", "on"};
+    static const char *no[] = {"0", "false", "no", "off"};
+    for (size_t i = 0; i < 4; i++) {
+        if (strcasecmp(s, yes[i]) == 0)
+            return 1;
+        if (strcasecmp(s, no[i]) == 0)
+            return 0;
+    }
+    return -1;
 }
 
 static int valid_address(const char *s) {
@@ -181,6 +247,37 @@ static int apply(srv_options *opts, const opt_spec *sp, const char *value,
         }
         strcpy((char *)opts + sp->offset, value);
         return 0;
+    case OPT_RATE:
+        if (parse_rate(value, (double *)(void *)((char *)opts + sp->offset)) !=
+            0) {
+            fprintf(stderr,
+                    "attnd: %s: invalid value '%s' (expected requests per "
+                    "second as R or R/s, or per minute as R/m; 0 turns it "
+                    "off)\n",
+                    source, value);
+            return -1;
+        }
+        return 0;
+    case OPT_TEXT:
+        if (strlen(value) >= sp->max) {
+            fprintf(stderr, "attnd: %s: value longer than %" PRIu64 " bytes\n",
+                    source, sp->max - 1);
+            return -1;
+        }
+        strcpy((char *)opts + sp->offset, value);
+        return 0;
+    case OPT_BOOL: {
+        int b = parse_bool(value);
+        if (b < 0) {
+            fprintf(stderr,
+                    "attnd: %s: invalid value '%s' (expected 1/0, true/false, "
+                    "yes/no or on/off)\n",
+                    source, value);
+            return -1;
+        }
+        *(int *)(void *)((char *)opts + sp->offset) = b;
+        return 0;
+    }
     case OPT_LOG:
         if (strcmp(value, "text") == 0)
             opts->log_format = SRV_LOG_TEXT;
@@ -245,6 +342,8 @@ srv_opt_result srv_options_parse(srv_options *opts, int argc, char **argv) {
         const char *value;
         if (eq != NULL)
             value = eq + 1;
+        else if (sp->kind == OPT_BOOL)
+            value = "1"; /* a switch: --metrics-public */
         else if (i + 1 < argc)
             value = argv[++i];
         else {

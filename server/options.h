@@ -23,9 +23,18 @@ typedef struct {
     unsigned timeout_s;     /* idle connection timeout, seconds */
     char cors_origin[1024]; /* "*" or a comma-separated allow-list */
     srv_log_format log_format;
-    size_t gzip_min_bytes; /* compress answers from this size; 0: never */
     unsigned shutdown_grace_s; /* seconds to finish in-flight requests */
     int healthcheck;           /* 1: probe /healthz on --port and exit */
+    /* shared-lab safety: every one off (0 or "") by default */
+    double rate_limit;                  /* requests/s per client */
+    unsigned burst;                     /* bucket size; 0 = ceil(rate) */
+    unsigned max_concurrent_per_client; /* requests in flight per client */
+    unsigned max_connections;           /* requests in flight in all */
+    char trusted_proxy[1024]; /* addresses/CIDRs whose X-Forwarded-For counts */
+    char auth_token_file[4096]; /* bearer tokens, one per line */
+    int metrics_public;         /* 1: /metrics needs no token */
+    char tls_cert[4096];        /* PEM certificate chain */
+    char tls_key[4096];         /* PEM private key */
 } srv_options;
 
 /* What srv_options_parse decided. */
@@ -37,7 +46,8 @@ typedef enum {
 
 /* Fill opts with the defaults: port 8080, bind 127.0.0.1, threads = online
  * CPUs, 16 MiB body, 16 Mi elements, 2^33 work, 30 s timeout, CORS "*",
- * text logs, gzip from 1 KiB, 8 s shutdown grace. */
+ * text logs, 8 s shutdown grace; no rate limit, no caps, no trusted proxy,
+ * no token, no TLS. */
 void srv_options_default(srv_options *opts);
 
 /* Read ATTND_* variables from the environment, then argv (argv[0] is the

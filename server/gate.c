@@ -1,0 +1,211 @@
+/*
+ * gate.c — admission in the contract's order, the route rules, and the
+ * refusal bodies (see gate.h).
+ */
+#include "gate.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "problem.h"
+
+#define OPEN 1u                   /* no token needed */
+#define OPEN_IF_METRICS_PUBLIC 2u /* no token needed with --metrics-public */
+#define UNLIMITED 4u /* outside the per-client limits and the in-flight cap */
+
+/* Routes with relaxed rules; every other route needs the token (when auth
+ * is on) and counts against every limit. prefix: path is a prefix of the
+ * route template. */
+static const struct {
+    const char *path;
+    int prefix;
+    unsigned flags;
+} rules[] = {
+    {"/", 0, OPEN},
+    {"/healthz", 0, OPEN | UNLIMITED},
+    {"/v2/health/", 1, OPEN | UNLIMITED},
+    {"/openapi.json", 0, OPEN},
+    {"/version", 0, OPEN},
+    {"/metrics", 0, OPEN_IF_METRICS_PUBLIC | UNLIMITED},
+};
+
+struct srv_gate {
+    srv_gate_config cfg;
+    srv_ratelimit *rl; /* NULL when no per-client limit is set */
+};
+
+static unsigned route_flags(const char *route) {
+    if (route == NULL)
+        return 0;
+    for (size_t i = 0; i < sizeof rules / sizeof rules[0]; i++) {
+        size_t n = strlen(rules[i].path);
+        if (rules[i].prefix ? strncmp(route, rules[i].path, n) == 0
+                            : strcmp(route, rules[i].path) == 0)
+            return rules[i].flags;
+    }
+    return 0;
+}
+
+srv_gate *srv_gate_new(const srv_gate_config *cfg) {
+    srv_gate *g = calloc(1, sizeof *g);
+    if (g == NULL) {
+        srv_auth_free(cfg->auth);
+        return NULL;
+    }
+    g->cfg = *cfg;
+    if (g->cfg.rate_per_s > 0 && g->cfg.burst == 0) {
+        double b = ceil(g->cfg.rate_per_s);
+        g->cfg.burst = b < 1 ? 1u : b > 1e6 ? 1000000u : (unsigned)b;
+    }
+    if (g->cfg.rate_per_s > 0 || g->cfg.max_concurrent > 0) {
+        g->rl = srv_ratelimit_new(g->cfg.rate_per_s, g->cfg.burst,
+                                  g->cfg.max_concurrent);
+        if (g->rl == NULL) {
+            srv_gate_free(g);
+            return NULL;
+        }
+    }
+    return g;
+}
+
+int srv_gate_route_open(const srv_gate *g, const char *route) {
+    unsigned flags = route_flags(route);
+    return (flags & OPEN) != 0 ||
+           ((flags & OPEN_IF_METRICS_PUBLIC) && g->cfg.metrics_public);
+}
+
+int srv_gate_route_unlimited(const char *route) {
+    return (route_flags(route) & UNLIMITED) != 0;
+}
+
+srv_gate_verdict srv_gate_admit(srv_gate *g, const srv_gate_request *req,
+                                srv_rl_ticket *ticket,
+                                unsigned *retry_after_s) {
+    ticket->slot = UINT32_MAX;
+    ticket->generation = 0;
+    *retry_after_s = 0;
+    int unlimited = srv_gate_route_unlimited(req->route);
+    srv_addr peer;
+    if (g->rl != NULL && !unlimited &&
+        srv_addr_from_sockaddr(&peer, req->peer) == 0) {
+        srv_addr client = srv_client_addr(
+            &peer, &g->cfg.trusted, req->forwarded_for, req->n_forwarded_for);
+        switch (srv_ratelimit_admit(g->rl, &client, req->now_s, ticket,
+                                    retry_after_s)) {
+        case SRV_RL_ADMIT:
+            break;
+        case SRV_RL_RATE:
+            return SRV_GATE_RATE_LIMITED;
+        case SRV_RL_CONCURRENT:
+            return SRV_GATE_TOO_CONCURRENT;
+        }
+    }
+    srv_gate_verdict v = SRV_GATE_PASS;
+    if (g->cfg.auth != NULL && !srv_gate_route_open(g, req->route)) {
+        switch (srv_auth_check(g->cfg.auth, req->authorization)) {
+        case SRV_AUTH_OK:
+            break;
+        case SRV_AUTH_MISSING:
+            v = SRV_GATE_UNAUTHORIZED;
+            break;
+        case SRV_AUTH_INVALID_TOKEN:
+            v = SRV_GATE_INVALID_TOKEN;
+            break;
+        }
+    }
+    if (v == SRV_GATE_PASS && g->cfg.max_in_flight > 0 && !unlimited &&
+        req->in_flight > g->cfg.max_in_flight) {
+        v = SRV_GATE_OVERLOADED;
+        *retry_after_s = 1;
+    }
+    if (v != SRV_GATE_PASS) {
+        srv_ratelimit_release(g->rl, ticket);
+        ticket->slot = UINT32_MAX;
+    }
+    return v;
+}
+
+void srv_gate_release(srv_gate *g, const srv_rl_ticket *ticket) {
+    if (g != NULL)
+        srv_ratelimit_release(g->rl, ticket);
+}
+
+const char *srv_gate_www_authenticate(srv_gate_verdict v) {
+    if (v == SRV_GATE_UNAUTHORIZED)
+        return "Bearer";
+    if (v == SRV_GATE_INVALID_TOKEN)
+        return "Bearer error=\"invalid_token\"";
+    return NULL;
+}
+
+/* 1 for the Open Inference Protocol's paths (/v2 and below). */
+static int is_v2(const char *path) {
+    return path != NULL && strncmp(path, "/v2", 3) == 0 &&
+           (path[3] == '\0' || path[3] == '/');
+}
+
+void srv_gate_respond(const srv_gate *g, api_response *res, srv_gate_verdict v,
+                      const char *path, unsigned retry_after_s) {
+    api_problem p;
+    memset(&p, 0, sizeof p);
+    switch (v) {
+    case SRV_GATE_RATE_LIMITED:
+        api_fail(&p, API_E_RATE_LIMITED, NULL,
+                 "too many requests from your address: the limit is %g per "
+                 "second with bursts of %u; retry after %u s",
+                 g->cfg.rate_per_s, g->cfg.burst, retry_after_s);
+        break;
+    case SRV_GATE_TOO_CONCURRENT:
+        api_fail(&p, API_E_RATE_LIMITED, NULL,
+                 "too many requests from your address at once: the limit is "
+                 "%u in flight; retry when one has been answered",
+                 g->cfg.max_concurrent);
+        break;
+    case SRV_GATE_UNAUTHORIZED:
+        api_fail(&p, API_E_UNAUTHORIZED, NULL,
+                 "this server needs a token: send the header "
+                 "Authorization: Bearer <token> (ask whoever runs it)");
+        break;
+    case SRV_GATE_INVALID_TOKEN:
+        api_fail(&p, API_E_UNAUTHORIZED, NULL,
+                 "the bearer token is not one this server accepts");
+        break;
+    case SRV_GATE_OVERLOADED:
+        api_fail(&p, API_E_OVERLOADED, NULL,
+                 "the server is busy: more than %u requests are in flight; "
+                 "retry after %u s",
+                 g->cfg.max_in_flight, retry_after_s);
+        break;
+    case SRV_GATE_PASS:
+        api_fail(&p, API_E_INTERNAL, NULL, "admitted request refused");
+        break;
+    }
+    res->compute_ms = -1;
+    if (!is_v2(path)) {
+        api_problem_respond(res, &p);
+        return;
+    }
+    api_buf out = {0};
+    api_buf_puts(&out, "{\"error\":");
+    api_buf_json_string(&out, p.detail, strlen(p.detail));
+    api_buf_putc(&out, '}');
+    free(res->body);
+    res->status = api_error_status(p.code);
+    res->content_type = API_CT_JSON;
+    res->body = api_buf_release(&out, &res->body_len);
+}
+
+const srv_gate_config *srv_gate_config_of(const srv_gate *g) {
+    return &g->cfg;
+}
+
+void srv_gate_free(srv_gate *g) {
+    if (g == NULL)
+        return;
+    srv_ratelimit_free(g->rl);
+    srv_auth_free(g->cfg.auth);
+    free(g);
+}
