@@ -38,6 +38,7 @@
 #include "gate.h"
 #include "gzip.h"
 #include "log.h"
+#include "metrics.h"
 #include "request_id.h"
 #include "tls.h"
 
@@ -81,6 +82,7 @@ typedef struct {
     int has_body;       /* Content-Length > 0, or chunked */
     early_answer early; /* decided from the headers alone */
     int answered;       /* a response is queued */
+    const char *route;  /* the answer's route template, for metrics */
     char method[16];
     char path[LOG_PATH_MAX + 1];
     char request_id[SRV_REQUEST_ID_MAX + 1];
@@ -121,6 +123,7 @@ static srv_request *request_new(srv_http *srv, const char *uri) {
         }
     }
     atomic_fetch_add(&srv->in_flight, 1);
+    srv_metrics_request_started();
     return r;
 }
 
@@ -159,6 +162,15 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
         .duration_ms = elapsed_ms(&r->start),
     };
     srv_log_access(&rec);
+    srv_metrics_sample sample = {
+        .route = r->route,
+        .method = r->method,
+        .status = r->status,
+        .request_bytes = r->body_seen,
+        .response_bytes = r->bytes,
+        .duration_s = rec.duration_ms / 1e3,
+    };
+    srv_metrics_request_finished(&sample);
     request_free(r);
 }
 
@@ -231,7 +243,7 @@ static enum MHD_Result answer(srv_request *r, struct MHD_Connection *conn,
     char *body = res->body;
     size_t len = res->body_len;
     res->body = NULL;
-    int vary_encoding = len >= SRV_GZIP_MIN_BYTES;
+    int vary_encoding = srv_gzip_eligible(len);
     int gzipped = 0;
     /* HEAD too, so that its Content-Length is the one GET would send */
     if (vary_encoding && srv_gzip_accepted(header(conn, "Accept-Encoding"))) {
@@ -298,6 +310,7 @@ static enum MHD_Result answer(srv_request *r, struct MHD_Connection *conn,
     if (rc == MHD_YES) {
         r->answered = 1;
         r->status = res->status;
+        r->route = res->route;
         r->bytes = strcmp(r->method, "HEAD") == 0 ? 0 : len;
     }
     return rc;
@@ -357,6 +370,7 @@ static enum MHD_Result answer_preflight(srv_request *r,
         return rc;
     }
     const char *methods = res.allow != NULL ? res.allow : PREFLIGHT_METHODS;
+    r->route = res.route;
     api_response_free(&res);
     struct MHD_Response *resp =
         MHD_create_response_from_buffer_with_free_callback(0, NULL, NULL);

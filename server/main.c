@@ -24,9 +24,11 @@
 #include "cors.h"
 #include "csp.h"
 #include "gate.h"
+#include "gzip.h"
 #include "healthcheck.h"
 #include "http.h"
 #include "log.h"
+#include "metrics.h"
 #include "options.h"
 #include "request_id.h"
 #include "tls.h"
@@ -247,6 +249,8 @@ int main(int argc, char **argv) {
         return 2;
     srv_log_init(opts.log_format);
     srv_request_id_init();
+    srv_gzip_set_min_bytes(opts.gzip_min_bytes);
+    srv_metrics_init();
     if (warn[0] != '\0')
         srv_log_message("warning", "%s", warn);
 

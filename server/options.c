@@ -69,6 +69,10 @@ static const opt_spec specs[] = {
     {"shutdown-grace", "ATTND_SHUTDOWN_GRACE", OPT_UINT,
      offsetof(srv_options, shutdown_grace_s), 0, 3600,
      "seconds to finish in-flight requests after SIGTERM (default 8)"},
+    {"gzip-min-bytes", "ATTND_GZIP_MIN_BYTES", OPT_SIZE,
+     offsetof(srv_options, gzip_min_bytes), 0, 1ULL << 40,
+     "gzip answers of at least this many bytes when the client accepts it, "
+     "K/M/G suffixes allowed; 0 turns compression off (default 1K)"},
     {"rate-limit", "ATTND_RATE_LIMIT", OPT_RATE,
      offsetof(srv_options, rate_limit), 0, 0,
      "requests per client address, R, R/s or R/m; over it 429 (default "
@@ -114,6 +118,7 @@ void srv_options_default(srv_options *opts) {
     strcpy(opts->cors_origin, "*");
     opts->log_format = SRV_LOG_TEXT;
     opts->shutdown_grace_s = 8;
+    opts->gzip_min_bytes = KiB;
     opts->healthcheck = 0;
 }
 

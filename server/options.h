@@ -23,6 +23,7 @@ typedef struct {
     unsigned timeout_s;     /* idle connection timeout, seconds */
     char cors_origin[1024]; /* "*" or a comma-separated allow-list */
     srv_log_format log_format;
+    size_t gzip_min_bytes;     /* compress answers from this size; 0: never */
     unsigned shutdown_grace_s; /* seconds to finish in-flight requests */
     int healthcheck;           /* 1: probe /healthz on --port and exit */
     /* shared-lab safety: every one off (0 or "") by default */
@@ -46,8 +47,8 @@ typedef enum {
 
 /* Fill opts with the defaults: port 8080, bind 127.0.0.1, threads = online
  * CPUs, 16 MiB body, 16 Mi elements, 2^33 work, 30 s timeout, CORS "*",
- * text logs, 8 s shutdown grace; no rate limit, no caps, no trusted proxy,
- * no token, no TLS. */
+ * text logs, 8 s shutdown grace, gzip from 1 KiB; no rate limit, no caps,
+ * no trusted proxy, no token, no TLS. */
 void srv_options_default(srv_options *opts);
 
 /* Read ATTND_* variables from the environment, then argv (argv[0] is the
