@@ -711,8 +711,8 @@ static int build_query(api_buf *q, const json_t *request, api_problem *p) {
         if (json_is_null(v))
             continue;
         if (json_is_array(v) || json_is_object(v)) {
-            api_pointer ptr;
-            api_pointer_init(&ptr, "/request");
+            api_pointer ptr; /* the caller prefixes /request */
+            api_pointer_init(&ptr, "");
             api_pointer_push_key(&ptr, key, strlen(key));
             return api_fail(p, API_E_WRONG_TYPE, ptr.s,
                             "query parameters are numbers or strings; %s is "

@@ -20,6 +20,7 @@
 #include "pointer.h"
 #include "route.h"
 #include "suggest.h"
+#include "version.h"
 
 /* ------------------------------------------------------------ models */
 
@@ -165,26 +166,9 @@ void api_kserve_respond_error(api_response *res, const api_problem *p,
 
 /* ---------------------------------------------------------- metadata */
 
-/* "/version"'s version, so both always agree. */
-static void put_version(api_buf *out) {
-    api_call tmp;
-    memset(&tmp, 0, sizeof tmp);
-    api_handle_version(&tmp);
-    json_t *v =
-        json_loadb(tmp.out.data ? tmp.out.data : "", tmp.out.len, 0, NULL);
-    const json_t *version = json_object_get(v, "version");
-    if (json_is_string(version))
-        api_buf_json_string(out, json_string_value(version),
-                            json_string_length(version));
-    else
-        api_buf_puts(out, "\"unknown\"");
-    json_decref(v);
-    api_buf_free(&tmp.out);
-}
-
 int api_handle_v2_server(api_call *call) {
     api_buf_puts(&call->out, "{\"name\":\"attnd\",\"version\":");
-    put_version(&call->out);
+    api_buf_json_string(&call->out, ATTND_VERSION, strlen(ATTND_VERSION));
     api_buf_puts(&call->out, ",\"extensions\":[]}");
     return 0;
 }

@@ -13,21 +13,23 @@ CASES=${2:-$(dirname "$0")/../cases}
 # expected file, $got the body (null for HEAD or no body). Yields "" when
 # they agree, else the reasons.
 COMPARE='
-def same($g; $e; $at):
+def same($g; $e; $at; $atol; $rtol):
   if ($e | type) == "number" then
     if ($g | type) == "number" and
-       (($g - $e) | fabs) <= 1e-15 + 1e-12 * ($e | fabs)
+       (($g - $e) | fabs) <= $atol + $rtol * ($e | fabs)
     then empty else "\($at): \($g) vs \($e)" end
   elif ($e | type) == "object" then
     if ($g | type) != "object" then "\($at): not an object"
     elif ($g | keys) != ($e | keys) then
       "\($at): keys \($g | keys) vs \($e | keys)"
-    else ($e | keys[]) as $k | same($g[$k]; $e[$k]; "\($at)/\($k)") end
+    else ($e | keys[]) as $k |
+      same($g[$k]; $e[$k]; "\($at)/\($k)"; $atol; $rtol) end
   elif ($e | type) == "array" then
     if ($g | type) != "array" then "\($at): not an array"
     elif ($g | length) != ($e | length) then
       "\($at): length \($g | length) vs \($e | length)"
-    else range($e | length) as $i | same($g[$i]; $e[$i]; "\($at)/\($i)") end
+    else range($e | length) as $i |
+      same($g[$i]; $e[$i]; "\($at)/\($i)"; $atol; $rtol) end
   elif $g == $e then empty
   else "\($at): \($g) vs \($e)" end;
 def check($h; $x; $got):
@@ -39,7 +41,17 @@ def check($h; $x; $got):
        (if ($h.ctype | startswith("application/json")) | not then
           "content type \"\($h.ctype)\"" else empty end),
        (if $h.head then empty
-        else (first(same($got; $x.body; "")) // empty) end)
+        else (first(same($got; $x.body; ""; $x.atol // 1e-15;
+                         $x.rtol // 1e-12)) // empty) end)
+     elif ($x.body | has("error")) then
+       (if ($h.ctype | startswith("application/json")) | not then
+          "content type \"\($h.ctype)\"" else empty end),
+       (if $h.head then empty
+        elif ($got | type) != "object" or ($got | keys) != ["error"] or
+             (($got.error | type) != "string") or
+             (($got.error | startswith($x.body.error)) | not)
+        then "\($got | tojson), expected {\"error\": \"\($x.body.error)...\"}"
+        else empty end)
      else
        (if ($h.ctype | startswith("application/problem+json")) | not then
           "content type \"\($h.ctype)\"" else empty end),

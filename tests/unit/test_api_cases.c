@@ -20,8 +20,9 @@
 #include "api.h"
 
 #define CASES_DIR "tests/cases"
-#define RTOL 1e-12
-#define ATOL 1e-15
+/* Number tolerances; a case's expected.json may set its own "atol" and
+ * "rtol" (README.md). */
+static double RTOL, ATOL;
 
 typedef struct {
     char name[256];
@@ -155,6 +156,11 @@ static void check_problem(const api_case *c, const json_t *exp_body,
     }
 }
 
+static double api_case_number(const json_t *obj, const char *key, double def) {
+    const json_t *v = json_object_get(obj, key);
+    return json_is_number(v) ? json_number_value(v) : def;
+}
+
 static void run_case(void **state) {
     const api_case *c = *state;
     size_t body_len = 0;
@@ -164,6 +170,8 @@ static void run_case(void **state) {
     json_t *meta = load_json(c->dir, "meta.json");
     json_t *expected = load_json(c->dir, "expected.json");
     assert_non_null(expected);
+    ATOL = api_case_number(expected, "atol", 1e-15);
+    RTOL = api_case_number(expected, "rtol", 1e-12);
 
     api_request req = {0};
     req.method = c->method;
@@ -202,7 +210,18 @@ static void run_case(void **state) {
     if (!got)
         fail_msg("%s: the answer is not JSON: %s", c->name, err.text);
     const json_t *exp_body = json_object_get(expected, "body");
-    if (status >= 400) {
+    const char *want_error =
+        json_string_value(json_object_get(exp_body, "error"));
+    if (status >= 400 && want_error) {
+        /* the Open Inference Protocol's {"error": "message"} */
+        assert_string_equal(res.content_type, "application/json");
+        const char *msg = json_string_value(json_object_get(got, "error"));
+        if (!msg || json_object_size(got) != 1 ||
+            strncmp(msg, want_error, strlen(want_error)) != 0)
+            fail_msg("%s: %.*s, expected {\"error\": \"%s...\"}", c->name,
+                     (int)(res.body_len > 400 ? 400 : res.body_len), res.body,
+                     want_error);
+    } else if (status >= 400) {
         assert_string_equal(res.content_type, "application/problem+json");
         check_problem(c, exp_body, got, status);
     } else {
