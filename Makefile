@@ -113,10 +113,46 @@ browser-test: all
 	ATTND=$(abspath $(BUILD))/attnd ARTIFACTS=$(abspath $(BUILD))/artifacts \
 	  node tests/browser/lab.test.mjs
 
+# Every suite (unit, and integration against an ASan daemon) under clang's
+# AddressSanitizer, LeakSanitizer and UBSan: any report fails the run.
+SAN_FLAGS := -fsanitize=address,undefined -fno-sanitize-recover=all
+SAN_ENV   := ASAN_OPTIONS=detect_leaks=1:halt_on_error=1 \
+             UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
 asan:
-	$(MAKE) BUILD=build-asan CC=clang \
-	  CFLAGS="-O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=all" \
-	  LDFLAGS="-fsanitize=address,undefined" test
+	$(SAN_ENV) $(MAKE) BUILD=build-asan CC=clang \
+	  CFLAGS="-O1 -g -fno-omit-frame-pointer $(SAN_FLAGS)" \
+	  LDFLAGS="$(SAN_FLAGS)" test
+
+# The unit suites under valgrind memcheck: no error, no definite or
+# indirect leak (tests/valgrind/run.sh; OpenBLAS on one thread).
+.PHONY: valgrind
+valgrind:
+	$(MAKE) BUILD=build-valgrind CFLAGS="-O1 -g" all \
+	  $(UNIT_SRC:tests/unit/%.c=build-valgrind/tests/%)
+	@sh tests/valgrind/run.sh build-valgrind
+
+# libFuzzer targets (tests/fuzz) with ASan + UBSan: `make fuzz-smoke` runs
+# each for FUZZ_SMOKE_SECONDS, `make fuzz` for FUZZ_SECONDS.
+FUZZ_SECONDS       ?= 600
+FUZZ_SMOKE_SECONDS ?= 30
+FUZZ_BIN := $(patsubst tests/fuzz/%.c,$(BUILD)/fuzz/%,$(wildcard tests/fuzz/fuzz_*.c))
+.PHONY: fuzz fuzz-smoke fuzz-build fuzz-bins
+fuzz-build:
+	$(MAKE) BUILD=build-fuzz CC=clang \
+	  CFLAGS="-O1 -g -fno-omit-frame-pointer -fsanitize=fuzzer-no-link $(SAN_FLAGS)" \
+	  LDFLAGS="$(SAN_FLAGS)" fuzz-bins
+fuzz-bins: $(FUZZ_BIN) $(BUILD)/fuzz/corpus
+$(BUILD)/fuzz/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/fuzz.h $(BUILD)/libapi.a $(BUILD)/libattn.a
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  FUZZ    $<")
+	$(Q)$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -fsanitize=fuzzer $(LDFLAGS) -o $@ $< $(BUILD)/libapi.a $(BUILD)/libattn.a $(LDLIBS)
+$(BUILD)/fuzz/corpus: tests/fuzz/corpus.c $(BUILD)/libapi.a $(BUILD)/libattn.a
+	@mkdir -p $(dir $@)
+	$(Q)$(CC) $(CPPFLAGS) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $< $(BUILD)/libapi.a $(BUILD)/libattn.a $(LDLIBS)
+fuzz: fuzz-build
+	@sh tests/fuzz/run.sh build-fuzz $(FUZZ_SECONDS)
+fuzz-smoke: fuzz-build
+	@sh tests/fuzz/run.sh build-fuzz $(FUZZ_SMOKE_SECONDS)
 
 clean:
 	rm -rf build build-*

@@ -10,6 +10,7 @@ case $ATTND in
 /*) ;;
 *) ATTND=$(pwd)/$ATTND ;;
 esac
+export ATTND # for t_*.sh that start a daemon of their own (t_limits.sh)
 DIR=$(cd "$(dirname "$0")" && pwd)
 N=0
 WORK=$(mktemp -d)
