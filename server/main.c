@@ -10,6 +10,7 @@
 #include <cblas.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <malloc.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -59,6 +60,18 @@ static int set_blas_threads(int n) {
     (void)n;
     return 1;
 #endif
+}
+
+/* A large request allocates tens of MB (its body, its arena, its answer)
+ * and glibc hands blocks that big back to the kernel when they are freed,
+ * so the next one faults every page in again, zero-filled: a fifth of the
+ * CPU time of a 7.7 MB dot request (tests/bench/README.md). Served from
+ * the heap instead, freed blocks are reused; a heap keeps up to
+ * KEEP_FREE_BYTES of free memory before it is trimmed. */
+#define KEEP_FREE_BYTES (256 << 20)
+static void keep_freed_memory(void) {
+    mallopt(M_MMAP_THRESHOLD, KEEP_FREE_BYTES);
+    mallopt(M_TRIM_THRESHOLD, KEEP_FREE_BYTES);
 }
 
 static long long now_ms(void) {
@@ -260,6 +273,7 @@ int main(int argc, char **argv) {
         return 1;
     }
 
+    keep_freed_memory();
     int blas_threads = set_blas_threads(blas_threads_for(opts.threads));
     api_set_threads((int)opts.threads, blas_threads);
     api_set_ready(1);
