@@ -61,6 +61,9 @@ struct srv_http {
     atomic_uint in_flight;
     /* 0 while starting: libmicrohttpd's messages are then real errors */
     atomic_int serving;
+    /* 1 once draining: every answer closes its connection, so that no
+     * client sends another request on it that the stop would cut off */
+    atomic_int draining;
     srv_gate *gate; /* borrowed; NULL: every request passes */
 };
 
@@ -300,7 +303,7 @@ static enum MHD_Result answer(srv_request *r, struct MHD_Connection *conn,
         strcmp(res->route, "/") == 0)
         ok &= MHD_add_response_header(resp, "Content-Security-Policy", csp) ==
               MHD_YES;
-    if (close_conn)
+    if (close_conn || atomic_load(&r->srv->draining))
         ok &= MHD_add_response_header(resp, MHD_HTTP_HEADER_CONNECTION,
                                       "close") == MHD_YES;
     enum MHD_Result rc = MHD_NO;
@@ -716,6 +719,7 @@ srv_http *srv_http_start(const srv_options *opts, const api_limits *limits,
     srv->quiesced_fd = MHD_INVALID_SOCKET;
     atomic_init(&srv->in_flight, 0);
     atomic_init(&srv->serving, 0);
+    atomic_init(&srv->draining, 0);
 
     /* HTTPS: libmicrohttpd's GnuTLS back end; the PEM text stays ours */
     struct MHD_OptionItem tls_options[] = {
@@ -763,6 +767,7 @@ unsigned srv_http_port(const srv_http *srv) {
 int srv_http_quiesce(srv_http *srv) {
     if (srv->quiesced_fd != MHD_INVALID_SOCKET)
         return 0;
+    atomic_store(&srv->draining, 1);
     srv->quiesced_fd = MHD_quiesce_daemon(srv->daemon);
     if (srv->quiesced_fd == MHD_INVALID_SOCKET)
         return -1;
