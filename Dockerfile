@@ -1,8 +1,8 @@
 # attnd container image.
 #   build:  compile attnd and run the unit tests (the image fails to build
 #           when a unit test fails)
-#   tests:  curl, jq, xmllint and tests/; runs the integration scripts
-#           against a running attnd (default http://attnd:8080)
+#   tests:  curl, jq, xmllint, tests/ and attnd; runs the integration
+#           scripts against a running attnd (default http://attnd:8080)
 #   runtime (default): attnd alone on Debian's shared libraries, non-root
 #
 #   docker build -t attnd .
@@ -28,14 +28,19 @@ RUN make -j"$(nproc)" test-unit \
 
 FROM ${BASE_IMAGE} AS tests
 ARG DEBIAN_FRONTEND=noninteractive
+# The checks that need a daemon with other options (t_limits.sh) start one
+# of their own from $ATTND: the test image carries attnd and its libraries.
 RUN apt-get update -q \
  && apt-get install -y -q --no-install-recommends \
         ca-certificates curl jq libxml2-utils w3c-sgml-lib \
+        libmicrohttpd12 libjansson4 libopenblas0 zlib1g \
  && rm -rf /var/lib/apt/lists/* \
  && useradd --system --uid 10002 --user-group --create-home tester
 WORKDIR /src
 COPY tests/ tests/
 COPY docker/integration.sh /usr/local/bin/attnd-integration
+COPY --from=build /attnd /usr/local/bin/attnd
+ENV ATTND=/usr/local/bin/attnd
 USER 10002:10002
 ENTRYPOINT ["sh", "/usr/local/bin/attnd-integration"]
 CMD ["http://attnd:8080"]

@@ -167,8 +167,8 @@ ok "attnd healthy after $(elapsed "$t")s (HEALTHCHECK attnd --healthcheck)"
 
 # 5. The curl suite from its own container.
 t=$(date +%s)
-timeout 1800 $DOCKER run --name "$TESTER" --network "$NET" $RUN_OPTS \
-    "$TESTS_IMAGE" http://attnd:8080 >"$OUT/integration.log" 2>&1
+timeout 1800 $DOCKER run --name "$TESTER" --network "$NET" \
+    $blas_env $RUN_OPTS "$TESTS_IMAGE" http://attnd:8080 >"$OUT/integration.log" 2>&1
 rc=$?
 sed 's/^\([0-9]* passed, [0-9]* failed\)$/# integration: \1/' "$OUT/integration.log"
 p=$(grep -c '^ok ' "$OUT/integration.log")
