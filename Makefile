@@ -63,6 +63,14 @@ $(BUILD)/tests/%: tests/unit/%.c $(BUILD)/libapi.a $(BUILD)/libattn.a
 	@$(if $(Q),echo "  CC      $<")
 	$(Q)$(CC) $(CPPFLAGS) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $< $(BUILD)/libapi.a $(BUILD)/libattn.a $(LDLIBS) -lcmocka
 
+# Unit tests of server modules (test_srv_*.c) also link the server's
+# objects, all but main's.
+SRV_LIB_OBJ := $(filter-out $(BUILD)/server/main.o,$(SRV_OBJ))
+$(BUILD)/tests/test_srv_%: tests/unit/test_srv_%.c $(SRV_LIB_OBJ) $(BUILD)/libapi.a $(BUILD)/libattn.a
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  CC      $<")
+	$(Q)$(CC) $(CPPFLAGS) -iquote server $(ALL_CFLAGS) $(LDFLAGS) -o $@ $< $(SRV_LIB_OBJ) $(BUILD)/libapi.a $(BUILD)/libattn.a $(LDLIBS) -lcmocka
+
 run: all
 	@echo "attnd on http://127.0.0.1:$(PORT)  — try:"
 	@echo "  curl -s http://127.0.0.1:$(PORT)/regression/nw -H 'Content-Type: application/json' \\"

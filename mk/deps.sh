@@ -2,10 +2,10 @@
 # Make sure the build and test dependencies are present. As root on a
 # Debian/Ubuntu machine, install the missing ones; otherwise print the exact
 # apt-get line and stop.
-PKGS="build-essential pkg-config libmicrohttpd-dev libjansson-dev libopenblas-dev libcmocka-dev zlib1g-dev curl jq"
+PKGS="build-essential pkg-config libmicrohttpd-dev libgnutls28-dev libjansson-dev libopenblas-dev libcmocka-dev zlib1g-dev curl jq openssl"
 missing=""
-pkg-config --exists openblas jansson libmicrohttpd cmocka zlib 2>/dev/null || missing=yes
-for tool in cc curl jq; do command -v "$tool" >/dev/null 2>&1 || missing=yes; done
+pkg-config --exists openblas jansson libmicrohttpd gnutls cmocka zlib 2>/dev/null || missing=yes
+for tool in cc curl jq openssl; do command -v "$tool" >/dev/null 2>&1 || missing=yes; done
 [ -z "$missing" ] && exit 0
 if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
     echo "installing: $PKGS"

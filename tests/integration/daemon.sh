@@ -12,7 +12,7 @@ start_daemon() {
     PORT=""
     i=0
     while [ $i -lt 200 ]; do
-        PORT=$(sed -n 's/.*listening on http:\/\/[^ "]*:\([0-9][0-9]*\).*/\1/p' "$log" | head -n 1)
+        PORT=$(sed -n 's/.*listening on https\{0,1\}:\/\/[^ "]*:\([0-9][0-9]*\).*/\1/p' "$log" | head -n 1)
         [ -n "$PORT" ] && return 0
         kill -0 "$PID" 2>/dev/null || return 1
         sleep 0.05

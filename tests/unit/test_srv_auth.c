@@ -1,0 +1,152 @@
+/*
+ * test_srv_auth.c — the token file (comments, blank lines, CR LF, blanks
+ * around tokens, refusals with the line number but never the line) and the
+ * Authorization check (scheme spelling, every listed token, prefixes and
+ * extensions of a token, other schemes).
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "auth.h"
+
+static char path[64];
+
+/* Write text to a fresh temporary file; its name is in path. */
+static void write_file(const char *text, size_t n) {
+    snprintf(path, sizeof path, "/tmp/attnd-auth-XXXXXX");
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    assert_int_equal(write(fd, text, n), (ssize_t)n);
+    close(fd);
+}
+
+static srv_auth *load(const char *text, char *err, size_t cap) {
+    write_file(text, strlen(text));
+    srv_auth *auth = srv_auth_load(path, err, cap);
+    unlink(path);
+    return auth;
+}
+
+static void test_file(void **state) {
+    (void)state;
+    char err[512] = "";
+    srv_auth *auth = load("# tokens for the lab\n"
+                          "\n"
+                          "   \t\n"
+                          "  alpha-Token_1.x~y+z/w==  \r\n"
+                          "\t# indented comment\n"
+                          "beta\r\n"
+                          "gamma",
+                          err, sizeof err);
+    assert_non_null(auth);
+    assert_int_equal(srv_auth_count(auth), 3);
+    assert_int_equal(srv_auth_check(auth, "Bearer alpha-Token_1.x~y+z/w=="),
+                     SRV_AUTH_OK);
+    assert_int_equal(srv_auth_check(auth, "Bearer beta"), SRV_AUTH_OK);
+    assert_int_equal(srv_auth_check(auth, "Bearer gamma"), SRV_AUTH_OK);
+    /* a comment is not a token */
+    assert_int_equal(srv_auth_check(auth, "Bearer #"),
+                     SRV_AUTH_INVALID_TOKEN);
+    srv_auth_free(auth);
+}
+
+static void test_refusals(void **state) {
+    (void)state;
+    char err[512];
+    /* no token at all */
+    assert_null(load("# only a comment\n\n", err, sizeof err));
+    assert_non_null(strstr(err, "no token"));
+    assert_null(load("", err, sizeof err));
+    assert_non_null(strstr(err, "no token"));
+    /* a line that is not a token: its number, not its text */
+    assert_null(load("good\nsecret with-blank\n", err, sizeof err));
+    assert_non_null(strstr(err, "line 2"));
+    assert_null(strstr(err, "secret"));
+    assert_null(load("ok\n=leading-padding\n", err, sizeof err));
+    assert_non_null(strstr(err, "line 2"));
+    assert_null(load("pad=ding\n", err, sizeof err));
+    assert_non_null(strstr(err, "line 1"));
+    /* a NUL byte inside a line */
+    write_file("tok\0en\n", 7);
+    assert_null(srv_auth_load(path, err, sizeof err));
+    unlink(path);
+    assert_non_null(strstr(err, "line 1"));
+    /* over-long */
+    size_t n = SRV_AUTH_TOKEN_MAX + 1;
+    char *big = malloc(n + 2);
+    memset(big, 'a', n);
+    big[n] = '\n';
+    big[n + 1] = '\0';
+    assert_null(load(big, err, sizeof err));
+    assert_non_null(strstr(err, "line 1"));
+    big[n - 1] = '\n'; /* exactly the maximum */
+    big[n] = '\0';
+    srv_auth *auth = load(big, err, sizeof err);
+    assert_non_null(auth);
+    big[n - 1] = '\0';
+    char *header = malloc(n + 16);
+    snprintf(header, n + 16, "Bearer %s", big);
+    assert_int_equal(srv_auth_check(auth, header), SRV_AUTH_OK);
+    free(header);
+    free(big);
+    srv_auth_free(auth);
+    /* unreadable */
+    assert_null(srv_auth_load("/nonexistent/attnd-tokens", err, sizeof err));
+    assert_non_null(strstr(err, "cannot read /nonexistent/attnd-tokens"));
+}
+
+static void test_check(void **state) {
+    (void)state;
+    char err[256];
+    srv_auth *auth = load("s3cret-token\nother\n", err, sizeof err);
+    assert_non_null(auth);
+    struct {
+        const char *header;
+        srv_auth_result want;
+    } cases[] = {
+        {"Bearer s3cret-token", SRV_AUTH_OK},
+        {"bearer s3cret-token", SRV_AUTH_OK},
+        {"BEARER   s3cret-token  ", SRV_AUTH_OK},
+        {"Bearer\ts3cret-token", SRV_AUTH_OK},
+        {"Bearer other", SRV_AUTH_OK},
+        {NULL, SRV_AUTH_MISSING},
+        {"", SRV_AUTH_MISSING},
+        {"Bearer", SRV_AUTH_MISSING},
+        {"Bearer    ", SRV_AUTH_MISSING},
+        {"Basic czNjcmV0LXRva2Vu", SRV_AUTH_MISSING},
+        {"s3cret-token", SRV_AUTH_MISSING},
+        {"Bearers3cret-token", SRV_AUTH_MISSING},
+        {"Bearer s3cret-toke", SRV_AUTH_INVALID_TOKEN},
+        {"Bearer s3cret-token2", SRV_AUTH_INVALID_TOKEN},
+        {"Bearer S3CRET-TOKEN", SRV_AUTH_INVALID_TOKEN},
+        {"Bearer s3cret-token other", SRV_AUTH_INVALID_TOKEN},
+        {"Bearer othe", SRV_AUTH_INVALID_TOKEN},
+        {"Bearer \"s3cret-token\"", SRV_AUTH_INVALID_TOKEN},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        srv_auth_result got = srv_auth_check(auth, cases[i].header);
+        if (got != cases[i].want)
+            fail_msg("'%s': got %d, expected %d",
+                     cases[i].header ? cases[i].header : "(none)", got,
+                     cases[i].want);
+    }
+    srv_auth_free(auth);
+    srv_auth_free(NULL);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_file),
+        cmocka_unit_test(test_refusals),
+        cmocka_unit_test(test_check),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
