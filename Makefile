@@ -111,6 +111,18 @@ bench-numfmt:
 	$(Q)$(CC) -Iapi -D_GNU_SOURCE $(ALL_CFLAGS) $(LDFLAGS) -o $(BUILD)/bench/numfmt_bench tests/bench/numfmt_bench.c $(wildcard api/numfmt*.c) -lm
 	$(BUILD)/bench/numfmt_bench
 
+# attnd against nginx, Flask+numpy, dgemm and numpy in one run, printed as
+# one table (tests/bench/README.md; needs nginx, gunicorn, python3-flask,
+# python3-numpy, wrk). Never part of `make test`. BENCH_ARGS: extra flags
+# for tests/bench/run.py, e.g. --before OTHER_BUILD/attnd --duration 5.
+.PHONY: bench
+bench: all
+	@mkdir -p $(BUILD)/bench
+	$(Q)$(CC) $(CPPFLAGS) $(ALL_CFLAGS) $(LDFLAGS) -o $(BUILD)/bench/dgemm_bench tests/bench/dgemm_bench.c $(LDLIBS)
+	$(Q)$(CC) $(CPPFLAGS) $(ALL_CFLAGS) $(LDFLAGS) -o $(BUILD)/bench/compute_bench tests/bench/compute_bench.c $(BUILD)/libattn.a $(LDLIBS)
+	$(Q)$(CC) $(CPPFLAGS) $(ALL_CFLAGS) $(LDFLAGS) -o $(BUILD)/bench/api_bench tests/bench/api_bench.c $(BUILD)/libapi.a $(BUILD)/libattn.a $(LDLIBS)
+	python3 tests/bench/run.py --attnd $(BUILD)/attnd --tools $(BUILD)/bench --payloads $(BUILD)/bench/payloads $(BENCH_ARGS)
+
 # The lab page (GET /) in headless Chromium: Debian's chromium package and
 # playwright-core pinned in tests/browser/package-lock.json (npm ci once).
 # Prints TAP; screenshots go to $(BUILD)/artifacts (lab.png, lab-request.png).
