@@ -1,8 +1,9 @@
 # attnd container image.
 #   build:  compile attnd and run the unit tests (the image fails to build
 #           when a unit test fails)
-#   tests:  curl, jq, xmllint, tests/ and attnd; runs the integration
-#           scripts against a running attnd (default http://attnd:8080)
+#   tests:  curl, jq, xmllint, the source tree and attnd; runs the
+#           integration scripts against a running attnd
+#           (default http://attnd:8080)
 #   runtime (default): attnd alone on Debian's shared libraries, non-root
 #
 #   docker build -t attnd .
@@ -36,8 +37,9 @@ RUN apt-get update -q \
         libmicrohttpd12 libjansson4 libopenblas0 zlib1g \
  && rm -rf /var/lib/apt/lists/* \
  && useradd --system --uid 10002 --user-group --create-home tester
+# The whole tree: some checks run what a README documents, as written.
 WORKDIR /src
-COPY tests/ tests/
+COPY . .
 COPY docker/integration.sh /usr/local/bin/attnd-integration
 COPY --from=build /attnd /usr/local/bin/attnd
 ENV ATTND=/usr/local/bin/attnd

@@ -96,6 +96,7 @@ typedef struct {
     int status;               /* for the access line; 0 = no answer from us */
     size_t bytes;             /* response body bytes sent (0 for HEAD) */
     srv_gate_verdict refused; /* the gate's refusal, or SRV_GATE_PASS */
+    const char *gate_route;   /* the route template the gate ruled on */
     unsigned retry_after_s;   /* Retry-After of that refusal */
     srv_rl_ticket ticket;     /* the client's place, released at the end */
 } srv_request;
@@ -499,6 +500,7 @@ static void admit(srv_request *r, struct MHD_Connection *conn,
         .in_flight = atomic_load(&r->srv->in_flight),
         .now_s = (double)now.tv_sec + (double)now.tv_nsec / 1e9,
     };
+    r->gate_route = route;
     r->refused = srv_gate_admit(gate, &in, &r->ticket, &r->retry_after_s);
 }
 
@@ -509,6 +511,7 @@ static enum MHD_Result answer_refusal(srv_request *r,
     api_response res;
     memset(&res, 0, sizeof res);
     srv_gate_respond(r->srv->gate, &res, r->refused, url, r->retry_after_s);
+    res.route = r->gate_route; /* a refusal still counts for its route */
     if (res.body == NULL)
         return MHD_NO;
     enum MHD_Result rc = answer(r, conn, &res, close_conn);
