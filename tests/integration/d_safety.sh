@@ -235,32 +235,55 @@ check_problem "--metrics-public: computing routes still need it" 401 unauthorize
 stop_daemon
 
 # --- the rate limit: 429, Retry-After, recovery -----------------------------
+# (each check that needs a refusal leaves the bucket far from refilling, so
+# a slow, busy machine cannot turn a 429 into a 200)
 start "$TMP/rate.log" --rate-limit 0.5/s --burst 1
 nw_ok "within the limit: 200"
+t0=$(date +%s.%N)
 post_json /regression/nw "$NW"
+t1=$(date +%s.%N)
 check_problem "over the limit: 429" 429 rate_limited
-check_header "  Retry-After: 2 (a token every 2 s)" Retry-After 2
+retry=$(header Retry-After)
+# a token every 2 s: 2 s to wait, or 1 when more than a second has passed
+check "  Retry-After: $retry s, as the bucket says after $(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.2f", b - a }') s" \
+    awk -v r="$retry" -v a="$t0" -v b="$t1" \
+    'BEGIN { exit !(r == 2 || (r == 1 && b - a > 0.9)) }'
 check_json "  the detail names the limit" '.detail | test("0.5 per second")'
 check_header_has "  Retry-After is readable from scripts" \
     Access-Control-Expose-Headers Retry-After
+sleep "$retry.1"
+nw_ok "after Retry-After seconds: 200 again"
+stop_daemon
+
+start "$TMP/minute.log" --rate-limit 1/m --burst 2
+nw_ok "1/m with bursts of 2: the first request"
+nw_ok "  the second"
+post_json /regression/nw "$NW"
+check_problem "  the third: 429" 429 rate_limited
+retry=$(header Retry-After)
+check "  Retry-After: a minute for the next token ($retry s)" \
+    sh -c "[ '$retry' -ge 58 ] && [ '$retry' -le 60 ]"
 codes=""
 for i in 1 2 3 4 5 6; do codes="$codes$(status_of "$BASE/healthz")"; done
 check "health probes are never limited" [ "$codes" = 200200200200200200 ]
 http GET /v2
 check_status "GET /v2 over the limit: 429" 429
 check_json "  with the protocol's {\"error\"}" 'keys == ["error"]'
-sleep 2.1
-nw_ok "after Retry-After seconds: 200 again"
+retry=$(header Retry-After)
+check "  and Retry-After ($retry s)" sh -c "[ '$retry' -ge 58 ] && [ '$retry' -le 60 ]"
 stop_daemon
 
 # --- fairness: 10x the limit from 127.0.0.1, 127.0.0.2 always answered -------
 start "$TMP/fair.log" --rate-limit 5 --burst 5
 # the flood: 50 requests/s for 3 s on one keep-alive connection
-curl -sS --max-time 20 --rate 50/s -o /dev/null -w '%{http_code}\n' \
-    -H 'Content-Type: application/json' --data-binary "$NW" \
-    "$BASE/regression/nw#[1-150]" >"$TMP/flood" 2>/dev/null &
+(
+    date +%s.%N >"$TMP/flood.start"
+    curl -sS --max-time 30 --rate 50/s -o /dev/null -w '%{http_code}\n' \
+        -H 'Content-Type: application/json' --data-binary "$NW" \
+        "$BASE/regression/nw#[1-150]" >"$TMP/flood" 2>/dev/null
+    date +%s.%N >"$TMP/flood.end"
+) &
 FLOOD=$!
-t0=$(date +%s.%N)
 sleep 0.3
 # the other client: 2 requests/s, well under its own limit
 : >"$TMP/calm"
@@ -273,7 +296,6 @@ while [ $i -lt 6 ]; do
     i=$((i + 1))
 done
 wait "$FLOOD"
-t1=$(date +%s.%N)
 flood_ok=$(grep -c '^200$' "$TMP/flood")
 flood_429=$(grep -c '^429$' "$TMP/flood")
 calm_ok=$(grep -c '^200 ' "$TMP/calm")
@@ -281,19 +303,20 @@ slowest=$(awk '{ if ($2 > m) m = $2 } END { print m + 0 }' "$TMP/calm")
 check "the flooding client sent 150 requests, each answered" \
     [ $((flood_ok + flood_429)) -eq 150 ]
 # 5 at once, then 5 a second while it lasts (about 3 s): burst + rate x time
-secs=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.2f", b - a }')
+secs=$(awk -v a="$(cat "$TMP/flood.start")" -v b="$(cat "$TMP/flood.end")" \
+    'BEGIN { printf "%.2f", b - a }')
 check "  it got burst + rate x time through ($flood_ok of 150 in ${secs}s)" \
     awk -v n="$flood_ok" -v t="$secs" \
-    'BEGIN { exit !(n >= 5 + 5 * (t - 0.6) && n <= 5 + 5 * t + 1) }'
-check "  and 429 for the rest ($flood_429)" [ "$flood_429" -ge 125 ]
+    'BEGIN { exit !(n >= 5 + 5 * (t - 0.5) - 1 && n <= 5 + 5 * t + 1) }'
+check "  and 429 for the rest ($flood_429)" [ "$flood_429" -ge 100 ]
 check "the other client got all 6 answered with 200 (slowest ${slowest}s)" \
     [ "$calm_ok" -eq 6 ]
-check "  each within a second" awk -v t="$slowest" 'BEGIN { exit !(t < 1) }'
+check "  each within 2 s" awk -v t="$slowest" 'BEGIN { exit !(t < 2) }'
 stop_daemon
 
 # --- per-client in-flight cap -------------------------------------------------
 start "$TMP/conc.log" --max-concurrent-per-client 1
-slow_upload "$TMP/slow1" 1.5
+slow_upload "$TMP/slow1" 3
 sleep 0.5
 nw_ok "a second client is served while the first uploads" --interface 127.0.0.2
 post_json /regression/nw "$NW"
@@ -306,9 +329,9 @@ stop_daemon
 
 # --- --max-connections: 503 instead of an unbounded queue ---------------------
 start "$TMP/over.log" --max-connections 2
-slow_upload "$TMP/slowa" 1.5
+slow_upload "$TMP/slowa" 3
 A=$SLOW
-slow_upload "$TMP/slowb" 1.5 --interface 127.0.0.2
+slow_upload "$TMP/slowb" 3 --interface 127.0.0.2
 B=$SLOW
 sleep 0.5
 post_json /regression/nw "$NW" --interface 127.0.0.3
@@ -327,7 +350,7 @@ nw_ok "after they finish: 200 again"
 stop_daemon
 
 # --- X-Forwarded-For, believed only from a trusted proxy ----------------------
-start "$TMP/xff.log" --rate-limit 0.5 --burst 1 --trusted-proxy 127.0.0.1
+start "$TMP/xff.log" --rate-limit 1/m --burst 1 --trusted-proxy 127.0.0.1
 nw_ok "via the proxy, client 198.51.100.1: 200" \
     -H 'X-Forwarded-For: 198.51.100.1'
 post_json /regression/nw "$NW" -H 'X-Forwarded-For: 198.51.100.1'
@@ -374,9 +397,9 @@ stop_daemon
 check "the TLS server exits 0 on SIGTERM" [ "$RC" -eq 0 ]
 
 # --- hardening headers and the lab page's CSP --------------------------------
-# a token every 5 s, 4 at once: the 5th limited request below is a 429
+# a token a minute, 4 at once: the 5th limited request below is a 429
 start "$TMP/head.log" --cors-origin "https://a.example, http://localhost:3000" \
-    --auth-token-file "$TMP/tokens" --rate-limit 0.2 --burst 4
+    --auth-token-file "$TMP/tokens" --rate-limit 1/m --burst 4
 missing=""
 seen=""
 for req in "GET /" "GET /healthz" "OPTIONS /attention/dot" \
