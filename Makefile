@@ -174,6 +174,51 @@ fuzz: fuzz-build
 fuzz-smoke: fuzz-build
 	@sh tests/fuzz/run.sh build-fuzz $(FUZZ_SMOKE_SECONDS)
 
+# Install attnd, libattn (static), attn.h, attn.pc and the man page under
+# PREFIX (default /usr/local), staged under DESTDIR when set (GNU coding
+# standards); `make uninstall` with the same PREFIX and DESTDIR removes
+# those files. C programs then build with
+#   cc prog.c $(pkg-config --cflags --libs attn)
+PREFIX       ?= /usr/local
+BINDIR       ?= $(PREFIX)/bin
+LIBDIR       ?= $(PREFIX)/lib
+INCLUDEDIR   ?= $(PREFIX)/include
+MANDIR       ?= $(PREFIX)/share/man
+PKGCONFIGDIR ?= $(LIBDIR)/pkgconfig
+INSTALL      ?= install
+VERSION      := $(shell sed -n 's/.*define ATTND_VERSION "\(.*\)".*/\1/p' api/version.h)
+INSTALLED    := $(BINDIR)/attnd $(LIBDIR)/libattn.a $(INCLUDEDIR)/attn.h \
+                $(PKGCONFIGDIR)/attn.pc $(MANDIR)/man8/attnd.8
+.PHONY: install uninstall
+install: all
+	$(INSTALL) -d "$(DESTDIR)$(BINDIR)" "$(DESTDIR)$(LIBDIR)" \
+	  "$(DESTDIR)$(INCLUDEDIR)" "$(DESTDIR)$(PKGCONFIGDIR)" \
+	  "$(DESTDIR)$(MANDIR)/man8"
+	$(INSTALL) -m 755 $(BUILD)/attnd "$(DESTDIR)$(BINDIR)/attnd"
+	$(INSTALL) -m 644 $(BUILD)/libattn.a "$(DESTDIR)$(LIBDIR)/libattn.a"
+	$(INSTALL) -m 644 lib/attn.h "$(DESTDIR)$(INCLUDEDIR)/attn.h"
+	$(INSTALL) -m 644 doc/attnd.8 "$(DESTDIR)$(MANDIR)/man8/attnd.8"
+	sed -e '/^#/d' -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|$(VERSION)|' \
+	  -e 's|@LIBDIR@|$(patsubst $(PREFIX)/%,$${prefix}/%,$(LIBDIR))|' \
+	  -e 's|@INCLUDEDIR@|$(patsubst $(PREFIX)/%,$${prefix}/%,$(INCLUDEDIR))|' \
+	  attn.pc.in >"$(DESTDIR)$(PKGCONFIGDIR)/attn.pc"
+	chmod 644 "$(DESTDIR)$(PKGCONFIGDIR)/attn.pc"
+
+uninstall:
+	rm -f $(addprefix "$(DESTDIR),$(addsuffix ",$(INSTALLED)))
+
+# Operations checks (tests/ops/run.sh, "N passed, N failed"): install into a
+# staging directory and build a program against it with pkg-config; nginx
+# in front of two attnd processes, one stopped under load; the Kubernetes
+# manifests (kubernetes-models, pinned in tests/ops/k8s/package-lock.json),
+# the compose file and the nginx configuration. Needs nginx, docker-compose
+# and Node.js (.ci/run installs them).
+.PHONY: ops-test
+ops-test: all
+	@[ -d tests/ops/k8s/node_modules/kubernetes-models ] || \
+	  (cd tests/ops/k8s && npm ci --no-audit --no-fund --loglevel=error)
+	@sh tests/ops/run.sh $(BUILD)
+
 clean:
 	rm -rf build build-*
 
