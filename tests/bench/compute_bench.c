@@ -104,7 +104,7 @@ int main(int argc, char **argv) {
     printf("compute B=%zu Nq=%zu Nk=%zu d=%zu dv=%zu threads=%d "
            "forward_ms=%.3f dgemm_ms=%.3f softmax_ms=%.3f forward_gflops=%.2f "
            "dgemm_gflops=%.2f softmax_share=%.0f%%\n",
-           B, Nq, Nk, d, dv, threads, f, g, sm, flop / f / 1e6,
-           flop / g / 1e6, 100 * sm / f);
+           B, Nq, Nk, d, dv, threads, f, g, sm, flop / f / 1e6, flop / g / 1e6,
+           100 * sm / f);
     return 0;
 }
