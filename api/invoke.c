@@ -6,9 +6,8 @@
 
 #include <string.h>
 
-int api_invoke(api_call *call, const api_route *route, const json_t *body,
-               const char *query, json_t **answer) {
-    *answer = NULL;
+int api_invoke_text(api_call *call, const api_route *route, const json_t *body,
+                    const char *query, api_buf *text) {
     api_request req;
     memset(&req, 0, sizeof req);
     req.method = route->method;
@@ -44,14 +43,24 @@ int api_invoke(api_call *call, const api_route *route, const json_t *body,
                         "out of memory while computing the answer of %s",
                         route->path);
     }
+    *text = inner.out;
+    return 0;
+}
+
+int api_invoke(api_call *call, const api_route *route, const json_t *body,
+               const char *query, json_t **answer) {
+    *answer = NULL;
+    api_buf text = {0};
+    if (api_invoke_text(call, route, body, query, &text))
+        return -1;
     /* The route printed every number as the shortest text that reads back
      * to its double, so parsing it again gives the same doubles. Integers
      * are read as reals: an integral value from 2^63 up to 1e21 is printed
      * without an exponent and would not fit jansson's integers. */
     json_error_t error;
-    *answer = json_loadb(inner.out.data ? inner.out.data : "", inner.out.len,
+    *answer = json_loadb(text.data ? text.data : "", text.len,
                          JSON_DECODE_INT_AS_REAL, &error);
-    api_buf_free(&inner.out);
+    api_buf_free(&text);
     if (*answer == NULL)
         return api_fail(&call->problem, API_E_INTERNAL, NULL,
                         "the answer of %s did not parse: %s", route->path,

@@ -27,6 +27,11 @@
 int api_invoke(api_call *call, const api_route *route, const json_t *body,
                const char *query, json_t **answer);
 
+/* The same, with the route's 200 body left as the text it wrote (in
+ * *text, which the caller frees with api_buf_free; empty on error). */
+int api_invoke_text(api_call *call, const api_route *route, const json_t *body,
+                    const char *query, api_buf *text);
+
 /* Rewrite the problem's pointer as prefix + pointer ("/request" +
  * "/values" -> "/request/values"); a problem without a pointer is left
  * alone. A result too long for the pointer buffer is cut like any other

@@ -17,6 +17,7 @@
 #include "call.h"
 #include "fields.h"
 #include "invoke.h"
+#include "jspan.h"
 #include "pointer.h"
 #include "route.h"
 #include "suggest.h"
@@ -796,13 +797,15 @@ static void map_pointer(const kserve_infer *k, api_problem *p) {
 
 /* ------------------------------------------- inference: the answer */
 
-/* One output: a member of the route's answer. */
+/* One output: a member of the route's answer, as the route printed it
+ * (jspan.h: the numbers are copied, never parsed and printed again). */
 typedef struct {
     char name[64];
-    const json_t *tensor;  /* {"shape", "data"}, or NULL */
-    const json_t *scalar;  /* a number or null (tensor NULL, records NULL) */
-    const json_t *records; /* NW history: an array of objects */
+    api_jspan shape, data; /* a {"shape", "data"} tensor */
+    api_jspan value;       /* a scalar: a number or null */
+    api_jspan records;     /* NW history: an array of objects */
     const char *member;    /* the records' member */
+    enum { OUT_TENSOR, OUT_SCALAR, OUT_RECORDS } kind;
     int int64;
 } kserve_output;
 
@@ -814,102 +817,132 @@ typedef struct {
     const api_answer_table *table;
 } kserve_outputs;
 
-static void add_output(kserve_outputs *outs, const char *name,
-                       const json_t *tensor, const json_t *scalar,
-                       const json_t *records, const char *member) {
+static kserve_output *add_output(kserve_outputs *outs, const char *name) {
     if (outs->n == MAX_OUTPUTS)
-        return;
+        return NULL;
     kserve_output *o = &outs->o[outs->n++];
     memset(o, 0, sizeof *o);
     snprintf(o->name, sizeof o->name, "%s", name);
-    o->tensor = tensor;
-    o->scalar = scalar;
-    o->records = records;
-    o->member = member;
     const api_answer_field *f =
         api_answers_field(outs->table, o->name, strlen(o->name));
     o->int64 = f && f->int64;
+    return o;
+}
+
+/* A {"shape", "data"} object, as the route prints a flat tensor. */
+static int is_tensor(const api_jspan *v, api_jspan *shape, api_jspan *data) {
+    if (v->kind != JSPAN_OBJECT)
+        return 0;
+    api_jspan_iter it;
+    api_jspan key, value;
+    int n = 0, got = 0;
+    api_jspan_iter_start(&it, v);
+    while (api_jspan_next(&it, &key, &value) == 1) {
+        n++;
+        if (api_jspan_is(&key, "shape") && value.kind == JSPAN_ARRAY)
+            *shape = value, got |= 1;
+        else if (api_jspan_is(&key, "data") && value.kind == JSPAN_ARRAY)
+            *data = value, got |= 2;
+    }
+    return n == 2 && got == 3;
 }
 
 /* The members of the answer object obj as outputs (prefix: the dotted
- * path so far, "" at the top). */
-static void collect_outputs(kserve_outputs *outs, const json_t *obj,
-                            const char *prefix) {
-    const char *key;
-    const json_t *v;
-    json_object_foreach((json_t *)obj, key, v) {
+ * path so far, "" at the top). Returns 0, or -1 for text that is not the
+ * route's JSON. */
+static int collect_outputs(kserve_outputs *outs, const api_jspan *obj,
+                           const char *prefix) {
+    api_jspan_iter it;
+    api_jspan key, v;
+    int rc;
+    api_jspan_iter_start(&it, obj);
+    while ((rc = api_jspan_next(&it, &key, &v)) == 1) {
         char name[64];
-        snprintf(name, sizeof name, "%s%s%s", prefix, *prefix ? "." : "", key);
+        snprintf(name, sizeof name, "%s%s%.*s", prefix, *prefix ? "." : "",
+                 (int)key.n, key.s);
         if (!strcmp(name, "diagnostics.warnings"))
             continue;
-        if (json_is_object(v) && json_object_get(v, "shape") &&
-            json_object_get(v, "data") && json_object_size(v) == 2) {
-            add_output(outs, name, v, NULL, NULL, NULL);
-        } else if (json_is_object(v)) {
-            collect_outputs(outs, v, name);
-        } else if (json_is_array(v)) { /* history: one output per member */
+        kserve_output *o;
+        api_jspan shape, data;
+        if (is_tensor(&v, &shape, &data)) {
+            if ((o = add_output(outs, name))) {
+                o->kind = OUT_TENSOR;
+                o->shape = shape;
+                o->data = data;
+            }
+        } else if (v.kind == JSPAN_OBJECT) {
+            if (collect_outputs(outs, &v, name))
+                return -1;
+        } else if (v.kind == JSPAN_ARRAY) { /* history: one per member */
             size_t len = strlen(name);
             for (size_t i = 0; i < outs->table->n; i++) {
                 const api_answer_field *f = &outs->table->fields[i];
                 if (f->record && !strncmp(f->name, name, len) &&
-                    f->name[len] == '.')
-                    add_output(outs, f->name, NULL, NULL, v, f->name + len + 1);
+                    f->name[len] == '.' && (o = add_output(outs, f->name))) {
+                    o->kind = OUT_RECORDS;
+                    o->records = v;
+                    o->member = f->name + len + 1;
+                }
             }
-        } else {
-            add_output(outs, name, NULL, v, NULL, NULL);
+        } else if ((o = add_output(outs, name))) {
+            o->kind = OUT_SCALAR;
+            o->value = v;
         }
     }
-}
-
-static void put_number(api_buf *out, const json_t *v) {
-    if (!json_is_number(v) || api_buf_number(out, json_number_value(v), 0))
-        api_buf_puts(out, "null");
+    return rc;
 }
 
 static void put_output(api_buf *out, const kserve_output *o) {
     api_buf_puts(out, "{\"name\":");
     api_buf_json_string(out, o->name, strlen(o->name));
-    api_buf_puts(out, o->int64 ? ",\"datatype\":\"INT64\",\"shape\":["
-                               : ",\"datatype\":\"FP64\",\"shape\":[");
-    if (o->tensor) {
-        const json_t *shape = json_object_get(o->tensor, "shape");
-        const json_t *data = json_object_get(o->tensor, "data");
-        for (size_t i = 0; i < json_array_size(shape); i++) {
-            if (i)
-                api_buf_putc(out, ',');
-            put_number(out, json_array_get(shape, i));
-        }
+    api_buf_puts(out, o->int64 ? ",\"datatype\":\"INT64\",\"shape\":"
+                               : ",\"datatype\":\"FP64\",\"shape\":");
+    if (o->kind == OUT_TENSOR) {
+        api_buf_append(out, o->shape.s, o->shape.n);
+        api_buf_puts(out, ",\"data\":");
+        api_buf_append(out, o->data.s, o->data.n);
+    } else if (o->kind == OUT_RECORDS) {
+        api_jspan_iter it;
+        api_jspan rec, v;
+        size_t n = 0;
+        api_jspan_iter_start(&it, &o->records);
+        while (api_jspan_next(&it, NULL, &rec) == 1)
+            n++;
+        api_buf_putc(out, '[');
+        api_buf_uint(out, n);
         api_buf_puts(out, "],\"data\":[");
-        for (size_t i = 0; i < json_array_size(data); i++) {
+        api_jspan_iter_start(&it, &o->records);
+        for (size_t i = 0; api_jspan_next(&it, NULL, &rec) == 1; i++) {
             if (i)
                 api_buf_putc(out, ',');
-            put_number(out, json_array_get(data, i));
+            if (api_jspan_member(&rec, o->member, &v))
+                api_buf_append(out, v.s, v.n);
+            else
+                api_buf_puts(out, "null");
         }
-    } else if (o->records) {
-        api_buf_uint(out, json_array_size(o->records));
-        api_buf_puts(out, "],\"data\":[");
-        for (size_t i = 0; i < json_array_size(o->records); i++) {
-            if (i)
-                api_buf_putc(out, ',');
-            put_number(
-                out, json_object_get(json_array_get(o->records, i), o->member));
-        }
+        api_buf_putc(out, ']');
     } else {
-        api_buf_puts(out, "1],\"data\":[");
-        put_number(out, o->scalar);
+        api_buf_puts(out, "[1],\"data\":[");
+        api_buf_append(out, o->value.s, o->value.n);
+        api_buf_putc(out, ']');
     }
-    api_buf_puts(out, "]}");
+    api_buf_putc(out, '}');
 }
 
-/* The protocol's response from the route's answer: every output, or the
- * requested ones in the order asked (one the answer lacks ->
+/* The protocol's response from the route's answer text: every output, or
+ * the requested ones in the order asked (one the answer lacks ->
  * invalid_value at /outputs/i/name, saying what the request needs). */
 static int write_response(api_call *call, const kserve_infer *k,
-                          const json_t *answer) {
+                          const api_buf *answer) {
     kserve_outputs outs;
     outs.n = 0;
     outs.table = api_answers_find(k->model->route);
-    collect_outputs(&outs, answer, "");
+    api_jspan root;
+    const char *text = answer->data ? answer->data : "";
+    if (!api_jspan_value(text, text + answer->len, &root) ||
+        root.kind != JSPAN_OBJECT || collect_outputs(&outs, &root, ""))
+        return api_fail(&call->problem, API_E_INTERNAL, NULL,
+                        "the answer of %s could not be read", k->model->route);
     const json_t *wanted = api_field_value(k->request, "outputs");
     size_t pick[MAX_OUTPUTS], n = 0;
     if (!wanted)
@@ -936,6 +969,10 @@ static int write_response(api_call *call, const kserve_infer *k,
                         f && f->needs ? f->needs : "other inputs");
     }
     api_buf *out = &call->out;
+    size_t bytes = 64;
+    for (size_t i = 0; i < n; i++)
+        bytes += 96 + outs.o[pick[i]].shape.n + outs.o[pick[i]].data.n;
+    api_buf_reserve(out, bytes); /* one allocation for the big outputs */
     api_buf_puts(out, "{\"model_name\":\"");
     api_buf_puts(out, k->model->name);
     api_buf_putc(out, '"');
@@ -971,18 +1008,18 @@ int api_handle_v2_infer(api_call *call) {
         check_values(&k))
         return -1;
     /* 2. the route's request; the route checks and computes it */
-    json_t *answer = NULL;
+    api_buf answer = {0};
     int rc = translate(&k);
     if (rc == 0) {
         const api_route *route = api_route_find(k.model->route);
-        rc = api_invoke(call, route, k.body, NULL, &answer);
+        rc = api_invoke_text(call, route, k.body, NULL, &answer);
         if (rc)
             map_pointer(&k, k.p);
     }
     /* 3. its answer as outputs */
     if (rc == 0)
-        rc = write_response(call, &k, answer);
-    json_decref(answer);
+        rc = write_response(call, &k, &answer);
+    api_buf_free(&answer);
     json_decref(k.body);
     return rc ? -1 : 0;
 }
