@@ -2,7 +2,7 @@
 # run.sh — start attnd on a free loopback port, run every
 # tests/integration/t_*.sh against it (base URL as the only argument), then
 # the checks that start daemons of their own (d_daemon.sh, d_safety.sh,
-# d_metrics.sh, d_logs.sh) and the load check (tests/load/load.sh),
+# d_metrics.sh, d_logs.sh, d_gzip.sh) and the load check (tests/load/load.sh),
 # then stop it with SIGTERM and check the exit status and the access log.
 # Prints one TAP stream, renumbered.
 #   usage: sh tests/integration/run.sh PATH/TO/attnd
@@ -75,6 +75,7 @@ run_script d_daemon sh "$DIR/d_daemon.sh" "$ATTND"
 run_script d_safety sh "$DIR/d_safety.sh" "$ATTND"
 run_script d_metrics sh "$DIR/d_metrics.sh" "$ATTND"
 run_script d_logs sh "$DIR/d_logs.sh" "$ATTND"
+run_script d_gzip sh "$DIR/d_gzip.sh" "$ATTND"
 run_script load sh "$DIR/../load/load.sh" "$BASE" "$PID"
 
 # the access log: one text line per request, e.g.
