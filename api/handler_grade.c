@@ -51,6 +51,7 @@
 #include "call.h"
 #include "fields.h"
 #include "invoke.h"
+#include "jspan.h"
 #include "pointer.h"
 #include "route.h"
 #include "suggest.h"
@@ -157,7 +158,7 @@ enum phase {
 typedef struct {
     const api_answer_table *table;
     const api_route *route;
-    const json_t *reference; /* the endpoint's answer (PRESENT, GRADE) */
+    api_jspan reference; /* the endpoint's answer text (PRESENT, GRADE) */
     double rtol, atol;
     size_t fields; /* graded fields seen */
     int all_pass;  /* GRADE: every field passed */
@@ -365,7 +366,78 @@ static int view_of(view *w, const json_t *v, const char *pointer) {
     return 0;
 }
 
-static int same_shape(const view *a, const view *b) {
+/* The reference's value as a tensor, read from the text the endpoint
+ * printed (jspan.h): only graded fields are walked, their numbers parsed
+ * when compared. */
+typedef struct {
+    size_t rank;
+    size_t shape[API_SHAPE_MAX];
+    size_t count;
+    api_jspan *leaves; /* malloc'd: numbers, null, or record objects */
+} ref_view;
+
+static api_jspan *ref_collect(const api_jspan *a, size_t level, size_t rank,
+                              api_jspan *dst, api_jspan *stop) {
+    api_jspan_iter it;
+    api_jspan e;
+    api_jspan_iter_start(&it, a);
+    while (dst && api_jspan_next(&it, NULL, &e) == 1) {
+        if (level + 1 < rank)
+            dst = e.kind == JSPAN_ARRAY
+                      ? ref_collect(&e, level + 1, rank, dst, stop)
+                      : NULL;
+        else if (dst < stop)
+            *dst++ = e;
+        else
+            dst = NULL;
+    }
+    return dst;
+}
+
+/* Returns 0, or -1 when memory runs out or the text is not a tensor. */
+static int ref_view_of(ref_view *w, const api_jspan *v) {
+    memset(w, 0, sizeof *w);
+    api_jspan shape, data, x = *v;
+    int flat = v->kind == JSPAN_OBJECT &&
+               api_jspan_member(v, "shape", &shape) &&
+               api_jspan_member(v, "data", &data);
+    if (flat) {
+        api_jspan_iter it;
+        api_jspan d;
+        api_jspan_iter_start(&it, &shape);
+        while (w->rank < API_SHAPE_MAX && api_jspan_next(&it, NULL, &d) == 1)
+            w->shape[w->rank++] = (size_t)strtod(d.s, NULL);
+        x = data;
+    } else {
+        api_jspan_iter it;
+        while (x.kind == JSPAN_ARRAY && w->rank < API_SHAPE_MAX) {
+            size_t n = 0;
+            api_jspan e, first = x;
+            api_jspan_iter_start(&it, &x);
+            while (api_jspan_next(&it, NULL, &e) == 1)
+                if (n++ == 0)
+                    first = e;
+            w->shape[w->rank++] = n;
+            if (n == 0)
+                break;
+            x = first;
+        }
+    }
+    w->count = 1;
+    for (size_t i = 0; i < w->rank; i++)
+        w->count *= w->shape[i];
+    w->leaves = malloc((w->count ? w->count : 1) * sizeof *w->leaves);
+    if (!w->leaves)
+        return -1;
+    if (w->rank == 0)
+        w->leaves[0] = *v;
+    else if (ref_collect(flat ? &data : v, 0, flat ? 1 : w->rank, w->leaves,
+                         w->leaves + w->count) != w->leaves + w->count)
+        return -1;
+    return 0;
+}
+
+static int same_shape(const ref_view *a, const view *b) {
     if (a->rank != b->rank)
         return 0;
     for (size_t i = 0; i < a->rank; i++)
@@ -381,35 +453,41 @@ typedef struct {
     size_t mismatches;
     int have_first;
     api_pointer first_pointer;
-    const json_t *first_expected, *first_got; /* got may be NULL: absent */
+    api_jspan first_expected; /* the reference's text */
+    const json_t *first_got;  /* NULL: absent */
 } tally;
 
-static void mismatch(tally *t, const api_pointer *ptr, const json_t *e,
+static void mismatch(tally *t, const api_pointer *ptr, const api_jspan *e,
                      const json_t *g) {
     if (t->mismatches++ == 0) {
         t->have_first = 1;
         t->first_pointer = *ptr;
-        t->first_expected = e;
+        t->first_expected = *e;
         t->first_got = g;
     }
 }
 
 /* One entry: e is the reference's (a number, null, or a record object),
  * g the answer's (anything, or NULL when absent). */
-static void compare(const grader *gr, tally *t, const json_t *e,
+static void compare(const grader *gr, tally *t, const api_jspan *e,
                     const json_t *g, api_pointer *ptr) {
-    if (json_is_object(e)) { /* a record: each member is an entry */
-        const char *key;
-        const json_t *ev;
-        json_object_foreach((json_t *)e, key, ev) {
-            size_t mark = api_pointer_push_key(ptr, key, strlen(key));
-            compare(gr, t, ev,
-                    json_is_object(g) ? json_object_get(g, key) : NULL, ptr);
+    if (e->kind == JSPAN_OBJECT) { /* a record: each member is an entry */
+        api_jspan_iter it;
+        api_jspan key, ev;
+        api_jspan_iter_start(&it, e);
+        while (api_jspan_next(&it, &key, &ev) == 1) {
+            char name[API_ANSWER_SEGMENT_MAX];
+            size_t n = key.n < sizeof name - 1 ? key.n : sizeof name - 1;
+            memcpy(name, key.s, n);
+            name[n] = '\0';
+            size_t mark = api_pointer_push_key(ptr, name, n);
+            compare(gr, t, &ev,
+                    json_is_object(g) ? json_object_get(g, name) : NULL, ptr);
             api_pointer_pop(ptr, mark);
         }
         return;
     }
-    if (!json_is_number(e)) { /* null: a masked score, no statistics */
+    if (e->kind != JSPAN_NUMBER) { /* null: a masked score, no statistics */
         if (!json_is_null(g))
             mismatch(t, ptr, e, g);
         return;
@@ -418,7 +496,9 @@ static void compare(const grader *gr, tally *t, const json_t *e,
         mismatch(t, ptr, e, g);
         return;
     }
-    double x = json_number_value(e), y = json_number_value(g);
+    /* the text ends at a ',', ']' or '}', where strtod stops; the
+     * endpoint printed the shortest text of its double, so this is it */
+    double x = strtod(e->s, NULL), y = json_number_value(g);
     double err = fabs(y - x);
     if (err > t->max_abs)
         t->max_abs = err;
@@ -467,12 +547,12 @@ static void put_value(api_buf *out, const json_t *v) {
     }
 }
 
-static void put_shape(api_buf *out, const view *w) {
+static void put_shape(api_buf *out, const size_t *shape, size_t rank) {
     api_buf_putc(out, '[');
-    for (size_t i = 0; i < w->rank; i++) {
+    for (size_t i = 0; i < rank; i++) {
         if (i)
             api_buf_putc(out, ',');
-        api_buf_uint(out, w->shape[i]);
+        api_buf_uint(out, shape[i]);
     }
     api_buf_putc(out, ']');
 }
@@ -482,30 +562,39 @@ static void put_err(api_buf *out, double x) {
         api_buf_puts(out, "null");
 }
 
-/* The reference's value of the dotted name, or NULL. */
-static const json_t *reference_value(const json_t *ref, const char *name) {
-    const json_t *v = ref;
-    while (v && *name) {
+/* The reference's value of the dotted name into *v; 1 when it has one. */
+static int reference_value(const api_jspan *ref, const char *name,
+                           api_jspan *v) {
+    *v = *ref;
+    while (*name) {
         size_t n = strcspn(name, ".");
         char key[API_ANSWER_SEGMENT_MAX];
         if (n >= sizeof key)
-            return NULL;
+            return 0;
         memcpy(key, name, n);
         key[n] = '\0';
-        v = json_is_object(v) ? json_object_get(v, key) : NULL;
+        api_jspan parent = *v;
+        if (!api_jspan_member(&parent, key, v))
+            return 0;
         name += n + (name[n] == '.');
     }
-    return v;
+    return 1;
 }
 
 /* Grade one field and write "name": result. */
 static int grade_field(grader *g, const char *name, const json_t *v,
                        api_pointer *ptr) {
-    const json_t *ref = reference_value(g->reference, name);
-    view want, got;
-    if (view_of(&want, ref, "") || view_of(&got, v, ptr->s)) {
+    api_jspan ref;
+    ref_view want;
+    view got;
+    memset(&want, 0, sizeof want);
+    memset(&got, 0, sizeof got);
+    if (!reference_value(&g->reference, name, &ref) ||
+        ref_view_of(&want, &ref) || view_of(&got, v, ptr->s)) {
         free(want.leaves);
-        return api_fail(g->p, API_E_INTERNAL, NULL, "out of memory");
+        free(got.leaves);
+        return api_fail(g->p, API_E_INTERNAL, NULL,
+                        "the reference's %s could not be read", name);
     }
     api_buf *out = g->out;
     if (!g->first)
@@ -516,9 +605,9 @@ static int grade_field(grader *g, const char *name, const json_t *v,
     if (got.ragged || !same_shape(&want, &got)) {
         g->all_pass = 0;
         api_buf_puts(out, "{\"pass\":false,\"error\":\"shape\",\"expected\":");
-        put_shape(out, &want);
+        put_shape(out, want.shape, want.rank);
         api_buf_puts(out, ",\"got\":");
-        put_shape(out, &got);
+        put_shape(out, got.shape, got.rank);
         if (got.ragged) {
             api_buf_puts(out, ",\"pointer\":");
             api_buf_json_string(out, got.ragged_at.s, got.ragged_at.len);
@@ -535,7 +624,7 @@ static int grade_field(grader *g, const char *name, const json_t *v,
     for (size_t i = 0; i < want.count; i++) {
         api_pointer at;
         api_tensor_entry_pointer(&at, ptr->s, &shape_of_got, i);
-        compare(g, &t, want.leaves[i], got.leaves[i], &at);
+        compare(g, &t, &want.leaves[i], got.leaves[i], &at);
     }
     int pass = t.mismatches == 0;
     g->all_pass &= pass;
@@ -551,7 +640,7 @@ static int grade_field(grader *g, const char *name, const json_t *v,
         api_buf_puts(out, "{\"pointer\":");
         api_buf_json_string(out, t.first_pointer.s, t.first_pointer.len);
         api_buf_puts(out, ",\"expected\":");
-        put_value(out, t.first_expected);
+        api_buf_append(out, t.first_expected.s, t.first_expected.n);
         api_buf_puts(out, ",\"got\":");
         put_value(out, t.first_got);
         api_buf_putc(out, '}');
@@ -653,7 +742,8 @@ static int leaf(grader *g, enum phase ph, const char *name, const json_t *v,
     case PHASE_SIZES:
         return json_is_object(v) && !records ? flat_sizes(g, v, ptr) : 0;
     case PHASE_PRESENT:
-        if (reference_value(g->reference, name))
+        api_jspan ref;
+        if (reference_value(&g->reference, name, &ref))
             return 0;
         const api_answer_field *f =
             api_answers_field(g->table, name, strlen(name));
@@ -779,25 +869,31 @@ int api_handle_grade(api_call *call) {
 
     /* 3. the reference: the endpoint's own answer to the request */
     const json_t *request = json_object_get(body, "request");
-    json_t *reference = NULL;
+    api_buf reference = {0};
     int rc;
     if (g.route->json_body) {
-        rc = api_invoke(call, g.route, request, NULL, &reference);
+        rc = api_invoke_text(call, g.route, request, NULL, &reference);
     } else {
         api_buf query = {0};
         rc = build_query(&query, request, p);
         if (rc == 0 && query.failed)
             rc = api_fail(p, API_E_INTERNAL, NULL, "out of memory");
         if (rc == 0)
-            rc = api_invoke(call, g.route, NULL, query.data ? query.data : "",
-                            &reference);
+            rc = api_invoke_text(call, g.route, NULL,
+                                 query.data ? query.data : "", &reference);
         api_buf_free(&query);
     }
     if (rc) {
         api_invoke_prefix_pointer(p, "/request");
         return -1;
     }
-    g.reference = reference;
+    const char *text = reference.data ? reference.data : "";
+    if (!api_jspan_value(text, text + reference.len, &g.reference) ||
+        g.reference.kind != JSPAN_OBJECT) {
+        api_buf_free(&reference);
+        return api_fail(p, API_E_INTERNAL, NULL,
+                        "the answer of %s could not be read", g.route->path);
+    }
 
     /* 4. every field given is in the reference; then grade them */
     rc = run_phase(&g, PHASE_PRESENT, answer);
@@ -819,6 +915,6 @@ int api_handle_grade(api_call *call) {
         }
         api_buf_free(&fields);
     }
-    json_decref(reference);
+    api_buf_free(&reference);
     return rc ? -1 : 0;
 }

@@ -47,27 +47,6 @@ int api_invoke_text(api_call *call, const api_route *route, const json_t *body,
     return 0;
 }
 
-int api_invoke(api_call *call, const api_route *route, const json_t *body,
-               const char *query, json_t **answer) {
-    *answer = NULL;
-    api_buf text = {0};
-    if (api_invoke_text(call, route, body, query, &text))
-        return -1;
-    /* The route printed every number as the shortest text that reads back
-     * to its double, so parsing it again gives the same doubles. Integers
-     * are read as reals: an integral value from 2^63 up to 1e21 is printed
-     * without an exponent and would not fit jansson's integers. */
-    json_error_t error;
-    *answer = json_loadb(text.data ? text.data : "", text.len,
-                         JSON_DECODE_INT_AS_REAL, &error);
-    api_buf_free(&text);
-    if (*answer == NULL)
-        return api_fail(&call->problem, API_E_INTERNAL, NULL,
-                        "the answer of %s did not parse: %s", route->path,
-                        error.text);
-    return 0;
-}
-
 void api_invoke_prefix_pointer(api_problem *p, const char *prefix) {
     if (!p->has_pointer)
         return;

@@ -18,17 +18,12 @@
  *   POST routes: body is the request object (borrowed), query NULL;
  *   GET routes:  query is the raw query string (without '?'), body NULL.
  * The inner request has no Accept header, so the answer is always JSON.
- * On success *answer is the route's 200 body parsed back (a new
- * reference; integers read as reals, so every number is a double) and 0 is
- * returned. On the route's error its problem is copied into
- * call->problem, pointer unchanged (the caller rewrites it to point into
- * its own request), and -1 is returned; an answer that does not parse is
- * an internal error. call->compute_ms accumulates the route's time. */
-int api_invoke(api_call *call, const api_route *route, const json_t *body,
-               const char *query, json_t **answer);
-
-/* The same, with the route's 200 body left as the text it wrote (in
- * *text, which the caller frees with api_buf_free; empty on error). */
+ * On success *text holds the route's 200 body as it wrote it (compact
+ * JSON, numbers printed as the contract prints them; the caller frees it
+ * with api_buf_free) and 0 is returned. On the route's error its problem
+ * is copied into call->problem, pointer unchanged (the caller rewrites it
+ * to point into its own request), *text is left empty and -1 is
+ * returned. call->compute_ms accumulates the route's time. */
 int api_invoke_text(api_call *call, const api_route *route, const json_t *body,
                     const char *query, api_buf *text);
 
