@@ -38,6 +38,14 @@ start() {
     exit 0
 }
 
+# stop: SIGTERM the daemon; a non-zero exit (a sanitizer's leak report
+# makes it 23) is remembered for the last check
+EXITS=""
+stop() {
+    stop_daemon
+    [ "$RC" -eq 0 ] || EXITS="$EXITS $log:$RC"
+}
+
 # nw_ok WHAT [CURL ARGS...]: the golden NW request answers 200 and right
 nw_ok() {
     what=$1
@@ -216,7 +224,7 @@ check_fast "  answered before the 2 MB body is sent" 2
 check_header "  and the connection closes" Connection close
 check_header "a 401 still has nosniff" X-Content-Type-Options nosniff
 check_header "a 401 still has Cache-Control: no-store" Cache-Control no-store
-stop_daemon
+stop
 for secret in "$TOKEN1" "$TOKEN2" "$WRONG"; do
     if grep -qF -- "$secret" "$LOG"; then
         not_ok "no token in the log" "found $secret"
@@ -232,7 +240,7 @@ http GET /metrics
 check_status "--metrics-public: /metrics without a token" 200
 post_json /regression/nw "$NW"
 check_problem "--metrics-public: computing routes still need it" 401 unauthorized
-stop_daemon
+stop
 
 # --- the rate limit: 429, Retry-After, recovery -----------------------------
 # (each check that needs a refusal leaves the bucket far from refilling, so
@@ -253,7 +261,7 @@ check_header_has "  Retry-After is readable from scripts" \
     Access-Control-Expose-Headers Retry-After
 sleep "$retry.1"
 nw_ok "after Retry-After seconds: 200 again"
-stop_daemon
+stop
 
 start "$TMP/minute.log" --rate-limit 1/m --burst 2
 nw_ok "1/m with bursts of 2: the first request"
@@ -271,7 +279,7 @@ check_status "GET /v2 over the limit: 429" 429
 check_json "  with the protocol's {\"error\"}" 'keys == ["error"]'
 retry=$(header Retry-After)
 check "  and Retry-After ($retry s)" sh -c "[ '$retry' -ge 58 ] && [ '$retry' -le 60 ]"
-stop_daemon
+stop
 
 # --- fairness: 10x the limit from 127.0.0.1, 127.0.0.2 always answered -------
 start "$TMP/fair.log" --rate-limit 5 --burst 5
@@ -312,7 +320,7 @@ check "  and 429 for the rest ($flood_429)" [ "$flood_429" -ge 100 ]
 check "the other client got all 6 answered with 200 (slowest ${slowest}s)" \
     [ "$calm_ok" -eq 6 ]
 check "  each within 2 s" awk -v t="$slowest" 'BEGIN { exit !(t < 2) }'
-stop_daemon
+stop
 
 # --- per-client in-flight cap -------------------------------------------------
 start "$TMP/conc.log" --max-concurrent-per-client 1
@@ -325,7 +333,7 @@ check_header "  Retry-After: 1" Retry-After 1
 wait "$SLOW"
 check "the slow upload itself is answered 200" [ "$(cat "$TMP/slow1")" = 200 ]
 nw_ok "once it is answered, the client is served again"
-stop_daemon
+stop
 
 # --- --max-connections: 503 instead of an unbounded queue ---------------------
 start "$TMP/over.log" --max-connections 2
@@ -347,7 +355,7 @@ check "both slow uploads are answered 200" \
 check "  and right" jq -e --argjson p "$NW_PRED" \
     '(.predictions[0] - $p | fabs) < 1e-12' "$TMP/slowb.body"
 nw_ok "after they finish: 200 again"
-stop_daemon
+stop
 
 # --- X-Forwarded-For, believed only from a trusted proxy ----------------------
 start "$TMP/xff.log" --rate-limit 1/m --burst 1 --trusted-proxy 127.0.0.1
@@ -366,7 +374,7 @@ post_json /regression/nw "$NW" --interface 127.0.0.2 \
     -H 'X-Forwarded-For: 198.51.100.4'
 check_problem "  second one with another X-Forwarded-For: 429 (same peer)" 429 \
     rate_limited
-stop_daemon
+stop
 
 # --- HTTPS ------------------------------------------------------------------
 start "$TMP/tls.log" --tls-cert "$TMP/cert.pem" --tls-key "$TMP/key.pem"
@@ -393,7 +401,7 @@ code=$(status_of --cacert "$TMP/cert.pem" --tlsv1.3 "$HTTPS/healthz")
 check "TLS 1.3 works" [ "$code" = 200 ]
 "$ATTND" --healthcheck --port "$PORT"
 check "--healthcheck succeeds against the TLS server" [ $? -eq 0 ]
-stop_daemon
+stop
 check "the TLS server exits 0 on SIGTERM" [ "$RC" -eq 0 ]
 
 # --- hardening headers and the lab page's CSP --------------------------------
@@ -477,6 +485,13 @@ post_json /regression/nw "$NW" -H 'Origin: https://a.example' \
 check_status "a 401 to a listed origin" 401
 check_header "  carries its Access-Control-Allow-Origin (the page can read it)" \
     Access-Control-Allow-Origin https://a.example
-stop_daemon
-check "the daemons exit 0" [ "$RC" -eq 0 ]
+stop
+check "every daemon exited 0 on SIGTERM" [ -z "$EXITS" ]
+# a sanitized build reports to stderr
+if grep -Eq 'ERROR: (Address|Leak)Sanitizer|runtime error:' "$TMP"/*.log; then
+    not_ok "no sanitizer report from the daemons" \
+        "$(grep -E -m 3 'Sanitizer|runtime error:' "$TMP"/*.log)"
+else
+    ok "no sanitizer report from the daemons ($(ls "$TMP"/*.log | wc -l) logs)"
+fi
 exit 0
