@@ -741,7 +741,7 @@ static int leaf(grader *g, enum phase ph, const char *name, const json_t *v,
         return json_is_object(v) ? flat_types(g, v, ptr) : 0;
     case PHASE_SIZES:
         return json_is_object(v) && !records ? flat_sizes(g, v, ptr) : 0;
-    case PHASE_PRESENT:
+    case PHASE_PRESENT: {
         api_jspan ref;
         if (reference_value(&g->reference, name, &ref))
             return 0;
@@ -756,6 +756,7 @@ static int leaf(grader *g, enum phase ph, const char *name, const json_t *v,
                         "with %s in the request",
                         name, g->route->path,
                         f && f->needs ? f->needs : "other inputs");
+    }
     case PHASE_GRADE:
         return grade_field(g, name, v, ptr);
     }

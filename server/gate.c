@@ -198,6 +198,10 @@ void srv_gate_respond(const srv_gate *g, api_response *res, srv_gate_verdict v,
     res->body = api_buf_release(&out, &res->body_len);
 }
 
+int srv_gate_active(const srv_gate *g) {
+    return g->cfg.auth != NULL || g->rl != NULL || g->cfg.max_in_flight > 0;
+}
+
 const srv_gate_config *srv_gate_config_of(const srv_gate *g) {
     return &g->cfg;
 }

@@ -91,6 +91,11 @@ void srv_gate_respond(const srv_gate *g, api_response *res, srv_gate_verdict v,
  * NULL for other verdicts. */
 const char *srv_gate_www_authenticate(srv_gate_verdict v);
 
+/* 1 when some check is configured (tokens, a per-client limit or the
+ * in-flight cap); 0 when every request would pass, so that the caller may
+ * skip gathering what admission looks at. */
+int srv_gate_active(const srv_gate *g);
+
 /* The configuration in force (burst filled in when it defaulted). */
 const srv_gate_config *srv_gate_config_of(const srv_gate *g);
 

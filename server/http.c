@@ -547,14 +547,17 @@ static enum MHD_Result on_headers(srv_request *r, struct MHD_Connection *conn,
         return answer_early(r, conn, url, 1);
     if (r->early != EARLY_NONE)
         return r->has_body ? answer_early(r, conn, url, 1) : MHD_YES;
+    int gated = r->srv->gate != NULL && srv_gate_active(r->srv->gate);
+    if (!r->has_body && !gated)
+        return MHD_YES; /* api_handle makes the same checks on the last call */
 
     api_request req;
     api_response res;
     fill_api_request(&req, r, conn, url);
     memset(&res, 0, sizeof res);
     int stop = api_precheck(&req, length, &res) != 0;
-    if (!stop || (res.status != MHD_HTTP_NOT_FOUND &&
-                  res.status != MHD_HTTP_METHOD_NOT_ALLOWED)) {
+    if (gated && (!stop || (res.status != MHD_HTTP_NOT_FOUND &&
+                            res.status != MHD_HTTP_METHOD_NOT_ALLOWED))) {
         admit(r, conn, res.route);
         if (r->refused != SRV_GATE_PASS) {
             api_response_free(&res);

@@ -73,6 +73,7 @@ static void test_open_routes(void **state) {
     cfg.auth = tokens("right\n");
     srv_gate *g = srv_gate_new(&cfg);
     assert_non_null(g);
+    assert_true(srv_gate_active(g));
     static const char *open[] = {"/",        "/healthz",      "/v2/health/live",
                                  "/version", "/openapi.json", "/v2/health/ready"};
     for (size_t i = 0; i < sizeof open / sizeof open[0]; i++) {
@@ -110,6 +111,7 @@ static void test_open_routes(void **state) {
     /* no auth: everything passes, whatever the header says */
     memset(&cfg, 0, sizeof cfg);
     g = srv_gate_new(&cfg);
+    assert_false(srv_gate_active(g));
     assert_int_equal(
         ask(g, "/attention/dot", "192.0.2.1", "Bearer x", 1000, 0, NULL),
         SRV_GATE_PASS);
@@ -132,6 +134,7 @@ static void test_order_and_limits(void **state) {
     cfg.max_in_flight = 3;
     cfg.auth = tokens("right\n");
     srv_gate *g = srv_gate_new(&cfg);
+    assert_true(srv_gate_active(g));
     /* the bucket counts requests without a token too (a guesser is slowed
      * down as much as anyone), and 429 comes before 401 */
     assert_int_equal(ask(g, "/attention/dot", "192.0.2.9", NULL, 1, 0, NULL),
