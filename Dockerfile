@@ -34,7 +34,7 @@ ARG DEBIAN_FRONTEND=noninteractive
 RUN apt-get update -q \
  && apt-get install -y -q --no-install-recommends \
         ca-certificates curl jq libxml2-utils w3c-sgml-lib \
-        libmicrohttpd12 libjansson4 libopenblas0 zlib1g \
+        libmicrohttpd12 libjansson4 libopenblas0 libgnutls30 zlib1g \
  && rm -rf /var/lib/apt/lists/* \
  && useradd --system --uid 10002 --user-group --create-home tester
 # The whole tree: some checks run what a README documents, as written.
@@ -57,7 +57,7 @@ RUN printf '%s\n' 'path-exclude=/usr/share/doc/*' \
         >/etc/dpkg/dpkg.cfg.d/01-nodoc \
  && apt-get update -q \
  && apt-get install -y -q --no-install-recommends \
-        libmicrohttpd12 libjansson4 libopenblas0 zlib1g \
+        libmicrohttpd12 libjansson4 libopenblas0 libgnutls30 zlib1g \
  && apt-get clean \
  && rm -rf /var/lib/apt/lists/* /var/cache/apt/* /var/log/apt \
         /var/log/dpkg.log /var/cache/debconf/*-old \
