@@ -174,6 +174,21 @@ fuzz: fuzz-build
 fuzz-smoke: fuzz-build
 	@sh tests/fuzz/run.sh build-fuzz $(FUZZ_SMOKE_SECONDS)
 
+# Load and faults on loopback (tests/load/smoke.sh, wrk and perl): saturation
+# with RSS drift, slowloris, disconnects, SIGTERM under load, the same
+# against the ASan daemon. load-smoke ≈ 1.5 min; soak runs it longer.
+.PHONY: load-smoke soak asan-attnd
+asan-attnd:
+	$(MAKE) BUILD=build-asan CC=clang \
+	  CFLAGS="-O1 -g -fno-omit-frame-pointer $(SAN_FLAGS)" \
+	  LDFLAGS="$(SAN_FLAGS)" build-asan/attnd
+load-smoke: all asan-attnd
+	@sh tests/load/smoke.sh $(BUILD)/attnd build-asan/attnd
+soak: all asan-attnd
+	@LOAD_SECONDS=60 LOAD_WARMUP=10 SLOW_SECONDS=60 SLOW_INTERVAL=10 \
+	  PROBE_REQUESTS=1000 DISCONNECTS=500 \
+	  sh tests/load/smoke.sh $(BUILD)/attnd build-asan/attnd
+
 # Install attnd, libattn (static), attn.h, attn.pc and the man page under
 # PREFIX (default /usr/local), staged under DESTDIR when set (GNU coding
 # standards); `make uninstall` with the same PREFIX and DESTDIR removes

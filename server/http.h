@@ -52,6 +52,10 @@ int srv_http_quiesce(srv_http *srv);
  * byte (idle keep-alive connections do not count). */
 unsigned srv_http_in_flight(const srv_http *srv);
 
+/* Open client connections, busy or idle (0 when libmicrohttpd cannot
+ * tell). */
+unsigned srv_http_connections(const srv_http *srv);
+
 /* Close every connection, join the workers and free srv. NULL is ignored. */
 void srv_http_stop(srv_http *srv);
 

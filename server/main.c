@@ -36,6 +36,7 @@
 
 #define HEALTHCHECK_TIMEOUT_MS 3000
 #define DRAIN_POLL_MS 20
+#define DRAIN_SETTLE_MS 250 /* see drain */
 /* Connections kept free under libmicrohttpd's limit for the 503 answers
  * of --max-connections. */
 #define OVERLOAD_RESERVE 16
@@ -131,10 +132,21 @@ static int wait_stop_signal(int timeout_ms) {
 }
 
 /* Wait for in-flight requests to finish, at most grace_s seconds; a second
- * signal cuts the wait short. Returns the requests still running. */
+ * signal cuts the wait short. Then, while connections are still open, for
+ * DRAIN_SETTLE_MS without a request: answers given while draining close
+ * their connections, and a keep-alive client that sent its next request
+ * before it read one arrives now (stopping at once would reset it, and
+ * with it the answer still in the socket buffer). Returns the requests
+ * still running. */
 static unsigned drain(srv_http *srv, unsigned grace_s) {
     long long deadline = now_ms() + (long long)grace_s * 1000;
-    while (srv_http_in_flight(srv) > 0 && now_ms() < deadline) {
+    long long quiet_since = now_ms();
+    for (long long now = now_ms(); now < deadline; now = now_ms()) {
+        if (srv_http_in_flight(srv) > 0)
+            quiet_since = now;
+        else if (srv_http_connections(srv) == 0 ||
+                 now - quiet_since >= DRAIN_SETTLE_MS)
+            break;
         if (wait_stop_signal(DRAIN_POLL_MS) != 0)
             break;
     }
