@@ -101,23 +101,26 @@ void srv_metrics_request_started(void) {
 }
 
 void srv_metrics_request_finished(const srv_metrics_sample *s) {
-    atomic_fetch_sub_explicit(&in_flight, 1, memory_order_relaxed);
     atomic_fetch_add_explicit(&request_bytes, s->request_bytes,
                               memory_order_relaxed);
     atomic_fetch_add_explicit(&response_bytes, s->response_bytes,
                               memory_order_relaxed);
-    if (s->status < STATUS_MIN || s->status > STATUS_MAX)
-        return;
-    size_t r = route_slot(s->route);
-    atomic_fetch_add_explicit(
-        &requests[r][method_slot(s->method)][s->status - STATUS_MIN], 1,
-        memory_order_relaxed);
-    double d = s->duration_s > 0 ? s->duration_s : 0;
-    atomic_fetch_add_explicit(&buckets[r][bucket_slot(d)], 1,
-                              memory_order_relaxed);
-    /* 2^64 ns is 584 years: a sum that never wraps in practice */
-    atomic_fetch_add_explicit(&duration_ns[r], (unsigned long long)(d * 1e9),
-                              memory_order_relaxed);
+    if (s->status >= STATUS_MIN && s->status <= STATUS_MAX) {
+        size_t r = route_slot(s->route);
+        atomic_fetch_add_explicit(
+            &requests[r][method_slot(s->method)][s->status - STATUS_MIN], 1,
+            memory_order_relaxed);
+        double d = s->duration_s > 0 ? s->duration_s : 0;
+        atomic_fetch_add_explicit(&buckets[r][bucket_slot(d)], 1,
+                                  memory_order_relaxed);
+        /* 2^64 ns is 584 years: a sum that never wraps in practice */
+        atomic_fetch_add_explicit(&duration_ns[r],
+                                  (unsigned long long)(d * 1e9),
+                                  memory_order_relaxed);
+    }
+    /* last, with release order: a scrape that sees the gauge drop (acquire)
+     * sees this request counted */
+    atomic_fetch_sub_explicit(&in_flight, 1, memory_order_release);
 }
 
 /* ------------------------------------------------------------ rendering */
@@ -239,9 +242,10 @@ char *srv_metrics_render(size_t *len) {
     text t = {.data = malloc(8192), .len = 0, .cap = 8192, .failed = 0};
     if (t.data == NULL)
         return NULL;
+    /* first: every request the gauge no longer holds is in what follows */
+    long long flying = atomic_load_explicit(&in_flight, memory_order_acquire);
     render_requests(&t);
     render_durations(&t);
-    long long flying = atomic_load_explicit(&in_flight, memory_order_relaxed);
     putf(&t,
          "# HELP attnd_in_flight_requests Requests between their first byte "
          "and their last response byte.\n"

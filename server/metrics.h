@@ -57,8 +57,9 @@ void srv_metrics_request_finished(const srv_metrics_sample *s);
 /* The counters as Prometheus text (format 0.0.4): a malloc'd buffer of
  * *len bytes, owned by the caller (free()); NULL when memory runs out.
  * Series whose counter is zero are left out, except the histograms of
- * routes that have seen a request and the gauge. Counters read while
- * requests finish may be a request apart from each other; each
+ * routes that have seen a request and the gauge. A request that the
+ * gauge no longer counts is counted in every other series; counters read
+ * while requests finish may be a request apart from each other; each
  * histogram's _count is the sum of its buckets. */
 char *srv_metrics_render(size_t *len);
 

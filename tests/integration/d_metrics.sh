@@ -65,23 +65,19 @@ delta() {
     echo $(($(value "$1" "$2" now) - $(value "$1" "$2" before)))
 }
 
-# settle: scrape into "now" until the requests counted (all routes) stop
-# changing: a request's counters move when libmicrohttpd reports it
-# complete, which can be a moment after curl has read the answer.
+# settle: scrape into "now" until the scrape is the only request in flight:
+# a request's counters move when libmicrohttpd reports it complete, which
+# can be a moment after curl has read the answer, and always before the
+# gauge lets go of it.
 settle() {
-    last=-1
     i=0
-    while [ $i -lt 40 ]; do
+    while [ $i -lt 200 ]; do
         scrape now || return 1
-        # minus the scrapes themselves
-        n=$(jq "$JQ_DEFS"' [.samples[] | select(.name == "attnd_requests_total"
-            and .labels.route != "/metrics") | .value] | add // 0' "$TMP/now.json")
-        [ "$n" = "$last" ] && return 0
-        last=$n
-        sleep 0.1
+        [ "$(value attnd_in_flight_requests '{}')" = 1 ] && return 0
+        sleep 0.05
         i=$((i + 1))
     done
-    return 0
+    return 1
 }
 
 # --- the document ------------------------------------------------------------

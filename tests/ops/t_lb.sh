@@ -118,8 +118,14 @@ done
 check "40 requests through nginx: 40 right answers" \
     jq -e -s --argjson p "$NW_PRED" 'length == 40 and
         all(.predictions[0] == $p)' "$TMP/spread"
-a=$(served a "$A_PORT")
-b=$(served b "$B_PORT")
+# (a request is counted when the replica is done with it, which can be a
+# moment after nginx has passed the answer on)
+k=0
+while a=$(served a "$A_PORT") && b=$(served b "$B_PORT") &&
+    [ $((${a:-0} + ${b:-0})) -lt 40 ] && [ $k -lt 100 ]; do
+    sleep 0.05
+    k=$((k + 1))
+done
 check "both replicas served ($a + $b = 40, at least 10 each)" \
     sh -c "[ $((${a:-0} + ${b:-0})) -eq 40 ] && [ ${a:-0} -ge 10 ] && [ ${b:-0} -ge 10 ]"
 http GET /healthz -H 'X-Request-Id: lb-trace-1'
