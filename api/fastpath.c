@@ -32,17 +32,23 @@ typedef struct {
     const char *const *fields; /* NULL-terminated */
 } route_fields;
 
-static const char *const attention_fields[] = {"queries", "keys", "values",
-                                               NULL};
+static const char *const dot_fields[] = {"queries", "keys", "values",
+                                         "grad_output", NULL};
 static const char *const additive_fields[] = {
-    "queries", "keys", "values", "W_q", "W_k", "w_v", NULL};
+    "queries", "keys", "values", "W_q", "W_k", "w_v", "grad_output", NULL};
+static const char *const multihead_fields[] = {
+    "queries", "keys", "values", "W_q", "W_k",         "W_v", "W_o",
+    "b_q",     "b_k",  "b_v",    "b_o", "grad_output", NULL};
 static const char *const nw_fields[] = {"x_train", "y_train", "x_query",
                                         "y_query", NULL};
+static const char *const softmax_fields[] = {"scores", NULL};
 
 static const route_fields routes[] = {
-    {"/attention/dot", attention_fields},
+    {"/attention/dot", dot_fields},
     {"/attention/additive", additive_fields},
+    {"/attention/multihead", multihead_fields},
     {"/regression/nw", nw_fields},
+    {"/softmax/masked", softmax_fields},
 };
 
 static atomic_int enabled = 1;

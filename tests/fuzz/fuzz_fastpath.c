@@ -20,7 +20,8 @@
 #define FASTPATH_MAX_WORK ((uint64_t)1 << 22)
 
 static const char *const fastpath_routes[] = {
-    "/attention/dot", "/attention/additive", "/regression/nw"};
+    "/attention/dot", "/attention/additive", "/attention/multihead",
+    "/regression/nw", "/softmax/masked"};
 
 static int fastpath_same_string(const char *a, const char *b) {
     return a == b || (a != NULL && b != NULL && !strcmp(a, b));

@@ -118,6 +118,20 @@ static const struct {
     {"/attention/additive",
      "{\"queries\":[[[1,2,3]]],\"keys\":[[[1,2],[3,4]]],\"values\":[[[1],[2]"
      "]],\"num_hiddens\":4,\"seed\":3}"},
+    {"/attention/dot",
+     "{\"queries\":[[[1,2]]],\"keys\":[[[1,2],[3,4]]],\"values\":[[[1],[2]]],"
+     "\"grad_output\":[[[0.5]]],\"diagnostics\":true}"},
+    {"/attention/multihead",
+     "{\"queries\":[[[1,2],[3,4]]],\"keys\":[[[1,0],[0,1],[1,1]]],"
+     "\"num_heads\":2,\"num_hiddens\":4,\"seed\":1,"
+     "\"grad_output\":[[[1,0,0,1],[0,1,1,0]]]}"},
+    {"/attention/multihead",
+     "{\"queries\":[[1,2],[3,4]],\"num_heads\":1,\"W_q\":[[1,0],[0,1]],"
+     "\"W_k\":[[1,1],[0,1]],\"W_v\":[[2,0],[0,2]],\"W_o\":[[1,0],[0,1]],"
+     "\"b_o\":[0.5,-0.5]}"},
+    {"/softmax/masked",
+     "{\"scores\":[[[1,2,3],[0,-1,5]],[[2,2,2],[1e-3,4,-2]]],"
+     "\"valid_lens\":[2,3]}"},
     {"/regression/nw", "{\"x_train\":[1,2,4],\"y_train\":[0,3,1],"
                        "\"x_query\":[2.5],\"w\":0.5,\"y_query\":[3]}"},
     {"/regression/nw",
@@ -140,7 +154,7 @@ static void test_bases_agree_and_take_fast_path(void **state) {
             &fp, bases[i].route, bases[i].body, strlen(bases[i].body),
             JSON_DECODE_ANY | JSON_ALLOW_NUL, &error);
         assert_non_null(root);
-        assert_true(fp.n_arrays >= 2); /* every base has 2+ fast arrays */
+        assert_true(fp.n_arrays >= 1); /* every base has a fast array */
         json_decref(root);
         api_fastpath_release(&fp);
     }
