@@ -154,7 +154,7 @@ valgrind:
 # libFuzzer targets (tests/fuzz) with ASan + UBSan: `make fuzz-smoke` runs
 # each for FUZZ_SMOKE_SECONDS, `make fuzz` for FUZZ_SECONDS.
 FUZZ_SECONDS       ?= 600
-FUZZ_SMOKE_SECONDS ?= 30
+FUZZ_SMOKE_SECONDS ?= 25
 FUZZ_BIN := $(patsubst tests/fuzz/%.c,$(BUILD)/fuzz/%,$(wildcard tests/fuzz/fuzz_*.c))
 .PHONY: fuzz fuzz-smoke fuzz-build fuzz-bins
 fuzz-build:

@@ -8,7 +8,10 @@
  *   OUT/fuzz_tensor   every array or {"shape", "data"} member of the case
  *                     requests (field spec by name, formats in turn), and
  *                     every JSONTestSuite file;
- *   OUT/fuzz_numfmt   boundary doubles at precisions 0, 1, 3, 16 and 17.
+ *   OUT/fuzz_numfmt   boundary doubles at precisions 0, 1, 3, 16 and 17;
+ *   OUT/fuzz_fastpath every case request to a route fuzz_fastpath picks
+ *                     (its byte 0, then the body), and every JSONTestSuite
+ *                     file for each of them.
  * Run from the repository root.
  *   usage: corpus OUT_DIR
  * tests/unit/test_fuzz_replay.c includes this file with CORPUS_NO_MAIN and
@@ -29,9 +32,32 @@
 #define CASES_DIR "tests/cases"
 #define SUITE_DIR "tests/json/json-test-suite"
 
-enum { CORPUS_REQUEST, CORPUS_TENSOR, CORPUS_NUMFMT, CORPUS_TARGETS };
+enum {
+    CORPUS_REQUEST,
+    CORPUS_TENSOR,
+    CORPUS_NUMFMT,
+    CORPUS_FASTPATH,
+    CORPUS_TARGETS
+};
 static const char *const corpus_targets[CORPUS_TARGETS] = {
-    "fuzz_request", "fuzz_tensor", "fuzz_numfmt"};
+    "fuzz_request", "fuzz_tensor", "fuzz_numfmt", "fuzz_fastpath"};
+
+/* fuzz_fastpath's routes, in its order (byte 0 picks one) */
+static const char *const corpus_fastpath_routes[] = {
+    "/attention/dot", "/attention/additive", "/attention/multihead",
+    "/regression/nw", "/softmax/masked"};
+enum {
+    CORPUS_FASTPATH_ROUTES =
+        sizeof corpus_fastpath_routes / sizeof corpus_fastpath_routes[0]
+};
+
+/* fuzz_fastpath's byte 0 for a POST path, or -1 when it does not fuzz it */
+static int corpus_fastpath_byte(const char *path) {
+    for (int i = 0; i < CORPUS_FASTPATH_ROUTES; i++)
+        if (!strcmp(corpus_fastpath_routes[i], path))
+            return i;
+    return -1;
+}
 static const char *out_dir;
 static size_t n_written[CORPUS_TARGETS];
 
@@ -191,6 +217,12 @@ static void case_seeds(void) {
                     seed(CORPUS_REQUEST, name, (unsigned char *)head,
                          (size_t)head_len, body ? body : "", body_len);
             }
+            int fast = corpus_fastpath_byte(p);
+            if (!strcmp(m, "POST") && fast >= 0) {
+                unsigned char byte = (unsigned char)fast;
+                seed(CORPUS_FASTPATH, name, &byte, 1, body ? body : "",
+                     body_len);
+            }
             json_t *doc = body ? json_loadb(body, body_len, 0, NULL) : NULL;
             if (json_is_object(doc))
                 tensor_seeds(name, doc);
@@ -228,6 +260,11 @@ static void suite_seeds(void) {
         unsigned char head[2] = {4, 0};
         snprintf(name, sizeof name, "suite_%s", names[j]);
         seed(CORPUS_TENSOR, name, head, 2, body, len);
+        for (int i = 0; i < CORPUS_FASTPATH_ROUTES; i++) {
+            unsigned char byte = (unsigned char)i;
+            snprintf(name, sizeof name, "suite%d_%s", i, names[j]);
+            seed(CORPUS_FASTPATH, name, &byte, 1, body, len);
+        }
         free(body);
     }
     free_list(names, n);
@@ -311,9 +348,10 @@ int main(int argc, char **argv) {
         fprintf(stderr, "corpus: no seeds (run from the repository root)\n");
         return 1;
     }
-    printf("# seeds: fuzz_request %zu, fuzz_tensor %zu, fuzz_numfmt %zu\n",
-           n_written[CORPUS_REQUEST], n_written[CORPUS_TENSOR],
-           n_written[CORPUS_NUMFMT]);
+    printf("# seeds:");
+    for (int i = 0; i < CORPUS_TARGETS; i++)
+        printf(" %s %zu", corpus_targets[i], n_written[i]);
+    printf("\n");
     return 0;
 }
 #endif

@@ -1,13 +1,14 @@
 #!/bin/sh
-# run.sh — run every libFuzzer target for SECONDS each and report in TAP:
-# executions, executions per second, coverage (libFuzzer's "cov", edges,
-# and "ft", features), corpus size and peak RSS. The seed corpora are
-# written first (BUILD/fuzz/corpus, tests/fuzz/corpus.c); what a target
-# learns is kept in BUILD/fuzz/learned/<target> for the next run. A crash,
-# a sanitizer report, a leak, a broken invariant or a timeout (an input
-# slower than 10 s) fails: the input is saved under BUILD/fuzz/crashes/ and
-# must become a regression input in tests/fuzz/regressions/<target>/ (which
-# test_fuzz_replay runs in `make test`) with the fix.
+# run.sh — run every libFuzzer target (BUILD/fuzz/fuzz_*) for SECONDS each
+# and report in TAP: executions, executions per second, coverage
+# (libFuzzer's "cov", edges, and "ft", features), corpus size and peak RSS.
+# The seed corpora are written first (BUILD/fuzz/corpus, tests/fuzz/corpus.c);
+# what a target learns is kept in BUILD/fuzz/learned/<target> for the next
+# run. A crash, a sanitizer report, a leak, a broken invariant or a timeout
+# (an input slower than 10 s) fails: the input is saved under
+# BUILD/fuzz/crashes/ and must become a regression input in
+# tests/fuzz/regressions/<target>/ (which test_fuzz_replay runs in
+# `make test`) with the fix.
 # Ends with "fuzz: N passed, N failed".
 #   usage: sh tests/fuzz/run.sh BUILD_DIR SECONDS
 BUILD=${1:?usage: run.sh BUILD_DIR SECONDS}
@@ -31,12 +32,16 @@ mkdir -p "$FUZZ/crashes"
 # final_stat NAME LOG: libFuzzer's final "stat::NAME: value"
 final_stat() { sed -n "s/^stat::$1: *//p" "$2" | tail -n 1; }
 
-for target in fuzz_request fuzz_tensor fuzz_numfmt; do
+for bin in "$FUZZ"/fuzz_*; do
+    [ -x "$bin" ] || continue
+    target=${bin##*/}
     case $target in
     fuzz_request) opts="-max_len=16384 -dict=$DIR/request.dict" ;;
     fuzz_tensor) opts="-max_len=8192" ;;
     fuzz_numfmt) opts="-max_len=9" ;;
+    *) opts="-max_len=16384" ;;
     esac
+    mkdir -p "$FUZZ/seeds/$target"
     corpus="$FUZZ/learned/$target"
     log="$FUZZ/$target.log"
     mkdir -p "$corpus"

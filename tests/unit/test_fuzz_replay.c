@@ -1,6 +1,7 @@
 /*
  * test_fuzz_replay.c — the fuzz targets' invariants in every `make test`,
- * without libFuzzer: each target of tests/fuzz runs on its seed corpus
+ * without libFuzzer: each target of tests/fuzz (fuzz_request, fuzz_tensor,
+ * fuzz_numfmt, fuzz_fastpath) runs on its seed corpus
  * (tests/fuzz/corpus.c: every data case, every JSONTestSuite file, the
  * boundary doubles) and on every input saved under
  * tests/fuzz/regressions/<target>/ (inputs that once broke an invariant or
@@ -36,6 +37,12 @@ static char replay_current[700];
 #undef LLVMFuzzerTestOneInput
 #undef LLVMFuzzerInitialize
 
+#define LLVMFuzzerTestOneInput fuzz_fastpath_one
+#define LLVMFuzzerInitialize fuzz_fastpath_init
+#include "../fuzz/fuzz_fastpath.c"
+#undef LLVMFuzzerTestOneInput
+#undef LLVMFuzzerInitialize
+
 #define CORPUS_NO_MAIN
 #include "../fuzz/corpus.c"
 
@@ -43,7 +50,7 @@ static char replay_current[700];
 
 typedef int (*fuzz_target)(const uint8_t *data, size_t size);
 static const fuzz_target replay_targets[CORPUS_TARGETS] = {
-    fuzz_request_one, fuzz_tensor_one, fuzz_numfmt_one};
+    fuzz_request_one, fuzz_tensor_one, fuzz_numfmt_one, fuzz_fastpath_one};
 
 static int replay_only = -1; /* the target whose seeds run, -1: none */
 static size_t replay_count;
@@ -98,6 +105,8 @@ int main(void) {
          (void *)(intptr_t)CORPUS_TENSOR},
         {"fuzz_numfmt invariants on seeds and regressions", replay, NULL, NULL,
          (void *)(intptr_t)CORPUS_NUMFMT},
+        {"fuzz_fastpath invariants on seeds and regressions", replay, NULL,
+         NULL, (void *)(intptr_t)CORPUS_FASTPATH},
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
