@@ -15,8 +15,10 @@ Anchors, started here on loopback ports and stopped at the end:
               products the large dot request makes, same BLAS threads;
   numpy       tests/bench/numpy_attn.py: numpy's in-process time for the
               same attention (no JSON, no HTTP), same BLAS threads.
-Load: wrk -t2 -c32 -d<duration>s for throughput; sequential curl requests
-(one at a time, medians) for latency; /proc/<pid>/status for memory.
+Load: wrk -t2 -c32 -d<duration>s for throughput (with the server's CPU
+time per request from /proc); sequential curl requests for latency, the
+servers of one row taking turns, best and median of N; /proc/<pid>/status
+for memory.
 --before runs the attnd rows a second time with another binary (e.g. one
 built before a change), in the same run.
 Prints the table to stdout (and to --out as Markdown when given).
@@ -27,6 +29,7 @@ import math
 import os
 import re
 import shutil
+import signal
 import socket
 import statistics
 import subprocess
@@ -216,21 +219,33 @@ def post(url, body):
             float(m.group(1)) if m else float("nan"))
 
 
-def latency(service, path, body, reps, warmup=1):
-    """Median of reps sequential requests: (ms, compute ms, bytes down,
-    server CPU ms per request)."""
-    url = service.url(path)
-    for _ in range(warmup):
+def latencies(services, path, body, reps):
+    """Sequential requests, one at a time, taking turns between services
+    (so that a change in the machine's load hits them alike), after one
+    warm-up request each. Returns one dict per service: median and best
+    milliseconds, median and best compute milliseconds (Server-Timing),
+    bytes of the answer, server CPU milliseconds per request."""
+    urls = [s.url(path) for s in services]
+    for url in urls:
         post(url, body)
-    cpu0 = service.cpu_seconds()
-    runs = [post(url, body) for _ in range(reps)]
-    cpu = service.cpu_seconds() - cpu0
-    bad = [r[1] for r in runs if r[1] != 200]
-    if bad:
-        raise RuntimeError("%s answered %s" % (url, bad[0]))
-    return (statistics.median(r[0] for r in runs) * 1e3,
-            statistics.median(r[3] for r in runs), runs[0][2],
-            cpu / reps * 1e3)
+    cpu0 = [s.cpu_seconds() for s in services]
+    runs = [[] for _ in services]
+    for _ in range(reps):
+        for i, url in enumerate(urls):
+            runs[i].append(post(url, body))
+    out = []
+    for i, service in enumerate(services):
+        bad = [r[1] for r in runs[i] if r[1] != 200]
+        if bad:
+            raise RuntimeError("%s answered %s" % (urls[i], bad[0]))
+        ms = [r[0] * 1e3 for r in runs[i]]
+        compute = [r[3] for r in runs[i]]
+        out.append({"median_ms": statistics.median(ms), "best_ms": min(ms),
+                    "compute_ms": statistics.median(compute),
+                    "compute_best_ms": min(compute),
+                    "bytes": runs[i][0][2],
+                    "cpu_ms": (service.cpu_seconds() - cpu0[i]) / reps * 1e3})
+    return out
 
 
 def fit_exponent(xs, ys):
@@ -251,6 +266,8 @@ def run_tool(argv, env=None):
 
 
 def main():
+    # a TERM (e.g. from a CI timeout) still stops the servers started here
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(1))
     ap = argparse.ArgumentParser()
     ap.add_argument("--attnd", default=os.path.join(ROOT, "build/attnd"))
     ap.add_argument("--before", help="another attnd binary, measured too")
@@ -311,51 +328,89 @@ def main():
 
 
 def measure(args, binaries, index, body):
-    """Runs every measurement; returns {(label, key) or key: figures}."""
+    """Runs every measurement; returns {(label, key) or key: figures}.
+    The servers compared in one row are measured back to back (wrk) or
+    taking turns (latency)."""
     tmp = tempfile.mkdtemp(prefix="attnd-bench-")
-    results = {}  # (label, key) -> figure
+    results = {}  # (label, key) -> figures
     services = []
     try:
-        # --- per binary: throughput, latency, scaling, memory ----------
+        attnds = []
         for label, binary in binaries:
-            log("%s: %s" % (label, binary))
+            log("start %s: %s" % (label, binary))
             a = start_attnd(binary)
             services.append(a)
+            attnds.append((label, a))
             ver = json.loads(subprocess.run(["curl", "-s", a.url("/version")],
                                             capture_output=True,
                                             text=True).stdout)
             results[(label, "threads")] = (ver.get("threads"),
                                            ver.get("blas", {}).get("threads"))
-            small_answer = os.path.join(tmp, "small_answer.json")
-            subprocess.run(["curl", "-s", "-o", small_answer, "-H",
-                            "Content-Type: application/json",
-                            "--data-binary", "@" + body("small_nw"),
-                            a.url("/regression/nw")], check=True)
-            for name in ("medium_dot", "medium_add", "medium_nw"):
-                results[(label, name + "_answer")] = post(
-                    a.url(index[name]["route"]), body(name))[2]
-            for name in ("small_nw", "small_dot", "medium_dot", "medium_add",
-                         "medium_nw"):
-                log("%s wrk %s" % (label, name))
+        a = attnds[0][1]
+        subprocess.run(["curl", "-s", "-o", os.path.join(tmp,
+                                                         "small_answer.json"),
+                        "-H", "Content-Type: application/json",
+                        "--data-binary", "@" + body("small_nw"),
+                        a.url("/regression/nw")], check=True)
+        log("start nginx, gunicorn")
+        ng = start_nginx(tmp)
+        services.append(ng)
+        fl = start_flask()
+        services.append(fl)
+
+        # small: each attnd, then nginx's static file
+        for name in ("small_nw", "small_dot"):
+            for label, a in attnds:
+                log("wrk %s %s" % (label, name))
                 results[(label, name)] = wrk(a, index[name]["route"],
                                              args.duration, body(name),
                                              "/healthz")
-            for name in ("large_dot", "large_dot_nw", "large_add"):
-                log("%s latency %s" % (label, name))
-                results[(label, name)] = latency(a, index[name]["route"],
-                                                 body(name), 7)
-            sweep = sorted((n for n in index if n.startswith("sweep_")),
-                           key=lambda n: index[n]["bytes"])
-            points = []
-            for name in sweep:
-                p = index[name]
-                ms = latency(a, p["route"], body(name), 3)[0]
-                work = p["B"] * p["Nq"] * p["Nk"] * (p["d"] + p["dv"])
-                points.append((work, ms))
-            results[(label, "sweep")] = points
-            a.stop()
-            services.remove(a)
-            # memory: a fresh daemon, one large request
+            log("wrk nginx")
+            results[("nginx", name)] = wrk(ng, "/small.json", args.duration)
+        # medium: each attnd, then Flask
+        for name in ("medium_dot", "medium_add", "medium_nw"):
+            route = index[name]["route"]
+            for label, a in attnds:
+                results[(label, name + "_answer")] = post(a.url(route),
+                                                          body(name))[2]
+                log("wrk %s %s" % (label, name))
+                results[(label, name)] = wrk(a, route, args.duration,
+                                             body(name), "/healthz")
+            log("wrk flask %s" % name)
+            results[("flask", name)] = wrk(fl, route, args.duration,
+                                           body(name), "/regression/nw")
+        # large: one request at a time, taking turns
+        for name in ("large_dot", "large_add"):
+            log("latency %s" % name)
+            figs = latencies([a for _, a in attnds] + [fl],
+                             index[name]["route"], body(name), 5)
+            for (label, _), f in zip(attnds, figs):
+                results[(label, name)] = f
+            results[("flask", name)] = figs[-1]
+        log("latency large_dot_nw")
+        figs = latencies([a for _, a in attnds], "/attention/dot",
+                         body("large_dot_nw"), 7)
+        for (label, _), f in zip(attnds, figs):
+            results[(label, "large_dot_nw")] = f
+        # scaling
+        sweep = sorted((n for n in index if n.startswith("sweep_")),
+                       key=lambda n: index[n]["bytes"])
+        for label, _ in attnds:
+            results[(label, "sweep")] = []
+        for name in sweep:
+            log("latency %s" % name)
+            p = index[name]
+            work = p["B"] * p["Nq"] * p["Nk"] * (p["d"] + p["dv"])
+            figs = latencies([a for _, a in attnds], p["route"], body(name), 3)
+            for (label, _), f in zip(attnds, figs):
+                results[(label, "sweep")].append((work, f["best_ms"]))
+        for s in services:
+            s.stop()
+        services = []
+
+        # memory: a fresh daemon, one large request
+        for label, binary in binaries:
+            log("memory %s" % label)
             a = start_attnd(binary)
             services.append(a)
             idle = a.status("VmRSS")
@@ -364,40 +419,15 @@ def measure(args, binaries, index, body):
             a.stop()
             services.remove(a)
 
-        # --- anchors ------------------------------------------------------
-        log("nginx")
-        ng = start_nginx(tmp)
-        services.append(ng)
-        results[("nginx", "small")] = wrk(ng, "/small.json", args.duration)
-        ng.stop()
-        services.remove(ng)
-
-        log("flask")
-        fl = start_flask()
-        services.append(fl)
-        for name in ("small_nw", "medium_dot", "medium_add", "medium_nw"):
-            log("flask wrk %s" % name)
-            results[("flask", name)] = wrk(fl, index[name]["route"],
-                                           args.duration, body(name),
-                                           "/regression/nw")
-        for name in ("large_dot", "large_add"):
-            log("flask latency %s" % name)
-            results[("flask", name)] = latency(fl, index[name]["route"],
-                                               body(name), 3)
-        fl.stop()
-        services.remove(fl)
-
-        blas = results[("attnd", "threads")][1] or 1
+        blas = results[(binaries[0][0], "threads")][1] or 1
         p = index["large_dot"]
-        log("dgemm, numpy")
-        results["dgemm"] = run_tool([os.path.join(args.tools, "dgemm_bench"),
-                                     str(p["B"]), str(p["Nq"]), str(p["Nk"]),
-                                     str(p["d"]), str(p["dv"]), str(blas)])
+        shape = [str(p[k]) for k in ("B", "Nq", "Nk", "d", "dv")]
+        log("dgemm, compute breakdown, numpy")
+        results["dgemm"] = run_tool([os.path.join(args.tools, "dgemm_bench")] +
+                                    shape + [str(blas)])
         compute = os.path.join(args.tools, "compute_bench")
         if os.path.exists(compute):
-            results["compute"] = run_tool([compute, str(p["B"]), str(p["Nq"]),
-                                           str(p["Nk"]), str(p["d"]),
-                                           str(p["dv"]), str(blas)])
+            results["compute"] = run_tool([compute] + shape + [str(blas)])
         env = dict(os.environ, OPENBLAS_NUM_THREADS=str(blas))
         results["numpy"] = run_tool([DEBIAN_PYTHON,
                                      os.path.join(HERE, "numpy_attn.py"),
@@ -406,7 +436,6 @@ def measure(args, binaries, index, body):
         for s in services:
             s.stop()
         shutil.rmtree(tmp, ignore_errors=True)
-
     return results
 
 
@@ -415,7 +444,12 @@ def div(a, b):
 
 
 def make_table(r, index, labels):
-    """Markdown table: target, attnd figure(s), anchor, ratio, met."""
+    """Markdown table: target, attnd figure(s), anchor, ratio, met.
+    Latency rows compare the best of N requests taken in turns (the least
+    disturbed by other load), and show the median too. Ratios also give
+    the same comparison in server CPU time per request ("CPU"), which
+    other load on the machine disturbs much less; "met" follows the
+    target's own measure."""
     cols = ["target"] + ["attnd" if l == "attnd" else "attnd (%s)" % l
                          for l in labels] + ["anchor", "ratio", "met"]
     rows = []
@@ -427,14 +461,19 @@ def make_table(r, index, labels):
     def rate(x):
         return "%.0f req/s, %.0f µs CPU/req" % (x["rps"], x["cpu_us"])
 
+    def lat(x):
+        return "%.1f ms (median %.1f; %.0f ms CPU)" % (
+            x["best_ms"], x["median_ms"], x["cpu_ms"])
+
     # small: attnd against nginx's static file
-    ng = r[("nginx", "small")]
     for name, what in (("small_nw", "NW worked example"),
                        ("small_dot", "dot B=1 Nq=1 Nk=3 d=2")):
-        a = r[("attnd", name)]
+        a, ng = r[("attnd", name)], r[("nginx", name)]
         row("small %s: req/s ≥ 50%% of nginx" % what,
             lambda l: rate(r[(l, name)]), "nginx " + rate(ng),
-            "%.2f" % div(a["rps"], ng["rps"]), a["rps"] >= 0.5 * ng["rps"])
+            "%.2f (CPU %.2f)" % (div(a["rps"], ng["rps"]),
+                                 div(ng["cpu_us"], a["cpu_us"])),
+            a["rps"] >= 0.5 * ng["rps"])
         row("small %s: p99 < 5 ms" % what,
             lambda l: "%.2f ms" % r[(l, name)]["p99_ms"],
             "nginx %.2f ms" % ng["p99_ms"], "—", a["p99_ms"] < 5)
@@ -446,35 +485,37 @@ def make_table(r, index, labels):
         row("medium %s: req/s ≥ 10× Flask+numpy" % what,
             lambda l: "%s; %.0f MB/s in+out" %
             (rate(r[(l, name)]), r[(l, name)]["rps"] * size),
-            "Flask " + rate(f), "%.1f×" % div(a["rps"], f["rps"]),
+            "Flask " + rate(f), "%.1f× (CPU %.1f×)" %
+            (div(a["rps"], f["rps"]), div(f["cpu_us"], a["cpu_us"])),
             a["rps"] >= 10 * f["rps"])
     # large: one request at a time
     for name, what in (("large_dot", "dot"), ("large_add", "additive")):
         a, f = r[("attnd", name)], r[("flask", name)]
         row("large %s: latency ≥ 10× lower than Flask+numpy" % what,
-            lambda l: "%.1f ms (%.0f ms CPU)" % (r[(l, name)][0],
-                                                  r[(l, name)][3]),
-            "Flask %.0f ms (%.0f ms CPU)" % (f[0], f[3]),
-            "%.1f×" % div(f[0], a[0]), f[0] >= 10 * a[0])
-    size = lambda l: (index["large_dot"]["bytes"] + r[(l, "large_dot")][2]) / 1e6
-    mbs = lambda l: size(l) / (r[(l, "large_dot")][0] / 1e3)
+            lambda l: lat(r[(l, name)]), "Flask " + lat(f),
+            "%.1f× (CPU %.1f×)" % (div(f["best_ms"], a["best_ms"]),
+                                   div(f["cpu_ms"], a["cpu_ms"])),
+            f["best_ms"] >= 10 * a["best_ms"])
+    size = (index["large_dot"]["bytes"] + r[("attnd", "large_dot")]["bytes"]) / 1e6
+    mbs = lambda l: size / (r[(l, "large_dot")]["best_ms"] / 1e3)
     row("large dot: JSON in + out ≥ 400 MB/s", lambda l: "%.0f MB/s" % mbs(l),
         "Flask %.0f MB/s" % mbs("flask"),
         "%.1f×" % div(mbs("attnd"), mbs("flask")), mbs("attnd") >= 400)
     p = index["large_dot"]
     flop = 2.0 * p["B"] * p["Nq"] * p["Nk"] * (p["d"] + p["dv"])
-    dg = float(re.search(r"gflops=([\d.]+)", r["dgemm"]).group(1))
+    dg = flop / float(re.search(r"best_ms=([\d.]+)", r["dgemm"]).group(1)) / 1e6
     threads = re.search(r"threads=(\d+)", r["dgemm"]).group(1)
-    gf = lambda l: flop / r[(l, "large_dot")][1] / 1e6
+    gf = lambda l: flop / r[(l, "large_dot")]["compute_best_ms"] / 1e6
     row("large dot: compute (Server-Timing) ≥ 70% of dgemm FLOP/s",
-        lambda l: "%.1f GFLOP/s (%.1f ms)" % (gf(l), r[(l, "large_dot")][1]),
+        lambda l: "%.1f GFLOP/s (%.1f ms)" %
+        (gf(l), r[(l, "large_dot")]["compute_best_ms"]),
         "dgemm %.1f GFLOP/s, %s thread%s" % (dg, threads,
                                              "" if threads == "1" else "s"),
         "%.0f%%" % (100 * gf("attnd") / dg), gf("attnd") >= 0.7 * dg)
-    npy = float(re.search(r"median_ms=([\d.]+)", r["numpy"]).group(1))
-    a = r[("attnd", "large_dot_nw")][0]
+    npy = float(re.search(r"best_ms=([\d.]+)", r["numpy"]).group(1))
+    a = r[("attnd", "large_dot_nw")]["best_ms"]
     row("large dot, return_weights:false: latency ≤ 3× numpy compute",
-        lambda l: "%.1f ms" % r[(l, "large_dot_nw")][0],
+        lambda l: lat(r[(l, "large_dot_nw")]),
         "numpy %.1f ms in-process" % npy, "%.1f×" % (a / npy), a <= 3 * npy)
     tensors = 8 * (p["B"] * p["Nq"] * (p["d"] + p["dv"] + p["Nk"]) +
                    p["B"] * p["Nk"] * (p["d"] + p["dv"])) / 2**20
