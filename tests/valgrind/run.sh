@@ -17,10 +17,14 @@ for t in "$BUILD"/tests/test_*; do
     [ -x "$t" ] || continue
     cat >"$WRAP/tests/$(basename "$t")" <<WRAPPER
 #!/bin/sh
-exec valgrind --tool=memcheck --quiet --error-exitcode=99 \\
+start=\$(date +%s)
+valgrind --tool=memcheck --quiet --error-exitcode=99 \\
     --leak-check=full --show-leak-kinds=definite,indirect \\
     --errors-for-leak-kinds=definite,indirect \\
     "$(cd "$(dirname "$t")" && pwd)/$(basename "$t")"
+rc=\$?
+echo "# memcheck: \$((\$(date +%s) - start)) s, exit \$rc"
+exit \$rc
 WRAPPER
     chmod +x "$WRAP/tests/$(basename "$t")"
 done
