@@ -29,7 +29,7 @@ ifneq ($(V),1)
 Q := @
 endif
 
-.PHONY: all deps run test test-unit test-api test-integration check clean \
+.PHONY: all deps deps-test run test test-unit test-api test-integration check clean \
         asan valgrind format format-check docker-test
 
 all: deps $(BUILD)/libattn.a $(BUILD)/libapi.a $(BUILD)/attnd
@@ -37,6 +37,10 @@ all: deps $(BUILD)/libattn.a $(BUILD)/libapi.a $(BUILD)/attnd
 # Install the -dev packages when root on Debian/Ubuntu, or print the line.
 deps:
 	@sh mk/deps.sh
+
+# The test suites need a few more tools (xmllint, promtool, ...).
+deps-test:
+	@sh mk/deps.sh test
 
 $(BUILD)/%.o: %.c
 	@mkdir -p $(dir $@)
@@ -78,7 +82,7 @@ run: all
 	$(BUILD)/attnd --port $(PORT)
 
 # Every suite prints TAP; tests/run.sh counts and ends with "N passed, N failed".
-test: all $(UNIT_BIN)
+test: deps-test all $(UNIT_BIN)
 	@sh tests/run.sh $(BUILD)
 
 # Build the image, run it, run the curl suite against it from a container.

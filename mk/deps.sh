@@ -1,11 +1,21 @@
 #!/bin/sh
-# Make sure the build and test dependencies are present. As root on a
+# Make sure the dependencies are present: `mk/deps.sh` for building and
+# serving, `mk/deps.sh test` for the test suites as well. As root on a
 # Debian/Ubuntu machine, install the missing ones; otherwise print the exact
 # apt-get line and stop.
 PKGS="build-essential pkg-config libmicrohttpd-dev libgnutls28-dev libjansson-dev libopenblas-dev libcmocka-dev zlib1g-dev curl jq openssl"
+TEST_PKGS="libxml2-utils w3c-sgml-lib prometheus python3 python3-prometheus-client"
+SVG_DTD=/usr/share/xml/w3c-sgml-lib/schema/dtd/REC-SVG11-20110816/svg11.dtd
+
 missing=""
 pkg-config --exists openblas jansson libmicrohttpd gnutls cmocka zlib 2>/dev/null || missing=yes
 for tool in cc curl jq openssl; do command -v "$tool" >/dev/null 2>&1 || missing=yes; done
+if [ "$1" = test ]; then
+    PKGS="$PKGS $TEST_PKGS"
+    for tool in xmllint promtool; do command -v "$tool" >/dev/null 2>&1 || missing=yes; done
+    [ -r "$SVG_DTD" ] || missing=yes
+    /usr/bin/python3 -c 'import prometheus_client.parser' 2>/dev/null || missing=yes
+fi
 [ -z "$missing" ] && exit 0
 if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
     echo "installing: $PKGS"

@@ -1,12 +1,12 @@
 #!/bin/sh
 # t_grade.sh — POST /grade over HTTP: the grading pipeline of
-# api/README-grade-kserve.md run as written on a folder of answers, and the
+# README.md run as written on a folder of answers, and the
 # grades of a GET endpoint and of a wrong shape (every other grading case
 # is a data case, replayed by t_cases.sh).
 #   usage: sh t_grade.sh BASE_URL
 BASE=${1:?usage: t_grade.sh BASE_URL}
 . "$(dirname "$0")/lib.sh"
-README="$(dirname "$0")/../../api/README-grade-kserve.md"
+README="$(dirname "$0")/../../README.md"
 
 # 1. the README's pipeline: the shell block after its "tested" marker
 awk '/<!-- tested: tests\/integration\/t_grade.sh/ { on = 1; next }
