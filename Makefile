@@ -8,8 +8,11 @@ CFLAGS  ?= -O2 -g
 WARN    := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
            -Wpointer-arith -Wformat=2 -Wvla
 PKGS    := openblas jansson libmicrohttpd zlib gnutls
-PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
-PKG_LIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
+# Asked of pkg-config once, when first used: after `deps` has installed
+# the -dev packages on a fresh machine, not when make reads this file.
+pkg_once = $(eval $1 := $$(shell pkg-config $2 $$(PKGS) 2>/dev/null))$($1)
+PKG_CFLAGS = $(call pkg_once,PKG_CFLAGS,--cflags)
+PKG_LIBS   = $(call pkg_once,PKG_LIBS,--libs)
 # -iquote: project headers are found for #include "..." only, so one named
 # like a system header (limits.h) never shadows <limits.h>.
 CPPFLAGS += -iquote lib -iquote api -D_GNU_SOURCE -MMD -MP
@@ -42,7 +45,7 @@ deps:
 deps-test:
 	@sh mk/deps.sh test
 
-$(BUILD)/%.o: %.c
+$(BUILD)/%.o: %.c | deps
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  CC      $<")
 	$(Q)$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -c $< -o $@

@@ -57,7 +57,8 @@ static const opt_spec specs[] = {
      "largest tensor in doubles, K/M/G suffixes allowed (default 16M)"},
     {"max-work", "ATTND_MAX_WORK", OPT_U64, offsetof(srv_options, max_work), 1,
      UINT64_MAX,
-     "largest estimated scalar operations per request (default 8589934592)"},
+     "largest estimated scalar operations per request, K/M/G suffixes "
+     "allowed (default 8G = 2^33)"},
     {"timeout", "ATTND_TIMEOUT", OPT_UINT, offsetof(srv_options, timeout_s), 1,
      86400, "idle connection timeout in seconds (default 30)"},
     {"cors-origin", "ATTND_CORS_ORIGIN", OPT_ORIGIN,
@@ -222,13 +223,13 @@ static int apply(srv_options *opts, const opt_spec *sp, const char *value,
     case OPT_UINT:
     case OPT_SIZE:
     case OPT_U64:
-        if (parse_u64(value, sp->kind == OPT_SIZE, &v) != 0 || v < sp->min ||
+        if (parse_u64(value, sp->kind != OPT_UINT, &v) != 0 || v < sp->min ||
             v > sp->max) {
             fprintf(stderr,
                     "attnd: %s: invalid value '%s' (expected an integer "
                     "from %" PRIu64 " to %" PRIu64 "%s)\n",
                     source, value, sp->min, sp->max,
-                    sp->kind == OPT_SIZE ? ", K/M/G suffix allowed" : "");
+                    sp->kind != OPT_UINT ? ", K/M/G suffix allowed" : "");
             return -1;
         }
         break;

@@ -199,6 +199,21 @@ else
         "$(head -c 400 "$TMP/int.log")"
 fi
 
+# --max-work takes K/M/G like the size options: 1K refuses a dot request
+# whose estimated work is B·Nq·Nk·(d+dv) = 1·32·32·2 = 2048
+if start_daemon "$TMP/work.log" --port 0 --max-work 1K; then
+    BASE="http://127.0.0.1:$PORT"
+    big=$(jq -cn '[range(32)] | map([1]) as $m | {queries: $m, keys: $m, values: $m}')
+    post_json /attention/dot "$big"
+    check_problem "--max-work 1K refuses 2048 operations" 413 payload_too_large
+    post_json /regression/nw "$NW"
+    check_status "--max-work 1K still serves the worked example" 200
+    stop_daemon
+    check "exits 0 after --max-work 1K" [ "$RC" -eq 0 ]
+else
+    not_ok "starts with --max-work 1K" "$(head -c 400 "$TMP/work.log")"
+fi
+
 # a port in use: start fails with status 1 and says why
 if start_daemon "$TMP/a.log" --port 0; then
     busy=$PORT
