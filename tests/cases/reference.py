@@ -4,64 +4,18 @@ gen_cases.py to compute the expected answers of tests/cases. Standard
 library only (IEEE-754 doubles, the same libm as C)."""
 
 import math
+import os
+import sys
 
-M64 = (1 << 64) - 1
-
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                os.pardir, "vectors"))
+import attnrng  # noqa: E402
 
 # ------------------------------------------------------------ randomness
-# API.md section 7: splitmix64 seeding xoshiro256**.
-
-def splitmix64(state):
-    state = (state + 0x9E3779B97F4A7C15) & M64
-    z = state
-    z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & M64
-    z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & M64
-    return state, z ^ (z >> 31)
-
-
-def rotl(x, k):
-    return ((x << k) | (x >> (64 - k))) & M64
-
-
-class Rng:
-    def __init__(self, seed):
-        state = seed
-        self.s = []
-        for _ in range(4):
-            state, out = splitmix64(state)
-            self.s.append(out)
-
-    def next(self):
-        s = self.s
-        result = (rotl((s[1] * 5) & M64, 7) * 9) & M64
-        t = (s[1] << 17) & M64
-        s[2] ^= s[0]
-        s[3] ^= s[1]
-        s[1] ^= s[2]
-        s[0] ^= s[3]
-        s[2] ^= t
-        s[3] = rotl(s[3], 45)
-        return result
-
-    def uniform(self):
-        return (self.next() >> 11) * 2.0 ** -53
-
-    def normals(self, n):
-        out = []
-        while len(out) < n:
-            u1 = self.uniform()
-            u2 = self.uniform()
-            if u1 == 0:
-                continue
-            r = math.sqrt(-2 * math.log(u1))
-            out.append(r * math.cos(2 * math.pi * u2))
-            out.append(r * math.sin(2 * math.pi * u2))
-        return out[:n]
-
-    def xavier(self, rows, cols):
-        a = math.sqrt(6 / (cols + rows))
-        return [[-a + 2 * a * self.uniform() for _ in range(cols)]
-                for _ in range(rows)]
+# API.md section 7: splitmix64 seeding xoshiro256**, one implementation
+# shared with the vector generators (tests/vectors/attnrng.py).
+Rng = attnrng.Rng
+f_true = attnrng.f_true
 
 
 # ------------------------------------------------------------- masking
@@ -221,15 +175,9 @@ def nw_fit(w, lr, epochs, data, x_train, y_train, x_query=None, y_query=None):
 
 # ------------------------------------------------------------- dataset
 
-def f_true(x):
-    return 2 * math.sin(x) + x ** 0.8
-
-
 def nw_dataset(n_train=50, noise=0.5, seed=0):
-    rng = Rng(seed)
-    x = sorted(5 * rng.uniform() for _ in range(n_train))
-    z = rng.normals(n_train)
-    y = [f_true(xi) + noise * zi for xi, zi in zip(x, z)]
+    """attnrng.nw_dataset plus the test grid x = 0, 0.1, ..., 4.9."""
+    x, y = attnrng.nw_dataset(n_train, noise, seed)
     x_test = [i / 10 for i in range(50)]
     return x, y, x_test, [f_true(t) for t in x_test]
 
@@ -340,19 +288,7 @@ def bandwidth_cv(x, y, kernel):
 
 def self_check():
     """The contract's published values (API.md sections 4, 5 and 7)."""
-    r = Rng(0)
-    assert r.next() == 0x99ec5f36cb75f2b4 and r.next() == 0xbf6e1f784956452a
-    r = Rng(0)
-    assert [r.uniform() for _ in range(3)] == [
-        0.6012629994179048, 0.7477740925472398, 0.10301998939503632]
-    r = Rng(0)
-    assert r.normals(3) == [-0.01410679738124918, -1.0085864725210538,
-                            -1.8458950876958273]
-    assert Rng(0).xavier(2, 3) == [
-        [0.22185611608727585, 0.5428458386139836, -0.8697396267479146],
-        [-0.18274417446004343, 0.510470366862243, 1.0948939664127075]]
-    x, y, _, _ = nw_dataset()
-    assert x[0] == 0.19157748800980812 and y[0] == 0.4527892370680555
+    attnrng.check_golden()
     xt, yt = [1, 2, 4], [[0], [3], [1]]
     pred, a = nw_predict([2.5], xt, yt, "gaussian", 0.5)
     close = lambda p, q: abs(p - q) <= 1e-15 + 1e-13 * abs(q)
