@@ -11,9 +11,9 @@ import json
 import math
 import os
 import random
-import shutil
 
 import reference as ref
+from casefile import CaseSet, flat, ok, rand_tensor
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROUTES = {
@@ -25,18 +25,8 @@ ROUTES = {
     "softmax_masked": "POST /softmax/masked",
     "encoding_positional": "GET /encoding/positional",
 }
-CASES = {e: {} for e in ROUTES}
-
-
-def add(endpoint, name, expected, body=None, raw=None, meta=None):
-    assert name not in CASES[endpoint], name
-    if body is not None:
-        raw = json.dumps(body, ensure_ascii=False).encode()
-    CASES[endpoint][name] = (raw, meta, expected)
-
-
-def ok(body, status=200):
-    return {"status": status, "body": body}
+CASES = CaseSet(ROUTES)
+add = CASES.add
 
 
 def problem(code, pointer=None, expected=None, got=None, status=None):
@@ -53,25 +43,6 @@ def problem(code, pointer=None, expected=None, got=None, status=None):
     return {"status": status or statuses.get(code, 422), "body": body}
 
 
-def flat(t):
-    """{"shape", "data"} form of a nested list."""
-    shape = []
-    x = t
-    while isinstance(x, list):
-        shape.append(len(x))
-        x = x[0]
-    data = []
-
-    def walk(y):
-        if isinstance(y, list):
-            for z in y:
-                walk(z)
-        else:
-            data.append(y)
-    walk(t)
-    return {"shape": shape, "data": data}
-
-
 def rounded(x, k):
     """A value as "precision": k prints it (%.{k}g, read back)."""
     if isinstance(x, list):
@@ -79,12 +50,6 @@ def rounded(x, k):
     if x is None:
         return None
     return float("%.*g" % (k, x))
-
-
-def rand_tensor(rng, *shape, lo=-1.0, hi=1.0):
-    if not shape:
-        return round(rng.uniform(lo, hi), 4)
-    return [rand_tensor(rng, *shape[1:], lo=lo, hi=hi) for _ in range(shape[0])]
 
 
 def col(v):
@@ -717,7 +682,7 @@ def dot_grad_cases():
          diag=True, valid_lens=[2, 4])
     # return_scores: the masked scores print as null next to diagnostics
     name = "diagnostics_and_scores"
-    raw, meta, exp = CASES[E][name]
+    raw, meta, exp = CASES.cases[E][name]
     _, _, s, _, _ = ref.dot_attention(q, k, v, valid_lens=[2, 4])
     exp["body"]["scores"] = s
 
@@ -1806,29 +1771,6 @@ def nw_bandwidth_cases():
          "w": "cv", "kernel": "boxcar"})
 
 
-def write():
-    for endpoint, cases in CASES.items():
-        edir = os.path.join(HERE, endpoint)
-        if os.path.isdir(edir):
-            shutil.rmtree(edir)
-        os.makedirs(edir)
-        with open(os.path.join(edir, "route"), "w") as f:
-            f.write(ROUTES[endpoint] + "\n")
-        for name, (raw, meta, expected) in sorted(cases.items()):
-            cdir = os.path.join(edir, name)
-            os.makedirs(cdir)
-            if raw is not None:
-                with open(os.path.join(cdir, "request.json"), "wb") as f:
-                    f.write(raw)
-            if meta is not None:
-                with open(os.path.join(cdir, "meta.json"), "w") as f:
-                    json.dump(meta, f)
-                    f.write("\n")
-            with open(os.path.join(cdir, "expected.json"), "w") as f:
-                json.dump(expected, f, allow_nan=False)
-                f.write("\n")
-
-
 if __name__ == "__main__":
     ref.self_check()
     dot_cases()
@@ -1841,5 +1783,5 @@ if __name__ == "__main__":
     softmax_cases()
     posenc_cases()
     nw_bandwidth_cases()
-    write()
-    print(sum(len(c) for c in CASES.values()), "cases")
+    CASES.write(HERE)
+    print(CASES.count(), "cases")

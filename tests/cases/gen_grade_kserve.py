@@ -17,9 +17,9 @@ import json
 import math
 import os
 import random
-import shutil
 
 import reference as ref
+from casefile import CaseSet, flat, ok, rand_tensor
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROUTES = {
@@ -33,18 +33,8 @@ ROUTES = {
         "POST /v2/models/attention_multihead/infer",
     "v2_infer_regression_nw": "POST /v2/models/regression_nw/infer",
 }
-CASES = {e: {} for e in ROUTES}
-
-
-def add(endpoint, name, expected, body=None, raw=None, meta=None):
-    assert name not in CASES[endpoint], name
-    if body is not None:
-        raw = json.dumps(body, ensure_ascii=False).encode()
-    CASES[endpoint][name] = (raw, meta, expected)
-
-
-def ok(body):
-    return {"status": 200, "body": body}
+CASES = CaseSet(ROUTES)
+add = CASES.add
 
 
 def problem(code, pointer=None, expected=None, got=None, status=422):
@@ -62,29 +52,6 @@ def v2_error(prefix, status=422):
     """The protocol's {"error": message}; the message must start with
     prefix ("<code> at <pointer>:")."""
     return {"status": status, "body": {"error": prefix}}
-
-
-def flat(t):
-    shape, x = [], t
-    while isinstance(x, list):
-        shape.append(len(x))
-        x = x[0]
-    data = []
-
-    def walk(y):
-        if isinstance(y, list):
-            for z in y:
-                walk(z)
-        else:
-            data.append(y)
-    walk(t)
-    return {"shape": shape, "data": data}
-
-
-def rand_tensor(rng, *shape):
-    if not shape:
-        return round(rng.uniform(-1, 1), 4)
-    return [rand_tensor(rng, *shape[1:]) for _ in range(shape[0])]
 
 
 # ------------------------------------------------------------ grading
@@ -763,29 +730,6 @@ def v2_nw_cases():
          "parameters": {"kernel": "boxcar"}})
 
 
-def write():
-    for endpoint, cases in CASES.items():
-        edir = os.path.join(HERE, endpoint)
-        if os.path.isdir(edir):
-            shutil.rmtree(edir)
-        os.makedirs(edir)
-        with open(os.path.join(edir, "route"), "w") as f:
-            f.write(ROUTES[endpoint] + "\n")
-        for name, (raw, meta, expected) in sorted(cases.items()):
-            cdir = os.path.join(edir, name)
-            os.makedirs(cdir)
-            if raw is not None:
-                with open(os.path.join(cdir, "request.json"), "wb") as f:
-                    f.write(raw)
-            if meta is not None:
-                with open(os.path.join(cdir, "meta.json"), "w") as f:
-                    json.dump(meta, f)
-                    f.write("\n")
-            with open(os.path.join(cdir, "expected.json"), "w") as f:
-                json.dump(expected, f, allow_nan=False)
-                f.write("\n")
-
-
 if __name__ == "__main__":
     ref.self_check()
     grade_cases()
@@ -794,5 +738,5 @@ if __name__ == "__main__":
     v2_additive_cases()
     v2_multihead_cases()
     v2_nw_cases()
-    write()
-    print(sum(len(c) for c in CASES.values()), "cases")
+    CASES.write(HERE)
+    print(CASES.count(), "cases")
