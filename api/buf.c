@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "numfmt.h"
+#include "utf8.h"
 
 int api_buf_reserve(api_buf *b, size_t extra) {
     if (b->failed)
@@ -77,35 +78,6 @@ int api_buf_number(api_buf *b, double x, int precision) {
     return 0;
 }
 
-/* Length of the valid UTF-8 sequence (RFC 3629: no overlongs, no
- * surrogates, at most U+10FFFF) starting at s[0], or 0 when invalid. */
-static size_t utf8_len(const unsigned char *s, size_t n) {
-    unsigned c = s[0];
-    size_t len;
-    unsigned min;
-    if (c < 0x80)
-        return 1;
-    if (c >= 0xC2 && c <= 0xDF)
-        len = 2, min = 0x80;
-    else if (c >= 0xE0 && c <= 0xEF)
-        len = 3, min = 0x800;
-    else if (c >= 0xF0 && c <= 0xF4)
-        len = 4, min = 0x10000;
-    else
-        return 0;
-    if (len > n)
-        return 0;
-    unsigned cp = c & (0x7F >> len);
-    for (size_t i = 1; i < len; i++) {
-        if ((s[i] & 0xC0) != 0x80)
-            return 0;
-        cp = (cp << 6) | (s[i] & 0x3F);
-    }
-    if (cp < min || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF))
-        return 0;
-    return len;
-}
-
 void api_buf_json_string(api_buf *b, const char *s, size_t n) {
     static const char hex[] = "0123456789abcdef";
     const unsigned char *u = (const unsigned char *)s;
@@ -114,7 +86,7 @@ void api_buf_json_string(api_buf *b, const char *s, size_t n) {
     for (size_t i = 0; i < n;) {
         unsigned char c = u[i];
         if (c >= 0x80) {
-            size_t len = utf8_len(u + i, n - i);
+            size_t len = api_utf8_len(u + i, n - i);
             if (len) {
                 i += len;
                 continue;

@@ -10,6 +10,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "utf8.h"
+
 #define LINE_MAX_BYTES 4096
 #define PATH_LOG_MAX 1024 /* bytes of the path kept in a line */
 
@@ -59,35 +61,6 @@ static void put_time(line *l) {
     putf(l, "%s.%03ldZ", tmp, ts.tv_nsec / 1000000L);
 }
 
-/* Length of the valid UTF-8 sequence at s (at most n bytes), 0 if invalid
- * (RFC 3629: no overlongs, no surrogates, nothing above U+10FFFF). */
-static size_t utf8_len(const unsigned char *s, size_t n) {
-    unsigned c = s[0];
-    size_t len;
-    unsigned min;
-    if (c < 0x80)
-        return 1;
-    if (c >= 0xC2 && c <= 0xDF)
-        len = 2, min = 0x80;
-    else if (c >= 0xE0 && c <= 0xEF)
-        len = 3, min = 0x800;
-    else if (c >= 0xF0 && c <= 0xF4)
-        len = 4, min = 0x10000;
-    else
-        return 0;
-    if (n < len)
-        return 0;
-    unsigned cp = c & (0x7F >> len);
-    for (size_t i = 1; i < len; i++) {
-        if ((s[i] & 0xC0) != 0x80)
-            return 0;
-        cp = (cp << 6) | (s[i] & 0x3F);
-    }
-    if (cp < min || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF))
-        return 0;
-    return len;
-}
-
 /* A JSON string literal for s (RFC 8259 section 7). */
 static void put_json_string(line *l, const char *s, size_t max) {
     const unsigned char *p = (const unsigned char *)s;
@@ -105,7 +78,7 @@ static void put_json_string(line *l, const char *s, size_t max) {
             putf(l, "\\u%04x", c);
             i++;
         } else {
-            size_t len = utf8_len(p + i, n - i);
+            size_t len = api_utf8_len(p + i, n - i);
             if (len == 0) {
                 puts_(l, "\\ufffd");
                 i++;
