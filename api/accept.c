@@ -38,8 +38,7 @@ static const char *skip_quoted(const char *s) {
     return *s ? s + 1 : NULL;
 }
 
-/* Parse a qvalue of n bytes into thousandths; -1 when malformed. */
-static int parse_qvalue(const char *s, size_t n) {
+int api_qvalue_parse(const char *s, size_t n) {
     if (n == 0 || (s[0] != '0' && s[0] != '1'))
         return -1;
     int q = (s[0] - '0') * 1000;
@@ -109,7 +108,7 @@ static const char *next_range(const char *s, media_range *r) {
         }
         size_t value_len = (size_t)(s - value);
         if (name_len == 1 && (name[0] == 'q' || name[0] == 'Q')) {
-            r->q = parse_qvalue(value, value_len);
+            r->q = api_qvalue_parse(value, value_len);
             ok = r->q >= 0;
             seen_q = 1;
         } else if (!seen_q) {

@@ -9,24 +9,7 @@
 #include <strings.h>
 #include <zlib.h>
 
-/* Parse a qvalue ("1", "0.5", "0.000"); returns it in thousandths, or -1
- * when malformed (RFC 9110 section 12.4.2). */
-static int parse_qvalue(const char *s, size_t n) {
-    if (n == 0 || (s[0] != '0' && s[0] != '1'))
-        return -1;
-    int q = (s[0] - '0') * 1000;
-    if (n == 1)
-        return q;
-    if (s[1] != '.' || n > 5)
-        return -1;
-    int scale = 100;
-    for (size_t i = 2; i < n; i++, scale /= 10) {
-        if (s[i] < '0' || s[i] > '9')
-            return -1;
-        q += (s[i] - '0') * scale;
-    }
-    return q <= 1000 ? q : -1;
-}
+#include "accept.h"
 
 static size_t min_bytes = SRV_GZIP_MIN_BYTES; /* 0: never compress */
 
@@ -69,7 +52,7 @@ int srv_gzip_accepted(const char *ae) {
                 p++;
             if ((param[0] == 'q' || param[0] == 'Q') && p - param >= 2 &&
                 param[1] == '=')
-                q = parse_qvalue(param + 2, (size_t)(p - param - 2));
+                q = api_qvalue_parse(param + 2, (size_t)(p - param - 2));
         }
         if (q >= 0) {
             if ((name_len == 4 && strncasecmp(name, "gzip", 4) == 0) ||
