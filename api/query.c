@@ -96,9 +96,7 @@ int api_query_parse(char **storage, const char *query, api_query_param *params,
     return 0;
 }
 
-/* JSON number grammar: -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?
- * Sets *integer when there is neither fraction nor exponent. */
-static int json_number_syntax(const char *s, int *integer) {
+int api_query_number_syntax(const char *s, int *integer) {
     *integer = 1;
     if (*s == '-')
         s++;
@@ -142,7 +140,7 @@ static int not_a_number(const api_query_param *q, const char *want,
 
 int api_query_number(const api_query_param *q, double *out, api_problem *p) {
     int integer;
-    if (!json_number_syntax(q->value, &integer))
+    if (!api_query_number_syntax(q->value, &integer))
         return not_a_number(q, "a number such as 0.5", p);
     errno = 0;
     double x = strtod(q->value, NULL);
@@ -152,7 +150,7 @@ int api_query_number(const api_query_param *q, double *out, api_problem *p) {
 
 int api_query_int(const api_query_param *q, int64_t *out, api_problem *p) {
     int integer;
-    if (!json_number_syntax(q->value, &integer))
+    if (!api_query_number_syntax(q->value, &integer))
         return not_a_number(q, "an integer", p);
     if (integer) {
         errno = 0;

@@ -30,6 +30,13 @@ typedef struct {
 int api_query_parse(char **storage, const char *query, api_query_param *params,
                     size_t n, api_problem *p);
 
+/* 1 when the NUL-terminated text s is a number by JSON's grammar (RFC 8259
+ * section 6: -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?, nothing
+ * before or after), else 0. *integer is set to 1 when the text has neither
+ * fraction nor exponent, else 0 (meaningful only when 1 is returned).
+ * Checks the text only; no value is computed. */
+int api_query_number_syntax(const char *s, int *integer);
+
 /* A number with JSON's grammar (RFC 8259 section 6), into *out.
  * Returns 0; 1 when the value does not fit a double (e.g. 1e400: the
  * caller's invalid_value); -1 with wrong_type set when it is empty or not a

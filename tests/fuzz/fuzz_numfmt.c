@@ -21,36 +21,7 @@
 
 #include "fuzz.h"
 #include "numfmt.h"
-
-/* RFC 8259 number: -? (0 | [1-9][0-9]*) (.[0-9]+)? ([eE][+-]?[0-9]+)? */
-static int numfmt_is_json_number(const char *s) {
-    if (*s == '-')
-        s++;
-    if (*s == '0')
-        s++;
-    else if (*s >= '1' && *s <= '9')
-        while (*s >= '0' && *s <= '9')
-            s++;
-    else
-        return 0;
-    if (*s == '.') {
-        s++;
-        if (!(*s >= '0' && *s <= '9'))
-            return 0;
-        while (*s >= '0' && *s <= '9')
-            s++;
-    }
-    if (*s == 'e' || *s == 'E') {
-        s++;
-        if (*s == '+' || *s == '-')
-            s++;
-        if (!(*s >= '0' && *s <= '9'))
-            return 0;
-        while (*s >= '0' && *s <= '9')
-            s++;
-    }
-    return *s == '\0';
-}
+#include "query.h"
 
 /* Significant digits of a decimal text (leading and trailing zeros of the
  * mantissa dropped) into digits; returns how many. */
@@ -110,7 +81,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     }
     if (want == 0)
         want = 0.0; /* -0 prints as 0 */
-    fuzz_check(numfmt_is_json_number(buf), "'%s' is not a JSON number", buf);
+    int integer;
+    fuzz_check(api_query_number_syntax(buf, &integer),
+               "'%s' is not a JSON number", buf);
     double back = strtod(buf, NULL);
     fuzz_check(numfmt_same(back, want),
                "%.17g (%a) at precision %d printed '%s', which reads back as "
