@@ -10,6 +10,10 @@
  *     |analytic − numeric| / max(|analytic|, |numeric|, FD_FLOOR),
  * FD_FLOOR = 1e-3: relative for every gradient above 1e-3, and an absolute
  * 1e-9 bound below, where the rounding of L dominates any difference.
+ *
+ * Torch autograd vectors (tests/vectors/grads_*.txt, read with vectors.h)
+ * come with their sizes, tensors and mask; the bw_vector_* helpers unpack
+ * those.
  */
 #ifndef BACKWARD_CHECK_H
 #define BACKWARD_CHECK_H
@@ -17,6 +21,7 @@
 #include "check.h"
 
 #include "attn.h"
+#include "vectors.h"
 
 #include <stdint.h>
 #include <stdlib.h>
@@ -158,5 +163,45 @@ static inline void bw_check_fd(const double *grad, double *x, size_t n,
             *(worst) = d_;                                                     \
         assert_close((got), (want), (n), (tol));                               \
     } while (0)
+
+/* The case's "sizes" field, asserted to hold exactly n entries, into
+ * z[0 .. n-1]. */
+static inline void bw_vector_sizes(size_t *z, const vec_case *vc, size_t n) {
+    const vec_tensor *sz = vec_get(vc, "sizes");
+    assert_non_null(sz);
+    assert_int_equal(sz->count, n);
+    for (size_t i = 0; i < n; i++)
+        z[i] = (size_t)sz->data[i];
+}
+
+/* The case's field `name`, asserted to hold exactly n doubles, into dst. */
+static inline void bw_vector_copy(double *dst, const vec_case *vc,
+                                  const char *name, size_t n) {
+    const vec_tensor *t = vec_get(vc, name);
+    assert_non_null(t);
+    assert_int_equal(t->count, n);
+    memcpy(dst, t->data, n * sizeof(double));
+}
+
+/* The case's mask into *m: valid_lens (B) or (B, Nq), when present, copied
+ * into lens (room for every entry) and its causal rule. The fully masked
+ * policy is left as it is (bw_vector_policy reads it). */
+static inline void bw_vector_mask(attn_mask *m, int64_t *lens,
+                                  const vec_case *vc) {
+    const vec_tensor *vl = vec_get(vc, "valid_lens");
+    if (vl) {
+        for (size_t i = 0; i < vl->count; i++)
+            lens[i] = (int64_t)vl->data[i];
+        m->valid_lens = lens;
+        m->per_query = vl->rank == 2;
+    }
+    m->causal = (attn_causal)vec_data(vc, "causal")[0];
+}
+
+/* The case's fully masked policy: 1 → uniform, else zero. */
+static inline attn_fully_masked bw_vector_policy(const vec_case *vc) {
+    return vec_data(vc, "fully_masked")[0] == 1.0 ? ATTN_FULLY_MASKED_UNIFORM
+                                                  : ATTN_FULLY_MASKED_ZERO;
+}
 
 #endif /* BACKWARD_CHECK_H */

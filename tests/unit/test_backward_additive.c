@@ -189,14 +189,6 @@ static void test_fully_masked_example_exact(void **state) {
 
 /* ------------------------------------------------ torch autograd */
 
-static void copy_field(double *dst, const vec_case *vc, const char *name,
-                       size_t n) {
-    const vec_tensor *t = vec_get(vc, name);
-    assert_non_null(t);
-    assert_int_equal(t->count, n);
-    memcpy(dst, t->data, n * sizeof(double));
-}
-
 /* Every case of grads_additive.txt: output and weights within 1e-12, the
  * six gradients within 1e-9 (check_diff) of torch autograd. */
 static void test_torch_vectors(void **state) {
@@ -208,32 +200,19 @@ static void test_torch_vectors(void **state) {
     size_t cases = 0;
     double worst = 0.0;
     while ((rc = vec_read_case(f, &vc)) == 1) {
-        const vec_tensor *sz = vec_get(&vc, "sizes");
-        assert_non_null(sz);
-        assert_int_equal(sz->count, 7);
         size_t z[7];
-        for (size_t i = 0; i < 7; i++)
-            z[i] = (size_t)sz->data[i];
+        bw_vector_sizes(z, &vc, 7);
         add_case c;
         ac_alloc(&c, z[0], z[1], z[2], z[3], z[4], z[5], z[6]);
-        copy_field(c.q, &vc, "queries", c.B * c.Nq * c.dq);
-        copy_field(c.k, &vc, "keys", c.B * c.Nk * c.dk);
-        copy_field(c.v, &vc, "values", c.B * c.Nk * c.dv);
-        copy_field(c.W_q, &vc, "W_q", c.h * c.dq);
-        copy_field(c.W_k, &vc, "W_k", c.h * c.dk);
-        copy_field(c.w_v, &vc, "w_v", c.h);
-        copy_field(c.dO, &vc, "grad_output", c.B * c.Nq * c.dv);
-        const vec_tensor *vl = vec_get(&vc, "valid_lens");
-        if (vl) {
-            for (size_t i = 0; i < vl->count; i++)
-                c.lens[i] = (int64_t)vl->data[i];
-            c.mask.valid_lens = c.lens;
-            c.mask.per_query = vl->rank == 2;
-        }
-        c.mask.causal = (attn_causal)vec_data(&vc, "causal")[0];
-        c.mask.fully_masked = vec_data(&vc, "fully_masked")[0] == 1.0
-                                  ? ATTN_FULLY_MASKED_UNIFORM
-                                  : ATTN_FULLY_MASKED_ZERO;
+        bw_vector_copy(c.q, &vc, "queries", c.B * c.Nq * c.dq);
+        bw_vector_copy(c.k, &vc, "keys", c.B * c.Nk * c.dk);
+        bw_vector_copy(c.v, &vc, "values", c.B * c.Nk * c.dv);
+        bw_vector_copy(c.W_q, &vc, "W_q", c.h * c.dq);
+        bw_vector_copy(c.W_k, &vc, "W_k", c.h * c.dk);
+        bw_vector_copy(c.w_v, &vc, "w_v", c.h);
+        bw_vector_copy(c.dO, &vc, "grad_output", c.B * c.Nq * c.dv);
+        bw_vector_mask(&c.mask, c.lens, &vc);
+        c.mask.fully_masked = bw_vector_policy(&vc);
 
         assert_int_equal(ac_forward(&c), ATTN_OK);
         assert_close(c.out, vec_data(&vc, "output"), c.B * c.Nq * c.dv, 1e-12);

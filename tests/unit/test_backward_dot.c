@@ -223,11 +223,6 @@ static void test_masked_positions_zero(void **state) {
 
 /* ------------------------------------------------ torch autograd */
 
-static attn_fully_masked policy_of(const vec_case *vc) {
-    return vec_data(vc, "fully_masked")[0] == 1.0 ? ATTN_FULLY_MASKED_UNIFORM
-                                                  : ATTN_FULLY_MASKED_ZERO;
-}
-
 /* Every case of grads_dot.txt: the forward's output and weights, then
  * grad_q, grad_k, grad_v within 1e-9 (check_diff) of torch autograd. */
 static void test_torch_vectors(void **state) {
@@ -239,26 +234,17 @@ static void test_torch_vectors(void **state) {
     size_t cases = 0;
     double worst = 0.0;
     while ((rc = vec_read_case(f, &vc)) == 1) {
-        const vec_tensor *sz = vec_get(&vc, "sizes");
-        assert_non_null(sz);
-        assert_int_equal(sz->count, 5);
+        size_t z[5];
+        bw_vector_sizes(z, &vc, 5);
         dot_case c;
-        dc_alloc(&c, (size_t)sz->data[0], (size_t)sz->data[1],
-                 (size_t)sz->data[2], (size_t)sz->data[3], (size_t)sz->data[4]);
+        dc_alloc(&c, z[0], z[1], z[2], z[3], z[4]);
         c.scale = vec_data(&vc, "scale")[0];
-        memcpy(c.q, vec_data(&vc, "queries"), c.B * c.Nq * c.d * 8);
-        memcpy(c.k, vec_data(&vc, "keys"), c.B * c.Nk * c.d * 8);
-        memcpy(c.v, vec_data(&vc, "values"), c.B * c.Nk * c.dv * 8);
-        memcpy(c.dO, vec_data(&vc, "grad_output"), c.B * c.Nq * c.dv * 8);
-        const vec_tensor *vl = vec_get(&vc, "valid_lens");
-        if (vl) {
-            for (size_t i = 0; i < vl->count; i++)
-                c.lens[i] = (int64_t)vl->data[i];
-            c.mask.valid_lens = c.lens;
-            c.mask.per_query = vl->rank == 2;
-        }
-        c.mask.causal = (attn_causal)vec_data(&vc, "causal")[0];
-        c.mask.fully_masked = policy_of(&vc);
+        bw_vector_copy(c.q, &vc, "queries", c.B * c.Nq * c.d);
+        bw_vector_copy(c.k, &vc, "keys", c.B * c.Nk * c.d);
+        bw_vector_copy(c.v, &vc, "values", c.B * c.Nk * c.dv);
+        bw_vector_copy(c.dO, &vc, "grad_output", c.B * c.Nq * c.dv);
+        bw_vector_mask(&c.mask, c.lens, &vc);
+        c.mask.fully_masked = bw_vector_policy(&vc);
 
         assert_int_equal(dc_forward(&c), ATTN_OK);
         assert_close(c.out, vec_data(&vc, "output"), c.B * c.Nq * c.dv, 1e-12);

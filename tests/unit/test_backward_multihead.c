@@ -265,14 +265,6 @@ static void test_fully_masked_row_exact(void **state) {
 
 /* ------------------------------------------------ torch autograd */
 
-static void copy_field(double *dst, const vec_case *vc, const char *name,
-                       size_t n) {
-    const vec_tensor *t = vec_get(vc, name);
-    assert_non_null(t);
-    assert_int_equal(t->count, n);
-    memcpy(dst, t->data, n * sizeof(double));
-}
-
 /* Every case of grads_multihead.txt: output and per-head weights within
  * 1e-12, then every gradient within 1e-9 (check_diff) of torch autograd
  * through nn.MultiheadAttention. */
@@ -290,35 +282,24 @@ static void test_torch_vectors(void **state) {
         "grad_W_q", "grad_W_k", "grad_W_v", "grad_W_o",
         "grad_b_q", "grad_b_k", "grad_b_v", "grad_b_o"};
     while ((rc = vec_read_case(f, &vc)) == 1) {
-        const vec_tensor *sz = vec_get(&vc, "sizes");
-        assert_non_null(sz);
-        assert_int_equal(sz->count, 9);
         size_t z[9];
-        for (size_t i = 0; i < 9; i++)
-            z[i] = (size_t)sz->data[i];
+        bw_vector_sizes(z, &vc, 9);
         mh_case c;
         mc_alloc(&c, z[0], z[1], z[2], z[3], z[4], z[5], z[6], z[7], z[8]);
-        copy_field(c.q, &vc, "queries", c.B * c.Nq * c.dq);
-        copy_field(c.k, &vc, "keys", c.B * c.Nk * c.dk);
-        copy_field(c.v, &vc, "values", c.B * c.Nk * c.dv);
-        copy_field(c.dO, &vc, "grad_output", c.B * c.Nq * c.d_out);
+        bw_vector_copy(c.q, &vc, "queries", c.B * c.Nq * c.dq);
+        bw_vector_copy(c.k, &vc, "keys", c.B * c.Nk * c.dk);
+        bw_vector_copy(c.v, &vc, "values", c.B * c.Nk * c.dv);
+        bw_vector_copy(c.dO, &vc, "grad_output", c.B * c.Nq * c.d_out);
         for (int t = 0; t < NPARAM; t++) {
             if (t >= P_BQ) {
                 c.has_bias[t - P_BQ] = vec_get(&vc, pnames[t]) != NULL;
                 if (!c.has_bias[t - P_BQ])
                     continue;
             }
-            copy_field(c.p[t], &vc, pnames[t], c.pn[t]);
+            bw_vector_copy(c.p[t], &vc, pnames[t], c.pn[t]);
         }
         with_bias += (size_t)c.has_bias[0];
-        const vec_tensor *vl = vec_get(&vc, "valid_lens");
-        if (vl) {
-            for (size_t i = 0; i < vl->count; i++)
-                c.lens[i] = (int64_t)vl->data[i];
-            c.mask.valid_lens = c.lens;
-            c.mask.per_query = vl->rank == 2;
-        }
-        c.mask.causal = (attn_causal)vec_data(&vc, "causal")[0];
+        bw_vector_mask(&c.mask, c.lens, &vc);
 
         assert_int_equal(mc_forward(&c), ATTN_OK);
         assert_close(c.out, vec_data(&vc, "output"), c.B * c.Nq * c.d_out,
