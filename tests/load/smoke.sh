@@ -135,6 +135,7 @@ healthz() {
 # slowloris_probe NAME: SLOW_CONNS slow clients, PROBE_REQUESTS normal ones
 slowloris_probe() {
     name=$1
+    : >"$TMP/slow.out"
     perl "$DIR/slowloris.pl" 127.0.0.1 "$PORT" "$SLOW_CONNS" "$SLOW_SECONDS" \
         "$SLOW_INTERVAL" >"$TMP/slow.out" 2>&1 &
     slow=$!
