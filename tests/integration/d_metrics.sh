@@ -251,11 +251,13 @@ check "its duration (> 1.2 s) is above the 1 s bucket and within 10 s" \
         '{"route":"/regression/nw","le":"1"}') = 0 ] &&
            [ $(delta attnd_request_duration_seconds_bucket \
         '{"route":"/regression/nw","le":"10"}') = 1 ]"
-check "  and the duration sum grew by at least 1.2 s" \
+# (the upload is held back 1.2 s; the check keeps a 0.1 s margin, as the
+# bucket check above already pins the duration above 1 s)
+check "  and the duration sum grew by more than 1.1 s" \
     jq -e --argjson was "$(value attnd_request_duration_seconds_sum \
         '{"route":"/regression/nw"}' before)" "$JQ_DEFS"'
         val("attnd_request_duration_seconds_sum"; {"route": "/regression/nw"})
-        - $was >= 1.2' "$TMP/now.json"
+        - $was > 1.1' "$TMP/now.json"
 check "in flight is back to 1" [ "$(value attnd_in_flight_requests '{}')" = 1 ]
 
 # --- compression and the linter on a fuller document ----------------------
