@@ -28,6 +28,7 @@
 #include <sys/stat.h>
 
 #include "route.h"
+#include "../unit/testfs.h"
 
 #define CASES_DIR "tests/cases"
 #define SUITE_DIR "tests/json/json-test-suite"
@@ -65,20 +66,6 @@ static size_t n_written[CORPUS_TARGETS];
 static void (*corpus_sink)(int target, const char *name,
                            const unsigned char *data, size_t size);
 
-static char *slurp(const char *path, size_t *len) {
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return NULL;
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *buf = malloc((size_t)n + 1);
-    size_t got = fread(buf, 1, (size_t)n, f);
-    fclose(f);
-    buf[got] = '\0';
-    *len = got;
-    return buf;
-}
 
 /* OUT/target/name = head + body. */
 static void seed(int target, const char *name, const unsigned char *head,
@@ -105,35 +92,6 @@ static void seed(int target, const char *name, const unsigned char *head,
     fclose(f);
 }
 
-static int by_name(const void *a, const void *b) {
-    return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
-/* Sorted entries of dir (without . and ..); returns the count. */
-static size_t list(const char *dir, char ***out) {
-    DIR *d = opendir(dir);
-    size_t n = 0, cap = 64;
-    char **names = malloc(cap * sizeof *names);
-    struct dirent *e;
-    while (d && (e = readdir(d))) {
-        if (e->d_name[0] == '.')
-            continue;
-        if (n == cap)
-            names = realloc(names, (cap *= 2) * sizeof *names);
-        names[n++] = strdup(e->d_name);
-    }
-    if (d)
-        closedir(d);
-    qsort(names, n, sizeof *names, by_name);
-    *out = names;
-    return n;
-}
-
-static void free_list(char **names, size_t n) {
-    for (size_t i = 0; i < n; i++)
-        free(names[i]);
-    free(names);
-}
 
 /* fuzz_tensor's field spec for a request field (see fuzz_tensor.c). */
 static unsigned char tensor_spec(const char *key) {
@@ -173,13 +131,13 @@ static void tensor_seeds(const char *name, const json_t *body) {
 
 static void case_seeds(void) {
     char **eps;
-    size_t n_eps = list(CASES_DIR, &eps);
+    size_t n_eps = test_list(CASES_DIR, 0, &eps);
     for (size_t i = 0; i < n_eps; i++) {
         char dir[512], file[700];
         snprintf(dir, sizeof dir, "%s/%s", CASES_DIR, eps[i]);
         snprintf(file, sizeof file, "%s/route", dir);
         size_t len;
-        char *route = slurp(file, &len);
+        char *route = test_slurp(file, &len);
         char method[16], path[256];
         if (!route || sscanf(route, "%15s %255s", method, path) != 2) {
             free(route);
@@ -187,7 +145,7 @@ static void case_seeds(void) {
         }
         free(route);
         char **names;
-        size_t n = list(dir, &names);
+        size_t n = test_list(dir, 0, &names);
         for (size_t j = 0; j < n; j++) {
             char cdir[800], name[600], file2[900];
             snprintf(cdir, sizeof cdir, "%s/%s", dir, names[j]);
@@ -205,7 +163,7 @@ static void case_seeds(void) {
                 accept = json_string_value(json_object_get(meta, "accept"));
             snprintf(file2, sizeof file2, "%s/request.json", cdir);
             size_t body_len = 0;
-            char *body = slurp(file2, &body_len);
+            char *body = test_slurp(file2, &body_len);
             char head[600];
             int head_len = snprintf(head, sizeof head, "%s %s%s%s\n", m, p,
                                     accept[0] ? " " : "", accept);
@@ -230,21 +188,21 @@ static void case_seeds(void) {
             json_decref(meta);
             free(body);
         }
-        free_list(names, n);
+        test_list_free(names, n);
     }
-    free_list(eps, n_eps);
+    test_list_free(eps, n_eps);
 }
 
 static void suite_seeds(void) {
     char **names;
-    size_t n = list(SUITE_DIR, &names);
+    size_t n = test_list(SUITE_DIR, 0, &names);
     for (size_t j = 0; j < n; j++) {
         if (!strstr(names[j], ".json"))
             continue;
         char file[600], name[700];
         snprintf(file, sizeof file, "%s/%s", SUITE_DIR, names[j]);
         size_t len;
-        char *body = slurp(file, &len);
+        char *body = test_slurp(file, &len);
         if (!body)
             continue;
         for (size_t i = 0; i < api_route_count(); i++) {
@@ -267,7 +225,7 @@ static void suite_seeds(void) {
         }
         free(body);
     }
-    free_list(names, n);
+    test_list_free(names, n);
 }
 
 static void numfmt_seeds(void) {

@@ -18,6 +18,7 @@
 #include <jansson.h>
 
 #include "api.h"
+#include "testfs.h"
 
 #define CASES_DIR "tests/cases"
 /* Number tolerances; a case's expected.json may set its own "atol" and
@@ -31,21 +32,6 @@ typedef struct {
     char path[256];
 } api_case;
 
-/* Whole file into a malloc'd buffer; NULL when absent. */
-static char *slurp(const char *path, size_t *len) {
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return NULL;
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *buf = malloc((size_t)n + 1);
-    size_t got = fread(buf, 1, (size_t)n, f);
-    fclose(f);
-    buf[got] = '\0';
-    *len = got;
-    return buf;
-}
 
 static json_t *load_json(const char *dir, const char *file) {
     char path[1100];
@@ -166,7 +152,7 @@ static void run_case(void **state) {
     size_t body_len = 0;
     char path[1100];
     snprintf(path, sizeof path, "%s/request.json", c->dir);
-    char *body = slurp(path, &body_len);
+    char *body = test_slurp(path, &body_len);
     json_t *meta = load_json(c->dir, "meta.json");
     json_t *expected = load_json(c->dir, "expected.json");
     assert_non_null(expected);
@@ -237,38 +223,9 @@ static void run_case(void **state) {
     free(body);
 }
 
-static int by_name(const void *a, const void *b) {
-    return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
-/* Sorted subdirectory names of dir (malloc'd array of malloc'd names). */
-static size_t list_dirs(const char *dir, char ***out) {
-    DIR *d = opendir(dir);
-    size_t n = 0, cap = 16;
-    char **names = malloc(cap * sizeof *names);
-    struct dirent *e;
-    while (d && (e = readdir(d))) {
-        char full[768];
-        struct stat st;
-        if (e->d_name[0] == '.')
-            continue;
-        snprintf(full, sizeof full, "%s/%s", dir, e->d_name);
-        if (stat(full, &st) != 0 || !S_ISDIR(st.st_mode))
-            continue;
-        if (n == cap)
-            names = realloc(names, (cap *= 2) * sizeof *names);
-        names[n++] = strdup(e->d_name);
-    }
-    if (d)
-        closedir(d);
-    qsort(names, n, sizeof *names, by_name);
-    *out = names;
-    return n;
-}
-
 int main(void) {
     char **endpoints;
-    size_t n_endpoints = list_dirs(CASES_DIR, &endpoints);
+    size_t n_endpoints = test_list(CASES_DIR, 1, &endpoints);
     size_t n = 0, cap = 64;
     api_case *cases = malloc(cap * sizeof *cases);
     for (size_t i = 0; i < n_endpoints; i++) {
@@ -276,7 +233,7 @@ int main(void) {
         snprintf(edir, sizeof edir, "%s/%s", CASES_DIR, endpoints[i]);
         snprintf(route_file, sizeof route_file, "%s/route", edir);
         size_t len;
-        char *route = slurp(route_file, &len);
+        char *route = test_slurp(route_file, &len);
         char method[16] = "", path[256] = "";
         if (!route || sscanf(route, "%15s %255s", method, path) != 2) {
             fprintf(stderr, "%s: no route file\n", edir);
@@ -284,7 +241,7 @@ int main(void) {
         }
         free(route);
         char **names;
-        size_t m = list_dirs(edir, &names);
+        size_t m = test_list(edir, 1, &names);
         for (size_t j = 0; j < m; j++) {
             if (n == cap)
                 cases = realloc(cases, (cap *= 2) * sizeof *cases);

@@ -17,20 +17,12 @@
 
 #include "api.h"
 #include "buf.h"
+#include "testfs.h"
 
 static char *slurp(const char *path, size_t *len) {
-    FILE *f = fopen(path, "rb");
-    if (!f)
+    char *s = test_slurp(path, len);
+    if (!s)
         fail_msg("cannot open %s (run from the repository root)", path);
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *s = malloc((size_t)n + 1);
-    assert_non_null(s);
-    assert_int_equal(fread(s, 1, (size_t)n, f), (size_t)n);
-    s[n] = '\0';
-    fclose(f);
-    *len = (size_t)n;
     return s;
 }
 

@@ -31,6 +31,7 @@
 #include <jansson.h>
 
 #include "api.h"
+#include "testfs.h"
 
 #define SUITE_DIR "tests/json/json-test-suite"
 #define NUL_KEY_FILE "y_object_escaped_null_in_key.json"
@@ -53,20 +54,6 @@ typedef struct {
     char name[96];
 } suite_group;
 
-static char *slurp(const char *path, size_t *len) {
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return NULL;
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *buf = malloc((size_t)n + 1);
-    size_t got = fread(buf, 1, (size_t)n, f);
-    fclose(f);
-    buf[got] = '\0';
-    *len = got;
-    return buf;
-}
 
 static int by_name(const void *a, const void *b) {
     return strcmp(((const suite_file *)a)->name, ((const suite_file *)b)->name);
@@ -85,7 +72,7 @@ static size_t load_suite(void) {
         char path[600];
         snprintf(path, sizeof path, "%s/%s", SUITE_DIR, e->d_name);
         size_t len;
-        char *body = slurp(path, &len);
+        char *body = test_slurp(path, &len);
         if (!body)
             continue;
         if (n_files == cap)
