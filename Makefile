@@ -6,7 +6,8 @@ BUILD   ?= build
 PORT    ?= 8080
 CFLAGS  ?= -O2 -g
 WARN    := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
-           -Wpointer-arith -Wformat=2 -Wvla
+           -Wpointer-arith -Wformat=2 -Wvla \
+           -Werror=implicit-function-declaration -Werror=int-conversion
 PKGS    := openblas jansson libmicrohttpd zlib gnutls
 # Asked of pkg-config once, when first used: after `deps` has installed
 # the -dev packages on a fresh machine, not when make reads this file.
@@ -244,4 +245,4 @@ ops-test: all
 clean:
 	rm -rf build build-*
 
--include $(LIB_OBJ:.o=.d) $(API_OBJ:.o=.d) $(SRV_OBJ:.o=.d)
+-include $(LIB_OBJ:.o=.d) $(API_OBJ:.o=.d) $(SRV_OBJ:.o=.d) $(UNIT_BIN:=.d)

@@ -77,18 +77,18 @@ static void replay(void **state) {
     char dir[256];
     snprintf(dir, sizeof dir, "%s/%s", REGRESSIONS_DIR, corpus_targets[target]);
     char **names;
-    size_t n = list(dir, &names);
+    size_t n = test_list(dir, 0, &names);
     for (size_t i = 0; i < n; i++) {
         char path[600];
         snprintf(path, sizeof path, "%s/%s", dir, names[i]);
-        size_t len;
-        char *data = slurp(path, &len);
+        size_t len = 0;
+        char *data = test_slurp(path, &len);
         assert_non_null(data);
         snprintf(replay_current, sizeof replay_current, "%s", path);
         replay_targets[target]((const uint8_t *)data, len);
         free(data);
     }
-    free_list(names, n);
+    test_list_free(names, n);
     replay_only = -1;
     printf("# %s: %zu seeds and %zu regression inputs hold every "
            "invariant\n",
