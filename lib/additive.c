@@ -91,9 +91,12 @@ attn_status attn_additive_forward(double *out, double *weights, double *scores,
             double *si = s + (b * Nq + i) * Nk;
             for (size_t j = 0; j < Nk; j++) {
                 const double *pkj = pk + (b * Nk + j) * h;
-                double acc = 0.0;
-                for (size_t c = 0; c < h; c++)
-                    acc += w_v[c] * tanh(pqi[c] + pkj[c]);
+                double acc = 0.0, t[ATTN_TANH_CHUNK];
+                for (size_t c0 = 0; c0 < h; c0 += ATTN_TANH_CHUNK) {
+                    size_t n = attn_tanh_of_sum(t, pqi, pkj, c0, h);
+                    for (size_t c = 0; c < n; c++)
+                        acc += w_v[c0 + c] * t[c];
+                }
                 si[j] = acc;
             }
         }

@@ -141,12 +141,16 @@ attn_status attn_additive_backward(
                     continue;
                 const double *pkj = pk + (b * Nk + j) * h;
                 double *gkj = grad_pk + (b * Nk + j) * h;
-                for (size_t c = 0; c < h; c++) {
-                    double t = tanh(pqi[c] + pkj[c]);
-                    double u = g * w_v[c] * (1.0 - t * t);
-                    grad_w_v[c] += g * t;
-                    gqi[c] += u;
-                    gkj[c] += u;
+                double t[ATTN_TANH_CHUNK];
+                for (size_t c0 = 0; c0 < h; c0 += ATTN_TANH_CHUNK) {
+                    size_t n = attn_tanh_of_sum(t, pqi, pkj, c0, h);
+                    for (size_t c = c0; c < c0 + n; c++) {
+                        double tc = t[c - c0];
+                        double u = g * w_v[c] * (1.0 - tc * tc);
+                        grad_w_v[c] += g * tc;
+                        gqi[c] += u;
+                        gkj[c] += u;
+                    }
                 }
             }
         }

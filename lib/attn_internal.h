@@ -42,4 +42,22 @@ void attn_fault_clear(attn_fault *fault);
 /* Set fault->index (fault may be NULL) and return s. */
 attn_status attn_fault_at(attn_fault *fault, size_t index, attn_status s);
 
+/* y[i] = exp(x[i]) and y[i] = tanh(x[i]) for i < n (y may alias x),
+ * within about 1 ulp, the same bits on every CPU (lib/vmath.c). exp gives
+ * 0 below -746 and for -inf, +inf above 709.78; NaN stays NaN. */
+void attn_exp_n(double *y, const double *x, size_t n);
+void attn_tanh_n(double *y, const double *x, size_t n);
+
+/* Additive attention's features a chunk at a time: t[c] = tanh(a[c0 + c] +
+ * b[c0 + c]) for c < n = min(ATTN_TANH_CHUNK, h - c0); returns n. */
+enum { ATTN_TANH_CHUNK = 256 };
+static inline size_t attn_tanh_of_sum(double *t, const double *a,
+                                      const double *b, size_t c0, size_t h) {
+    size_t n = h - c0 < ATTN_TANH_CHUNK ? h - c0 : ATTN_TANH_CHUNK;
+    for (size_t c = 0; c < n; c++)
+        t[c] = a[c0 + c] + b[c0 + c];
+    attn_tanh_n(t, t, n);
+    return n;
+}
+
 #endif /* ATTN_INTERNAL_H */

@@ -59,17 +59,17 @@ static attn_status nw_row(double *alpha, double *shifted, double x,
         }
         for (size_t i = 0; i < n; i++) {
             double h = alpha[i], s = 0.0;
-            if (i == skip) {
-                alpha[i] = 0.0;
-            } else {
-                if (h != h_min)
-                    s = -2.0 * ((h - h_min) * w) * ((h + h_min) * w);
-                alpha[i] = exp(s);
-            }
+            if (h != h_min && i != skip)
+                s = -2.0 * ((h - h_min) * w) * ((h + h_min) * w);
+            alpha[i] = s;
             if (shifted)
                 shifted[i] = s;
-            mass += alpha[i];
         }
+        attn_exp_n(alpha, alpha, n);
+        if (skip != NO_SKIP)
+            alpha[skip] = 0.0;
+        for (size_t i = 0; i < n; i++)
+            mass += alpha[i];
     } else {
         for (size_t i = 0; i < n; i++) {
             alpha[i] =

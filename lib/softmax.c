@@ -17,11 +17,12 @@ static void softmax_row(double *w, const double *s, size_t len, size_t Nk) {
         if (s[j] > max)
             max = s[j];
     }
+    for (size_t j = 0; j < len; j++)
+        w[j] = s[j] - max; /* may be -inf: exp gives 0 */
+    attn_exp_n(w, w, len);
     double sum = 0.0;
-    for (size_t j = 0; j < len; j++) {
-        w[j] = exp(s[j] - max); /* s[j] - max may be -inf: exp gives 0 */
+    for (size_t j = 0; j < len; j++)
         sum += w[j];
-    }
     for (size_t j = 0; j < len; j++)
         w[j] /= sum;
     for (size_t j = len; j < Nk; j++)

@@ -199,7 +199,7 @@ static void test_extremes(void **state) {
                                            NULL, 1, 1, 1, 1, 1, 1, 1, &fault),
                      ATTN_OK);
     assert_true(w[0] == 1.0 && out[0] == 7.5);
-    assert_near(s[0], tanh(0.25 - 4.0), 1e-16);
+    assert_near(s[0], tanh(0.25 - 4.0), 2.5e-16); /* lib/vmath.c: 2.5 ulp */
 
     /* huge projections saturate tanh: equal scores, equal weights */
     const double qh[] = {1e300}, kh[] = {1.0, -1e10}, vh[] = {2.0, 4.0};

@@ -1,0 +1,125 @@
+/*
+ * vmath.c — exp and tanh over whole arrays, for the softmax, the kernels and
+ * additive attention's features, where libm's one-call-per-number exp and
+ * tanh cost more than the matrix products around them.
+ *
+ * Each lane is plain IEEE arithmetic (no table, no libm call, no FMA:
+ * contraction is off), so the compiler can run several lanes at once (AVX2
+ * where the CPU has it, SSE2 otherwise) and every build on every x86-64 CPU
+ * gives the same bits. The results are within about one unit in the last
+ * place of the exact value (tests/unit/test_vmath.c measures the worst case
+ * against long double over millions of arguments), but they are not
+ * always libm's bits.
+ *
+ * exp: Cody–Waite reduction x = k·ln 2 + r, |r| <= ln 2 / 2 (ln 2 split as
+ * in fdlibm's e_exp.c so that k·ln2_hi is exact), then the Taylor polynomial
+ * of degree 13 (its remainder is below 2^-55 on that interval), then 2^k
+ * applied as two exact powers of two so that subnormal results are rounded
+ * once. tanh: (1 - e)/(1 + e) with e = exp(-2|x|) = 2^k (1 + m), rewritten
+ * in m where 1 - e would cancel (k = 0 and k = -1, |x| < 3 ln 2 / 4).
+ */
+#include "attn_internal.h"
+
+#include <stdint.h>
+#include <string.h>
+
+#ifdef __clang__
+#pragma STDC FP_CONTRACT OFF /* GCC's C11 mode has it off already */
+#endif
+
+/* GCC vectorises loops at -O3 only; clang does at -O2 already. */
+#if defined(__GNUC__) && !defined(__clang__)
+#define VMATH_LOOP                                                             \
+    __attribute__((optimize("tree-vectorize", "no-trapping-math")))
+#else
+#define VMATH_LOOP
+#endif
+
+/* One copy per instruction set, chosen when the program loads. Both copies
+ * use the same operations in the same order, so they agree bit for bit. */
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) &&         \
+    !defined(__SANITIZE_ADDRESS__)
+#define VMATH_CLONES __attribute__((target_clones("avx2", "default")))
+#else
+#define VMATH_CLONES
+#endif
+
+static const double INV_LN2 = 0x1.71547652b82fep0;
+static const double LN2_HI = 0x1.62e42feep-1; /* 32 trailing zero bits */
+static const double LN2_LO = 0x1.a39ef35793c76p-33;
+static const double SHIFT = 0x1.8p52; /* adding it rounds to an integer */
+
+VMATH_LOOP static inline uint64_t bits_of(double x) {
+    uint64_t u;
+    memcpy(&u, &x, sizeof u);
+    return u;
+}
+
+VMATH_LOOP static inline double double_of(uint64_t u) {
+    double x;
+    memcpy(&x, &u, sizeof x);
+    return x;
+}
+
+/* One lane: exp(x) = 2^k · (1 + m) with |m| < 0.42, *k = k and *m = m
+ * (exact to within an ulp of m: no cancellation). Arguments below -746
+ * give 0, above 709.78 give +inf, -inf gives 0, NaN gives NaN. */
+VMATH_LOOP static inline double exp_lane(double x, double *m, double *k) {
+    x = x < -746.0 ? -746.0 : x;
+    x = x > 710.0 ? 710.0 : x;
+    double t = x * INV_LN2 + SHIFT;
+    double kd = t - SHIFT;
+    double r = (x - kd * LN2_HI) - kd * LN2_LO;
+
+    /* (exp(r) - 1 - r) / r² = Σ_{n>=2} r^(n-2) / n!, n up to 13 */
+    double q = 1.0 / 6227020800.0;
+    q = q * r + 1.0 / 479001600.0;
+    q = q * r + 1.0 / 39916800.0;
+    q = q * r + 1.0 / 3628800.0;
+    q = q * r + 1.0 / 362880.0;
+    q = q * r + 1.0 / 40320.0;
+    q = q * r + 1.0 / 5040.0;
+    q = q * r + 1.0 / 720.0;
+    q = q * r + 1.0 / 120.0;
+    q = q * r + 1.0 / 24.0;
+    q = q * r + 1.0 / 6.0;
+    q = q * r + 0.5;
+    double r2q = (r * r) * q;
+    *m = r + r2q;
+    *k = kd;
+    /* 1 + r + r²q with 1 + r split exactly into hi + lo (Fast2Sum, as
+     * |r| < 1), so that only the last addition rounds at 1's scale */
+    double hi = 1.0 + r;
+    double lo = (1.0 - hi) + r;
+    double p = hi + (lo + r2q);
+
+    /* 2^k = 2^k1 · 2^k2 with k1 = floor(k/2), k2 = k - k1, both normal for
+     * k in [-1077, 1024]; k is read from t's low bits */
+    uint64_t ki = bits_of(t) - bits_of(SHIFT);
+    uint64_t k1 = ((ki + 2048u) >> 1) - 1024u;
+    uint64_t k2 = ki - k1;
+    double s1 = double_of((k1 + 1023u) << 52);
+    double s2 = double_of((k2 + 1023u) << 52);
+    return (p * s1) * s2;
+}
+
+VMATH_CLONES VMATH_LOOP void attn_exp_n(double *y, const double *x,
+                                        size_t n) {
+    for (size_t i = 0; i < n; i++) {
+        double m, k;
+        y[i] = exp_lane(x[i], &m, &k);
+    }
+}
+
+VMATH_CLONES VMATH_LOOP void attn_tanh_n(double *y, const double *x,
+                                         size_t n) {
+    for (size_t i = 0; i < n; i++) {
+        double a = x[i] < 0.0 ? -x[i] : x[i], m, k;
+        double e = exp_lane(-2.0 * a, &m, &k);
+        /* e = 2^k (1 + m); where 1 - e would cancel (k = 0, -1) the
+         * fraction is rewritten in m: -m / (2 + m) and (1 - m) / (3 + m) */
+        double num = k == 0.0 ? -m : k == -1.0 ? 1.0 - m : 1.0 - e;
+        double den = k == 0.0 ? 2.0 + m : k == -1.0 ? 3.0 + m : 1.0 + e;
+        y[i] = __builtin_copysign(num / den, x[i]);
+    }
+}

@@ -1,0 +1,177 @@
+/*
+ * test_vmath.c — the array exp and tanh of lib/vmath.c against long double
+ * expl and tanhl (64-bit significands, so their own error is ~2^-11 of a
+ * double's unit in the last place): the worst error in ulps over millions
+ * of arguments, the special values, and that the vector lanes and the
+ * scalar tail of the same loop give the same bits.
+ */
+#include "check.h"
+
+#include "attn_internal.h"
+
+#include <float.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* The spacing of doubles at |want| (the subnormal spacing below DBL_MIN). */
+static long double ulp_at(long double want) {
+    long double a = fabsl(want);
+    if (a < (long double)DBL_MIN)
+        return ldexpl(1.0L, -1074);
+    int e;
+    frexpl(a, &e); /* a = f · 2^e, f in [0.5, 1) */
+    return ldexpl(1.0L, e - 53);
+}
+
+/* A reproducible uniform double in [lo, hi] (splitmix64). */
+static double uniform(uint64_t *state, double lo, double hi) {
+    uint64_t z = (*state += 0x9e3779b97f4a7c15u);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9u;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebu;
+    z ^= z >> 31;
+    return lo + (hi - lo) * ((double)(z >> 11) * 0x1p-53);
+}
+
+enum { N = 1 << 20 };
+
+typedef void (*array_fn)(double *, const double *, size_t);
+typedef long double (*exact_fn)(long double);
+
+/* Worst |f(x) - exact(x)| in ulps of exact(x) over n arguments; the worst
+ * argument in *at. */
+static double worst_ulps(array_fn f, exact_fn exact, const double *x, size_t n,
+                         double *at) {
+    double *y = malloc(n * sizeof *y);
+    assert_non_null(y);
+    f(y, x, n);
+    double worst = 0.0;
+    for (size_t i = 0; i < n; i++) {
+        long double want = exact((long double)x[i]);
+        double e = (double)(fabsl((long double)y[i] - want) / ulp_at(want));
+        if (!(e <= worst)) {
+            worst = e;
+            *at = x[i];
+        }
+    }
+    free(y);
+    return worst;
+}
+
+static void check_range(array_fn f, exact_fn exact, const char *name,
+                        double lo, double hi, double max_ulps) {
+    double *x = malloc(N * sizeof *x);
+    assert_non_null(x);
+    uint64_t state = 42;
+    for (size_t i = 0; i < N; i++)
+        x[i] = uniform(&state, lo, hi);
+    double at = 0.0;
+    double worst = worst_ulps(f, exact, x, N, &at);
+    printf("# %s on [%g, %g]: worst %.3f ulp at %.17g\n", name, lo, hi, worst,
+           at);
+    free(x);
+    assert_true(worst <= max_ulps);
+}
+
+static void test_exp_accuracy(void **state) {
+    (void)state;
+    check_range(attn_exp_n, expl, "exp", -745.0, 709.7, 1.0); /* and subnormal */
+    check_range(attn_exp_n, expl, "exp", -40.0, 0.0, 0.8);
+    check_range(attn_exp_n, expl, "exp", -0.35, 0.35, 0.8);
+    check_range(attn_exp_n, expl, "exp", -745.13, -708.0, 1.0); /* subnormal */
+}
+
+static void test_tanh_accuracy(void **state) {
+    (void)state;
+    check_range(attn_tanh_n, tanhl, "tanh", -20.0, 20.0, 2.5);
+    check_range(attn_tanh_n, tanhl, "tanh", -1.0, 1.0, 2.5);
+    check_range(attn_tanh_n, tanhl, "tanh", -0.2, 0.2, 2.5);
+    check_range(attn_tanh_n, tanhl, "tanh", -1e-6, 1e-6, 2.5);
+}
+
+static void test_exp_special(void **state) {
+    (void)state;
+    const double x[] = {0.0,     -0.0,         1.0,     -1.0,    -INFINITY,
+                        -746.0,  -745.2,       -745.1,  709.78,  709.79,
+                        1000.0,  INFINITY,     1e-300,  -1e-300, 0x1p-1074,
+                        -708.39, -1e6};
+    const double want[] = {1.0,
+                           1.0,
+                           2.718281828459045,
+                           0.36787944117144233,
+                           0.0,
+                           0.0,
+                           0.0,
+                           4.9406564584124654e-324,
+                           1.7928227943945155e+308,
+                           INFINITY,
+                           INFINITY,
+                           INFINITY,
+                           1.0,
+                           1.0,
+                           1.0,
+                           2.2394014988804677e-308,
+                           0.0};
+    size_t n = sizeof x / sizeof x[0];
+    double y[sizeof x / sizeof x[0]];
+    attn_exp_n(y, x, n);
+    for (size_t i = 0; i < n; i++) {
+        if (y[i] != want[i])
+            fail_msg("exp(%.17g) = %.17g, want %.17g", x[i], y[i], want[i]);
+    }
+    double nan_in = NAN, nan_out;
+    attn_exp_n(&nan_out, &nan_in, 1);
+    assert_true(isnan(nan_out));
+}
+
+static void test_tanh_special(void **state) {
+    (void)state;
+    const double x[] = {0.0,       -0.0,  INFINITY, -INFINITY, 25.0,
+                        -25.0,     1e-300, -1e-300, 0x1p-1074, 0.5,
+                        -0.1733};
+    double y[sizeof x / sizeof x[0]];
+    size_t n = sizeof x / sizeof x[0];
+    attn_tanh_n(y, x, n);
+    for (size_t i = 0; i < n; i++) {
+        double want = tanh(x[i]);
+        if (fabs(y[i] - want) > 2.0 * DBL_EPSILON * fabs(want) ||
+            signbit(y[i]) != signbit(want))
+            fail_msg("tanh(%.17g) = %.17g, want %.17g", x[i], y[i], want);
+    }
+    assert_true(signbit(y[1]) && y[1] == 0.0);
+    double nan_in = NAN, nan_out;
+    attn_tanh_n(&nan_out, &nan_in, 1);
+    assert_true(isnan(nan_out));
+}
+
+/* The vector body and the scalar tail run the same operations: one element
+ * at a time gives the bits of a whole array, and in-place equals
+ * out-of-place. */
+static void test_lanes_agree(void **state) {
+    (void)state;
+    enum { M = 4099 };
+    static double x[M], whole[M], one[M], inplace[M];
+    uint64_t s = 7;
+    array_fn fns[] = {attn_exp_n, attn_tanh_n};
+    for (size_t f = 0; f < 2; f++) {
+        for (size_t i = 0; i < M; i++)
+            x[i] = uniform(&s, -50.0, f == 0 ? 5.0 : 50.0);
+        fns[f](whole, x, M);
+        for (size_t i = 0; i < M; i++)
+            fns[f](&one[i], &x[i], 1);
+        memcpy(inplace, x, sizeof x);
+        fns[f](inplace, inplace, M);
+        assert_memory_equal(whole, one, sizeof whole);
+        assert_memory_equal(whole, inplace, sizeof whole);
+    }
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_exp_accuracy),
+        cmocka_unit_test(test_tanh_accuracy),
+        cmocka_unit_test(test_exp_special),
+        cmocka_unit_test(test_tanh_special),
+        cmocka_unit_test(test_lanes_agree),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
