@@ -48,6 +48,17 @@ attn_status attn_fault_at(attn_fault *fault, size_t index, attn_status s);
 void attn_exp_n(double *y, const double *x, size_t n);
 void attn_tanh_n(double *y, const double *x, size_t n);
 
+/* The softmax's passes over a row, in lib/vmath.c's fixed order (four
+ * interleaved partial sums, combined as (l0 + l1) + (l2 + l3), then the
+ * tail): attn_max_finite_n sets *max = max x[0 ... n-1] (n >= 1) and
+ * returns 1 when every x is finite, else 0; attn_exp_sum_n sets
+ * y = exp(x - c) (y may alias x) and returns Σ y; attn_sum_n returns Σ x;
+ * attn_div_n sets y = y / c. */
+int attn_max_finite_n(double *max, const double *x, size_t n);
+double attn_exp_sum_n(double *y, const double *x, double c, size_t n);
+double attn_sum_n(const double *x, size_t n);
+void attn_div_n(double *y, double c, size_t n);
+
 /* Additive attention's features a chunk at a time: t[c] = tanh(a[c0 + c] +
  * b[c0 + c]) for c < n = min(ATTN_TANH_CHUNK, h - c0); returns n. */
 enum { ATTN_TANH_CHUNK = 256 };

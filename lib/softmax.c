@@ -8,25 +8,22 @@
 #include <math.h>
 
 /* Softmax of the visible prefix s[0 ... len-1] into w (w may alias s); the
- * rest of the row, w[len ... Nk-1], becomes exactly 0. len >= 1 and every
- * visible score is finite. Subtracting the maximum keeps every exponent <= 0,
- * so nothing overflows and the sum is >= 1. */
-static void softmax_row(double *w, const double *s, size_t len, size_t Nk) {
-    double max = s[0];
-    for (size_t j = 1; j < len; j++) {
-        if (s[j] > max)
-            max = s[j];
+ * rest of the row, w[len ... Nk-1], becomes exactly 0. len >= 1. Returns
+ * len, or the index of the first non-finite visible score (w untouched).
+ * Subtracting the maximum keeps every exponent <= 0, so nothing overflows
+ * and the sum is >= 1. */
+static size_t softmax_row(double *w, const double *s, size_t len, size_t Nk) {
+    double max;
+    if (!attn_max_finite_n(&max, s, len)) {
+        size_t j = 0;
+        while (isfinite(s[j]))
+            j++;
+        return j;
     }
-    for (size_t j = 0; j < len; j++)
-        w[j] = s[j] - max; /* may be -inf: exp gives 0 */
-    attn_exp_n(w, w, len);
-    double sum = 0.0;
-    for (size_t j = 0; j < len; j++)
-        sum += w[j];
-    for (size_t j = 0; j < len; j++)
-        w[j] /= sum;
+    attn_div_n(w, attn_exp_sum_n(w, s, max, len), len);
     for (size_t j = len; j < Nk; j++)
         w[j] = 0.0;
+    return len;
 }
 
 attn_status attn_softmax_masked(double *weights, const double *scores,
@@ -67,13 +64,11 @@ attn_status attn_softmax_masked(double *weights, const double *scores,
                     w[j] = fill;
                 continue;
             }
-            /* 2. visible scores must be finite; masked ones are never read */
-            for (size_t j = 0; j < len; j++) {
-                if (!isfinite(s[j]))
-                    return attn_fault_at(fault, row * Nk + j, ATTN_E_NONFINITE);
-            }
-            /* 3. stable softmax over the visible prefix, zeros after it */
-            softmax_row(w, s, len, Nk);
+            /* 2. stable softmax over the visible prefix, zeros after it;
+             *    visible scores must be finite, masked ones are never read */
+            size_t bad = softmax_row(w, s, len, Nk);
+            if (bad < len)
+                return attn_fault_at(fault, row * Nk + bad, ATTN_E_NONFINITE);
         }
     }
     return ATTN_OK;

@@ -71,20 +71,19 @@ VMATH_LOOP static inline double exp_lane(double x, double *m, double *k) {
     double kd = t - SHIFT;
     double r = (x - kd * LN2_HI) - kd * LN2_LO;
 
-    /* (exp(r) - 1 - r) / r² = Σ_{n>=2} r^(n-2) / n!, n up to 13 */
-    double q = 1.0 / 6227020800.0;
-    q = q * r + 1.0 / 479001600.0;
-    q = q * r + 1.0 / 39916800.0;
-    q = q * r + 1.0 / 3628800.0;
-    q = q * r + 1.0 / 362880.0;
-    q = q * r + 1.0 / 40320.0;
-    q = q * r + 1.0 / 5040.0;
-    q = q * r + 1.0 / 720.0;
-    q = q * r + 1.0 / 120.0;
-    q = q * r + 1.0 / 24.0;
-    q = q * r + 1.0 / 6.0;
-    q = q * r + 0.5;
-    double r2q = (r * r) * q;
+    /* q = (exp(r) - 1 - r) / r² = Σ_{n=2}^{13} r^(n-2) / n!, by Estrin's
+     * scheme (pairs, then r², r⁴, r⁸): a short dependency chain, so the
+     * lanes of neighbouring elements overlap */
+    double r2 = r * r, r4 = r2 * r2, r8 = r4 * r4;
+    double p01 = 1.0 / 2.0 + r * (1.0 / 6.0);
+    double p23 = 1.0 / 24.0 + r * (1.0 / 120.0);
+    double p45 = 1.0 / 720.0 + r * (1.0 / 5040.0);
+    double p67 = 1.0 / 40320.0 + r * (1.0 / 362880.0);
+    double p89 = 1.0 / 3628800.0 + r * (1.0 / 39916800.0);
+    double pab = 1.0 / 479001600.0 + r * (1.0 / 6227020800.0);
+    double p03 = p01 + r2 * p23, p47 = p45 + r2 * p67, p8b = p89 + r2 * pab;
+    double q = (p03 + r4 * p47) + r8 * p8b;
+    double r2q = r2 * q;
     *m = r + r2q;
     *k = kd;
     /* 1 + r + r²q with 1 + r split exactly into hi + lo (Fast2Sum, as
@@ -122,4 +121,67 @@ VMATH_CLONES VMATH_LOOP void attn_tanh_n(double *y, const double *x,
         double den = k == 0.0 ? 2.0 + m : k == -1.0 ? 3.0 + m : 1.0 + e;
         y[i] = __builtin_copysign(num / den, x[i]);
     }
+}
+
+/* The reductions below keep four running lanes (element j goes to lane
+ * j mod 4) and combine them as (l0 + l1) + (l2 + l3), then the tail in
+ * order: one fixed order, whether or not the CPU has vector units. */
+
+VMATH_CLONES VMATH_LOOP int attn_max_finite_n(double *max, const double *x,
+                                              size_t n) {
+    double m[4] = {x[0], x[0], x[0], x[0]}, f[4] = {0.0, 0.0, 0.0, 0.0};
+    size_t j = 0;
+    for (; j + 4 <= n; j += 4) {
+        for (size_t l = 0; l < 4; l++) {
+            double v = x[j + l];
+            m[l] = v > m[l] ? v : m[l];
+            f[l] += v - v; /* 0 when finite, NaN otherwise */
+        }
+    }
+    double mx = m[0] > m[1] ? m[0] : m[1];
+    double m23 = m[2] > m[3] ? m[2] : m[3];
+    mx = m23 > mx ? m23 : mx;
+    double fin = (f[0] + f[1]) + (f[2] + f[3]);
+    for (; j < n; j++) {
+        mx = x[j] > mx ? x[j] : mx;
+        fin += x[j] - x[j];
+    }
+    *max = mx;
+    return fin == 0.0;
+}
+
+VMATH_CLONES VMATH_LOOP double attn_sum_n(const double *x, size_t n) {
+    double a[4] = {0.0, 0.0, 0.0, 0.0};
+    size_t j = 0;
+    for (; j + 4 <= n; j += 4) {
+        for (size_t l = 0; l < 4; l++)
+            a[l] += x[j + l];
+    }
+    double sum = (a[0] + a[1]) + (a[2] + a[3]);
+    for (; j < n; j++)
+        sum += x[j];
+    return sum;
+}
+
+VMATH_CLONES VMATH_LOOP double attn_exp_sum_n(double *y, const double *x,
+                                              double c, size_t n) {
+    double a[4] = {0.0, 0.0, 0.0, 0.0}, m, k;
+    size_t j = 0;
+    for (; j + 4 <= n; j += 4) {
+        for (size_t l = 0; l < 4; l++) {
+            y[j + l] = exp_lane(x[j + l] - c, &m, &k);
+            a[l] += y[j + l];
+        }
+    }
+    double sum = (a[0] + a[1]) + (a[2] + a[3]);
+    for (; j < n; j++) {
+        y[j] = exp_lane(x[j] - c, &m, &k);
+        sum += y[j];
+    }
+    return sum;
+}
+
+VMATH_CLONES VMATH_LOOP void attn_div_n(double *y, double c, size_t n) {
+    for (size_t i = 0; i < n; i++)
+        y[i] = y[i] / c;
 }
