@@ -16,6 +16,7 @@
 #include "kserve.h"
 #include "problem.h"
 #include "route.h"
+#include "stream.h"
 
 void api_limits_default(api_limits *limits) {
     limits->max_body_bytes = (size_t)16 << 20;
@@ -33,6 +34,8 @@ void api_response_free(api_response *res) {
     free(res->body);
     res->body = NULL;
     res->body_len = 0;
+    api_stream_free(res->stream);
+    res->stream = NULL;
 }
 
 static const char *skip_ows(const char *s) {
@@ -218,6 +221,8 @@ void api_handle(const api_request *req, api_response *res) {
         if (!root)
             rc = -1;
         call.body = root;
+        if (req->body_done) /* the text is not read again */
+            req->body_done(req->body_ctx);
     }
     if (rc == 0)
         rc = route->handler(&call);
@@ -226,10 +231,16 @@ void api_handle(const api_request *req, api_response *res) {
     if (rc == 0) {
         res->status = call.status;
         res->content_type = call.content_type ? call.content_type : API_CT_JSON;
-        res->body = api_buf_release(&call.out, &res->body_len);
         res->compute_ms = call.compute_ms;
-        if (res->body)
-            return;
+        if (api_stream_has_holes(&call.out) && !call.out.failed) {
+            res->stream = api_stream_take(&call.out);
+            if (res->stream)
+                return;
+        } else {
+            res->body = api_buf_release(&call.out, &res->body_len);
+            if (res->body)
+                return;
+        }
         api_fail(&call.problem, API_E_INTERNAL, NULL,
                  "out of memory while writing the answer");
     }

@@ -9,6 +9,7 @@
 #define API_H
 
 #include <stddef.h>
+#include <sys/types.h>
 #include <stdint.h>
 
 /* Limits and settings the server passes to every request. */
@@ -20,6 +21,9 @@ typedef struct {
 
 void api_limits_default(api_limits *limits);
 
+/* A response body printed as it is read (api/stream.h). */
+typedef struct api_stream api_stream;
+
 typedef struct {
     const char *method;       /* "GET", "POST", ... */
     const char *path;         /* decoded path without the query, e.g. "/attention/dot" */
@@ -29,6 +33,11 @@ typedef struct {
     const char *body;         /* may contain NUL bytes; NULL when body_len == 0 */
     size_t body_len;
     const api_limits *limits;
+    int stream_ok; /* 1: a large answer may come as api_response.stream */
+    /* Called (when not NULL) once the body has been parsed and is no longer
+     * read, so that the caller may free it before the answer is computed. */
+    void (*body_done)(void *ctx);
+    void *body_ctx;
 } api_request;
 
 typedef struct {
@@ -40,14 +49,25 @@ typedef struct {
     double compute_ms;        /* >= 0: time in the library, for Server-Timing; < 0: none */
     const char *route;        /* static route template ("/attention/dot"), or "other" */
     int vary_accept;          /* 1: add "Vary: Accept" */
+    api_stream *stream;       /* non-NULL: the body comes from api_stream_read
+                                 (body NULL, length unknown in advance) */
 } api_response;
 
 /* Handle one request. Never fails: every error becomes a problem+json
  * response (500 "internal" when memory runs out). */
 void api_handle(const api_request *req, api_response *res);
 
-/* Frees res->body; safe on a zeroed response. */
+/* Frees res->body and res->stream; safe on a zeroed response. */
 void api_response_free(api_response *res);
+
+/* The next at most max bytes of a streamed body into dst. Returns the
+ * number written (> 0), 0 at the end, or -1 when memory runs out. The
+ * bytes are exactly those of the unstreamed answer. */
+ssize_t api_stream_read(api_stream *s, char *dst, size_t max);
+
+/* Free a stream (api_response_free does it for res->stream); NULL is
+ * fine. */
+void api_stream_free(api_stream *s);
 
 /* Early decision from the headers alone, before the body arrives:
  * 404, 405, 415 and 413 (by Content-Length; content_length < 0 = unknown).

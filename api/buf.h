@@ -16,6 +16,7 @@ typedef struct {
     size_t len; /* bytes written (without the NUL) */
     size_t cap; /* bytes allocated */
     int failed; /* 1 once an allocation failed: contents are unusable */
+    struct api_holes *holes; /* tensors printed later (stream.h), or NULL */
 } api_buf;
 
 /* A zeroed api_buf is empty and ready; no init function is needed. */
@@ -50,11 +51,11 @@ int api_buf_number(api_buf *b, double x, int precision);
  * the output is always valid UTF-8). */
 void api_buf_json_string(api_buf *b, const char *s, size_t n);
 
-/* Give the bytes away: returns data (caller frees; never NULL unless failed)
+/* Give the bytes away (holes, stream.h, printed in place first): returns data (caller frees; never NULL unless failed)
  * and leaves b empty. *len receives the length. */
 char *api_buf_release(api_buf *b, size_t *len);
 
-/* Free the bytes and zero b. */
+/* Free the bytes (and any holes, stream.h) and zero b. */
 void api_buf_free(api_buf *b);
 
 #endif /* API_BUF_H */

@@ -21,6 +21,7 @@
 #include "grads.h"
 #include "limit.h"
 #include "svg.h"
+#include "stream.h"
 
 static const api_tensor_spec queries_spec = {
     "queries", API_RANK(2) | API_RANK(3), 0,
@@ -209,6 +210,7 @@ int api_handle_additive(api_call *call) {
     if (api_arena_alloc(&arena))
         return api_fail(p, API_E_INTERNAL, NULL, "out of memory");
     api_attention_take(&a, &arena);
+    api_stream_allow(&call->out, &arena, call->req);
     double *Wq = api_arena_take(&arena, h * a.dq);
     double *Wk = api_arena_take(&arena, h * a.dk);
     double *wv = api_arena_take(&arena, h);
@@ -291,6 +293,6 @@ int api_handle_additive(api_call *call) {
             rc = api_svg_respond(call, "Additive attention weights", a.weights,
                                  a.B, 1, a.Nq, a.Nk);
     }
-    api_arena_free(&arena);
+    api_stream_hand_over(&call->out, &arena);
     return rc ? -1 : 0;
 }

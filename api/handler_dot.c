@@ -19,6 +19,7 @@
 #include "grads.h"
 #include "limit.h"
 #include "svg.h"
+#include "stream.h"
 
 static const api_tensor_spec queries_spec = {
     "queries", API_RANK(2) | API_RANK(3), 0, "(B, Nq, d) or unbatched (Nq, d)"};
@@ -82,6 +83,7 @@ int api_handle_dot(api_call *call) {
     if (api_arena_alloc(&arena))
         return api_fail(p, API_E_INTERNAL, NULL, "out of memory");
     api_attention_take(&a, &arena);
+    api_stream_allow(&call->out, &arena, call->req);
 
     /* 6. remaining values, in table order */
     double scale = api_field_number(body, "scale", -1);
@@ -140,6 +142,6 @@ int api_handle_dot(api_call *call) {
     } else {
         rc = -1;
     }
-    api_arena_free(&arena);
+    api_stream_hand_over(&call->out, &arena);
     return rc ? -1 : 0;
 }

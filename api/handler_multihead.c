@@ -32,6 +32,7 @@
 #include "grads.h"
 #include "limit.h"
 #include "svg.h"
+#include "stream.h"
 
 static const api_tensor_spec queries_spec = {
     "queries", API_RANK(2) | API_RANK(3), 0,
@@ -305,6 +306,7 @@ int api_handle_multihead(api_call *call) {
     if (api_arena_alloc(&arena))
         return api_fail(p, API_E_INTERNAL, NULL, "out of memory");
     api_attention_take(&a, &arena);
+    api_stream_allow(&call->out, &arena, call->req);
     double *param[N_PARAMS] = {NULL}, *grad[N_PARAMS] = {NULL};
     for (int i = 0; i < N_PARAMS; i++)
         if (i <= P_WO || present[i]) {
@@ -402,6 +404,6 @@ int api_handle_multihead(api_call *call) {
             rc = api_svg_respond(call, "Multi-head attention weights",
                                  a.weights, a.B, H, a.Nq, a.Nk);
     }
-    api_arena_free(&arena);
+    api_stream_hand_over(&call->out, &arena);
     return rc ? -1 : 0;
 }

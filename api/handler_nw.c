@@ -22,6 +22,7 @@
 #include "limit.h"
 #include "svg.h"
 #include "tensor.h"
+#include "stream.h"
 
 static const api_tensor_spec x_train_spec = {"x_train", API_RANK(1), 0, "(n)"};
 static const api_tensor_spec y_train_spec = {
@@ -431,6 +432,7 @@ int api_handle_nw(api_call *call) {
     api_arena_plan(&arena, history_slots); /* history */
     if (api_arena_alloc(&arena))
         return api_fail(p, API_E_INTERNAL, NULL, "out of memory");
+    api_stream_allow(&call->out, &arena, call->req);
     double *x_train = api_arena_take(&arena, r.n);
     double *y_train = api_arena_take(&arena, r.n * r.dv);
     double *x_query = api_arena_take(&arena, r.m);
@@ -490,6 +492,6 @@ int api_handle_nw(api_call *call) {
     if (rc == 0) /* Accept: image/svg+xml → the weights (m, n) as a heatmap */
         rc = api_svg_respond(call, "Nadaraya–Watson attention weights", weights,
                              1, 1, r.m, r.n);
-    api_arena_free(&arena);
+    api_stream_hand_over(&call->out, &arena);
     return rc ? -1 : 0;
 }

@@ -20,6 +20,7 @@
 #include "limit.h"
 #include "svg.h"
 #include "tensor.h"
+#include "stream.h"
 
 static const api_tensor_spec scores_spec = {
     "scores", API_RANK(2) | API_RANK(3), 0,
@@ -93,6 +94,7 @@ int api_handle_softmax_masked(api_call *call) {
         api_arena_plan(&arena, a.lens.count);
     if (api_arena_alloc(&arena))
         return api_fail(p, API_E_INTERNAL, NULL, "out of memory");
+    api_stream_allow(&call->out, &arena, call->req);
     double *weights = api_arena_take(&arena, scores.count);
     api_tensor_read(weights, &scores);
     if (a.has_lens)
@@ -127,6 +129,6 @@ int api_handle_softmax_masked(api_call *call) {
     if (rc == 0)
         rc = api_svg_respond(call, "Masked softmax weights", weights, a.B, 1,
                              a.Nq, a.Nk);
-    api_arena_free(&arena);
+    api_stream_hand_over(&call->out, &arena);
     return rc ? -1 : 0;
 }

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "fastpath.h"
+#include "stream.h"
 #include "numfmt.h"
 #include "pointer.h"
 #include "suggest.h"
@@ -549,25 +550,24 @@ int api_tensor_format_read(api_tensor_format *fmt, const json_t *obj,
 enum {
     CHUNK = 4096,           /* entries per buffer reservation */
     PARALLEL_MIN = 1 << 17, /* entries worth a second thread */
-    PRINT_THREADS_MAX = 4
+    PRINT_THREADS_MAX = 4,
+    DEFER_MIN = 1 << 15 /* entries worth printing later (api/stream.h) */
 };
 
 typedef struct {
-    const double *x;
-    size_t begin, end;           /* entries [begin, end) */
-    size_t depth;                /* levels that close between entries */
-    size_t inner[API_SHAPE_MAX]; /* inner[k]: entries per block of level k+1 */
-    int precision, nan_as_null;
-    api_buf out; /* a helper thread's own buffer */
+    const api_tensor_entries *e;
+    size_t begin, end; /* entries [begin, end) */
+    api_buf out;       /* a helper thread's own buffer */
     int rc;
 } span;
 
 static int put_span(api_buf *out, const span *s) {
-    size_t row = s->depth ? s->inner[s->depth - 1] : (size_t)-1;
+    const api_tensor_entries *e = s->e;
+    size_t row = e->depth ? e->inner[e->depth - 1] : (size_t)-1;
     size_t next = s->begin == 0 ? row : (s->begin + row - 1) / row * row;
-    if (!s->depth)
+    if (!e->depth)
         next = (size_t)-1;
-    size_t per = API_NUM_MAX + 1 + 2 * s->depth;
+    size_t per = API_NUM_MAX + 1 + 2 * e->depth;
     for (size_t start = s->begin; start < s->end; start += CHUNK) {
         size_t end = s->end - start > CHUNK ? start + CHUNK : s->end;
         if (api_buf_reserve(out, (end - start) * per) != 0)
@@ -576,8 +576,8 @@ static int put_span(api_buf *out, const span *s) {
         for (size_t i = start; i < end; i++) {
             if (i == next) {
                 size_t levels = 1;
-                while (levels < s->depth &&
-                       i % s->inner[s->depth - 1 - levels] == 0)
+                while (levels < e->depth &&
+                       i % e->inner[e->depth - 1 - levels] == 0)
                     levels++;
                 memset(w, ']', levels);
                 w += levels;
@@ -588,9 +588,9 @@ static int put_span(api_buf *out, const span *s) {
             } else if (i) {
                 *w++ = ',';
             }
-            double v = s->x[i];
+            double v = e->data[i];
             if (!isfinite(v)) {
-                if (s->nan_as_null && isnan(v)) {
+                if (e->nan_as_null && isnan(v)) {
                     memcpy(w, "null", 4);
                     w += 4;
                     continue;
@@ -599,7 +599,7 @@ static int put_span(api_buf *out, const span *s) {
                 out->data[out->len] = '\0';
                 return -1;
             }
-            size_t len = api_num_format(w, v, s->precision);
+            size_t len = api_num_format(w, v, e->precision);
             if (*w == 'n') { /* rounding to `precision` digits overflowed */
                 out->len = (size_t)(w - out->data);
                 out->data[out->len] = '\0';
@@ -619,12 +619,10 @@ static void *put_span_thread(void *arg) {
     return NULL;
 }
 
-/* Entries [0, count) of the tensor, split over threads when large. */
-static int put_entries(api_buf *out, const double *x, size_t count,
-                       const size_t *shape, size_t depth,
-                       const api_tensor_format *fmt, int nan_as_null) {
+int api_tensor_print(api_buf *out, const api_tensor_entries *e, size_t begin,
+                     size_t end) {
     span parts[PRINT_THREADS_MAX];
-    size_t n = 1;
+    size_t n = 1, count = end - begin;
     if (count >= PARALLEL_MIN) {
         long cpus = sysconf(_SC_NPROCESSORS_ONLN);
         n = cpus > PRINT_THREADS_MAX ? PRINT_THREADS_MAX
@@ -634,17 +632,9 @@ static int put_entries(api_buf *out, const double *x, size_t count,
     for (size_t t = 0; t < n; t++) {
         span *s = &parts[t];
         memset(s, 0, sizeof *s);
-        s->x = x;
-        s->begin = count / n * t;
-        s->end = t + 1 == n ? count : count / n * (t + 1);
-        s->depth = depth;
-        size_t block = 1;
-        for (size_t k = depth + 1; k-- > 1;) {
-            block *= shape[k];
-            s->inner[k - 1] = block;
-        }
-        s->precision = fmt->precision;
-        s->nan_as_null = nan_as_null;
+        s->e = e;
+        s->begin = begin + count / n * t;
+        s->end = t + 1 == n ? end : begin + count / n * (t + 1);
     }
     pthread_t threads[PRINT_THREADS_MAX];
     int started[PRINT_THREADS_MAX] = {0};
@@ -666,6 +656,34 @@ static int put_entries(api_buf *out, const double *x, size_t count,
         api_buf_free(&parts[t].out);
     }
     return rc;
+}
+
+/* Entries that cannot fail to print: finite (or NaN printed as null), and
+ * small enough that rounding to any precision stays a double. */
+static int printable(const api_tensor_entries *e) {
+    for (size_t i = 0; i < e->count; i++) {
+        double v = e->data[i];
+        if (!(fabs(v) <= 1e308) && !(e->nan_as_null && isnan(v)))
+            return 0;
+    }
+    return 1;
+}
+
+/* Entries [0, count), printed now or, when out allows it, later. */
+static int put_entries(api_buf *out, const double *x, size_t count,
+                       const size_t *shape, size_t depth,
+                       const api_tensor_format *fmt, int nan_as_null) {
+    api_tensor_entries e = {x, count, depth, {0}, fmt->precision,
+                            nan_as_null};
+    size_t block = 1;
+    for (size_t k = depth + 1; k-- > 1;) {
+        block *= shape[k];
+        e.inner[k - 1] = block;
+    }
+    if (count >= DEFER_MIN && api_stream_may_defer(out, x, count) &&
+        printable(&e))
+        return api_stream_defer(out, &e);
+    return api_tensor_print(out, &e, 0, count);
 }
 
 int api_tensor_encode(api_buf *out, const double *data, const size_t *shape,

@@ -115,9 +115,31 @@ int api_tensor_format_read(api_tensor_format *fmt, const json_t *obj,
  * non-finite entry, or one that rounding to fmt->precision digits takes
  * beyond the largest double, stops the writing and returns -1 (out is then
  * partial and must be discarded). Large tensors are printed by several
- * threads. Returns 0 on success. */
+ * threads. When out allows it (api_stream_allow) and the tensor is large
+ * and printable, its entries are left as a hole that api/stream.c prints
+ * later, in the same bytes. Returns 0 on success. */
 int api_tensor_encode(api_buf *out, const double *data, const size_t *shape,
                       size_t rank, const api_tensor_format *fmt,
                       int nan_as_null);
+
+/* A run of a tensor's entries as api_tensor_encode prints them: the
+ * separators between entries depend only on the entry's index, so any
+ * range can be printed on its own (api/stream.c prints a large answer a
+ * range at a time). inner[k] is the number of entries in one block of
+ * nesting level k + 1; depth is how many levels close between rows (rank
+ * - 1 nested, 0 flat). */
+typedef struct {
+    const double *data;
+    size_t count;
+    size_t depth;
+    size_t inner[API_SHAPE_MAX];
+    int precision, nan_as_null;
+} api_tensor_entries;
+
+/* Print entries [begin, end) of e (begin > 0: with the separator before
+ * entry begin), on several threads when the range is large. Returns 0, or
+ * -1 when an entry cannot be printed (see api_tensor_encode). */
+int api_tensor_print(api_buf *out, const api_tensor_entries *e, size_t begin,
+                     size_t end);
 
 #endif /* API_TENSOR_H */

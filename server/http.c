@@ -51,6 +51,7 @@
 #define LISTEN_BACKLOG 1024
 #define LOG_PATH_MAX 1024   /* bytes of the path kept for the access line */
 #define DISCARD_FACTOR 4    /* see on_body */
+#define STREAM_BLOCK (1024u * 1024) /* bytes per read of a streamed answer */
 #define FORWARDED_FOR_MAX 8 /* X-Forwarded-For header lines read */
 
 struct srv_http {
@@ -95,6 +96,7 @@ typedef struct {
     int overflow;                 /* body_seen outgrew max_body_bytes */
     int status;               /* for the access line; 0 = no answer from us */
     size_t bytes;             /* response body bytes sent (0 for HEAD) */
+    api_stream *stream;       /* a body printed as it is sent, or NULL */
     srv_gate_verdict refused; /* the gate's refusal, or SRV_GATE_PASS */
     const char *gate_route;   /* the route template the gate ruled on */
     unsigned retry_after_s;   /* Retry-After of that refusal */
@@ -136,6 +138,7 @@ static void request_free(srv_request *r) {
     atomic_fetch_sub(&r->srv->in_flight, 1);
     free(r->query);
     free(r->body);
+    api_stream_free(r->stream);
     free(r);
 }
 
@@ -239,6 +242,19 @@ static int add_common_headers(struct MHD_Response *resp,
     return ok ? 0 : -1;
 }
 
+/* MHD_ContentReaderCallback of a streamed answer: the next piece. */
+static ssize_t stream_read(void *cls, uint64_t pos, char *buf, size_t max) {
+    (void)pos;
+    srv_request *r = cls;
+    ssize_t n = api_stream_read(r->stream, buf, max);
+    if (n > 0) {
+        r->bytes += (size_t)n;
+        return n;
+    }
+    return n == 0 ? MHD_CONTENT_READER_END_OF_STREAM
+                  : MHD_CONTENT_READER_END_WITH_ERROR;
+}
+
 /* Send res (its body is taken over and res->body set to NULL). With
  * close_conn the connection closes after the response, for answers given
  * before the request body was read. */
@@ -247,10 +263,12 @@ static enum MHD_Result answer(srv_request *r, struct MHD_Connection *conn,
     char *body = res->body;
     size_t len = res->body_len;
     res->body = NULL;
-    int vary_encoding = srv_gzip_eligible(len);
+    int streamed = res->stream != NULL;
+    int vary_encoding = srv_gzip_eligible(streamed ? SIZE_MAX : len);
     int gzipped = 0;
     /* HEAD too, so that its Content-Length is the one GET would send */
-    if (vary_encoding && srv_gzip_accepted(header(conn, "Accept-Encoding"))) {
+    if (!streamed && vary_encoding &&
+        srv_gzip_accepted(header(conn, "Accept-Encoding"))) {
         char *z;
         size_t zlen;
         if (srv_gzip_compress(&z, &zlen, body, len) == 0) {
@@ -260,12 +278,20 @@ static enum MHD_Result answer(srv_request *r, struct MHD_Connection *conn,
             gzipped = 1;
         }
     }
-    struct MHD_Response *resp =
-        MHD_create_response_from_buffer_with_free_callback(len, body, &free);
-    if (resp == NULL) {
-        free(body);
-        return MHD_NO;
+    struct MHD_Response *resp;
+    if (streamed) { /* r owns the stream until on_completed */
+        r->stream = res->stream;
+        res->stream = NULL;
+        resp = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, STREAM_BLOCK,
+                                                 stream_read, r, NULL);
+    } else {
+        resp = MHD_create_response_from_buffer_with_free_callback(len, body,
+                                                                  &free);
+        if (resp == NULL)
+            free(body);
     }
+    if (resp == NULL)
+        return MHD_NO;
     int ok =
         add_common_headers(resp, conn, r, res->vary_accept, vary_encoding) == 0;
     if (res->content_type != NULL)
@@ -315,7 +341,7 @@ static enum MHD_Result answer(srv_request *r, struct MHD_Connection *conn,
         r->answered = 1;
         r->status = res->status;
         r->route = res->route;
-        r->bytes = strcmp(r->method, "HEAD") == 0 ? 0 : len;
+        r->bytes = strcmp(r->method, "HEAD") == 0 || streamed ? 0 : len;
     }
     return rc;
 }
@@ -343,7 +369,17 @@ static enum MHD_Result answer_problem(srv_request *r,
     return answer(r, conn, &res, close_conn);
 }
 
-static void fill_api_request(api_request *req, const srv_request *r,
+/* api_request.body_done: the api has parsed the body; free it before the
+ * answer is computed, so that a large request does not hold its text and
+ * its tensors at once. */
+static void body_done(void *ctx) {
+    srv_request *r = ctx;
+    free(r->body);
+    r->body = NULL;
+    r->body_len = r->body_cap = 0;
+}
+
+static void fill_api_request(api_request *req, srv_request *r,
                              struct MHD_Connection *conn, const char *url) {
     memset(req, 0, sizeof *req);
     req->method = r->method;
@@ -354,6 +390,15 @@ static void fill_api_request(api_request *req, const srv_request *r,
     req->body = r->body_len > 0 ? r->body : NULL;
     req->body_len = r->body_len;
     req->limits = &r->srv->limits;
+    req->body_done = body_done;
+    req->body_ctx = r;
+    /* A large answer is streamed (chunked, no Content-Length), except to
+     * HEAD, which needs the length, and to a client that takes gzip, whose
+     * answer is compressed whole. */
+    req->stream_ok =
+        strcmp(r->method, "HEAD") != 0 &&
+        !(srv_gzip_eligible(SIZE_MAX) &&
+          srv_gzip_accepted(header(conn, "Accept-Encoding")));
 }
 
 /* OPTIONS: a CORS preflight (Fetch standard), never behind a token. The
