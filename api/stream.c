@@ -101,8 +101,10 @@ void api_stream_holes_free(api_buf *out) {
 int api_stream_flatten(api_buf *out) {
     struct api_holes *h = out->holes;
     out->holes = NULL;
-    if (!h)
+    if (!h || h->n == 0) {
+        holes_free(h);
         return 0;
+    }
     api_buf flat = {0};
     size_t pos = 0;
     for (size_t i = 0; i < h->n && !out->failed; i++) {
