@@ -549,7 +549,7 @@ int api_tensor_format_read(api_tensor_format *fmt, const json_t *obj,
 
 enum {
     CHUNK = 4096,           /* entries per buffer reservation */
-    PARALLEL_MIN = 1 << 17, /* entries worth a second thread */
+    PARALLEL_MIN = 1 << 15, /* entries worth a second thread */
     PRINT_THREADS_MAX = 4,
     DEFER_MIN = 1 << 15 /* entries worth printing later (api/stream.h) */
 };

@@ -12,8 +12,10 @@
 #include <stdlib.h>
 
 /* Features (doubles) tanh'd at once in the forward pass: 32 KB, within a
- * core's L1 or L2 cache. */
+ * core's L1 or L2 cache. A thread of its own pays from about a
+ * millisecond of features on. */
 #define FEATURES_PER_BLOCK 4096
+#define FEATURES_PER_THREAD ((size_t)1 << 18)
 
 attn_status attn_additive_workspace(size_t *bytes, size_t B, size_t Nq,
                                     size_t Nk, size_t h) {
@@ -58,6 +60,42 @@ static attn_status additive_check(const double *out, const double *weights,
     return attn_mask_check(mask, B, Nq, Nk, fault);
 }
 
+typedef struct {
+    const double *pq, *pk, *w_v; /* (B·Nq, h), (B·Nk, h), (h) */
+    double *s;                   /* (B, Nq, Nk) */
+    size_t Nq, Nk, h;
+    int nomem; /* set when a range could not get its scratch */
+} scores_job;
+
+/* Scores of the query rows [begin, end) of (B·Nq): for each, the features
+ * of a block of keys at once (about 32 KB), then their scores as one
+ * matrix-vector product. */
+static void additive_scores(void *ctx, size_t begin, size_t end) {
+    scores_job *job = ctx;
+    size_t Nq = job->Nq, Nk = job->Nk, h = job->h;
+    size_t block = FEATURES_PER_BLOCK / h ? FEATURES_PER_BLOCK / h : 1;
+    block = block < Nk ? block : Nk;
+    double *feat = malloc(block * h * sizeof *feat);
+    if (!feat) {
+        job->nomem = 1; /* one int, only ever set to 1 */
+        return;
+    }
+    for (size_t row = begin; row < end; row++) {
+        size_t b = row / Nq;
+        const double *pqi = job->pq + row * h;
+        double *si = job->s + row * Nk;
+        for (size_t j0 = 0; j0 < Nk; j0 += block) {
+            size_t n = Nk - j0 < block ? Nk - j0 : block;
+            const double *pkj = job->pk + (b * Nk + j0) * h;
+            for (size_t jj = 0; jj < n; jj++)
+                attn_tanh_add_n(feat + jj * h, pqi, pkj + jj * h, h);
+            cblas_dgemv(CblasRowMajor, CblasNoTrans, (int)n, (int)h, 1.0, feat,
+                        (int)h, job->w_v, 1, 0.0, si + j0, 1);
+        }
+    }
+    free(feat);
+}
+
 attn_status attn_additive_forward(double *out, double *weights, double *scores,
                                   const double *q, const double *k,
                                   const double *v, const double *W_q,
@@ -88,34 +126,15 @@ attn_status attn_additive_forward(double *out, double *weights, double *scores,
     cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)(B * Nk), (int)h,
                 (int)dk, 1.0, k, (int)dk, W_k, (int)dk, 0.0, pk, (int)h);
 
-    /* 2. s[b, i, j] = Σ_c w_v[c] tanh(pq[b, i, c] + pk[b, j, c]): for each
-     *    query, the features of a block of keys at once (about 32 KB), then
-     *    their scores as one matrix-vector product */
-    size_t block = FEATURES_PER_BLOCK / h ? FEATURES_PER_BLOCK / h : 1;
-    block = block < Nk ? block : Nk;
-    double *feat = malloc(block * h * sizeof *feat);
-    if (!feat) {
-        free(pq);
-        return ATTN_E_NOMEM;
-    }
-    for (size_t b = 0; b < B; b++) {
-        for (size_t i = 0; i < Nq; i++) {
-            const double *pqi = pq + (b * Nq + i) * h;
-            double *si = s + (b * Nq + i) * Nk;
-            for (size_t j0 = 0; j0 < Nk; j0 += block) {
-                size_t n = Nk - j0 < block ? Nk - j0 : block;
-                const double *pkj = pk + (b * Nk + j0) * h;
-                for (size_t jj = 0; jj < n; jj++)
-                    for (size_t c = 0; c < h; c++)
-                        feat[jj * h + c] = pqi[c] + pkj[jj * h + c];
-                attn_tanh_n(feat, feat, n * h);
-                cblas_dgemv(CblasRowMajor, CblasNoTrans, (int)n, (int)h, 1.0,
-                            feat, (int)h, w_v, 1, 0.0, si + j0, 1);
-            }
-        }
-    }
-    free(feat);
+    /* 2. s[b, i, j] = Σ_c w_v[c] tanh(pq[b, i, c] + pk[b, j, c]), the
+     *    queries shared out over the cores when there are many features */
+    scores_job job = {pq, pk, w_v, s, Nq, Nk, h, 0};
+    size_t per_query = Nk * h;
+    attn_parallel_for(B * Nq, FEATURES_PER_THREAD / per_query + 1,
+                      additive_scores, &job);
     free(pq);
+    if (job.nomem)
+        return ATTN_E_NOMEM;
 
     /* 3. mask and stable softmax (rejects non-finite visible scores) */
     st = attn_softmax_masked(weights, s, mask, B, Nq, Nk, fault);

@@ -42,11 +42,21 @@ void attn_fault_clear(attn_fault *fault);
 /* Set fault->index (fault may be NULL) and return s. */
 attn_status attn_fault_at(attn_fault *fault, size_t index, attn_status s);
 
+/* Run fn(ctx, begin, end) over contiguous ranges covering [0, n): on one
+ * thread per online CPU (at most 8), but only as many as give each at
+ * least min_per_thread items; the caller's thread takes the first range.
+ * Returns when every range is done (lib/parallel.c). */
+typedef void (*attn_range_fn)(void *ctx, size_t begin, size_t end);
+void attn_parallel_for(size_t n, size_t min_per_thread, attn_range_fn fn,
+                       void *ctx);
+
 /* y[i] = exp(x[i]) and y[i] = tanh(x[i]) for i < n (y may alias x),
  * within about 1 ulp, the same bits on every CPU (lib/vmath.c). exp gives
  * 0 below -746 and for -inf, +inf above 709.78; NaN stays NaN. */
 void attn_exp_n(double *y, const double *x, size_t n);
 void attn_tanh_n(double *y, const double *x, size_t n);
+/* y[i] = tanh(a[i] + b[i]), the same bits as attn_tanh_n of the sums. */
+void attn_tanh_add_n(double *y, const double *a, const double *b, size_t n);
 
 /* The softmax's passes over a row, in lib/vmath.c's fixed order (four
  * interleaved partial sums, combined as (l0 + l1) + (l2 + l3), then the

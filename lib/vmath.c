@@ -34,6 +34,8 @@
 #else
 #define VMATH_LOOP
 #endif
+/* A lane's code must sit inside the loop to be vectorised with it. */
+#define VMATH_LANE VMATH_LOOP __attribute__((always_inline)) static inline
 
 /* One copy per instruction set, chosen when the program loads. Both copies
  * use the same operations in the same order, so they agree bit for bit. */
@@ -49,27 +51,27 @@ static const double LN2_HI = 0x1.62e42feep-1; /* 32 trailing zero bits */
 static const double LN2_LO = 0x1.a39ef35793c76p-33;
 static const double SHIFT = 0x1.8p52; /* adding it rounds to an integer */
 
-VMATH_LOOP static inline uint64_t bits_of(double x) {
+VMATH_LANE uint64_t bits_of(double x) {
     uint64_t u;
     memcpy(&u, &x, sizeof u);
     return u;
 }
 
-VMATH_LOOP static inline double double_of(uint64_t u) {
+VMATH_LANE double double_of(uint64_t u) {
     double x;
     memcpy(&x, &u, sizeof x);
     return x;
 }
 
-/* One lane: exp(x) = 2^k · (1 + m) with |m| < 0.42, *k = k and *m = m
- * (exact to within an ulp of m: no cancellation). Arguments below -746
- * give 0, above 709.78 give +inf, -inf gives 0, NaN gives NaN. */
-VMATH_LOOP static inline double exp_lane(double x, double *m, double *k) {
-    x = x < -746.0 ? -746.0 : x;
-    x = x > 710.0 ? 710.0 : x;
-    double t = x * INV_LN2 + SHIFT;
-    double kd = t - SHIFT;
-    double r = (x - kd * LN2_HI) - kd * LN2_LO;
+/* The reduced part of one lane: x = k·ln 2 + r, |r| <= ln 2 / 2 (x within
+ * [-746, 710]); returns exp(r) and sets *m = exp(r) - 1 (exact to within
+ * an ulp of m: no cancellation), *kd = k, *t = the double whose low bits
+ * hold k. */
+VMATH_LANE double exp_reduced(double x, double *m, double *kd,
+                                            double *t) {
+    *t = x * INV_LN2 + SHIFT;
+    *kd = *t - SHIFT;
+    double r = (x - *kd * LN2_HI) - *kd * LN2_LO;
 
     /* q = (exp(r) - 1 - r) / r² = Σ_{n=2}^{13} r^(n-2) / n!, by Estrin's
      * scheme (pairs, then r², r⁴, r⁸): a short dependency chain, so the
@@ -85,16 +87,28 @@ VMATH_LOOP static inline double exp_lane(double x, double *m, double *k) {
     double q = (p03 + r4 * p47) + r8 * p8b;
     double r2q = r2 * q;
     *m = r + r2q;
-    *k = kd;
     /* 1 + r + r²q with 1 + r split exactly into hi + lo (Fast2Sum, as
      * |r| < 1), so that only the last addition rounds at 1's scale */
     double hi = 1.0 + r;
     double lo = (1.0 - hi) + r;
-    double p = hi + (lo + r2q);
+    return hi + (lo + r2q);
+}
 
+/* k as an integer, read from t's low bits (see exp_reduced). */
+VMATH_LANE uint64_t k_of(double t) {
+    return bits_of(t) - bits_of(SHIFT);
+}
+
+/* One lane of exp. Arguments below -746 give 0, above 709.78 give +inf,
+ * -inf gives 0, NaN gives NaN. */
+VMATH_LANE double exp_lane(double x) {
+    x = x < -746.0 ? -746.0 : x;
+    x = x > 710.0 ? 710.0 : x;
+    double m, kd, t;
+    double p = exp_reduced(x, &m, &kd, &t);
     /* 2^k = 2^k1 · 2^k2 with k1 = floor(k/2), k2 = k - k1, both normal for
-     * k in [-1077, 1024]; k is read from t's low bits */
-    uint64_t ki = bits_of(t) - bits_of(SHIFT);
+     * k in [-1077, 1024], so a subnormal result is rounded once */
+    uint64_t ki = k_of(t);
     uint64_t k1 = ((ki + 2048u) >> 1) - 1024u;
     uint64_t k2 = ki - k1;
     double s1 = double_of((k1 + 1023u) << 52);
@@ -102,25 +116,37 @@ VMATH_LOOP static inline double exp_lane(double x, double *m, double *k) {
     return (p * s1) * s2;
 }
 
+/* One lane of tanh, from e = exp(-2|x|) = 2^k (1 + m). Beyond |x| = 19.5
+ * tanh rounds to ±1, so the argument is clamped there and 2^k (k >= -57)
+ * is one normal power of two. Where 1 - e would cancel (k = 0, -1) the
+ * fraction is rewritten in m: -m / (2 + m) and (1 - m) / (3 + m). */
+VMATH_LANE double tanh_lane(double x) {
+    double a = x < 0.0 ? -x : x;
+    a = a > 19.5 ? 19.5 : a;
+    double m, k, t;
+    double p = exp_reduced(-2.0 * a, &m, &k, &t);
+    double e = p * double_of((k_of(t) + 1023u) << 52);
+    double num = k == 0.0 ? -m : k == -1.0 ? 1.0 - m : 1.0 - e;
+    double den = k == 0.0 ? 2.0 + m : k == -1.0 ? 3.0 + m : 1.0 + e;
+    return __builtin_copysign(num / den, x);
+}
+
 VMATH_CLONES VMATH_LOOP void attn_exp_n(double *y, const double *x,
                                         size_t n) {
-    for (size_t i = 0; i < n; i++) {
-        double m, k;
-        y[i] = exp_lane(x[i], &m, &k);
-    }
+    for (size_t i = 0; i < n; i++)
+        y[i] = exp_lane(x[i]);
 }
 
 VMATH_CLONES VMATH_LOOP void attn_tanh_n(double *y, const double *x,
                                          size_t n) {
-    for (size_t i = 0; i < n; i++) {
-        double a = x[i] < 0.0 ? -x[i] : x[i], m, k;
-        double e = exp_lane(-2.0 * a, &m, &k);
-        /* e = 2^k (1 + m); where 1 - e would cancel (k = 0, -1) the
-         * fraction is rewritten in m: -m / (2 + m) and (1 - m) / (3 + m) */
-        double num = k == 0.0 ? -m : k == -1.0 ? 1.0 - m : 1.0 - e;
-        double den = k == 0.0 ? 2.0 + m : k == -1.0 ? 3.0 + m : 1.0 + e;
-        y[i] = __builtin_copysign(num / den, x[i]);
-    }
+    for (size_t i = 0; i < n; i++)
+        y[i] = tanh_lane(x[i]);
+}
+
+VMATH_CLONES VMATH_LOOP void attn_tanh_add_n(double *y, const double *a,
+                                             const double *b, size_t n) {
+    for (size_t i = 0; i < n; i++)
+        y[i] = tanh_lane(a[i] + b[i]);
 }
 
 /* The reductions below keep four running lanes (element j goes to lane
@@ -165,17 +191,17 @@ VMATH_CLONES VMATH_LOOP double attn_sum_n(const double *x, size_t n) {
 
 VMATH_CLONES VMATH_LOOP double attn_exp_sum_n(double *y, const double *x,
                                               double c, size_t n) {
-    double a[4] = {0.0, 0.0, 0.0, 0.0}, m, k;
+    double a[4] = {0.0, 0.0, 0.0, 0.0};
     size_t j = 0;
     for (; j + 4 <= n; j += 4) {
         for (size_t l = 0; l < 4; l++) {
-            y[j + l] = exp_lane(x[j + l] - c, &m, &k);
+            y[j + l] = exp_lane(x[j + l] - c);
             a[l] += y[j + l];
         }
     }
     double sum = (a[0] + a[1]) + (a[2] + a[3]);
     for (; j < n; j++) {
-        y[j] = exp_lane(x[j] - c, &m, &k);
+        y[j] = exp_lane(x[j] - c);
         sum += y[j];
     }
     return sum;

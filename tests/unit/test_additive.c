@@ -187,6 +187,46 @@ static void test_random_shapes_vs_reference(void **state) {
                   distinct, worst_out, worst_w, worst_s, tol);
 }
 
+/* Enough features (2 · 61 · 130 · 40 = 634,400) that the scores are shared
+ * out over the cores, with odd sizes so the ranges and key blocks have
+ * remainders: the same as the reference loops. */
+static void test_large_split_over_threads(void **state) {
+    (void)state;
+    const size_t B = 2, Nq = 61, Nk = 130, dq = 5, dk = 7, dv = 3, h = 40;
+    attn_rng rng;
+    attn_rng_seed(&rng, 11);
+    double *W_q = alloc_normals(&rng, h * dq), *W_k = alloc_normals(&rng, h * dk);
+    double *w_v = alloc_normals(&rng, h);
+    double *q = alloc_normals(&rng, B * Nq * dq);
+    double *k = alloc_normals(&rng, B * Nk * dk);
+    double *v = alloc_normals(&rng, B * Nk * dv);
+    size_t no = B * Nq * dv, ns = B * Nq * Nk;
+    double *buf = malloc((2 * no + 4 * ns) * sizeof *buf);
+    assert_non_null(buf);
+    double *out = buf, *out_ref = out + no, *w = out_ref + no;
+    double *w_ref = w + ns, *s = w_ref + ns, *s_ref = s + ns;
+    int64_t lens[] = {100, 130};
+    attn_mask mask = {lens, 0, ATTN_CAUSAL_NONE, ATTN_FULLY_MASKED_ZERO};
+    assert_int_equal(attn_additive_forward(out, w, s, q, k, v, W_q, W_k, w_v,
+                                           &mask, B, Nq, Nk, dq, dk, dv, h,
+                                           NULL),
+                     ATTN_OK);
+    assert_int_equal(attn_additive_forward_ref(out_ref, w_ref, s_ref, q, k, v,
+                                               W_q, W_k, w_v, &mask, B, Nq, Nk,
+                                               dq, dk, dv, h, NULL),
+                     ATTN_OK);
+    assert_close(s, s_ref, ns, 1e-12);
+    assert_close(w, w_ref, ns, 1e-12);
+    assert_close(out, out_ref, no, 1e-12);
+    free(buf);
+    free(W_q);
+    free(W_k);
+    free(w_v);
+    free(q);
+    free(k);
+    free(v);
+}
+
 static void test_extremes(void **state) {
     (void)state;
     const double one[] = {1.0};
@@ -273,6 +313,7 @@ int main(void) {
         cmocka_unit_test(test_hand_example),
         cmocka_unit_test(test_workspace),
         cmocka_unit_test(test_random_shapes_vs_reference),
+        cmocka_unit_test(test_large_split_over_threads),
         cmocka_unit_test(test_extremes),
         cmocka_unit_test(test_errors),
     };

@@ -3,7 +3,8 @@
  * expl and tanhl (64-bit significands, so their own error is ~2^-11 of a
  * double's unit in the last place): the worst error in ulps over millions
  * of arguments, the special values, and that the vector lanes and the
- * scalar tail of the same loop give the same bits.
+ * scalar tail of the same loop give the same bits (and tanh of sums the
+ * bits of tanh of the sums).
  */
 #include "check.h"
 
@@ -163,6 +164,16 @@ static void test_lanes_agree(void **state) {
         assert_memory_equal(whole, one, sizeof whole);
         assert_memory_equal(whole, inplace, sizeof whole);
     }
+    /* tanh of sums: the bits of tanh of the sums made first */
+    static double a[M], b[M], sums[M];
+    for (size_t i = 0; i < M; i++) {
+        a[i] = uniform(&s, -10.0, 10.0);
+        b[i] = uniform(&s, -10.0, 10.0);
+        sums[i] = a[i] + b[i];
+    }
+    attn_tanh_n(whole, sums, M);
+    attn_tanh_add_n(one, a, b, M);
+    assert_memory_equal(whole, one, sizeof whole);
 }
 
 int main(void) {
