@@ -28,6 +28,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <time.h>
@@ -92,6 +93,7 @@ typedef struct {
     char request_id[SRV_REQUEST_ID_MAX + 1];
     char *body;
     size_t body_len, body_cap;
+    int body_mapped; /* body is an mmap of body_cap bytes, not malloc'd */
     unsigned long long body_seen; /* body bytes received, kept or not */
     int overflow;                 /* body_seen outgrew max_body_bytes */
     int status;               /* for the access line; 0 = no answer from us */
@@ -133,11 +135,39 @@ static srv_request *request_new(srv_http *srv, const char *uri) {
     return r;
 }
 
+/* A body of a declared length from BODY_MAP_MIN bytes gets pages of its
+ * own, so that freeing it once it is parsed gives the memory back at once
+ * instead of leaving a hole in the heap, which keeps freed memory (main.c)
+ * and could not fit the larger buffers that follow: a large request's
+ * peak memory is then its tensors, not its text plus its tensors. */
+#define BODY_MAP_MIN ((size_t)1 << 20)
+
+static char *body_alloc(srv_request *r, size_t len) {
+    if (len >= BODY_MAP_MIN) {
+        void *p = mmap(NULL, len, PROT_READ | PROT_WRITE,
+                       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        r->body_mapped = p != MAP_FAILED;
+        return p == MAP_FAILED ? NULL : p;
+    }
+    r->body_mapped = 0;
+    return malloc(len);
+}
+
+static void body_free(srv_request *r) {
+    if (r->body_mapped)
+        munmap(r->body, r->body_cap);
+    else
+        free(r->body);
+    r->body = NULL;
+    r->body_len = r->body_cap = 0;
+    r->body_mapped = 0;
+}
+
 static void request_free(srv_request *r) {
     srv_gate_release(r->srv->gate, &r->ticket);
     atomic_fetch_sub(&r->srv->in_flight, 1);
     free(r->query);
-    free(r->body);
+    body_free(r);
     api_stream_free(r->stream);
     free(r);
 }
@@ -373,10 +403,7 @@ static enum MHD_Result answer_problem(srv_request *r,
  * answer is computed, so that a large request does not hold its text and
  * its tensors at once. */
 static void body_done(void *ctx) {
-    srv_request *r = ctx;
-    free(r->body);
-    r->body = NULL;
-    r->body_len = r->body_cap = 0;
+    body_free(ctx);
 }
 
 static void fill_api_request(api_request *req, srv_request *r,
@@ -620,7 +647,7 @@ static enum MHD_Result on_headers(srv_request *r, struct MHD_Connection *conn,
     }
     if (length > 0 &&
         (unsigned long long)length <= r->srv->limits.max_body_bytes) {
-        r->body = malloc((size_t)length);
+        r->body = body_alloc(r, (size_t)length);
         if (r->body == NULL)
             return MHD_NO;
         r->body_cap = (size_t)length;
@@ -665,12 +692,12 @@ static enum MHD_Result on_body(srv_request *r, const char *data, size_t n) {
     }
     if (n > limit - r->body_len) {
         r->overflow = 1;
-        free(r->body);
-        r->body = NULL;
-        r->body_len = r->body_cap = 0;
+        body_free(r);
         return MHD_YES;
     }
     if (r->body_len + n > r->body_cap) {
+        if (r->body_mapped) /* more than the declared length */
+            return MHD_NO;
         size_t cap = r->body_cap ? r->body_cap : 64 * 1024;
         while (cap < r->body_len + n)
             cap = cap > limit / 2 ? limit : cap * 2;
@@ -726,9 +753,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn,
     api_handle(&req, &res);
     enum MHD_Result rc = answer(r, conn, &res, 0);
     api_response_free(&res);
-    free(r->body);
-    r->body = NULL;
-    r->body_len = r->body_cap = 0;
+    body_free(r);
     return rc;
 }
 
