@@ -87,8 +87,7 @@ static void additive_scores(void *ctx, size_t begin, size_t end) {
         for (size_t j0 = 0; j0 < Nk; j0 += block) {
             size_t n = Nk - j0 < block ? Nk - j0 : block;
             const double *pkj = job->pk + (b * Nk + j0) * h;
-            for (size_t jj = 0; jj < n; jj++)
-                attn_tanh_add_n(feat + jj * h, pqi, pkj + jj * h, h);
+            attn_tanh_add_rows(feat, pqi, pkj, n, h);
             cblas_dgemv(CblasRowMajor, CblasNoTrans, (int)n, (int)h, 1.0, feat,
                         (int)h, job->w_v, 1, 0.0, si + j0, 1);
         }

@@ -55,8 +55,11 @@ void attn_parallel_for(size_t n, size_t min_per_thread, attn_range_fn fn,
  * 0 below -746 and for -inf, +inf above 709.78; NaN stays NaN. */
 void attn_exp_n(double *y, const double *x, size_t n);
 void attn_tanh_n(double *y, const double *x, size_t n);
-/* y[i] = tanh(a[i] + b[i]), the same bits as attn_tanh_n of the sums. */
-void attn_tanh_add_n(double *y, const double *a, const double *b, size_t n);
+/* y[r, c] = tanh(a[c] + b[r, c]) for (rows, h) row-major y and b, the same
+ * bits as attn_tanh_n of the sums: additive attention's features of one
+ * query against a block of keys. */
+void attn_tanh_add_rows(double *y, const double *a, const double *b,
+                        size_t rows, size_t h);
 
 /* The softmax's passes over a row, in lib/vmath.c's fixed order (four
  * interleaved partial sums, combined as (l0 + l1) + (l2 + l3), then the

@@ -143,10 +143,12 @@ VMATH_CLONES VMATH_LOOP void attn_tanh_n(double *y, const double *x,
         y[i] = tanh_lane(x[i]);
 }
 
-VMATH_CLONES VMATH_LOOP void attn_tanh_add_n(double *y, const double *a,
-                                             const double *b, size_t n) {
-    for (size_t i = 0; i < n; i++)
-        y[i] = tanh_lane(a[i] + b[i]);
+VMATH_CLONES VMATH_LOOP void attn_tanh_add_rows(double *y, const double *a,
+                                                const double *b, size_t rows,
+                                                size_t h) {
+    for (size_t r = 0; r < rows; r++)
+        for (size_t c = 0; c < h; c++)
+            y[r * h + c] = tanh_lane(a[c] + b[r * h + c]);
 }
 
 /* The reductions below keep four running lanes (element j goes to lane

@@ -169,11 +169,12 @@ static void test_lanes_agree(void **state) {
     for (size_t i = 0; i < M; i++) {
         a[i] = uniform(&s, -10.0, 10.0);
         b[i] = uniform(&s, -10.0, 10.0);
-        sums[i] = a[i] + b[i];
     }
-    attn_tanh_n(whole, sums, M);
-    attn_tanh_add_n(one, a, b, M);
-    assert_memory_equal(whole, one, sizeof whole);
+    for (size_t i = 0; i < M; i++)
+        sums[i] = a[i % 37] + b[i]; /* rows of 37 features */
+    attn_tanh_n(whole, sums, M / 37 * 37);
+    attn_tanh_add_rows(one, a, b, M / 37, 37);
+    assert_memory_equal(whole, one, M / 37 * 37 * sizeof *one);
 }
 
 int main(void) {
