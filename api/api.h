@@ -9,8 +9,8 @@
 #define API_H
 
 #include <stddef.h>
-#include <sys/types.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 /* Limits and settings the server passes to every request. */
 typedef struct {

@@ -51,8 +51,9 @@ int api_buf_number(api_buf *b, double x, int precision);
  * the output is always valid UTF-8). */
 void api_buf_json_string(api_buf *b, const char *s, size_t n);
 
-/* Give the bytes away (holes, stream.h, printed in place first): returns data (caller frees; never NULL unless failed)
- * and leaves b empty. *len receives the length. */
+/* Give the bytes away (holes, stream.h, printed in place first): returns data
+ * (caller frees; never NULL unless failed) and leaves b empty. *len receives
+ * the length. */
 char *api_buf_release(api_buf *b, size_t *len);
 
 /* Free the bytes (and any holes, stream.h) and zero b. */

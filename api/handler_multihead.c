@@ -31,8 +31,8 @@
 #include "fields.h"
 #include "grads.h"
 #include "limit.h"
-#include "svg.h"
 #include "stream.h"
+#include "svg.h"
 
 static const api_tensor_spec queries_spec = {
     "queries", API_RANK(2) | API_RANK(3), 0,

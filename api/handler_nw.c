@@ -20,9 +20,9 @@
 #include "call.h"
 #include "fields.h"
 #include "limit.h"
+#include "stream.h"
 #include "svg.h"
 #include "tensor.h"
-#include "stream.h"
 
 static const api_tensor_spec x_train_spec = {"x_train", API_RANK(1), 0, "(n)"};
 static const api_tensor_spec y_train_spec = {

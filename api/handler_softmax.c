@@ -18,9 +18,9 @@
 #include "call.h"
 #include "fields.h"
 #include "limit.h"
+#include "stream.h"
 #include "svg.h"
 #include "tensor.h"
-#include "stream.h"
 
 static const api_tensor_spec scores_spec = {
     "scores", API_RANK(2) | API_RANK(3), 0,

@@ -25,12 +25,12 @@ struct api_holes {
 };
 
 struct api_stream {
-    api_buf text;           /* the answer without the holes' entries */
+    api_buf text;            /* the answer without the holes' entries */
     struct api_holes *holes; /* taken from the buffer */
-    size_t text_pos;        /* next text byte to send */
-    size_t hole_i;          /* next hole */
-    size_t entry;           /* next entry of that hole */
-    api_buf pending;        /* printed, not yet sent */
+    size_t text_pos;         /* next text byte to send */
+    size_t hole_i;           /* next hole */
+    size_t entry;            /* next entry of that hole */
+    api_buf pending;         /* printed, not yet sent */
     size_t pending_pos;
 };
 
@@ -46,8 +46,7 @@ void api_stream_allow(api_buf *out, const api_arena *arena,
     out->holes = h;
 }
 
-int api_stream_may_defer(const api_buf *out, const double *data,
-                         size_t count) {
+int api_stream_may_defer(const api_buf *out, const double *data, size_t count) {
     const struct api_holes *h = out->holes;
     if (!h || out->failed)
         return 0;

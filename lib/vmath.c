@@ -67,8 +67,7 @@ VMATH_LANE double double_of(uint64_t u) {
  * [-746, 710]); returns exp(r) and sets *m = exp(r) - 1 (exact to within
  * an ulp of m: no cancellation), *kd = k, *t = the double whose low bits
  * hold k. */
-VMATH_LANE double exp_reduced(double x, double *m, double *kd,
-                                            double *t) {
+VMATH_LANE double exp_reduced(double x, double *m, double *kd, double *t) {
     *t = x * INV_LN2 + SHIFT;
     *kd = *t - SHIFT;
     double r = (x - *kd * LN2_HI) - *kd * LN2_LO;
@@ -131,14 +130,12 @@ VMATH_LANE double tanh_lane(double x) {
     return __builtin_copysign(num / den, x);
 }
 
-VMATH_CLONES VMATH_LOOP void attn_exp_n(double *y, const double *x,
-                                        size_t n) {
+VMATH_CLONES VMATH_LOOP void attn_exp_n(double *y, const double *x, size_t n) {
     for (size_t i = 0; i < n; i++)
         y[i] = exp_lane(x[i]);
 }
 
-VMATH_CLONES VMATH_LOOP void attn_tanh_n(double *y, const double *x,
-                                         size_t n) {
+VMATH_CLONES VMATH_LOOP void attn_tanh_n(double *y, const double *x, size_t n) {
     for (size_t i = 0; i < n; i++)
         y[i] = tanh_lane(x[i]);
 }

@@ -50,10 +50,10 @@
 #define CONNECTION_MEMORY_BYTES (64 * 1024)
 #define CONNECTION_LIMIT_MAX 1024
 #define LISTEN_BACKLOG 1024
-#define LOG_PATH_MAX 1024   /* bytes of the path kept for the access line */
-#define DISCARD_FACTOR 4    /* see on_body */
+#define LOG_PATH_MAX 1024 /* bytes of the path kept for the access line */
+#define DISCARD_FACTOR 4  /* see on_body */
 #define STREAM_BLOCK (1024u * 1024) /* bytes per read of a streamed answer */
-#define FORWARDED_FOR_MAX 8 /* X-Forwarded-For header lines read */
+#define FORWARDED_FOR_MAX 8         /* X-Forwarded-For header lines read */
 
 struct srv_http {
     struct MHD_Daemon *daemon;
@@ -422,10 +422,9 @@ static void fill_api_request(api_request *req, srv_request *r,
     /* A large answer is streamed (chunked, no Content-Length), except to
      * HEAD, which needs the length, and to a client that takes gzip, whose
      * answer is compressed whole. */
-    req->stream_ok =
-        strcmp(r->method, "HEAD") != 0 &&
-        !(srv_gzip_eligible(SIZE_MAX) &&
-          srv_gzip_accepted(header(conn, "Accept-Encoding")));
+    req->stream_ok = strcmp(r->method, "HEAD") != 0 &&
+                     !(srv_gzip_eligible(SIZE_MAX) &&
+                       srv_gzip_accepted(header(conn, "Accept-Encoding")));
 }
 
 /* OPTIONS: a CORS preflight (Fetch standard), never behind a token. The

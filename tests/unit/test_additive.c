@@ -195,7 +195,8 @@ static void test_large_split_over_threads(void **state) {
     const size_t B = 2, Nq = 61, Nk = 130, dq = 5, dk = 7, dv = 3, h = 40;
     attn_rng rng;
     attn_rng_seed(&rng, 11);
-    double *W_q = alloc_normals(&rng, h * dq), *W_k = alloc_normals(&rng, h * dk);
+    double *W_q = alloc_normals(&rng, h * dq),
+           *W_k = alloc_normals(&rng, h * dk);
     double *w_v = alloc_normals(&rng, h);
     double *q = alloc_normals(&rng, B * Nq * dq);
     double *k = alloc_normals(&rng, B * Nk * dk);

@@ -151,7 +151,9 @@ static void test_additive_and_multihead_streamed(void **state) {
     char *body = dot_request(2, 130, ",\"seed\":3,\"num_hiddens\":4");
     check_same("/attention/additive", body, 1);
     free(body);
-    body = dot_request(1, 190, ",\"num_heads\":2,\"num_hiddens\":4,\"seed\":1,\"valid_lens\":[100]");
+    body = dot_request(
+        1, 190,
+        ",\"num_heads\":2,\"num_hiddens\":4,\"seed\":1,\"valid_lens\":[100]");
     check_same("/attention/multihead", body, 1);
     free(body);
 }
@@ -213,7 +215,8 @@ static void test_never_streamed(void **state) {
     check_same("/attention/dot", body, 0);
     free(body);
     /* an error found in the work */
-    body = dot_request(1, 200, ",\"valid_lens\":[0],\"fully_masked\":\"error\"");
+    body =
+        dot_request(1, 200, ",\"valid_lens\":[0],\"fully_masked\":\"error\"");
     check_same("/attention/dot", body, 0);
     free(body);
 }

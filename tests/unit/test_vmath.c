@@ -58,8 +58,8 @@ static double worst_ulps(array_fn f, exact_fn exact, const double *x, size_t n,
     return worst;
 }
 
-static void check_range(array_fn f, exact_fn exact, const char *name,
-                        double lo, double hi, double max_ulps) {
+static void check_range(array_fn f, exact_fn exact, const char *name, double lo,
+                        double hi, double max_ulps) {
     double *x = malloc(N * sizeof *x);
     assert_non_null(x);
     uint64_t state = 42;
@@ -75,7 +75,8 @@ static void check_range(array_fn f, exact_fn exact, const char *name,
 
 static void test_exp_accuracy(void **state) {
     (void)state;
-    check_range(attn_exp_n, expl, "exp", -745.0, 709.7, 1.0); /* and subnormal */
+    check_range(attn_exp_n, expl, "exp", -745.0, 709.7,
+                1.0); /* and subnormal */
     check_range(attn_exp_n, expl, "exp", -40.0, 0.0, 0.8);
     check_range(attn_exp_n, expl, "exp", -0.35, 0.35, 0.8);
     check_range(attn_exp_n, expl, "exp", -745.13, -708.0, 1.0); /* subnormal */
@@ -91,9 +92,9 @@ static void test_tanh_accuracy(void **state) {
 
 static void test_exp_special(void **state) {
     (void)state;
-    const double x[] = {0.0,     -0.0,         1.0,     -1.0,    -INFINITY,
-                        -746.0,  -745.2,       -745.1,  709.78,  709.79,
-                        1000.0,  INFINITY,     1e-300,  -1e-300, 0x1p-1074,
+    const double x[] = {0.0,     -0.0,     1.0,    -1.0,    -INFINITY,
+                        -746.0,  -745.2,   -745.1, 709.78,  709.79,
+                        1000.0,  INFINITY, 1e-300, -1e-300, 0x1p-1074,
                         -708.39, -1e6};
     const double want[] = {1.0,
                            1.0,
@@ -126,9 +127,8 @@ static void test_exp_special(void **state) {
 
 static void test_tanh_special(void **state) {
     (void)state;
-    const double x[] = {0.0,       -0.0,  INFINITY, -INFINITY, 25.0,
-                        -25.0,     1e-300, -1e-300, 0x1p-1074, 0.5,
-                        -0.1733};
+    const double x[] = {0.0,    -0.0,    INFINITY,  -INFINITY, 25.0,   -25.0,
+                        1e-300, -1e-300, 0x1p-1074, 0.5,       -0.1733};
     double y[sizeof x / sizeof x[0]];
     size_t n = sizeof x / sizeof x[0];
     attn_tanh_n(y, x, n);
