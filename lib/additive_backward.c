@@ -14,6 +14,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* Features of one (query, key) pair tanh'd at once, on the stack. */
+#define TANH_CHUNK 256
+
 attn_status attn_additive_backward_workspace(size_t *bytes, size_t B, size_t Nq,
                                              size_t Nk, size_t h) {
     if (!bytes || B == 0 || Nq == 0 || Nk == 0 || h == 0)
@@ -141,9 +144,10 @@ attn_status attn_additive_backward(
                     continue;
                 const double *pkj = pk + (b * Nk + j) * h;
                 double *gkj = grad_pk + (b * Nk + j) * h;
-                double t[ATTN_TANH_CHUNK];
-                for (size_t c0 = 0; c0 < h; c0 += ATTN_TANH_CHUNK) {
-                    size_t n = attn_tanh_of_sum(t, pqi, pkj, c0, h);
+                double t[TANH_CHUNK];
+                for (size_t c0 = 0; c0 < h; c0 += TANH_CHUNK) {
+                    size_t n = h - c0 < TANH_CHUNK ? h - c0 : TANH_CHUNK;
+                    attn_tanh_add_rows(t, pqi + c0, pkj + c0, 1, n);
                     for (size_t c = c0; c < c0 + n; c++) {
                         double tc = t[c - c0];
                         double u = g * w_v[c] * (1.0 - tc * tc);

@@ -50,9 +50,10 @@ typedef void (*attn_range_fn)(void *ctx, size_t begin, size_t end);
 void attn_parallel_for(size_t n, size_t min_per_thread, attn_range_fn fn,
                        void *ctx);
 
-/* y[i] = exp(x[i]) and y[i] = tanh(x[i]) for i < n (y may alias x),
- * within about 1 ulp, the same bits on every CPU (lib/vmath.c). exp gives
- * 0 below -746 and for -inf, +inf above 709.78; NaN stays NaN. */
+/* y[i] = exp(x[i]) and y[i] = tanh(x[i]) for i < n (y may alias x), exp
+ * within 1 ulp and tanh within 2.5 ulp, the same bits on every CPU
+ * (lib/vmath.c). exp gives 0 below -746 and for -inf, +inf above 709.78;
+ * NaN stays NaN. */
 void attn_exp_n(double *y, const double *x, size_t n);
 void attn_tanh_n(double *y, const double *x, size_t n);
 /* y[r, c] = tanh(a[c] + b[r, c]) for (rows, h) row-major y and b, the same
@@ -65,23 +66,10 @@ void attn_tanh_add_rows(double *y, const double *a, const double *b,
  * interleaved partial sums, combined as (l0 + l1) + (l2 + l3), then the
  * tail): attn_max_finite_n sets *max = max x[0 ... n-1] (n >= 1) and
  * returns 1 when every x is finite, else 0; attn_exp_sum_n sets
- * y = exp(x - c) (y may alias x) and returns Σ y; attn_sum_n returns Σ x;
- * attn_div_n sets y = y / c. */
+ * y = exp(x - c) (y may alias x) and returns Σ y; attn_div_n sets
+ * y = y / c. */
 int attn_max_finite_n(double *max, const double *x, size_t n);
 double attn_exp_sum_n(double *y, const double *x, double c, size_t n);
-double attn_sum_n(const double *x, size_t n);
 void attn_div_n(double *y, double c, size_t n);
-
-/* Additive attention's features a chunk at a time: t[c] = tanh(a[c0 + c] +
- * b[c0 + c]) for c < n = min(ATTN_TANH_CHUNK, h - c0); returns n. */
-enum { ATTN_TANH_CHUNK = 256 };
-static inline size_t attn_tanh_of_sum(double *t, const double *a,
-                                      const double *b, size_t c0, size_t h) {
-    size_t n = h - c0 < ATTN_TANH_CHUNK ? h - c0 : ATTN_TANH_CHUNK;
-    for (size_t c = 0; c < n; c++)
-        t[c] = a[c0 + c] + b[c0 + c];
-    attn_tanh_n(t, t, n);
-    return n;
-}
 
 #endif /* ATTN_INTERNAL_H */
