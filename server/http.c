@@ -815,11 +815,20 @@ srv_http *srv_http_start(const srv_options *opts, const api_limits *limits,
         tls_options[0].option = MHD_OPTION_END;
     }
 
+    /* one thread: the internal polling thread alone, no pool option (a
+     * pool of 0 or 1 only makes libmicrohttpd warn) */
+    struct MHD_OptionItem pool_options[] = {
+        {MHD_OPTION_THREAD_POOL_SIZE, (intptr_t)opts->threads, NULL},
+        {MHD_OPTION_END, 0, NULL},
+    };
+    if (opts->threads <= 1)
+        pool_options[0].option = MHD_OPTION_END;
+
     srv->daemon = MHD_start_daemon(
         flags, (uint16_t)opts->port, NULL, NULL, &on_request, srv,
         MHD_OPTION_EXTERNAL_LOGGER, &mhd_log, srv, MHD_OPTION_ARRAY,
         tls_options, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&ss,
-        MHD_OPTION_THREAD_POOL_SIZE, (unsigned int)opts->threads,
+        MHD_OPTION_ARRAY, pool_options,
         MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)opts->timeout_s,
         MHD_OPTION_CONNECTION_LIMIT, srv_http_connection_limit(),
         MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)CONNECTION_MEMORY_BYTES,

@@ -76,6 +76,8 @@ else
     exit 0
 fi
 BASE="http://127.0.0.1:$PORT"
+check "  and logs no error at start with one thread" \
+    sh -c "! grep -q '\"level\":\"error\"' '$LOG'"
 
 "$ATTND" --healthcheck --port "$PORT"
 check "--healthcheck exits 0 against a live daemon" [ $? -eq 0 ]
