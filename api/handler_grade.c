@@ -31,6 +31,8 @@
  * whose shape differs from the reference's (ragged arrays included) is
  *   {"pass": false, "error": "shape", "expected": [...], "got": [...],
  *    "pointer"?: the first ragged row}
+ * where a ragged answer's "got" follows the first elements and gives -1
+ * for the dimension whose rows differ in length or depth.
  *
  * Checks, first error wins: the grading request's own members
  * (unknown_field, missing_field, wrong_type) → endpoint (invalid_value
@@ -271,6 +273,7 @@ typedef struct {
     const json_t **leaves; /* malloc'd, count entries */
     int ragged;            /* 1: not rectangular; ragged_at says where */
     api_pointer ragged_at;
+    size_t ragged_level;   /* the dimension whose rows differ */
 } view;
 
 /* Rows at every level have the first sibling's length, and entries at
@@ -279,6 +282,7 @@ static int rectangular(view *w, const json_t *a, size_t level,
                        api_pointer *ptr) {
     if (json_array_size(a) != w->shape[level]) {
         w->ragged_at = *ptr;
+        w->ragged_level = level;
         return 0;
     }
     for (size_t i = 0; i < json_array_size(a); i++) {
@@ -287,6 +291,7 @@ static int rectangular(view *w, const json_t *a, size_t level,
         if (inner != json_is_array(e)) {
             api_pointer_push_index(ptr, i);
             w->ragged_at = *ptr;
+            w->ragged_level = inner ? level + 1 : level;
             return 0;
         }
         if (!inner)
@@ -547,12 +552,19 @@ static void put_value(api_buf *out, const json_t *v) {
     }
 }
 
-static void put_shape(api_buf *out, const size_t *shape, size_t rank) {
+/* The shape as a JSON array; the dimension `unknown` (rank or more:
+ * none) prints as -1, as for a ragged answer whose rows at that level
+ * differ in length or depth. */
+static void put_shape(api_buf *out, const size_t *shape, size_t rank,
+                      size_t unknown) {
     api_buf_putc(out, '[');
     for (size_t i = 0; i < rank; i++) {
         if (i)
             api_buf_putc(out, ',');
-        api_buf_uint(out, shape[i]);
+        if (i == unknown)
+            api_buf_int(out, -1);
+        else
+            api_buf_uint(out, shape[i]);
     }
     api_buf_putc(out, ']');
 }
@@ -605,9 +617,10 @@ static int grade_field(grader *g, const char *name, const json_t *v,
     if (got.ragged || !same_shape(&want, &got)) {
         g->all_pass = 0;
         api_buf_puts(out, "{\"pass\":false,\"error\":\"shape\",\"expected\":");
-        put_shape(out, want.shape, want.rank);
+        put_shape(out, want.shape, want.rank, want.rank);
         api_buf_puts(out, ",\"got\":");
-        put_shape(out, got.shape, got.rank);
+        put_shape(out, got.shape, got.rank,
+                  got.ragged ? got.ragged_level : got.rank);
         if (got.ragged) {
             api_buf_puts(out, ",\"pointer\":");
             api_buf_json_string(out, got.ragged_at.s, got.ragged_at.len);

@@ -178,10 +178,11 @@ def grade_cases():
                            "expected": [2, 1, 4], "got": [2, 4]},
                 "scale": grade_field(scale, 0.7, "/answer/scale")}),
         req({"output": [[2, 3, 4, 5], [10, 11, 12, 13]], "scale": 0.7}))
-    # ragged: the first row whose length differs
+    # ragged: the first row whose length differs, and -1 for the dimension
+    # whose rows differ
     add(E, "dot_ragged_result",
         graded({"output": {"pass": False, "error": "shape",
-                           "expected": [2, 1, 4], "got": [2, 1, 4],
+                           "expected": [2, 1, 4], "got": [2, 1, -1],
                            "pointer": "/answer/output/1/0"}}),
         req({"output": [[[2, 3, 4, 5]], [[10, 11, 12]]]}))
     # a scalar given as [x] has shape [1], not []
