@@ -18,6 +18,7 @@
 #include "call.h"
 #include "limit.h"
 #include "query.h"
+#include "stream.h"
 #include "tensor.h"
 
 #define N_TRAIN_MAX 1000000
@@ -112,6 +113,7 @@ int api_handle_dataset(api_call *call) {
     double *y_train = api_arena_take(&arena, n);
     double *x_test = api_arena_take(&arena, nt);
     double *y_truth = api_arena_take(&arena, nt);
+    api_stream_allow(&call->out, &arena, call->req);
 
     double t0 = api_clock_ms();
     attn_status st = attn_nw_dataset(x_train, y_train, x_test, y_truth, n,
@@ -139,7 +141,7 @@ int api_handle_dataset(api_call *call) {
     api_buf_puts(out, ",\"seed\":");
     api_buf_uint(out, (uint64_t)seed);
     api_buf_putc(out, '}');
-    api_arena_free(&arena);
+    api_stream_hand_over(out, &arena);
     if (rc)
         return api_fail(p, API_E_INVALID_VALUE, NULL,
                         "the result is not finite; lower noise");

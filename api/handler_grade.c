@@ -273,7 +273,7 @@ typedef struct {
     const json_t **leaves; /* malloc'd, count entries */
     int ragged;            /* 1: not rectangular; ragged_at says where */
     api_pointer ragged_at;
-    size_t ragged_level;   /* the dimension whose rows differ */
+    size_t ragged_level; /* the dimension whose rows differ */
 } view;
 
 /* Rows at every level have the first sibling's length, and entries at

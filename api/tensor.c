@@ -636,6 +636,13 @@ int api_tensor_print(api_buf *out, const api_tensor_entries *e, size_t begin,
         s->begin = begin + count / n * t;
         s->end = t + 1 == n ? end : begin + count / n * (t + 1);
     }
+    /* The helpers' buffers come from this thread, so that their memory
+     * returns to this thread's heap instead of each helper's own (the
+     * heap keeps freed memory, server/main.c); put_span then finds room
+     * and allocates nothing. */
+    size_t per = API_NUM_MAX + 1 + 2 * e->depth;
+    for (size_t t = 1; t < n; t++)
+        api_buf_reserve(&parts[t].out, (parts[t].end - parts[t].begin) * per);
     pthread_t threads[PRINT_THREADS_MAX];
     int started[PRINT_THREADS_MAX] = {0};
     for (size_t t = 1; t < n; t++)

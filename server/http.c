@@ -75,6 +75,7 @@ typedef enum {
     EARLY_URI_TOO_LONG,
     EARLY_HEADERS_TOO_LARGE,
     EARLY_BAD_FRAMING,
+    EARLY_CODING_UNKNOWN,
     EARLY_PREFLIGHT
 } early_answer;
 
@@ -135,11 +136,11 @@ static srv_request *request_new(srv_http *srv, const char *uri) {
     return r;
 }
 
-/* A body of a declared length from BODY_MAP_MIN bytes gets pages of its
- * own, so that freeing it once it is parsed gives the memory back at once
- * instead of leaving a hole in the heap, which keeps freed memory (main.c)
- * and could not fit the larger buffers that follow: a large request's
- * peak memory is then its tensors, not its text plus its tensors. */
+/* A body from BODY_MAP_MIN bytes gets pages of its own, so that freeing it once
+ * it is parsed gives the memory back at once instead of leaving a hole in the
+ * heap, which keeps freed memory (main.c) and could not fit the larger buffers
+ * that follow: a large request's peak memory is then its tensors, not its text
+ * plus its tensors. */
 #define BODY_MAP_MIN ((size_t)1 << 20)
 
 static char *body_alloc(srv_request *r, size_t len) {
@@ -151,6 +152,28 @@ static char *body_alloc(srv_request *r, size_t len) {
     }
     r->body_mapped = 0;
     return malloc(len);
+}
+
+/* A chunked body's buffer, grown to cap bytes (contents kept): on the
+ * heap while small, in pages of its own from BODY_MAP_MIN on, like a body
+ * of a declared length. NULL when memory runs out (the old one stays). */
+static char *body_grow(srv_request *r, size_t cap) {
+    if (cap < BODY_MAP_MIN)
+        return realloc(r->body, cap);
+    void *p;
+    if (r->body_mapped) {
+        p = mremap(r->body, r->body_cap, cap, MREMAP_MAYMOVE);
+    } else {
+        p = mmap(NULL, cap, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+                 -1, 0);
+        if (p != MAP_FAILED) {
+            if (r->body_len)
+                memcpy(p, r->body, r->body_len);
+            free(r->body);
+            r->body_mapped = 1;
+        }
+    }
+    return p == MAP_FAILED ? NULL : p;
 }
 
 static void body_free(srv_request *r) {
@@ -487,6 +510,17 @@ static long long content_length(struct MHD_Connection *conn) {
     return (long long)v;
 }
 
+/* 1 when te is the one transfer coding "chunked" (what libmicrohttpd
+ * decodes). */
+static int only_chunked(const char *te) {
+    while (*te == ' ' || *te == '\t')
+        te++;
+    size_t n = strlen(te);
+    while (n > 0 && (te[n - 1] == ' ' || te[n - 1] == '\t'))
+        n--;
+    return n == 7 && strncasecmp(te, "chunked", 7) == 0;
+}
+
 /* 1 when the last transfer coding in te is "chunked" (RFC 9112 section
  * 6.1), which is what lets the body's end be found. */
 static int ends_with_chunked(const char *te) {
@@ -518,6 +552,12 @@ static enum MHD_Result answer_early(srv_request *r, struct MHD_Connection *conn,
         return answer_problem(r, conn, MHD_HTTP_BAD_REQUEST, "Bad Request",
                               "Transfer-Encoding must end with chunked "
                               "(RFC 9112 section 6.3)",
+                              1);
+    case EARLY_CODING_UNKNOWN:
+        return answer_problem(r, conn, MHD_HTTP_NOT_IMPLEMENTED,
+                              "Not Implemented",
+                              "chunked is the only transfer coding understood "
+                              "here (RFC 9112 section 6.1)",
                               1);
     case EARLY_PREFLIGHT:
         return answer_preflight(r, conn, url, close_conn);
@@ -608,13 +648,15 @@ static enum MHD_Result on_headers(srv_request *r, struct MHD_Connection *conn,
                               &header_bytes);
     if (te != NULL && !chunked)
         r->early = EARLY_BAD_FRAMING; /* body length unknowable: close */
+    else if (te != NULL && !only_chunked(te))
+        r->early = EARLY_CODING_UNKNOWN; /* e.g. "gzip, chunked": close */
     else if (r->uri_len > SRV_MAX_URI_BYTES)
         r->early = EARLY_URI_TOO_LONG;
     else if (header_bytes > SRV_MAX_HEADER_BYTES)
         r->early = EARLY_HEADERS_TOO_LARGE;
     else if (strcmp(method, MHD_HTTP_METHOD_OPTIONS) == 0)
         r->early = EARLY_PREFLIGHT;
-    if (r->early == EARLY_BAD_FRAMING)
+    if (r->early == EARLY_BAD_FRAMING || r->early == EARLY_CODING_UNKNOWN)
         return answer_early(r, conn, url, 1);
     if (r->early != EARLY_NONE)
         return r->has_body ? answer_early(r, conn, url, 1) : MHD_YES;
@@ -695,12 +737,10 @@ static enum MHD_Result on_body(srv_request *r, const char *data, size_t n) {
         return MHD_YES;
     }
     if (r->body_len + n > r->body_cap) {
-        if (r->body_mapped) /* more than the declared length */
-            return MHD_NO;
         size_t cap = r->body_cap ? r->body_cap : 64 * 1024;
         while (cap < r->body_len + n)
             cap = cap > limit / 2 ? limit : cap * 2;
-        char *grown = realloc(r->body, cap);
+        char *grown = body_grow(r, cap);
         if (grown == NULL)
             return MHD_NO;
         r->body = grown;
@@ -828,13 +868,12 @@ srv_http *srv_http_start(const srv_options *opts, const api_limits *limits,
         flags, (uint16_t)opts->port, NULL, NULL, &on_request, srv,
         MHD_OPTION_EXTERNAL_LOGGER, &mhd_log, srv, MHD_OPTION_ARRAY,
         tls_options, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&ss,
-        MHD_OPTION_ARRAY, pool_options,
-        MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)opts->timeout_s,
-        MHD_OPTION_CONNECTION_LIMIT, srv_http_connection_limit(),
-        MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)CONNECTION_MEMORY_BYTES,
-        MHD_OPTION_LISTEN_BACKLOG_SIZE, (unsigned int)LISTEN_BACKLOG,
-        MHD_OPTION_URI_LOG_CALLBACK, &on_uri, srv, MHD_OPTION_NOTIFY_COMPLETED,
-        &on_completed, srv, MHD_OPTION_END);
+        MHD_OPTION_ARRAY, pool_options, MHD_OPTION_CONNECTION_TIMEOUT,
+        (unsigned int)opts->timeout_s, MHD_OPTION_CONNECTION_LIMIT,
+        srv_http_connection_limit(), MHD_OPTION_CONNECTION_MEMORY_LIMIT,
+        (size_t)CONNECTION_MEMORY_BYTES, MHD_OPTION_LISTEN_BACKLOG_SIZE,
+        (unsigned int)LISTEN_BACKLOG, MHD_OPTION_URI_LOG_CALLBACK, &on_uri, srv,
+        MHD_OPTION_NOTIFY_COMPLETED, &on_completed, srv, MHD_OPTION_END);
     if (srv->daemon == NULL) {
         srv_log_message("error", "cannot listen on %s port %u", opts->bind,
                         opts->port);

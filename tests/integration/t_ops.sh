@@ -184,6 +184,9 @@ check "  and nothing more is answered on that connection" \
 got=$(raw 'POST /regression/nw HTTP/1.1\r\nHost: t\r\nContent-Type: application/json\r\nTransfer-Encoding: gzip\r\n\r\n{}')
 check "Transfer-Encoding not ending in chunked: 400 and close (RFC 9112 6.3)" \
     sh -c "echo '$got' | grep -q '^HTTP/1.1 400' && echo '$got' | grep -q '^Connection: close'"
+got=$(raw 'POST /regression/nw HTTP/1.1\r\nHost: t\r\nContent-Type: application/json\r\nTransfer-Encoding: gzip, chunked\r\n\r\n2\r\n{}\r\n0\r\n\r\n')
+check "a coding other than chunked alone: 501 problem+json and close (RFC 9112 6.1)" \
+    sh -c "echo '$got' | grep -q '^HTTP/1.1 501' && echo '$got' | grep -q '^Connection: close' && echo '$got' | grep -q '^Content-Type: application/problem+json'"
 got=$(raw 'POST /regression/nw HTTP/1.1\r\nHost: t\r\nContent-Type: application/json\r\nContent-Length: 7\r\n\r\n{"x": [GET /healthz HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n')
 check "a read 400 body keeps the connection: invalid_json, then healthz" \
     [ "$(echo "$got" | statuses)" = "400 200 " ]

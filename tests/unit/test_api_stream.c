@@ -1,6 +1,7 @@
 /*
  * test_api_stream.c — streamed answers (api/stream.h) through api_handle:
- * with stream_ok, a large answer comes as api_response.stream, and reading
+ * with stream_ok, a large answer (POST or GET) comes as
+ * api_response.stream, and reading
  * it in pieces of any size (1 byte, a prime, 4 KiB, 1 MiB) gives exactly
  * the bytes of the same request answered whole; small answers, errors and
  * SVG heatmaps are never streamed; body_done is called once, after the
@@ -188,6 +189,54 @@ static void test_softmax_and_nw_streamed(void **state) {
     free(body);
 }
 
+/* GET answers of a query string: the same rule. */
+static void check_get_same(const char *route, const char *query) {
+    const size_t pieces[] = {0, 13, 4096, 1 << 20}; /* 0: whole */
+    char *whole = NULL;
+    size_t whole_len = 0;
+    for (size_t k = 0; k < sizeof pieces / sizeof pieces[0]; k++) {
+        api_request req = {.method = "GET",
+                           .path = route,
+                           .query = query,
+                           .stream_ok = pieces[k] != 0};
+        api_response res;
+        api_handle(&req, &res);
+        assert_int_equal(res.status, 200);
+        if (pieces[k] == 0) {
+            assert_null(res.stream);
+            whole = res.body;
+            whole_len = res.body_len;
+            res.body = NULL;
+            api_response_free(&res);
+            continue;
+        }
+        assert_non_null(res.stream);
+        api_buf all = {0};
+        char *chunk = malloc(pieces[k]);
+        assert_non_null(chunk);
+        ssize_t n;
+        while ((n = api_stream_read(res.stream, chunk, pieces[k])) > 0)
+            api_buf_append(&all, chunk, (size_t)n);
+        free(chunk);
+        api_response_free(&res);
+        size_t len;
+        char *got = api_buf_release(&all, &len);
+        assert_int_equal(len, whole_len);
+        assert_memory_equal(got, whole, len);
+        free(got);
+    }
+    printf("# GET %s?%s: %zu bytes, streamed\n", route, query, whole_len);
+    free(whole);
+}
+
+static void test_get_streamed(void **state) {
+    (void)state;
+    check_get_same("/encoding/positional", "num_steps=300&d=128");
+    check_get_same("/encoding/positional",
+                   "num_steps=257&d=129&tensor_format=flat&precision=4");
+    check_get_same("/regression/nw/dataset", "n_train=40000&seed=3");
+}
+
 static void test_never_streamed(void **state) {
     (void)state;
     /* small */
@@ -267,6 +316,7 @@ int main(void) {
         cmocka_unit_test(test_dot_streamed),
         cmocka_unit_test(test_additive_and_multihead_streamed),
         cmocka_unit_test(test_softmax_and_nw_streamed),
+        cmocka_unit_test(test_get_streamed),
         cmocka_unit_test(test_never_streamed),
         cmocka_unit_test(test_svg_not_streamed),
         cmocka_unit_test(test_freed_half_read),
