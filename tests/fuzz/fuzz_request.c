@@ -130,8 +130,13 @@ static void request_check(const api_response *res, const json_t *request_doc,
     if (!strcmp(res->content_type, "application/problem+json")) {
         request_check_problem(res, request_doc);
     } else if (!strcmp(res->content_type, "application/json")) {
+        /* Numbers print as ECMAScript does (API.md "Responses"), so an
+         * integral value from 2^63 up to 1e21 (a huge max_rel_err in a
+         * /grade answer, say) prints as a long integer: valid JSON that
+         * jansson reads only as a real. */
         json_error_t err;
-        json_t *doc = json_loadb(res->body, res->body_len, 0, &err);
+        json_t *doc = json_loadb(res->body, res->body_len,
+                                 JSON_DECODE_INT_AS_REAL, &err);
         fuzz_check(doc != NULL, "JSON answer does not parse: %s (%.200s)",
                    err.text, res->body);
         json_decref(doc);
