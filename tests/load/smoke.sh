@@ -178,15 +178,26 @@ slowloris_probe() {
 }
 
 # disconnects NAME COUNT RSS_LIMIT_KB: clients that leave mid-upload and
-# mid-answer; a quarter as many first, so that the allocator has reached
-# its working size; RSS_LIMIT_KB "-" skips the memory check (ASan keeps
-# freed memory in quarantine; LeakSanitizer checks at exit instead)
+# mid-answer; first rounds of as many, until RSS stops growing (at most
+# 4, or 1 without the memory check): each worker thread has its own malloc arena, and which threads a
+# round reaches depends on timing; RSS_LIMIT_KB "-" skips the memory check
+# (ASan keeps freed memory in quarantine; LeakSanitizer checks at exit)
 disconnects() {
     name=$1
     count=$2
-    perl "$DIR/disconnect.pl" 127.0.0.1 "$PORT" /attention/dot \
-        "$TMP/big.json" $((count / 4 + 1)) >/dev/null 2>&1
-    sleep 0.5
+    rss0=$(rss_kb)
+    rounds=4
+    [ "$3" = - ] && rounds=1
+    i=0
+    while [ $i -lt $rounds ]; do
+        perl "$DIR/disconnect.pl" 127.0.0.1 "$PORT" /attention/dot \
+            "$TMP/big.json" "$count" >/dev/null 2>&1
+        sleep 0.3
+        rss_round=$(rss_kb)
+        [ $i -gt 0 ] && [ $((rss_round - rss0)) -le 256 ] && break
+        rss0=$rss_round
+        i=$((i + 1))
+    done
     fd0=$(fds)
     rss0=$(rss_kb)
     perl "$DIR/disconnect.pl" 127.0.0.1 "$PORT" /attention/dot \
