@@ -4,13 +4,20 @@
  */
 #include "stream.h"
 
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
-/* Entries printed per refill: enough for api_tensor_print to use every
- * core, little enough (about 3 MB of text) to stay small beside the
- * tensors. */
-#define REFILL_ENTRIES ((size_t)1 << 17)
+#include "numfmt.h"
+
+/* Entries per block, the unit one thread prints at a time: about 600 KB
+ * of text at most, so the first bytes leave soon and the blocks printed
+ * ahead stay small beside the tensors. Below api_tensor_print's threshold
+ * for a second thread: the stream's own printer is that second thread. */
+#define BLOCK_ENTRIES ((size_t)1 << 14)
+/* Blocks a printer may be ahead of the block being sent. */
+#define AHEAD 6
 
 typedef struct {
     size_t at; /* offset in the text where the entries go */
@@ -24,14 +31,44 @@ struct api_holes {
     void *kept; /* the arena allocation the holes point into */
 };
 
+enum { SLOT_FREE, SLOT_PRINTING, SLOT_DONE };
+
+typedef struct {
+    api_buf text;
+    int state; /* SLOT_* */
+    int rc;    /* print_block's */
+} slot;
+
+/* A second thread that prints blocks ahead while the reader sends, so that
+ * printing (most of a large answer's cost) overlaps sending and uses two
+ * cores. Blocks are taken in order by whichever thread comes first: the
+ * reader prints the block it needs itself when the printer has not taken
+ * it, and while the printer is still at that block the reader prints a
+ * later one. At most AHEAD blocks wait, each in its slot. On the large dot
+ * answer (25.6 MB) this took the request from 98 to 77 ms (best of 20,
+ * the whole refill printed on two threads, then sent, before). */
+typedef struct {
+    pthread_t thread;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;  /* a slot is done, or the reader took a block */
+    size_t claimed;     /* blocks [0, claimed) are taken by a printer */
+    size_t taken;       /* blocks [0, taken) are taken by the reader */
+    int stop;           /* the stream is being freed */
+    slot ring[AHEAD];   /* the printer prints block b into ring[b % AHEAD] */
+} printer;
+
 struct api_stream {
     api_buf text;            /* the answer without the holes' entries */
     struct api_holes *holes; /* taken from the buffer */
+    size_t blocks;           /* blocks over all holes, in order */
     size_t text_pos;         /* next text byte to send */
     size_t hole_i;           /* next hole */
     size_t entry;            /* next entry of that hole */
+    size_t block;            /* index of the next block */
     api_buf pending;         /* printed, not yet sent */
     size_t pending_pos;
+    printer *printer;        /* NULL: the reader prints every block */
+    int printer_tried;
 };
 
 void api_stream_allow(api_buf *out, const api_arena *arena,
@@ -136,7 +173,159 @@ api_stream *api_stream_take(api_buf *out) {
     out->holes = NULL;
     s->text = *out;
     memset(out, 0, sizeof *out);
+    for (size_t i = 0; s->holes && i < s->holes->n; i++)
+        s->blocks += (s->holes->v[i].e.count + BLOCK_ENTRIES - 1) / BLOCK_ENTRIES;
     return s;
+}
+
+/* Print block b: entries of one hole, BLOCK_ENTRIES of them but the last. */
+static int print_block(api_buf *out, const struct api_holes *h, size_t b) {
+    for (size_t i = 0; i < h->n; i++) {
+        const api_tensor_entries *e = &h->v[i].e;
+        size_t n = (e->count + BLOCK_ENTRIES - 1) / BLOCK_ENTRIES;
+        if (b < n) {
+            size_t begin = b * BLOCK_ENTRIES;
+            size_t end = e->count - begin > BLOCK_ENTRIES ? begin + BLOCK_ENTRIES
+                                                          : e->count;
+            out->len = 0;
+            int rc = api_tensor_print(out, e, begin, end);
+            return rc != 0 || out->failed ? -1 : 0;
+        }
+        b -= n;
+    }
+    return -1;
+}
+
+/* Room for one block's text, so that printing allocates nothing. */
+static size_t block_bytes(const struct api_holes *h) {
+    size_t depth = 0;
+    for (size_t i = 0; i < h->n; i++)
+        if (h->v[i].e.depth > depth)
+            depth = h->v[i].e.depth;
+    return BLOCK_ENTRIES * (API_NUM_MAX + 1 + 2 * depth);
+}
+
+/* Print block c (claimed) into its slot and mark it done; p->mu is held
+ * on entry and on return. */
+static void print_slot(api_stream *s, printer *p, size_t c) {
+    slot *sl = &p->ring[c % AHEAD];
+    sl->state = SLOT_PRINTING;
+    pthread_mutex_unlock(&p->mu);
+    int rc = print_block(&sl->text, s->holes, c);
+    pthread_mutex_lock(&p->mu);
+    sl->rc = rc;
+    sl->state = SLOT_DONE;
+    pthread_cond_broadcast(&p->cv);
+}
+
+static void *printer_main(void *arg) {
+    api_stream *s = arg;
+    printer *p = s->printer;
+    pthread_mutex_lock(&p->mu);
+    while (!p->stop && p->claimed < s->blocks) {
+        size_t b = p->claimed;
+        if (b >= p->taken + AHEAD) { /* its slot still holds block b − AHEAD */
+            pthread_cond_wait(&p->cv, &p->mu);
+            continue;
+        }
+        p->claimed++;
+        print_slot(s, p, b);
+    }
+    pthread_mutex_unlock(&p->mu);
+    return NULL;
+}
+
+static void printer_free(printer *p) {
+    for (int i = 0; i < AHEAD; i++)
+        api_buf_free(&p->ring[i].text);
+    free(p);
+}
+
+/* Start s's printer when there are blocks to share and a core to share
+ * them with. The buffers are allocated here, on the reader's thread, so
+ * that their memory returns to its heap (the heap keeps freed memory,
+ * server/main.c). Without a printer the reader prints every block. */
+static void printer_start(api_stream *s) {
+    s->printer_tried = 1;
+    size_t bytes = block_bytes(s->holes);
+    if (api_buf_reserve(&s->pending, bytes) != 0)
+        return;
+    if (s->blocks < 2 || sysconf(_SC_NPROCESSORS_ONLN) < 2)
+        return;
+    printer *p = calloc(1, sizeof *p);
+    if (!p)
+        return;
+    for (int i = 0; i < AHEAD; i++)
+        if (api_buf_reserve(&p->ring[i].text, bytes) != 0) {
+            printer_free(p);
+            return;
+        }
+    if (pthread_mutex_init(&p->mu, NULL) != 0) {
+        printer_free(p);
+        return;
+    }
+    if (pthread_cond_init(&p->cv, NULL) != 0) {
+        pthread_mutex_destroy(&p->mu);
+        printer_free(p);
+        return;
+    }
+    s->printer = p;
+    if (pthread_create(&p->thread, NULL, printer_main, s) != 0) {
+        s->printer = NULL;
+        pthread_cond_destroy(&p->cv);
+        pthread_mutex_destroy(&p->mu);
+        printer_free(p);
+    }
+}
+
+static void printer_stop(api_stream *s) {
+    printer *p = s->printer;
+    if (!p)
+        return;
+    pthread_mutex_lock(&p->mu);
+    p->stop = 1;
+    pthread_cond_broadcast(&p->cv);
+    pthread_mutex_unlock(&p->mu);
+    pthread_join(p->thread, NULL);
+    pthread_cond_destroy(&p->cv);
+    pthread_mutex_destroy(&p->mu);
+    printer_free(p);
+    s->printer = NULL;
+}
+
+/* Block b (the next in order) into s->pending: printed here when no
+ * printer has taken it, else the printer's text once it is done; while
+ * the printer is still at it, the reader prints a later block if the
+ * window has room, so that both threads print. */
+static int take_block(api_stream *s, size_t b) {
+    printer *p = s->printer;
+    if (!p)
+        return print_block(&s->pending, s->holes, b);
+    int rc;
+    pthread_mutex_lock(&p->mu);
+    if (p->claimed == b) {
+        p->claimed++;
+        pthread_mutex_unlock(&p->mu);
+        rc = print_block(&s->pending, s->holes, b);
+        pthread_mutex_lock(&p->mu);
+    } else {
+        slot *sl = &p->ring[b % AHEAD];
+        while (sl->state != SLOT_DONE) {
+            if (p->claimed < s->blocks && p->claimed < b + AHEAD)
+                print_slot(s, p, p->claimed++);
+            else
+                pthread_cond_wait(&p->cv, &p->mu);
+        }
+        api_buf sent = s->pending; /* its room goes back to the slot */
+        s->pending = sl->text;
+        sl->text = sent;
+        sl->state = SLOT_FREE;
+        rc = sl->rc;
+    }
+    p->taken = b + 1;
+    pthread_cond_broadcast(&p->cv);
+    pthread_mutex_unlock(&p->mu);
+    return rc;
 }
 
 /* Fill s->pending with the next piece: text up to the next hole, or the
@@ -151,13 +340,13 @@ static int refill(api_stream *s) {
         if (s->text_pos < o->at)
             return 0; /* text comes first; read straight from s->text */
         if (s->entry < o->e.count) {
-            size_t end = o->e.count - s->entry > REFILL_ENTRIES
-                             ? s->entry + REFILL_ENTRIES
-                             : o->e.count;
-            if (api_tensor_print(&s->pending, &o->e, s->entry, end) != 0 ||
-                s->pending.failed)
+            if (!s->printer_tried)
+                printer_start(s);
+            if (take_block(s, s->block++) != 0)
                 return -1; /* entries were checked when the hole was made */
-            s->entry = end;
+            s->entry = o->e.count - s->entry > BLOCK_ENTRIES
+                           ? s->entry + BLOCK_ENTRIES
+                           : o->e.count;
             return 0;
         }
         s->hole_i++;
@@ -201,6 +390,7 @@ ssize_t api_stream_read(api_stream *s, char *dst, size_t max) {
 void api_stream_free(api_stream *s) {
     if (!s)
         return;
+    printer_stop(s);
     api_buf_free(&s->text);
     holes_free(s->holes);
     api_buf_free(&s->pending);

@@ -94,7 +94,7 @@ typedef struct {
     char request_id[SRV_REQUEST_ID_MAX + 1];
     char *body;
     size_t body_len, body_cap;
-    int body_mapped; /* body is an mmap of body_cap bytes, not malloc'd */
+    int body_mapped; /* body is a body_map of body_cap bytes, not malloc'd */
     unsigned long long body_seen; /* body bytes received, kept or not */
     int overflow;                 /* body_seen outgrew max_body_bytes */
     int status;               /* for the access line; 0 = no answer from us */
@@ -142,11 +142,35 @@ static srv_request *request_new(srv_http *srv, const char *uri) {
  * that follow: a large request's peak memory is then its tensors, not its text
  * plus its tensors. */
 #define BODY_MAP_MIN ((size_t)1 << 20)
+/* Those pages are huge (transparent huge pages, where the kernel offers them
+ * on request) and aligned to their size: fresh pages must be faulted in and
+ * zeroed, and a 7.7 MB body then takes 4 faults instead of 1,900 (6 ms on a
+ * virtual machine measured here, against 1.5 ms). */
+#define HUGE_PAGE ((size_t)2 << 20)
+
+/* Bytes mapped for a body of len bytes. */
+static size_t body_map_len(size_t len) {
+    return (len + HUGE_PAGE - 1) / HUGE_PAGE * HUGE_PAGE;
+}
+
+/* body_map_len(len) bytes at a HUGE_PAGE boundary, or MAP_FAILED. */
+static void *body_map(size_t len) {
+    size_t n = body_map_len(len);
+    char *p = mmap(NULL, n + HUGE_PAGE, PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED)
+        return MAP_FAILED;
+    size_t head = (HUGE_PAGE - (uintptr_t)p % HUGE_PAGE) % HUGE_PAGE;
+    if (head)
+        munmap(p, head);
+    munmap(p + head + n, HUGE_PAGE - head);
+    madvise(p + head, n, MADV_HUGEPAGE); /* advice: without it, small pages */
+    return p + head;
+}
 
 static char *body_alloc(srv_request *r, size_t len) {
     if (len >= BODY_MAP_MIN) {
-        void *p = mmap(NULL, len, PROT_READ | PROT_WRITE,
-                       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        void *p = body_map(len);
         r->body_mapped = p != MAP_FAILED;
         return p == MAP_FAILED ? NULL : p;
     }
@@ -162,10 +186,10 @@ static char *body_grow(srv_request *r, size_t cap) {
         return realloc(r->body, cap);
     void *p;
     if (r->body_mapped) {
-        p = mremap(r->body, r->body_cap, cap, MREMAP_MAYMOVE);
+        p = mremap(r->body, body_map_len(r->body_cap), body_map_len(cap),
+                   MREMAP_MAYMOVE);
     } else {
-        p = mmap(NULL, cap, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
-                 -1, 0);
+        p = body_map(cap);
         if (p != MAP_FAILED) {
             if (r->body_len)
                 memcpy(p, r->body, r->body_len);
@@ -178,7 +202,7 @@ static char *body_grow(srv_request *r, size_t cap) {
 
 static void body_free(srv_request *r) {
     if (r->body_mapped)
-        munmap(r->body, r->body_cap);
+        munmap(r->body, body_map_len(r->body_cap));
     else
         free(r->body);
     r->body = NULL;
