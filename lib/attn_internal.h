@@ -61,6 +61,14 @@ void attn_tanh_n(double *y, const double *x, size_t n);
  * query against a block of keys. */
 void attn_tanh_add_rows(double *y, const double *a, const double *b,
                         size_t rows, size_t h);
+/* The same features from ea[c] = exp(2 a[c]) and eb[r, c] = exp(2 b[r, c]),
+ * as (p - 1) / (p + 1) with p = ea[c] · eb[r, c]: within 3.5e-16 of
+ * tanh(a + b) absolutely (not relatively: features near 0 lose relative
+ * accuracy, which sums of features weighted by w_v do not notice), for
+ * |a|, |b| <= ATTN_TANH_EXP_MAX, where every p is a normal double. */
+#define ATTN_TANH_EXP_MAX 170.0
+void attn_tanh_add_exp_rows(double *y, const double *ea, const double *eb,
+                            size_t rows, size_t h);
 
 /* The softmax's passes over a row, in lib/vmath.c's fixed order (four
  * interleaved partial sums, combined as (l0 + l1) + (l2 + l3), then the

@@ -149,6 +149,23 @@ VMATH_CLONES VMATH_LOOP void attn_tanh_add_rows(double *y, const double *a,
             y[r * h + c] = tanh_lane(a[c] + b[r * h + c]);
 }
 
+/* tanh(a + b) = (p - 1) / (p + 1) with p = e^(2a) · e^(2b): one product
+ * and one division per feature once the exponentials of a and b are known
+ * (0.37 ns a feature against 3.6 for tanh_lane, measured here). p is within
+ * 2.2 ulp of e^(2(a+b)), which moves the feature by at most half that at
+ * the scale of 1; with the three roundings the feature is within 3.5e-16
+ * of tanh(a + b) absolutely (2.5e-16 measured, tests/unit/test_vmath.c).
+ * The caller keeps p a normal double. */
+VMATH_CLONES VMATH_LOOP void attn_tanh_add_exp_rows(double *y, const double *ea,
+                                                    const double *eb,
+                                                    size_t rows, size_t h) {
+    for (size_t r = 0; r < rows; r++)
+        for (size_t c = 0; c < h; c++) {
+            double p = ea[c] * eb[r * h + c];
+            y[r * h + c] = (p - 1.0) / (p + 1.0);
+        }
+}
+
 /* The reductions below keep four running lanes (element j goes to lane
  * j mod 4) and combine them as (l0 + l1) + (l2 + l3), then the tail in
  * order: one fixed order, whether or not the CPU has vector units. */

@@ -6,7 +6,8 @@
  * widened by libm's own error): the worst error in ulps over millions of
  * arguments, the special values, and that the vector lanes and the scalar
  * tail of the same loop give the same bits (and tanh of sums the bits of
- * tanh of the sums).
+ * tanh of the sums); additive attention's features from exponentials
+ * against tanhl, absolutely.
  */
 #include "check.h"
 
@@ -109,6 +110,62 @@ static void test_tanh_accuracy(void **state) {
     check_range(attn_tanh_n, tanhl, "tanh", -1e-6, 1e-6, bound(2.5, 2.0));
 }
 
+/* Worst |feature - tanh(a + b)| (absolute) of attn_tanh_add_exp_rows over
+ * rows of h features with a and b uniform in [-scale, scale]. */
+static double worst_exp_feature(double scale, double *at_a, double *at_b) {
+    enum { H = 64, ROWS = N / H };
+    double *a = malloc(H * sizeof *a), *ea = malloc(H * sizeof *ea);
+    double *b = malloc(N * sizeof *b), *eb = malloc(N * sizeof *eb);
+    double *y = malloc(N * sizeof *y);
+    assert_true(a && ea && b && eb && y);
+    uint64_t s = 11;
+    for (size_t c = 0; c < H; c++)
+        a[c] = uniform(&s, -scale, scale);
+    for (size_t i = 0; i < N; i++)
+        b[i] = uniform(&s, -scale, scale);
+    for (size_t c = 0; c < H; c++)
+        ea[c] = 2.0 * a[c];
+    for (size_t i = 0; i < N; i++)
+        eb[i] = 2.0 * b[i];
+    attn_exp_n(ea, ea, H);
+    attn_exp_n(eb, eb, N);
+    attn_tanh_add_exp_rows(y, ea, eb, ROWS, H);
+    double worst = 0.0;
+    for (size_t i = 0; i < N; i++) {
+        long double want = tanhl((long double)a[i % H] + (long double)b[i]);
+        double e = (double)fabsl((long double)y[i] - want);
+        if (!(e <= worst)) {
+            worst = e;
+            *at_a = a[i % H];
+            *at_b = b[i];
+        }
+    }
+    free(a);
+    free(ea);
+    free(b);
+    free(eb);
+    free(y);
+    return worst;
+}
+
+/* Additive attention's features from exponentials: within 3.5e-16 of
+ * tanh(a + b) absolutely (three roundings at the scale of 1 and p's own
+ * error; 2.5e-16 measured), near 0 and where tanh saturates, up to the
+ * largest arguments allowed (without extended precision, plus tanhl's own
+ * error: 2 ulp of at most 1). */
+static void test_tanh_add_exp_accuracy(void **state) {
+    (void)state;
+    const double scales[] = {1e-3, 0.5, 4.0, 20.0, ATTN_TANH_EXP_MAX};
+    for (size_t k = 0; k < sizeof scales / sizeof scales[0]; k++) {
+        double a = 0.0, b = 0.0;
+        double worst = worst_exp_feature(scales[k], &a, &b);
+        printf("# tanh(a + b) from exponentials, a, b in [-%g, %g]: worst "
+               "%.3g absolute at a = %.17g, b = %.17g\n",
+               scales[k], scales[k], worst, a, b);
+        assert_true(worst <= (extended_precision() ? 3.5e-16 : 3.5e-16 + 4.5e-16));
+    }
+}
+
 static void test_exp_special(void **state) {
     (void)state;
     const double x[] = {0.0,     -0.0,     1.0,    -1.0,    -INFINITY,
@@ -200,6 +257,7 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_exp_accuracy),
         cmocka_unit_test(test_tanh_accuracy),
+        cmocka_unit_test(test_tanh_add_exp_accuracy),
         cmocka_unit_test(test_exp_special),
         cmocka_unit_test(test_tanh_special),
         cmocka_unit_test(test_lanes_agree),
