@@ -6,6 +6,11 @@
 #include "attn_internal.h"
 
 #include <math.h>
+#include <stdatomic.h>
+
+/* Scores worth a thread of their own: about half a millisecond of softmax
+ * (exp, sums and divisions at some 4 ns a score). */
+#define SCORES_PER_THREAD ((size_t)1 << 17)
 
 /* Softmax of the visible prefix s[0 ... len-1] into w (w may alias s); the
  * rest of the row, w[len ... Nk-1], becomes exactly 0. len >= 1. Returns
@@ -26,6 +31,56 @@ static size_t softmax_row(double *w, const double *s, size_t len, size_t Nk) {
     return len;
 }
 
+/* Rows [begin, end) of (B·Nq, Nk); stops at the first failure. */
+static attn_status softmax_rows(double *weights, const double *scores,
+                                const attn_mask *mask, size_t Nq, size_t Nk,
+                                size_t begin, size_t end, attn_fault *fault) {
+    attn_fully_masked policy =
+        mask ? mask->fully_masked : ATTN_FULLY_MASKED_ZERO;
+    for (size_t row = begin; row < end; row++) {
+        size_t b = row / Nq, i = row % Nq;
+        const double *s = scores + row * Nk;
+        double *w = weights + row * Nk;
+        int by_causal;
+        size_t len = attn_mask_row_len(mask, b, i, Nq, Nk, &by_causal);
+
+        /* 1. a query that sees no key: the fully_masked policy */
+        if (len == 0) {
+            if (policy == ATTN_FULLY_MASKED_ERROR) {
+                if (fault)
+                    fault->by_causal = by_causal;
+                return attn_fault_at(fault, row, ATTN_E_FULLY_MASKED);
+            }
+            double fill =
+                policy == ATTN_FULLY_MASKED_UNIFORM ? 1.0 / (double)Nk : 0.0;
+            for (size_t j = 0; j < Nk; j++)
+                w[j] = fill;
+            continue;
+        }
+        /* 2. stable softmax over the visible prefix, zeros after it;
+         *    visible scores must be finite, masked ones are never read */
+        size_t bad = softmax_row(w, s, len, Nk);
+        if (bad < len)
+            return attn_fault_at(fault, row * Nk + bad, ATTN_E_NONFINITE);
+    }
+    return ATTN_OK;
+}
+
+typedef struct {
+    double *weights;
+    const double *scores;
+    const attn_mask *mask;
+    size_t Nq, Nk;
+    atomic_int failed; /* a range stopped at a failure */
+} softmax_job;
+
+static void softmax_range(void *ctx, size_t begin, size_t end) {
+    softmax_job *job = ctx;
+    if (softmax_rows(job->weights, job->scores, job->mask, job->Nq, job->Nk,
+                     begin, end, NULL) != ATTN_OK)
+        atomic_store(&job->failed, 1);
+}
+
 attn_status attn_softmax_masked(double *weights, const double *scores,
                                 const attn_mask *mask, size_t B, size_t Nq,
                                 size_t Nk, attn_fault *fault) {
@@ -39,37 +94,13 @@ attn_status attn_softmax_masked(double *weights, const double *scores,
     attn_status st = attn_mask_check(mask, B, Nq, Nk, fault);
     if (st != ATTN_OK)
         return st;
-    attn_fully_masked policy =
-        mask ? mask->fully_masked : ATTN_FULLY_MASKED_ZERO;
-
-    for (size_t b = 0; b < B; b++) {
-        for (size_t i = 0; i < Nq; i++) {
-            size_t row = b * Nq + i;
-            const double *s = scores + row * Nk;
-            double *w = weights + row * Nk;
-            int by_causal;
-            size_t len = attn_mask_row_len(mask, b, i, Nq, Nk, &by_causal);
-
-            /* 1. a query that sees no key: the fully_masked policy */
-            if (len == 0) {
-                if (policy == ATTN_FULLY_MASKED_ERROR) {
-                    if (fault)
-                        fault->by_causal = by_causal;
-                    return attn_fault_at(fault, row, ATTN_E_FULLY_MASKED);
-                }
-                double fill = policy == ATTN_FULLY_MASKED_UNIFORM
-                                  ? 1.0 / (double)Nk
-                                  : 0.0;
-                for (size_t j = 0; j < Nk; j++)
-                    w[j] = fill;
-                continue;
-            }
-            /* 2. stable softmax over the visible prefix, zeros after it;
-             *    visible scores must be finite, masked ones are never read */
-            size_t bad = softmax_row(w, s, len, Nk);
-            if (bad < len)
-                return attn_fault_at(fault, row * Nk + bad, ATTN_E_NONFINITE);
-        }
-    }
-    return ATTN_OK;
+    if (total < 2 * SCORES_PER_THREAD)
+        return softmax_rows(weights, scores, mask, Nq, Nk, 0, rows, fault);
+    /* Rows shared out over the cores. A failure is rare: the rows are then
+     * done again in order, which finds the first one, as one thread would. */
+    softmax_job job = {weights, scores, mask, Nq, Nk, 0};
+    attn_parallel_for(rows, SCORES_PER_THREAD / Nk + 1, softmax_range, &job);
+    if (!atomic_load(&job.failed))
+        return ATTN_OK;
+    return softmax_rows(weights, scores, mask, Nq, Nk, 0, rows, fault);
 }

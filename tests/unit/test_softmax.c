@@ -503,6 +503,54 @@ static void test_nonfinite_scores(void **state) {
     assert_true(w[0] == 0.5 && w[1] == 0.5 && w[2] == 0.0);
 }
 
+/* Enough scores (2 · 300 · 512 = 307,200) that the rows are shared out
+ * over the cores (two halves on two): each row has the bits of that row
+ * done alone, and of several failures the first in row order is the one
+ * reported. */
+static void test_large_over_threads(void **state) {
+    (void)state;
+    enum { B = 2, NQ = 300, NK = 512, N = B * NQ * NK };
+    double *s = malloc(N * sizeof *s), *w = malloc(N * sizeof *w);
+    int64_t *lens = malloc(B * NQ * sizeof *lens);
+    assert_true(s && w && lens);
+    fill_scores(s, N, 23);
+    for (size_t r = 0; r < B * NQ; r++)
+        lens[r] = (int64_t)((r * 37) % (NK + 1)); /* some 0: uniform rows */
+    attn_mask mask = {lens, 1, ATTN_CAUSAL_NONE, ATTN_FULLY_MASKED_UNIFORM};
+    assert_int_equal(attn_softmax_masked(w, s, &mask, B, NQ, NK, NULL),
+                     ATTN_OK);
+    double alone[NK];
+    for (size_t r = 0; r < B * NQ; r++) {
+        attn_mask one = {&lens[r], 0, ATTN_CAUSAL_NONE,
+                         ATTN_FULLY_MASKED_UNIFORM};
+        assert_int_equal(
+            attn_softmax_masked(alone, s + r * NK, &one, 1, 1, NK, NULL),
+            ATTN_OK);
+        assert_memory_equal(alone, w + r * NK, sizeof alone);
+    }
+
+    /* failures in both halves: the earlier row is reported */
+    attn_fault fault;
+    mask.fully_masked = ATTN_FULLY_MASKED_ERROR;
+    lens[0] = lens[1] = 1; /* rows 0 and 1 would be empty: no longer */
+    for (size_t r = 2; r < B * NQ; r++)
+        lens[r] = NK;
+    lens[555] = 0;              /* fully masked, in the second half */
+    s[250 * NK + 7] = NAN;      /* not finite, in the first half */
+    s[590 * NK + 3] = INFINITY; /* not finite, later in the second */
+    assert_int_equal(attn_softmax_masked(w, s, &mask, B, NQ, NK, &fault),
+                     ATTN_E_NONFINITE);
+    assert_int_equal(fault.index, 250 * NK + 7);
+    s[250 * NK + 7] = 0.0;
+    assert_int_equal(attn_softmax_masked(w, s, &mask, B, NQ, NK, &fault),
+                     ATTN_E_FULLY_MASKED);
+    assert_int_equal(fault.index, 555);
+    assert_int_equal(fault.by_causal, 0);
+    free(s);
+    free(w);
+    free(lens);
+}
+
 static void test_in_place(void **state) {
     (void)state;
     const int64_t lens[] = {3, 1, 4, 2};
@@ -596,6 +644,7 @@ int main(void) {
         cmocka_unit_test(test_valid_lens_out_of_range),
         cmocka_unit_test(test_extreme_scores),
         cmocka_unit_test(test_nonfinite_scores),
+        cmocka_unit_test(test_large_over_threads),
         cmocka_unit_test(test_in_place),
         cmocka_unit_test(test_invalid_arguments),
         cmocka_unit_test(test_visible_matches_rule),
