@@ -381,8 +381,9 @@ static enum MHD_Result answer(srv_request *r, struct MHD_Connection *conn,
         ok &= MHD_add_response_header(resp, "Content-Encoding", "gzip") ==
               MHD_YES;
     if (res->compute_ms >= 0) {
-        char timing[64];
-        snprintf(timing, sizeof timing, "compute;dur=%.3f", res->compute_ms);
+        char timing[sizeof "compute;dur=" + SRV_MS_TEXT_MAX];
+        memcpy(timing, "compute;dur=", sizeof "compute;dur=" - 1);
+        srv_format_ms(timing + sizeof "compute;dur=" - 1, res->compute_ms);
         ok &= MHD_add_response_header(resp, "Server-Timing", timing) == MHD_YES;
     }
     if (res->status == MHD_HTTP_UNAUTHORIZED) {

@@ -51,14 +51,55 @@ static void putf(line *l, const char *fmt, ...) {
         put(l, tmp, (size_t)n < sizeof tmp ? (size_t)n : sizeof tmp - 1);
 }
 
+/* v's decimal digits, zero-padded to at least min_digits, written so that
+ * they end just before end; returns where they start. */
+static char *digits_back(char *end, unsigned long long v, int min_digits) {
+    char *p = end;
+    do {
+        *--p = (char)('0' + v % 10);
+        v /= 10;
+        min_digits--;
+    } while (v > 0 || min_digits > 0);
+    return p;
+}
+
+size_t srv_format_ms(char *buf, double ms) {
+    if (!(ms >= 0.0 && ms < 1e12)) /* not a duration: printf says what */
+        return (size_t)snprintf(buf, SRV_MS_TEXT_MAX, "%.3f", ms);
+    unsigned long long us = (unsigned long long)(ms * 1000.0 + 0.5);
+    char tmp[SRV_MS_TEXT_MAX];
+    char *end = tmp + sizeof tmp;
+    char *p = digits_back(end, us % 1000, 3);
+    *--p = '.';
+    p = digits_back(p, us / 1000, 1);
+    size_t n = (size_t)(end - p);
+    memcpy(buf, p, n);
+    buf[n] = '\0';
+    return n;
+}
+
+static void put_ms(line *l, double ms) {
+    char tmp[SRV_MS_TEXT_MAX];
+    put(l, tmp, srv_format_ms(tmp, ms));
+}
+
+/* The UTC time to the millisecond; the date and time of day are formatted
+ * once a second per thread. */
 static void put_time(line *l) {
+    static _Thread_local time_t cached_sec = -1;
+    static _Thread_local char cached[32];
     struct timespec ts;
-    struct tm tm;
-    char tmp[32];
     clock_gettime(CLOCK_REALTIME, &ts);
-    gmtime_r(&ts.tv_sec, &tm);
-    strftime(tmp, sizeof tmp, "%Y-%m-%dT%H:%M:%S", &tm);
-    putf(l, "%s.%03ldZ", tmp, ts.tv_nsec / 1000000L);
+    if (ts.tv_sec != cached_sec) {
+        struct tm tm;
+        gmtime_r(&ts.tv_sec, &tm);
+        strftime(cached, sizeof cached, "%Y-%m-%dT%H:%M:%S", &tm);
+        cached_sec = ts.tv_sec;
+    }
+    char millis[5] = {'.', 0, 0, 0, 'Z'};
+    digits_back(millis + 4, (unsigned long long)(ts.tv_nsec / 1000000L), 3);
+    puts_(l, cached);
+    put(l, millis, sizeof millis);
 }
 
 /* A JSON string literal for s (RFC 8259 section 7). */
@@ -131,8 +172,10 @@ void srv_log_access(const srv_access *rec) {
         put_json_string(&l, rec->method, 32);
         puts_(&l, ",\"path\":");
         put_json_string(&l, rec->path, PATH_LOG_MAX);
-        putf(&l, ",\"status\":%d,\"bytes\":%zu,\"duration_ms\":%.3f}",
-             rec->status, rec->bytes, rec->duration_ms);
+        putf(&l, ",\"status\":%d,\"bytes\":%zu,\"duration_ms\":",
+             rec->status, rec->bytes);
+        put_ms(&l, rec->duration_ms);
+        puts_(&l, "}");
     } else {
         put_time(&l);
         puts_(&l, " ");
@@ -141,7 +184,9 @@ void srv_log_access(const srv_access *rec) {
         put_text_token(&l, rec->method, 32);
         puts_(&l, " ");
         put_text_token(&l, rec->path, PATH_LOG_MAX);
-        putf(&l, " %d %zuB %.3fms", rec->status, rec->bytes, rec->duration_ms);
+        putf(&l, " %d %zuB ", rec->status, rec->bytes);
+        put_ms(&l, rec->duration_ms);
+        puts_(&l, "ms");
     }
     emit(&l);
 }

@@ -32,6 +32,14 @@ void srv_log_init(srv_log_format format);
  * U+FFFD for invalid UTF-8). */
 void srv_log_access(const srv_access *rec);
 
+/* ms with three decimals, rounded to the nearest microsecond (the text of
+ * "%.3f" but perhaps at a tie), into buf (SRV_MS_TEXT_MAX bytes), without
+ * printf's floating-point path, which cost a small request more than the
+ * rest of its log line; a negative or non-finite ms is printf's. Returns
+ * the length. */
+#define SRV_MS_TEXT_MAX 32
+size_t srv_format_ms(char *buf, double ms);
+
 /* Write one message line: the message itself for level "info", else
  * "attnd: <level>: <message>"; in json mode {"time","level","msg"}.
  * Never fails; over-long messages are cut. */
