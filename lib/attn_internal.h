@@ -36,6 +36,13 @@ attn_status attn_pool_values_ref(double *out, const double *weights,
                                  const double *v, size_t B, size_t Nq,
                                  size_t Nk, size_t dv, attn_fault *fault);
 
+/* The masked softmax of rows [begin, end) of (B·Nq, Nk) scores (row =
+ * b·Nq + i), as attn_softmax_masked does them, after its checks; stops at
+ * the first failure (lib/softmax.c). */
+attn_status attn_softmax_rows(double *weights, const double *scores,
+                              const attn_mask *mask, size_t Nq, size_t Nk,
+                              size_t begin, size_t end, attn_fault *fault);
+
 /* Reset *fault (may be NULL) to {0, 0}. */
 void attn_fault_clear(attn_fault *fault);
 

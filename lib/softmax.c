@@ -31,10 +31,9 @@ static size_t softmax_row(double *w, const double *s, size_t len, size_t Nk) {
     return len;
 }
 
-/* Rows [begin, end) of (B·Nq, Nk); stops at the first failure. */
-static attn_status softmax_rows(double *weights, const double *scores,
-                                const attn_mask *mask, size_t Nq, size_t Nk,
-                                size_t begin, size_t end, attn_fault *fault) {
+attn_status attn_softmax_rows(double *weights, const double *scores,
+                              const attn_mask *mask, size_t Nq, size_t Nk,
+                              size_t begin, size_t end, attn_fault *fault) {
     attn_fully_masked policy =
         mask ? mask->fully_masked : ATTN_FULLY_MASKED_ZERO;
     for (size_t row = begin; row < end; row++) {
@@ -76,8 +75,8 @@ typedef struct {
 
 static void softmax_range(void *ctx, size_t begin, size_t end) {
     softmax_job *job = ctx;
-    if (softmax_rows(job->weights, job->scores, job->mask, job->Nq, job->Nk,
-                     begin, end, NULL) != ATTN_OK)
+    if (attn_softmax_rows(job->weights, job->scores, job->mask, job->Nq,
+                          job->Nk, begin, end, NULL) != ATTN_OK)
         atomic_store(&job->failed, 1);
 }
 
@@ -95,12 +94,12 @@ attn_status attn_softmax_masked(double *weights, const double *scores,
     if (st != ATTN_OK)
         return st;
     if (total < 2 * SCORES_PER_THREAD)
-        return softmax_rows(weights, scores, mask, Nq, Nk, 0, rows, fault);
+        return attn_softmax_rows(weights, scores, mask, Nq, Nk, 0, rows, fault);
     /* Rows shared out over the cores. A failure is rare: the rows are then
      * done again in order, which finds the first one, as one thread would. */
     softmax_job job = {weights, scores, mask, Nq, Nk, 0};
     attn_parallel_for(rows, SCORES_PER_THREAD / Nk + 1, softmax_range, &job);
     if (!atomic_load(&job.failed))
         return ATTN_OK;
-    return softmax_rows(weights, scores, mask, Nq, Nk, 0, rows, fault);
+    return attn_softmax_rows(weights, scores, mask, Nq, Nk, 0, rows, fault);
 }

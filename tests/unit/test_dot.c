@@ -335,6 +335,85 @@ static void test_scores_optional(void **state) {
             }
 }
 
+/* Enough scores (2 · 300 · 512 = 307,200) for the pipelined forward pass
+ * (products on this thread, softmax of finished row blocks on another):
+ * the reference's results to 1e-12 under per-query lengths and a causal
+ * mask, and the reference's status and fault index where the softmax
+ * fails (a row fully masked, a score that overflows) or an output does,
+ * wherever in the rows that happens. */
+static void test_large_pipelined(void **state) {
+    (void)state;
+    enum { B = 2, NQ = 300, NK = 512, D = 8, DV = 3 };
+    attn_rng rng;
+    attn_rng_seed(&rng, 5);
+    double *q = alloc_normals(&rng, B * NQ * D);
+    double *k = alloc_normals(&rng, B * NK * D);
+    double *v = alloc_normals(&rng, B * NK * DV);
+    size_t no = B * NQ * DV, ns = B * NQ * NK;
+    double *out = malloc(2 * no * sizeof *out);
+    double *w = malloc(4 * ns * sizeof *w);
+    int64_t *lens = malloc(B * NQ * sizeof *lens);
+    assert_true(out && w && lens);
+    double *out_ref = out + no, *w_ref = w + ns, *s = w_ref + ns,
+           *s_ref = s + ns;
+    for (size_t r = 0; r < B * NQ; r++)
+        lens[r] = 1 + (int64_t)((r * 53) % NK);
+    attn_mask mask = {lens, 1, ATTN_CAUSAL_BOTTOM_RIGHT,
+                      ATTN_FULLY_MASKED_ZERO};
+    double scale = attn_dot_default_scale(D);
+    attn_fault f, f_ref;
+    assert_int_equal(attn_dot_forward(out, w, s, q, k, v, &mask, scale, B, NQ,
+                                      NK, D, DV, &f),
+                     ATTN_OK);
+    assert_int_equal(attn_dot_forward_ref(out_ref, w_ref, s_ref, q, k, v,
+                                          &mask, scale, B, NQ, NK, D, DV,
+                                          &f_ref),
+                     ATTN_OK);
+    assert_close(s, s_ref, ns, 1e-12);
+    assert_close(w, w_ref, ns, 1e-12);
+    assert_close(out, out_ref, no, 1e-12);
+
+    /* failures: a fully masked row in the second example's last block;
+     * then also a score that overflows earlier (row 10 of example 1, key
+     * 5); then instead an output that is not finite (an infinite value) */
+    mask.causal = ATTN_CAUSAL_NONE;
+    mask.fully_masked = ATTN_FULLY_MASKED_ERROR;
+    lens[NQ + 290] = 0;
+    for (int round = 0; round < 3; round++) {
+        if (round == 1)
+            for (size_t c = 0; c < D; c++) {
+                q[(NQ + 10) * D + c] = 1e300;
+                k[(NK + 5) * D + c] = 1e10;
+            }
+        if (round == 2) {
+            for (size_t c = 0; c < D; c++)
+                q[(NQ + 10) * D + c] = k[(NK + 5) * D + c] = 0.5;
+            lens[NQ + 290] = NK;
+            v[(NK + 3) * DV + 1] = INFINITY;
+        }
+        attn_status st = attn_dot_forward(out, w, s, q, k, v, &mask, scale, B,
+                                          NQ, NK, D, DV, &f);
+        attn_status st_ref =
+            attn_dot_forward_ref(out_ref, w_ref, s_ref, q, k, v, &mask, scale,
+                                 B, NQ, NK, D, DV, &f_ref);
+        printf("# round %d: status %d, fault index %zu\n", round, (int)st,
+               f.index);
+        const size_t want[] = {NQ + 290, (NQ + 10) * NK + 5, NQ * DV + 1};
+        assert_int_equal(st, round == 0 ? ATTN_E_FULLY_MASKED
+                                        : ATTN_E_NONFINITE);
+        assert_int_equal(f.index, want[round]);
+        assert_int_equal(st, st_ref);
+        assert_int_equal(f.index, f_ref.index);
+        assert_int_equal(f.by_causal, f_ref.by_causal);
+    }
+    free(q);
+    free(k);
+    free(v);
+    free(out);
+    free(w);
+    free(lens);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_d2l_toy),
@@ -343,6 +422,7 @@ int main(void) {
         cmocka_unit_test(test_extremes),
         cmocka_unit_test(test_errors),
         cmocka_unit_test(test_scores_optional),
+        cmocka_unit_test(test_large_pipelined),
     };
     return cmocka_run_group_tests_name("dot", tests, NULL, NULL);
 }
