@@ -86,13 +86,21 @@ typedef struct {
 } cursor;
 
 /* RFC 8259 whitespace: space, tab, line feed, carriage return. */
-static void skip_ws(cursor *c) {
+static void skip_ws_run(cursor *c) {
     while (c->pos < c->len) {
         char ch = c->s[c->pos];
         if (ch != ' ' && ch != '\t' && ch != '\n' && ch != '\r')
             break;
         c->pos++;
     }
+}
+
+/* Past any whitespace; inline for the usual case of none (compact JSON,
+ * between every two numbers). */
+static inline void skip_ws(cursor *c) {
+    if (c->pos < c->len && (unsigned char)c->s[c->pos] > ' ')
+        return;
+    skip_ws_run(c);
 }
 
 static int at(const cursor *c, char ch) {
