@@ -50,11 +50,11 @@ typedef struct {
 typedef struct {
     pthread_t thread;
     pthread_mutex_t mu;
-    pthread_cond_t cv;  /* a slot is done, or the reader took a block */
-    size_t claimed;     /* blocks [0, claimed) are taken by a printer */
-    size_t taken;       /* blocks [0, taken) are taken by the reader */
-    int stop;           /* the stream is being freed */
-    slot ring[AHEAD];   /* the printer prints block b into ring[b % AHEAD] */
+    pthread_cond_t cv; /* a slot is done, or the reader took a block */
+    size_t claimed;    /* blocks [0, claimed) are taken by a printer */
+    size_t taken;      /* blocks [0, taken) are taken by the reader */
+    int stop;          /* the stream is being freed */
+    slot ring[AHEAD];  /* the printer prints block b into ring[b % AHEAD] */
 } printer;
 
 struct api_stream {
@@ -67,7 +67,7 @@ struct api_stream {
     size_t block;            /* index of the next block */
     api_buf pending;         /* printed, not yet sent */
     size_t pending_pos;
-    printer *printer;        /* NULL: the reader prints every block */
+    printer *printer; /* NULL: the reader prints every block */
     int printer_tried;
 };
 
@@ -174,7 +174,8 @@ api_stream *api_stream_take(api_buf *out) {
     s->text = *out;
     memset(out, 0, sizeof *out);
     for (size_t i = 0; s->holes && i < s->holes->n; i++)
-        s->blocks += (s->holes->v[i].e.count + BLOCK_ENTRIES - 1) / BLOCK_ENTRIES;
+        s->blocks +=
+            (s->holes->v[i].e.count + BLOCK_ENTRIES - 1) / BLOCK_ENTRIES;
     return s;
 }
 
@@ -185,8 +186,9 @@ static int print_block(api_buf *out, const struct api_holes *h, size_t b) {
         size_t n = (e->count + BLOCK_ENTRIES - 1) / BLOCK_ENTRIES;
         if (b < n) {
             size_t begin = b * BLOCK_ENTRIES;
-            size_t end = e->count - begin > BLOCK_ENTRIES ? begin + BLOCK_ENTRIES
-                                                          : e->count;
+            size_t end = e->count - begin > BLOCK_ENTRIES
+                             ? begin + BLOCK_ENTRIES
+                             : e->count;
             out->len = 0;
             int rc = api_tensor_print(out, e, begin, end);
             return rc != 0 || out->failed ? -1 : 0;

@@ -53,10 +53,10 @@ typedef struct {
     size_t Nq, Nk, rows_per_piece, pieces_per_example, pieces;
     pthread_mutex_t mu;
     pthread_cond_t cv;
-    size_t scored;     /* pieces whose scores are made (the caller) */
-    size_t softmaxed;  /* pieces whose weights are made (the helper) */
-    int stop;          /* the caller gives up: no more pieces come */
-    attn_status st;    /* the helper's failure, first in row order */
+    size_t scored;    /* pieces whose scores are made (the caller) */
+    size_t softmaxed; /* pieces whose weights are made (the helper) */
+    int stop;         /* the caller gives up: no more pieces come */
+    attn_status st;   /* the helper's failure, first in row order */
     attn_fault fault;
 } pipeline;
 

@@ -172,8 +172,8 @@ void srv_log_access(const srv_access *rec) {
         put_json_string(&l, rec->method, 32);
         puts_(&l, ",\"path\":");
         put_json_string(&l, rec->path, PATH_LOG_MAX);
-        putf(&l, ",\"status\":%d,\"bytes\":%zu,\"duration_ms\":",
-             rec->status, rec->bytes);
+        putf(&l, ",\"status\":%d,\"bytes\":%zu,\"duration_ms\":", rec->status,
+             rec->bytes);
         put_ms(&l, rec->duration_ms);
         puts_(&l, "}");
     } else {

@@ -35,8 +35,11 @@
  * *status). */
 static json_t *post(const char *path, const json_t *body, int *status) {
     char *text = json_dumps(body, JSON_COMPACT | JSON_ENCODE_ANY);
-    api_request req = {"POST", path, NULL,         "application/json",
-                       NULL,   text, strlen(text), NULL};
+    api_request req = {.method = "POST",
+                       .path = path,
+                       .content_type = "application/json",
+                       .body = text,
+                       .body_len = strlen(text)};
     api_response res;
     api_handle(&req, &res);
     *status = res.status;

@@ -34,8 +34,12 @@ static int post(const char *route, const json_t *body, const api_limits *lim,
                 json_t **answer) {
     char *text = json_dumps(body, JSON_COMPACT | JSON_REAL_PRECISION(17));
     assert_non_null(text);
-    api_request req = {"POST", route, NULL,         "application/json",
-                       NULL,   text,  strlen(text), lim};
+    api_request req = {.method = "POST",
+                       .path = route,
+                       .content_type = "application/json",
+                       .body = text,
+                       .body_len = strlen(text),
+                       .limits = lim};
     api_response res;
     api_handle(&req, &res);
     free(text);

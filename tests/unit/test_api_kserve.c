@@ -45,14 +45,11 @@ static const struct {
 static api_response call(const char *method, const char *path,
                          const json_t *body) {
     char *text = body ? json_dumps(body, JSON_COMPACT) : NULL;
-    api_request req = {method,
-                       path,
-                       NULL,
-                       "application/json",
-                       NULL,
-                       text,
-                       text ? strlen(text) : 0,
-                       NULL};
+    api_request req = {.method = method,
+                       .path = path,
+                       .content_type = "application/json",
+                       .body = text,
+                       .body_len = text ? strlen(text) : 0};
     api_response res;
     api_handle(&req, &res);
     free(text);

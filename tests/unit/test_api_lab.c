@@ -35,7 +35,7 @@ static size_t count(const char *s, size_t n, const char *needle) {
 }
 
 static api_response get(const char *method, const char *path) {
-    api_request req = {method, path, NULL, NULL, NULL, NULL, 0, NULL};
+    api_request req = {.method = method, .path = path};
     api_response res;
     api_handle(&req, &res);
     return res;

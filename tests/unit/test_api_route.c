@@ -34,9 +34,13 @@ static const char *DOT_BODY =
 static api_response handle(const char *method, const char *path,
                            const char *query, const char *content_type,
                            const char *body, const api_limits *limits) {
-    api_request req = {
-        method, path, query, content_type, NULL, body, body ? strlen(body) : 0,
-        limits};
+    api_request req = {.method = method,
+                       .path = path,
+                       .query = query,
+                       .content_type = content_type,
+                       .body = body,
+                       .body_len = body ? strlen(body) : 0,
+                       .limits = limits};
     api_response res;
     api_handle(&req, &res);
     return res;
@@ -59,9 +63,10 @@ static void test_precheck(void **state) {
     api_limits limits;
     api_limits_default(&limits);
     limits.max_body_bytes = 1000;
-    api_request req = {
-        "POST", "/attention/dot", NULL, "application/json", NULL, NULL,
-        0,      &limits};
+    api_request req = {.method = "POST",
+                       .path = "/attention/dot",
+                       .content_type = "application/json",
+                       .limits = &limits};
     api_response res;
     assert_int_equal(api_precheck(&req, 999, &res), 0);
     assert_int_equal(api_precheck(&req, -1, &res), 0);
@@ -402,8 +407,11 @@ static void test_fuzz_mutations(void **state) {
                 break;
             }
         }
-        api_request req = {"POST", paths[k], NULL, "application/json",
-                           NULL,   buf,      len,  NULL};
+        api_request req = {.method = "POST",
+                           .path = paths[k],
+                           .content_type = "application/json",
+                           .body = buf,
+                           .body_len = len};
         api_response res;
         api_handle(&req, &res);
         int s = res.status;

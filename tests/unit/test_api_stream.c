@@ -331,8 +331,8 @@ static void test_freed_at_any_point(void **state) {
     char *body = dot_request(2, 400, "");
     size_t whole_len;
     int streamed, status;
-    char *whole = answer("/attention/dot", body, 0, 0, &streamed, &whole_len,
-                         &status);
+    char *whole =
+        answer("/attention/dot", body, 0, 0, &streamed, &whole_len, &status);
     enum { PIECE = 65536 };
     char *chunk = malloc(PIECE);
     assert_non_null(chunk);

@@ -312,8 +312,12 @@ static const char *NW_BODY = "{\"x_train\":[1,2,4],\"y_train\":[0,3,1],"
 
 static api_response post(const char *path, const char *accept,
                          const char *body) {
-    api_request req = {"POST", path, NULL,         "application/json",
-                       accept, body, strlen(body), NULL};
+    api_request req = {.method = "POST",
+                       .path = path,
+                       .content_type = "application/json",
+                       .accept = accept,
+                       .body = body,
+                       .body_len = strlen(body)};
     api_response res;
     api_handle(&req, &res);
     return res;

@@ -365,9 +365,8 @@ static void test_large_pipelined(void **state) {
     assert_int_equal(attn_dot_forward(out, w, s, q, k, v, &mask, scale, B, NQ,
                                       NK, D, DV, &f),
                      ATTN_OK);
-    assert_int_equal(attn_dot_forward_ref(out_ref, w_ref, s_ref, q, k, v,
-                                          &mask, scale, B, NQ, NK, D, DV,
-                                          &f_ref),
+    assert_int_equal(attn_dot_forward_ref(out_ref, w_ref, s_ref, q, k, v, &mask,
+                                          scale, B, NQ, NK, D, DV, &f_ref),
                      ATTN_OK);
     assert_close(s, s_ref, ns, 1e-12);
     assert_close(w, w_ref, ns, 1e-12);
@@ -399,8 +398,8 @@ static void test_large_pipelined(void **state) {
         printf("# round %d: status %d, fault index %zu\n", round, (int)st,
                f.index);
         const size_t want[] = {NQ + 290, (NQ + 10) * NK + 5, NQ * DV + 1};
-        assert_int_equal(st, round == 0 ? ATTN_E_FULLY_MASKED
-                                        : ATTN_E_NONFINITE);
+        assert_int_equal(st,
+                         round == 0 ? ATTN_E_FULLY_MASKED : ATTN_E_NONFINITE);
         assert_int_equal(f.index, want[round]);
         assert_int_equal(st, st_ref);
         assert_int_equal(f.index, f_ref.index);

@@ -162,7 +162,8 @@ static void test_tanh_add_exp_accuracy(void **state) {
         printf("# tanh(a + b) from exponentials, a, b in [-%g, %g]: worst "
                "%.3g absolute at a = %.17g, b = %.17g\n",
                scales[k], scales[k], worst, a, b);
-        assert_true(worst <= (extended_precision() ? 3.5e-16 : 3.5e-16 + 4.5e-16));
+        assert_true(worst <=
+                    (extended_precision() ? 3.5e-16 : 3.5e-16 + 4.5e-16));
     }
 }
 
