@@ -3,11 +3,11 @@
  * Bengio 2014): score(q, k) = w_vᵀ tanh(W_q q + W_k k). Queries and keys are
  * projected once each with cblas_dgemm; the scores are then summed pair by
  * pair, so the (B, Nq, Nk, h) features of the textbook's broadcast are never
- * stored. Each feature tanh(a + b) comes from the projections'
- * exponentials, (e^2a e^2b - 1) / (e^2a e^2b + 1): B·(Nq+Nk)·h exponentials
- * instead of B·Nq·Nk·h tanh (lib/vmath.c), unless a projection is too large
- * for that (then tanh itself). A plain-loop reference is kept beside it as
- * the test oracle.
+ * stored. Each feature tanh(a + b) = n / (n + 2), n = e^2a e^2b - 1, comes
+ * from the projections' exponentials (and their expm1, where n would
+ * cancel): B·(Nq+Nk)·h exponentials instead of B·Nq·Nk·h tanh
+ * (lib/vmath.c), unless a projection is too large for that (then tanh
+ * itself). A plain-loop reference is kept beside it as the test oracle.
  */
 #include "attn_internal.h"
 
@@ -26,11 +26,13 @@ attn_status attn_additive_workspace(size_t *bytes, size_t B, size_t Nq,
     if (!bytes || B == 0 || Nq == 0 || Nk == 0 || h == 0)
         return ATTN_E_INVALID_ARG;
     size_t nq, nk, rows, doubles;
-    /* projected queries (B·Nq, h) and projected keys (B·Nk, h) */
+    /* projected queries (B·Nq, h) and projected keys (B·Nk, h), and beside
+     * them the expm1 of twice each (the features' exponential form) */
     if (attn_size_mul(&nq, B, Nq) != ATTN_OK ||
         attn_size_mul(&nk, B, Nk) != ATTN_OK ||
         attn_size_add(&rows, nq, nk) != ATTN_OK ||
         attn_size_mul(&doubles, rows, h) != ATTN_OK ||
+        attn_size_mul(&doubles, doubles, 2) != ATTN_OK ||
         attn_size_mul(bytes, doubles, sizeof(double)) != ATTN_OK)
         return ATTN_E_OVERFLOW;
     return ATTN_OK;
@@ -66,6 +68,7 @@ static attn_status additive_check(const double *out, const double *weights,
 
 typedef struct {
     const double *pq, *pk, *w_v; /* (B·Nq, h), (B·Nk, h), (h) */
+    const double *mq, *mk;       /* with exp_form: expm1(2·projection) */
     double *s;                   /* (B, Nq, Nk) */
     size_t Nq, Nk, h;
     int exp_form; /* pq and pk hold exp(2·projection) */
@@ -87,13 +90,14 @@ static void additive_scores(void *ctx, size_t begin, size_t end) {
     }
     for (size_t row = begin; row < end; row++) {
         size_t b = row / Nq;
-        const double *pqi = job->pq + row * h;
+        const double *pqi = job->pq + row * h, *mqi = job->mq + row * h;
         double *si = job->s + row * Nk;
         for (size_t j0 = 0; j0 < Nk; j0 += block) {
             size_t n = Nk - j0 < block ? Nk - j0 : block;
             const double *pkj = job->pk + (b * Nk + j0) * h;
+            const double *mkj = job->mk + (b * Nk + j0) * h;
             if (job->exp_form)
-                attn_tanh_add_exp_rows(feat, pqi, pkj, n, h);
+                attn_tanh_add_exp_rows(feat, pqi, mqi, pkj, mkj, n, h);
             else
                 attn_tanh_add_rows(feat, pqi, pkj, n, h);
             cblas_dgemv(CblasRowMajor, CblasNoTrans, (int)n, (int)h, 1.0, feat,
@@ -111,11 +115,11 @@ static int exp_form_fits(const double *x, size_t n) {
     return 1;
 }
 
-/* x = exp(2x), for attn_tanh_add_exp_rows. */
-static void to_exp_form(double *x, size_t n) {
+/* x = exp(2x) and m = expm1(2x), for attn_tanh_add_exp_rows. */
+static void to_exp_form(double *x, double *m, size_t n) {
     for (size_t i = 0; i < n; i++)
         x[i] *= 2.0; /* exact */
-    attn_exp_n(x, x, n);
+    attn_exp_expm1_n(x, m, x, n);
 }
 
 attn_status attn_additive_forward(double *out, double *weights, double *scores,
@@ -151,11 +155,12 @@ attn_status attn_additive_forward(double *out, double *weights, double *scores,
     /* 2. s[b, i, j] = Σ_c w_v[c] tanh(pq[b, i, c] + pk[b, j, c]), the
      *    queries shared out over the cores when there are many features;
      *    from the projections' exponentials when they allow it */
-    size_t np = B * (Nq + Nk) * h; /* pk follows pq */
+    size_t np = B * (Nq + Nk) * h; /* pk follows pq, then mq and mk */
+    double *mq = pq + np, *mk = mq + B * Nq * h;
     int exp_form = exp_form_fits(pq, np);
     if (exp_form)
-        to_exp_form(pq, np);
-    scores_job job = {pq, pk, w_v, s, Nq, Nk, h, exp_form, 0};
+        to_exp_form(pq, mq, np);
+    scores_job job = {pq, pk, w_v, mq, mk, s, Nq, Nk, h, exp_form, 0};
     size_t per_query = Nk * h;
     attn_parallel_for(B * Nq, FEATURES_PER_THREAD / per_query + 1,
                       additive_scores, &job);
