@@ -281,6 +281,23 @@ static void test_extremes(void **state) {
     assert_true(w[0] == 1.0 && w[1] == 0.0 && out[0] == 2.0);
 }
 
+/* Tiny projections keep their relative accuracy: scores tanh(q + k) for
+ * q = 1e-9 against keys 0, 1e-9 and 3e-12 within 4e-16 relative of libm's
+ * tanh of the same sums. */
+static void test_tiny_projections(void **state) {
+    (void)state;
+    const double one[] = {1.0};
+    const double q[] = {1e-9}, k[] = {0.0, 1e-9, 3e-12}, v[] = {1, 2, 3};
+    double out[1], w[3], s[3];
+    assert_int_equal(attn_additive_forward(out, w, s, q, k, v, one, one, one,
+                                           NULL, 1, 1, 3, 1, 1, 1, 1, NULL),
+                     ATTN_OK);
+    for (size_t j = 0; j < 3; j++) {
+        double want = tanh(q[0] + k[j]);
+        assert_true(fabs(s[j] - want) <= 4e-16 * fabs(want));
+    }
+}
+
 static void test_errors(void **state) {
     (void)state;
     const double q[] = {1.0, 2.0}, k[] = {1.0, 0.0}, v[] = {1.0, 2.0};
@@ -326,6 +343,7 @@ int main(void) {
         cmocka_unit_test(test_random_shapes_vs_reference),
         cmocka_unit_test(test_large_split_over_threads),
         cmocka_unit_test(test_extremes),
+        cmocka_unit_test(test_tiny_projections),
         cmocka_unit_test(test_errors),
     };
     return cmocka_run_group_tests_name("additive", tests, NULL, NULL);
