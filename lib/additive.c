@@ -27,12 +27,13 @@ attn_status attn_additive_workspace(size_t *bytes, size_t B, size_t Nq,
         return ATTN_E_INVALID_ARG;
     size_t nq, nk, rows, doubles;
     /* projected queries (B·Nq, h) and projected keys (B·Nk, h), and beside
-     * them the expm1 of twice each (the features' exponential form) */
+     * them the exp and expm1 of twice each (the features' exponential
+     * form) */
     if (attn_size_mul(&nq, B, Nq) != ATTN_OK ||
         attn_size_mul(&nk, B, Nk) != ATTN_OK ||
         attn_size_add(&rows, nq, nk) != ATTN_OK ||
         attn_size_mul(&doubles, rows, h) != ATTN_OK ||
-        attn_size_mul(&doubles, doubles, 2) != ATTN_OK ||
+        attn_size_mul(&doubles, doubles, 3) != ATTN_OK ||
         attn_size_mul(bytes, doubles, sizeof(double)) != ATTN_OK)
         return ATTN_E_OVERFLOW;
     return ATTN_OK;
@@ -68,10 +69,11 @@ static attn_status additive_check(const double *out, const double *weights,
 
 typedef struct {
     const double *pq, *pk, *w_v; /* (B·Nq, h), (B·Nk, h), (h) */
-    const double *mq, *mk;       /* with exp_form: expm1(2·projection) */
+    const double *eq, *ek;       /* with exp_form: exp(2·projection) */
+    const double *mq, *mk;       /* and expm1(2·projection) */
     double *s;                   /* (B, Nq, Nk) */
     size_t Nq, Nk, h;
-    int exp_form; /* pq and pk hold exp(2·projection) */
+    int exp_form; /* features from eq, ek, mq and mk */
     int nomem;    /* set when a range could not get its scratch */
 } scores_job;
 
@@ -83,23 +85,31 @@ static void additive_scores(void *ctx, size_t begin, size_t end) {
     size_t Nq = job->Nq, Nk = job->Nk, h = job->h;
     size_t block = FEATURES_PER_BLOCK / h ? FEATURES_PER_BLOCK / h : 1;
     block = block < Nk ? block : Nk;
-    double *feat = malloc(block * h * sizeof *feat);
+    double *feat = malloc(block * h * sizeof *feat + block);
     if (!feat) {
         job->nomem = 1; /* one int, only ever set to 1 */
         return;
     }
+    unsigned char *cancels = (unsigned char *)(feat + block * h); /* block */
     for (size_t row = begin; row < end; row++) {
         size_t b = row / Nq;
-        const double *pqi = job->pq + row * h, *mqi = job->mq + row * h;
+        const double *pqi = job->pq + row * h;
         double *si = job->s + row * Nk;
         for (size_t j0 = 0; j0 < Nk; j0 += block) {
             size_t n = Nk - j0 < block ? Nk - j0 : block;
             const double *pkj = job->pk + (b * Nk + j0) * h;
-            const double *mkj = job->mk + (b * Nk + j0) * h;
-            if (job->exp_form)
-                attn_tanh_add_exp_rows(feat, pqi, mqi, pkj, mkj, n, h);
-            else
+            if (job->exp_form) {
+                size_t qi = row * h, kj = (b * Nk + j0) * h;
+                attn_tanh_add_exp_rows(feat, job->eq + qi, job->mq + qi,
+                                       job->ek + kj, job->mk + kj, n, h);
+                attn_tanh_add_cancels(cancels, pqi, pkj, n, h);
+                for (size_t r = 0; r < n; r++)
+                    if (cancels[r])
+                        attn_tanh_add_cancel_row(feat + r * h, pqi,
+                                                 pkj + r * h, h);
+            } else {
                 attn_tanh_add_rows(feat, pqi, pkj, n, h);
+            }
             cblas_dgemv(CblasRowMajor, CblasNoTrans, (int)n, (int)h, 1.0, feat,
                         (int)h, job->w_v, 1, 0.0, si + j0, 1);
         }
@@ -115,11 +125,11 @@ static int exp_form_fits(const double *x, size_t n) {
     return 1;
 }
 
-/* x = exp(2x) and m = expm1(2x), for attn_tanh_add_exp_rows. */
-static void to_exp_form(double *x, double *m, size_t n) {
+/* e = exp(2x) and m = expm1(2x), for attn_tanh_add_exp_rows. */
+static void to_exp_form(double *e, double *m, const double *x, size_t n) {
     for (size_t i = 0; i < n; i++)
-        x[i] *= 2.0; /* exact */
-    attn_exp_expm1_n(x, m, x, n);
+        e[i] = 2.0 * x[i]; /* exact */
+    attn_exp_expm1_n(e, m, e, n);
 }
 
 attn_status attn_additive_forward(double *out, double *weights, double *scores,
@@ -155,12 +165,13 @@ attn_status attn_additive_forward(double *out, double *weights, double *scores,
     /* 2. s[b, i, j] = Σ_c w_v[c] tanh(pq[b, i, c] + pk[b, j, c]), the
      *    queries shared out over the cores when there are many features;
      *    from the projections' exponentials when they allow it */
-    size_t np = B * (Nq + Nk) * h; /* pk follows pq, then mq and mk */
-    double *mq = pq + np, *mk = mq + B * Nq * h;
+    size_t np = B * (Nq + Nk) * h; /* pk follows pq, then eq, ek, mq, mk */
+    double *eq = pq + np, *mq = eq + np;
     int exp_form = exp_form_fits(pq, np);
     if (exp_form)
-        to_exp_form(pq, mq, np);
-    scores_job job = {pq, pk, w_v, mq, mk, s, Nq, Nk, h, exp_form, 0};
+        to_exp_form(eq, mq, pq, np);
+    scores_job job = {pq,  pk, w_v, eq, eq + B * Nq * h, mq, mq + B * Nq * h,
+                      s,   Nq, Nk,  h,  exp_form,        0};
     size_t per_query = Nk * h;
     attn_parallel_for(B * Nq, FEATURES_PER_THREAD / per_query + 1,
                       additive_scores, &job);

@@ -189,8 +189,9 @@ VMATH_CLONES VMATH_LOOP void attn_exp_expm1_n(double *e, double *m,
  * products, a selection and one division (0.9 ns against 3.6 for
  * tanh_lane, measured here), and is within about 2 ulp of the scale
  * |a| + |b| + |tanh(a + b)| of the exact value (tests/unit/test_vmath.c):
- * as close as the projections a and b are known themselves. The caller
- * keeps ea·eb a normal double. */
+ * as close as the projections a and b are known themselves, but where a + b
+ * cancels not close relatively (attn_tanh_add_cancel_row redoes those).
+ * The caller keeps ea·eb a normal double. */
 VMATH_CLONES VMATH_LOOP void
 attn_tanh_add_exp_rows(double *y, const double *ea, const double *ma,
                        const double *eb, const double *mb, size_t rows,
@@ -204,6 +205,37 @@ attn_tanh_add_exp_rows(double *y, const double *ea, const double *ma,
             double n = small ? n_small : n_large;
             y[r * h + c] = n / (n + 2.0);
         }
+}
+
+/* One tanh_lane, out of line: attn_tanh_add_cancel_row calls it for a few
+ * elements only, and must not be vectorised into computing it for all. */
+VMATH_LOOP __attribute__((noinline)) static double tanh_one(double x) {
+    return tanh_lane(x);
+}
+
+VMATH_CLONES VMATH_LOOP void attn_tanh_add_cancels(unsigned char *cancels,
+                                                   const double *a,
+                                                   const double *b,
+                                                   size_t rows, size_t h) {
+    for (size_t r = 0; r < rows; r++) {
+        uint64_t any = 0;
+        for (size_t c = 0; c < h; c++) {
+            double ac = a[c], bc = b[r * h + c], sum = ac + bc;
+            any |= (uint64_t)(ATTN_TANH_CANCEL * __builtin_fabs(sum) <
+                              __builtin_fabs(ac) + __builtin_fabs(bc));
+        }
+        cancels[r] = any != 0;
+    }
+}
+
+VMATH_LOOP void attn_tanh_add_cancel_row(double *y, const double *a,
+                                         const double *b, size_t h) {
+    for (size_t c = 0; c < h; c++) {
+        double sum = a[c] + b[c];
+        if (ATTN_TANH_CANCEL * __builtin_fabs(sum) <
+            __builtin_fabs(a[c]) + __builtin_fabs(b[c]))
+            y[c] = tanh_one(sum);
+    }
 }
 
 /* The reductions below keep four running lanes (element j goes to lane

@@ -89,15 +89,15 @@ static void test_hand_example(void **state) {
 static void test_workspace(void **state) {
     (void)state;
     size_t bytes = 0;
-    /* projected queries (B·Nq, h) plus projected keys (B·Nk, h), twice
-     * (their exponential form beside them) */
+    /* projected queries (B·Nq, h) plus projected keys (B·Nk, h), three
+     * times (exp and expm1 of twice each beside them) */
     assert_int_equal(attn_additive_workspace(&bytes, 2, 1, 10, 8), ATTN_OK);
-    assert_int_equal(bytes, 2 * (2 * 1 + 2 * 10) * 8 * sizeof(double));
+    assert_int_equal(bytes, 3 * (2 * 1 + 2 * 10) * 8 * sizeof(double));
     assert_int_equal(attn_additive_workspace(&bytes, 3, 7, 5, 1), ATTN_OK);
-    assert_int_equal(bytes, 2 * (3 * 7 + 3 * 5) * sizeof(double));
+    assert_int_equal(bytes, 3 * (3 * 7 + 3 * 5) * sizeof(double));
     /* independent of dq, dk, dv, and far below B·Nq·Nk·h */
     assert_int_equal(attn_additive_workspace(&bytes, 4, 512, 512, 64), ATTN_OK);
-    assert_int_equal(bytes, (size_t)2 * (4 * 512 * 2) * 64 * sizeof(double));
+    assert_int_equal(bytes, (size_t)3 * (4 * 512 * 2) * 64 * sizeof(double));
     assert_int_equal(attn_additive_workspace(&bytes, SIZE_MAX / 2, 1, 2, 1),
                      ATTN_E_OVERFLOW);
     assert_int_equal(attn_additive_workspace(&bytes, 1, SIZE_MAX / 16, 1, 2),
@@ -281,9 +281,10 @@ static void test_extremes(void **state) {
     assert_true(w[0] == 1.0 && w[1] == 0.0 && out[0] == 2.0);
 }
 
-/* Tiny projections keep their relative accuracy: scores tanh(q + k) for
- * q = 1e-9 against keys 0, 1e-9 and 3e-12 within 4e-16 relative of libm's
- * tanh of the same sums. */
+/* Tiny and cancelling projections keep their relative accuracy: scores
+ * tanh(q + k) for q = 1e-9 against keys 0, 1e-9 and 3e-12, and for pairs
+ * whose sum cancels, within 4e-16 relative of libm's tanh of the same
+ * sums. */
 static void test_tiny_projections(void **state) {
     (void)state;
     const double one[] = {1.0};
@@ -295,6 +296,20 @@ static void test_tiny_projections(void **state) {
     for (size_t j = 0; j < 3; j++) {
         double want = tanh(q[0] + k[j]);
         assert_true(fabs(s[j] - want) <= 4e-16 * fabs(want));
+    }
+    /* projections that cancel: the sum's tanh, not a difference of
+     * exponentials (which would leave 5.6e-17 as 0, or -1e-10 off by 6e-7
+     * relative) */
+    const double qc[] = {0.4792079334269953, 0.5, 100.0, 1e-9};
+    const double kc[] = {-0.47920793342699525, -0.5000000001, -100.00000001,
+                         -1e-9};
+    for (size_t t = 0; t < 4; t++) {
+        assert_int_equal(attn_additive_forward(out, w, s, &qc[t], &kc[t], v,
+                                               one, one, one, NULL, 1, 1, 1, 1,
+                                               1, 1, 1, NULL),
+                         ATTN_OK);
+        double want = tanh(qc[t] + kc[t]);
+        assert_true(fabs(s[0] - want) <= 4e-16 * fabs(want));
     }
 }
 

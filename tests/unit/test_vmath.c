@@ -127,12 +127,15 @@ static void test_expm1_accuracy(void **state) {
     check_range(expm1_of, expm1l, "expm1", -700.0, 700.0, bound(2.5, 0.5));
 }
 
-/* Worst |feature - tanh(a + b)| of attn_tanh_add_exp_rows over rows of H
- * features, in units u = 2^-53 of |a| + |b| + |tanh(a + b)|, with a and b
- * uniform in [-scale, scale]; with near_opposite, b = -a (1 + 1e-6 v): the
- * sums that cancel. */
+/* Worst |feature - tanh(a + b)| of attn_tanh_add_exp_rows, with the
+ * features whose sum cancels redone (attn_tanh_add_cancels and _row, which
+ * must give the bits of attn_tanh_add_rows; *n_redone counts them), over
+ * rows of H features, in units u = 2^-53 of |a| + |b| + |tanh(a + b)|, and
+ * relatively in *worst_rel, with a and b uniform in [-scale, scale]; with
+ * near_opposite, b = -a (1 + 1e-6 v): the sums that cancel. */
 static double worst_exp_feature(double scale, int near_opposite, double *at_a,
-                                double *at_b) {
+                                double *at_b, double *worst_rel,
+                                size_t *n_redone) {
     enum { H = 64, ROWS = N / H };
     double *a = malloc(H * sizeof *a), *ea = malloc(H * sizeof *ea);
     double *ma = malloc(H * sizeof *ma);
@@ -152,20 +155,44 @@ static double worst_exp_feature(double scale, int near_opposite, double *at_a,
     attn_exp_expm1_n(ea, ma, ea, H);
     attn_exp_expm1_n(eb, mb, eb, N);
     attn_tanh_add_exp_rows(y, ea, ma, eb, mb, ROWS, H);
+    unsigned char *cancels = malloc(ROWS);
+    double *t = malloc(H * sizeof *t);
+    assert_true(cancels && t);
+    attn_tanh_add_cancels(cancels, a, b, ROWS, H);
+    size_t redone = 0;
+    for (size_t r = 0; r < ROWS; r++) {
+        if (!cancels[r])
+            continue;
+        attn_tanh_add_cancel_row(y + r * H, a, b + r * H, H);
+        attn_tanh_add_rows(t, a, b + r * H, 1, H);
+        for (size_t c = 0; c < H; c++) {
+            double sum = a[c] + b[r * H + c];
+            if (ATTN_TANH_CANCEL * fabs(sum) < fabs(a[c]) + fabs(b[r * H + c])) {
+                assert_memory_equal(&y[r * H + c], &t[c], sizeof t[c]);
+                redone++;
+            }
+        }
+    }
     double worst = 0.0;
+    *worst_rel = 0.0;
     for (size_t i = 0; i < N; i++) {
         long double want = tanhl((long double)a[i % H] + (long double)b[i]);
         long double scale_i =
             fabsl((long double)a[i % H]) + fabsl((long double)b[i]) +
             fabsl(want);
-        double e = (double)(fabsl((long double)y[i] - want) /
-                            (scale_i * 0x1p-53L));
+        long double err = fabsl((long double)y[i] - want);
+        double e = (double)(err / (scale_i * 0x1p-53L));
         if (!(e <= worst)) {
             worst = e;
             *at_a = a[i % H];
             *at_b = b[i];
         }
+        if (want != 0 && !((double)(err / fabsl(want)) <= *worst_rel))
+            *worst_rel = (double)(err / fabsl(want));
     }
+    *n_redone = redone;
+    free(cancels);
+    free(t);
     free(a);
     free(ea);
     free(ma);
@@ -178,7 +205,8 @@ static double worst_exp_feature(double scale, int near_opposite, double *at_a,
 
 /* Additive attention's features from exponentials: within 3 units of
  * |a| + |b| + |tanh(a + b)| (2.4 measured), as close as a + b is known from
- * projections that are themselves rounded, for tiny and saturating
+ * projections that are themselves rounded, and within 2^-41 of themselves
+ * (the redone features within 2.5 ulp), for tiny and saturating
  * arguments, sums that cancel, and up to the largest arguments allowed
  * (without extended precision, plus tanhl's own error). */
 static void test_tanh_add_exp_accuracy(void **state) {
@@ -187,13 +215,19 @@ static void test_tanh_add_exp_accuracy(void **state) {
                              ATTN_TANH_EXP_MAX};
     for (size_t k = 0; k < sizeof scales / sizeof scales[0]; k++) {
         for (int opposite = 0; opposite < 2; opposite++) {
-            double a = 0.0, b = 0.0;
-            double worst = worst_exp_feature(scales[k], opposite, &a, &b);
+            double a = 0.0, b = 0.0, rel = 0.0;
+            size_t redone = 0;
+            double worst = worst_exp_feature(scales[k], opposite, &a, &b,
+                                             &rel, &redone);
             printf("# tanh(a + b) from exponentials, a, b in [-%g, %g]%s: "
-                   "worst %.3f u(|a| + |b| + |t|) at a = %.17g, b = %.17g\n",
+                   "worst %.3f u(|a| + |b| + |t|) at a = %.17g, b = %.17g; "
+                   "worst relative %.3g; %zu redone as tanh\n",
                    scales[k], scales[k], opposite ? ", b near -a" : "", worst,
-                   a, b);
+                   a, b, rel, redone);
             assert_true(worst <= bound(3.0, 4.0));
+            assert_true(rel <= (extended_precision() ? 0x1p-41 : 0x1p-40));
+            if (opposite)
+                assert_true(redone == N); /* every sum cancels */
         }
     }
 }
