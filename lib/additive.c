@@ -100,13 +100,13 @@ static void additive_scores(void *ctx, size_t begin, size_t end) {
             const double *pkj = job->pk + (b * Nk + j0) * h;
             if (job->exp_form) {
                 size_t qi = row * h, kj = (b * Nk + j0) * h;
-                attn_tanh_add_exp_rows(feat, job->eq + qi, job->mq + qi,
-                                       job->ek + kj, job->mk + kj, n, h);
-                attn_tanh_add_cancels(cancels, pqi, pkj, n, h);
+                attn_tanh_add_exp_rows(feat, cancels, pqi, job->eq + qi,
+                                       job->mq + qi, pkj, job->ek + kj,
+                                       job->mk + kj, n, h);
                 for (size_t r = 0; r < n; r++)
                     if (cancels[r])
-                        attn_tanh_add_cancel_row(feat + r * h, pqi,
-                                                 pkj + r * h, h);
+                        attn_tanh_add_cancel_row(feat + r * h, pqi, pkj + r * h,
+                                                 h);
             } else {
                 attn_tanh_add_rows(feat, pqi, pkj, n, h);
             }
@@ -170,8 +170,8 @@ attn_status attn_additive_forward(double *out, double *weights, double *scores,
     int exp_form = exp_form_fits(pq, np);
     if (exp_form)
         to_exp_form(eq, mq, pq, np);
-    scores_job job = {pq,  pk, w_v, eq, eq + B * Nq * h, mq, mq + B * Nq * h,
-                      s,   Nq, Nk,  h,  exp_form,        0};
+    scores_job job = {pq, pk, w_v, eq, eq + B * Nq * h, mq, mq + B * Nq * h,
+                      s,  Nq, Nk,  h,  exp_form,        0};
     size_t per_query = Nk * h;
     attn_parallel_for(B * Nq, FEATURES_PER_THREAD / per_query + 1,
                       additive_scores, &job);

@@ -73,25 +73,23 @@ void attn_tanh_add_rows(double *y, const double *a, const double *b,
 void attn_exp_expm1_n(double *e, double *m, const double *x, size_t n);
 /* The same features as attn_tanh_add_rows from ea[c] = exp(2 a[c]), ma[c]
  * = expm1(2 a[c]), eb[r, c] = exp(2 b[r, c]) and mb[r, c] = expm1(2 b[r,
- * c]) (attn_exp_expm1_n of the doubled projections): within about 2 ulp of
- * |a| + |b| + |tanh(a + b)| of the exact value, the accuracy to which the
- * sum of two rounded projections is known, and 4 times cheaper than tanh. For
- * |a|, |b| <= ATTN_TANH_EXP_MAX, where every ea·eb is a normal double. */
+ * c]) (attn_exp_expm1_n of the doubled projections pa = a, pb = b): within
+ * about 2 ulp of |a| + |b| + |tanh(a + b)| of the exact value, the accuracy
+ * to which the sum of two rounded projections is known, and 4 times
+ * cheaper than tanh. For |a|, |b| <= ATTN_TANH_EXP_MAX, where every ea·eb
+ * is a normal double. Where a + b cancels, |a + b| < (|a| + |b|) /
+ * ATTN_TANH_CANCEL, that error could exceed 2^-42 of the feature itself:
+ * cancels[r] is set to 1 when row r has such a feature (for normal data
+ * about one row of 64 in 16), and attn_tanh_add_cancel_row redoes them in
+ * one row y (h), b (h) as tanh of the sum, with the bits of
+ * attn_tanh_add_rows. Every feature is then also within about 2^-42 of
+ * itself relatively. */
 #define ATTN_TANH_EXP_MAX 170.0
-void attn_tanh_add_exp_rows(double *y, const double *ea, const double *ma,
-                            const double *eb, const double *mb, size_t rows,
-                            size_t h);
-/* Where a + b cancels, |a + b| < (|a| + |b|) / ATTN_TANH_CANCEL, the
- * exponential form's error (about 2 ulp of |a| + |b|) could exceed 2^-42 of
- * the feature itself: those features are taken again as tanh of the sum.
- * attn_tanh_add_cancels sets cancels[r] to 1 when row r of (rows, h) b has
- * such a feature (a vector pass; for normal data about one row of 64 in
- * 16), attn_tanh_add_cancel_row redoes them in one row y (h), b (h) with
- * the bits of attn_tanh_add_rows. Every feature is then also within about
- * 2^-42 of itself relatively. */
 #define ATTN_TANH_CANCEL 1024.0
-void attn_tanh_add_cancels(unsigned char *cancels, const double *a,
-                           const double *b, size_t rows, size_t h);
+void attn_tanh_add_exp_rows(double *y, unsigned char *cancels, const double *pa,
+                            const double *ea, const double *ma,
+                            const double *pb, const double *eb,
+                            const double *mb, size_t rows, size_t h);
 void attn_tanh_add_cancel_row(double *y, const double *a, const double *b,
                               size_t h);
 

@@ -193,10 +193,12 @@ VMATH_CLONES VMATH_LOOP void attn_exp_expm1_n(double *e, double *m,
  * cancels not close relatively (attn_tanh_add_cancel_row redoes those).
  * The caller keeps ea·eb a normal double. */
 VMATH_CLONES VMATH_LOOP void
-attn_tanh_add_exp_rows(double *y, const double *ea, const double *ma,
+attn_tanh_add_exp_rows(double *y, unsigned char *cancels, const double *pa,
+                       const double *ea, const double *ma, const double *pb,
                        const double *eb, const double *mb, size_t rows,
                        size_t h) {
-    for (size_t r = 0; r < rows; r++)
+    for (size_t r = 0; r < rows; r++) {
+        uint64_t any = 0;
         for (size_t c = 0; c < h; c++) {
             double a = ma[c], b = mb[r * h + c];
             double n_small = (a + b) + a * b;
@@ -204,28 +206,18 @@ attn_tanh_add_exp_rows(double *y, const double *ea, const double *ma,
             int small = (a >= -0.5) & (a <= 1.0) & (b >= -0.5) & (b <= 1.0);
             double n = small ? n_small : n_large;
             y[r * h + c] = n / (n + 2.0);
+            double ac = pa[c], bc = pb[r * h + c], sum = ac + bc;
+            any |= (uint64_t)(ATTN_TANH_CANCEL * __builtin_fabs(sum) <
+                              __builtin_fabs(ac) + __builtin_fabs(bc));
         }
+        cancels[r] = any != 0;
+    }
 }
 
 /* One tanh_lane, out of line: attn_tanh_add_cancel_row calls it for a few
  * elements only, and must not be vectorised into computing it for all. */
 VMATH_LOOP __attribute__((noinline)) static double tanh_one(double x) {
     return tanh_lane(x);
-}
-
-VMATH_CLONES VMATH_LOOP void attn_tanh_add_cancels(unsigned char *cancels,
-                                                   const double *a,
-                                                   const double *b,
-                                                   size_t rows, size_t h) {
-    for (size_t r = 0; r < rows; r++) {
-        uint64_t any = 0;
-        for (size_t c = 0; c < h; c++) {
-            double ac = a[c], bc = b[r * h + c], sum = ac + bc;
-            any |= (uint64_t)(ATTN_TANH_CANCEL * __builtin_fabs(sum) <
-                              __builtin_fabs(ac) + __builtin_fabs(bc));
-        }
-        cancels[r] = any != 0;
-    }
 }
 
 VMATH_LOOP void attn_tanh_add_cancel_row(double *y, const double *a,

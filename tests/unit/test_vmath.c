@@ -128,8 +128,9 @@ static void test_expm1_accuracy(void **state) {
 }
 
 /* Worst |feature - tanh(a + b)| of attn_tanh_add_exp_rows, with the
- * features whose sum cancels redone (attn_tanh_add_cancels and _row, which
- * must give the bits of attn_tanh_add_rows; *n_redone counts them), over
+ * features whose sum cancels redone (the rows it marks, by
+ * attn_tanh_add_cancel_row, which must give the bits of
+ * attn_tanh_add_rows; *n_redone counts them), over
  * rows of H features, in units u = 2^-53 of |a| + |b| + |tanh(a + b)|, and
  * relatively in *worst_rel, with a and b uniform in [-scale, scale]; with
  * near_opposite, b = -a (1 + 1e-6 v): the sums that cancel. */
@@ -154,11 +155,10 @@ static double worst_exp_feature(double scale, int near_opposite, double *at_a,
         eb[i] = 2.0 * b[i];
     attn_exp_expm1_n(ea, ma, ea, H);
     attn_exp_expm1_n(eb, mb, eb, N);
-    attn_tanh_add_exp_rows(y, ea, ma, eb, mb, ROWS, H);
     unsigned char *cancels = malloc(ROWS);
     double *t = malloc(H * sizeof *t);
     assert_true(cancels && t);
-    attn_tanh_add_cancels(cancels, a, b, ROWS, H);
+    attn_tanh_add_exp_rows(y, cancels, a, ea, ma, b, eb, mb, ROWS, H);
     size_t redone = 0;
     for (size_t r = 0; r < ROWS; r++) {
         if (!cancels[r])
@@ -167,7 +167,8 @@ static double worst_exp_feature(double scale, int near_opposite, double *at_a,
         attn_tanh_add_rows(t, a, b + r * H, 1, H);
         for (size_t c = 0; c < H; c++) {
             double sum = a[c] + b[r * H + c];
-            if (ATTN_TANH_CANCEL * fabs(sum) < fabs(a[c]) + fabs(b[r * H + c])) {
+            if (ATTN_TANH_CANCEL * fabs(sum) <
+                fabs(a[c]) + fabs(b[r * H + c])) {
                 assert_memory_equal(&y[r * H + c], &t[c], sizeof t[c]);
                 redone++;
             }
@@ -177,9 +178,8 @@ static double worst_exp_feature(double scale, int near_opposite, double *at_a,
     *worst_rel = 0.0;
     for (size_t i = 0; i < N; i++) {
         long double want = tanhl((long double)a[i % H] + (long double)b[i]);
-        long double scale_i =
-            fabsl((long double)a[i % H]) + fabsl((long double)b[i]) +
-            fabsl(want);
+        long double scale_i = fabsl((long double)a[i % H]) +
+                              fabsl((long double)b[i]) + fabsl(want);
         long double err = fabsl((long double)y[i] - want);
         double e = (double)(err / (scale_i * 0x1p-53L));
         if (!(e <= worst)) {
@@ -211,14 +211,14 @@ static double worst_exp_feature(double scale, int near_opposite, double *at_a,
  * (without extended precision, plus tanhl's own error). */
 static void test_tanh_add_exp_accuracy(void **state) {
     (void)state;
-    const double scales[] = {1e-9, 1e-3, 0.3, 0.5, 4.0, 20.0,
-                             ATTN_TANH_EXP_MAX};
+    const double scales[] = {
+        1e-9, 1e-3, 0.3, 0.5, 4.0, 20.0, ATTN_TANH_EXP_MAX};
     for (size_t k = 0; k < sizeof scales / sizeof scales[0]; k++) {
         for (int opposite = 0; opposite < 2; opposite++) {
             double a = 0.0, b = 0.0, rel = 0.0;
             size_t redone = 0;
-            double worst = worst_exp_feature(scales[k], opposite, &a, &b,
-                                             &rel, &redone);
+            double worst =
+                worst_exp_feature(scales[k], opposite, &a, &b, &rel, &redone);
             printf("# tanh(a + b) from exponentials, a, b in [-%g, %g]%s: "
                    "worst %.3f u(|a| + |b| + |t|) at a = %.17g, b = %.17g; "
                    "worst relative %.3g; %zu redone as tanh\n",
