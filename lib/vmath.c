@@ -99,13 +99,14 @@ VMATH_LANE uint64_t k_of(double t) {
     return bits_of(t) - bits_of(SHIFT);
 }
 
-/* One lane of exp. Arguments below -746 give 0, above 709.78 give +inf,
+/* One lane of exp, with exp_reduced's m and k given back (see
+ * exp_expm1_lane). Arguments below -746 give 0, above 709.78 give +inf,
  * -inf gives 0, NaN gives NaN. */
-VMATH_LANE double exp_lane(double x) {
+VMATH_LANE double exp_parts(double x, double *m, double *kd) {
     x = x < -746.0 ? -746.0 : x;
     x = x > 710.0 ? 710.0 : x;
-    double m, kd, t;
-    double p = exp_reduced(x, &m, &kd, &t);
+    double t;
+    double p = exp_reduced(x, m, kd, &t);
     /* 2^k = 2^k1 · 2^k2 with k1 = floor(k/2), k2 = k - k1, both normal for
      * k in [-1077, 1024], so a subnormal result is rounded once */
     uint64_t ki = k_of(t);
@@ -114,6 +115,11 @@ VMATH_LANE double exp_lane(double x) {
     double s1 = double_of((k1 + 1023u) << 52);
     double s2 = double_of((k2 + 1023u) << 52);
     return (p * s1) * s2;
+}
+
+VMATH_LANE double exp_lane(double x) {
+    double m, kd;
+    return exp_parts(x, &m, &kd);
 }
 
 /* One lane of tanh, from e = exp(-2|x|) = 2^k (1 + m). Beyond |x| = 19.5
@@ -155,16 +161,8 @@ VMATH_CLONES VMATH_LOOP void attn_tanh_add_rows(double *y, const double *a,
  * (1 + m)/2 - 1 = (m - 1)/2, each one rounding), else *e - 1, which is then
  * at least 0.6 away from 0. */
 VMATH_LANE void exp_expm1_lane(double x, double *e, double *m1) {
-    x = x < -746.0 ? -746.0 : x;
-    x = x > 710.0 ? 710.0 : x;
-    double m, kd, t;
-    double p = exp_reduced(x, &m, &kd, &t);
-    uint64_t ki = k_of(t);
-    uint64_t k1 = ((ki + 2048u) >> 1) - 1024u;
-    uint64_t k2 = ki - k1;
-    double s1 = double_of((k1 + 1023u) << 52);
-    double s2 = double_of((k2 + 1023u) << 52);
-    double ex = (p * s1) * s2;
+    double m, kd;
+    double ex = exp_parts(x, &m, &kd);
     *e = ex;
     *m1 = kd == 0.0    ? m
           : kd == 1.0  ? 1.0 + 2.0 * m

@@ -300,9 +300,8 @@ static void test_svg_not_streamed(void **state) {
     free(body);
 }
 
-static void test_freed_half_read(void **state) {
-    (void)state;
-    char *body = dot_request(2, 200, "");
+/* The streamed answer to a dot request with body. */
+static api_response streamed_dot(const char *body) {
     api_request req = {.method = "POST",
                        .path = "/attention/dot",
                        .content_type = "application/json",
@@ -312,6 +311,13 @@ static void test_freed_half_read(void **state) {
     api_response res;
     api_handle(&req, &res);
     assert_non_null(res.stream);
+    return res;
+}
+
+static void test_freed_half_read(void **state) {
+    (void)state;
+    char *body = dot_request(2, 200, "");
+    api_response res = streamed_dot(body);
     char chunk[1000];
     assert_int_equal(api_stream_read(res.stream, chunk, sizeof chunk), 1000);
     assert_memory_equal(chunk, "{\"output\":[[[", 13);
@@ -337,15 +343,7 @@ static void test_freed_at_any_point(void **state) {
     char *chunk = malloc(PIECE);
     assert_non_null(chunk);
     for (size_t pieces = 0; pieces < 200; pieces = pieces * 3 + 1) {
-        api_request req = {.method = "POST",
-                           .path = "/attention/dot",
-                           .content_type = "application/json",
-                           .body = body,
-                           .body_len = strlen(body),
-                           .stream_ok = 1};
-        api_response res;
-        api_handle(&req, &res);
-        assert_non_null(res.stream);
+        api_response res = streamed_dot(body);
         size_t at = 0;
         for (size_t k = 0; k < pieces; k++) {
             ssize_t n = api_stream_read(res.stream, chunk, PIECE);
