@@ -71,7 +71,8 @@ static int extended_precision(void) {
 
 /* The bound against the exact value, or, without extended precision, the
  * bound against libm (whose own error adds: glibc's exp is within 0.51 ulp
- * and its tanh within 2, so 0.5 and 2 more). */
+ * and its tanh within 2, so 0.5 and 2 more; for expm1 2 more, as measured
+ * under valgrind here). */
 static double bound(double exact_ulps, double libm_ulps) {
     return extended_precision() ? exact_ulps : exact_ulps + libm_ulps;
 }
@@ -121,10 +122,10 @@ static void expm1_of(double *y, const double *x, size_t n) {
 
 static void test_expm1_accuracy(void **state) {
     (void)state;
-    check_range(expm1_of, expm1l, "expm1", -1e-6, 1e-6, bound(2.5, 0.5));
-    check_range(expm1_of, expm1l, "expm1", -1.5, 1.5, bound(2.5, 0.5));
-    check_range(expm1_of, expm1l, "expm1", -40.0, 40.0, bound(2.5, 0.5));
-    check_range(expm1_of, expm1l, "expm1", -700.0, 700.0, bound(2.5, 0.5));
+    check_range(expm1_of, expm1l, "expm1", -1e-6, 1e-6, bound(2.5, 2.0));
+    check_range(expm1_of, expm1l, "expm1", -1.5, 1.5, bound(2.5, 2.0));
+    check_range(expm1_of, expm1l, "expm1", -40.0, 40.0, bound(2.5, 2.0));
+    check_range(expm1_of, expm1l, "expm1", -700.0, 700.0, bound(2.5, 2.0));
 }
 
 /* Worst |feature - tanh(a + b)| of attn_tanh_add_exp_rows, with the
