@@ -15,8 +15,14 @@ pkg_once = $(eval $1 := $$(shell pkg-config $2 $$(PKGS) 2>/dev/null))$($1)
 PKG_CFLAGS = $(call pkg_once,PKG_CFLAGS,--cflags)
 PKG_LIBS   = $(call pkg_once,PKG_LIBS,--libs)
 # -iquote: project headers are found for #include "..." only, so one named
-# like a system header (limits.h) never shadows <limits.h>.
-CPPFLAGS += -iquote lib -iquote api -D_GNU_SOURCE -MMD -MP
+# like a system header (limits.h) never shadows <limits.h>. Each layer sees
+# its own folder and those below it (server -> api -> lib): lib/ compiles
+# seeing only its own headers, api/ also lib/'s, never server/'s
+# (tests/layers/check.py checks the include lines too).
+CPPFLAGS += -D_GNU_SOURCE -MMD -MP
+LAYER_INC = -iquote lib -iquote api
+$(BUILD)/lib/%.o: LAYER_INC =
+$(BUILD)/api/%.o: LAYER_INC = -iquote lib
 ALL_CFLAGS = -std=c11 $(WARN) $(CFLAGS) $(PKG_CFLAGS) $(EXTRA_CFLAGS)
 LDLIBS  += $(PKG_LIBS) -lm -lpthread
 
@@ -36,31 +42,32 @@ endif
 .PHONY: all deps deps-test run test test-unit test-api test-integration check clean \
         asan valgrind format format-check docker-test
 
-all: deps $(BUILD)/libattn.a $(BUILD)/libapi.a $(BUILD)/attnd
+all: deps $(BUILD)/libattn.a $(BUILD)/libapi.a $(BUILD)/attnd ## build attnd, libattn.a and libapi.a (the default)
 
 # Install the -dev packages when root on Debian/Ubuntu, or print the line.
-deps:
+deps: ## install the build packages (root on Debian), or print the apt-get line
 	@sh mk/deps.sh
 
 # The test suites need a few more tools (xmllint, promtool, ...).
-deps-test:
+deps-test: ## install what the test suites need as well
 	@sh mk/deps.sh test
 
 $(BUILD)/%.o: %.c | deps
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  CC      $<")
-	$(Q)$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -c $< -o $@
+	$(Q)$(CC) $(LAYER_INC) $(CPPFLAGS) $(ALL_CFLAGS) -c $< -o $@
 
 # api/openapi_doc.c embeds api/openapi.json with .incbin (-MMD cannot see it).
 $(BUILD)/api/openapi_doc.o: api/openapi.json
 # api/handler_lab.c embeds the lab page the same way.
 $(BUILD)/api/handler_lab.o: api/lab/index.html api/lab/lab.css api/lab/lab.js
 
+# Archives are made anew, so that an object whose source is gone leaves.
 $(BUILD)/libattn.a: $(LIB_OBJ)
-	$(Q)$(AR) rcs $@ $^
+	$(Q)rm -f $@ && $(AR) rcs $@ $^
 
 $(BUILD)/libapi.a: $(API_OBJ)
-	$(Q)$(AR) rcs $@ $^
+	$(Q)rm -f $@ && $(AR) rcs $@ $^
 
 $(BUILD)/attnd: $(SRV_OBJ) $(BUILD)/libapi.a $(BUILD)/libattn.a
 	@$(if $(Q),echo "  LD      $@")
@@ -69,7 +76,7 @@ $(BUILD)/attnd: $(SRV_OBJ) $(BUILD)/libapi.a $(BUILD)/libattn.a
 $(BUILD)/tests/%: tests/unit/%.c $(BUILD)/libapi.a $(BUILD)/libattn.a
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  CC      $<")
-	$(Q)$(CC) $(CPPFLAGS) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $< $(BUILD)/libapi.a $(BUILD)/libattn.a $(LDLIBS) -lcmocka
+	$(Q)$(CC) $(LAYER_INC) $(CPPFLAGS) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $< $(BUILD)/libapi.a $(BUILD)/libattn.a $(LDLIBS) -lcmocka
 
 # Unit tests of server modules (test_srv_*.c) also link the server's
 # objects, all but main's.
@@ -77,44 +84,44 @@ SRV_LIB_OBJ := $(filter-out $(BUILD)/server/main.o,$(SRV_OBJ))
 $(BUILD)/tests/test_srv_%: tests/unit/test_srv_%.c $(SRV_LIB_OBJ) $(BUILD)/libapi.a $(BUILD)/libattn.a
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  CC      $<")
-	$(Q)$(CC) $(CPPFLAGS) -iquote server $(ALL_CFLAGS) $(LDFLAGS) -o $@ $< $(SRV_LIB_OBJ) $(BUILD)/libapi.a $(BUILD)/libattn.a $(LDLIBS) -lcmocka
+	$(Q)$(CC) $(LAYER_INC) $(CPPFLAGS) -iquote server $(ALL_CFLAGS) $(LDFLAGS) -o $@ $< $(SRV_LIB_OBJ) $(BUILD)/libapi.a $(BUILD)/libattn.a $(LDLIBS) -lcmocka
 
-run: all
+run: all ## serve on http://127.0.0.1:$(PORT) (PORT=8080)
 	@echo "attnd on http://127.0.0.1:$(PORT)  — try:"
 	@echo "  curl -s http://127.0.0.1:$(PORT)/regression/nw -H 'Content-Type: application/json' \\"
 	@echo "    -d '{\"x_train\":[1,2,4],\"y_train\":[0,3,1],\"x_query\":[2.5],\"w\":0.5,\"y_query\":[3]}'"
 	$(BUILD)/attnd --port $(PORT)
 
 # Every suite prints TAP; tests/run.sh counts and ends with "N passed, N failed".
-test: deps-test all $(UNIT_BIN)
+test: deps-test all $(UNIT_BIN) ## every suite (unit, layers, integration); ends "N passed, N failed"
 	@sh tests/run.sh $(BUILD)
 
 # Build the image, run it, run the curl suite against it from a container.
-docker-test:
+docker-test: ## build the image, run the curl suite against the container
 	@sh docker/test.sh
 
 # Unit tests alone (no daemon started): what the container build runs.
-test-unit: all $(UNIT_BIN)
+test-unit: all $(UNIT_BIN) ## unit tests only, no daemon
 	@sh tests/run.sh $(BUILD) unit
 
-check: test format-check
+check: test format-check ## test, then format-check
 
-format:
+format: ## clang-format every C file in place
 	clang-format -i lib/*.[ch] api/*.[ch] server/*.[ch] tests/unit/*.[ch]
 
-format-check:
+format-check: ## fail on any C file clang-format would change
 	@clang-format --dry-run --Werror lib/*.[ch] api/*.[ch] server/*.[ch] tests/unit/*.[ch]
 
 # Dot attention backward vs forward compute time (a measurement, not a test).
 .PHONY: bench-backward
-bench-backward: $(BUILD)/libattn.a
+bench-backward: $(BUILD)/libattn.a ## dot attention backward against forward compute time
 	@mkdir -p $(BUILD)/bench
-	$(Q)$(CC) $(CPPFLAGS) $(ALL_CFLAGS) $(LDFLAGS) -o $(BUILD)/bench/backward_bench tests/bench/backward_bench.c $(BUILD)/libattn.a $(LDLIBS)
+	$(Q)$(CC) $(LAYER_INC) $(CPPFLAGS) $(ALL_CFLAGS) $(LDFLAGS) -o $(BUILD)/bench/backward_bench tests/bench/backward_bench.c $(BUILD)/libattn.a $(LDLIBS)
 	$(BUILD)/bench/backward_bench
 
 # Number printing: ns per double, api_num_format against snprintf("%.17g").
 .PHONY: bench-numfmt
-bench-numfmt:
+bench-numfmt: ## number printing: ns per double against snprintf
 	@mkdir -p $(BUILD)/bench
 	$(Q)$(CC) -Iapi -D_GNU_SOURCE $(ALL_CFLAGS) $(LDFLAGS) -o $(BUILD)/bench/numfmt_bench tests/bench/numfmt_bench.c $(wildcard api/numfmt*.c) -lm
 	$(BUILD)/bench/numfmt_bench
@@ -124,18 +131,18 @@ bench-numfmt:
 # python3-numpy, wrk). Never part of `make test`. BENCH_ARGS: extra flags
 # for tests/bench/run.py, e.g. --before OTHER_BUILD/attnd --duration 5.
 .PHONY: bench
-bench: all
+bench: all ## attnd against nginx, Flask+numpy, dgemm and numpy (BENCH_ARGS=--before OLD/attnd)
 	@mkdir -p $(BUILD)/bench
-	$(Q)$(CC) $(CPPFLAGS) $(ALL_CFLAGS) $(LDFLAGS) -o $(BUILD)/bench/dgemm_bench tests/bench/dgemm_bench.c $(LDLIBS)
-	$(Q)$(CC) $(CPPFLAGS) $(ALL_CFLAGS) $(LDFLAGS) -o $(BUILD)/bench/compute_bench tests/bench/compute_bench.c $(BUILD)/libattn.a $(LDLIBS)
-	$(Q)$(CC) $(CPPFLAGS) $(ALL_CFLAGS) $(LDFLAGS) -o $(BUILD)/bench/api_bench tests/bench/api_bench.c $(BUILD)/libapi.a $(BUILD)/libattn.a $(LDLIBS)
+	$(Q)$(CC) $(LAYER_INC) $(CPPFLAGS) $(ALL_CFLAGS) $(LDFLAGS) -o $(BUILD)/bench/dgemm_bench tests/bench/dgemm_bench.c $(LDLIBS)
+	$(Q)$(CC) $(LAYER_INC) $(CPPFLAGS) $(ALL_CFLAGS) $(LDFLAGS) -o $(BUILD)/bench/compute_bench tests/bench/compute_bench.c $(BUILD)/libattn.a $(LDLIBS)
+	$(Q)$(CC) $(LAYER_INC) $(CPPFLAGS) $(ALL_CFLAGS) $(LDFLAGS) -o $(BUILD)/bench/api_bench tests/bench/api_bench.c $(BUILD)/libapi.a $(BUILD)/libattn.a $(LDLIBS)
 	python3 tests/bench/run.py --attnd $(BUILD)/attnd --tools $(BUILD)/bench --payloads $(BUILD)/bench/payloads $(BENCH_ARGS)
 
 # The lab page (GET /) in headless Chromium: Debian's chromium package and
 # playwright-core pinned in tests/browser/package-lock.json (npm ci once).
 # Prints TAP; screenshots go to $(BUILD)/artifacts (lab.png, lab-request.png).
 .PHONY: browser-test
-browser-test: all
+browser-test: all ## the lab page in headless Chromium
 	@[ -d tests/browser/node_modules/playwright-core ] || \
 	  (cd tests/browser && npm ci --no-audit --no-fund --loglevel=error)
 	ATTND=$(abspath $(BUILD))/attnd ARTIFACTS=$(abspath $(BUILD))/artifacts \
@@ -146,7 +153,7 @@ browser-test: all
 SAN_FLAGS := -fsanitize=address,undefined -fno-sanitize-recover=all
 SAN_ENV   := ASAN_OPTIONS=detect_leaks=1:halt_on_error=1 \
              UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
-asan:
+asan: ## every suite under ASan, LeakSanitizer and UBSan
 	$(SAN_ENV) $(MAKE) BUILD=build-asan CC=clang \
 	  CFLAGS="-O1 -g -fno-omit-frame-pointer $(SAN_FLAGS)" \
 	  LDFLAGS="$(SAN_FLAGS)" test
@@ -154,7 +161,7 @@ asan:
 # The unit suites under valgrind memcheck: no error, no definite or
 # indirect leak (tests/valgrind/run.sh; OpenBLAS on one thread).
 .PHONY: valgrind
-valgrind:
+valgrind: ## the unit suites under valgrind memcheck
 	$(MAKE) BUILD=build-valgrind CFLAGS="-O1 -g" all \
 	  $(UNIT_SRC:tests/unit/%.c=build-valgrind/tests/%)
 	@sh tests/valgrind/run.sh build-valgrind
@@ -173,13 +180,13 @@ fuzz-bins: $(FUZZ_BIN) $(BUILD)/fuzz/corpus
 $(BUILD)/fuzz/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/fuzz.h $(BUILD)/libapi.a $(BUILD)/libattn.a
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  FUZZ    $<")
-	$(Q)$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -fsanitize=fuzzer $(LDFLAGS) -o $@ $< $(BUILD)/libapi.a $(BUILD)/libattn.a $(LDLIBS)
+	$(Q)$(CC) $(LAYER_INC) $(CPPFLAGS) $(ALL_CFLAGS) -fsanitize=fuzzer $(LDFLAGS) -o $@ $< $(BUILD)/libapi.a $(BUILD)/libattn.a $(LDLIBS)
 $(BUILD)/fuzz/corpus: tests/fuzz/corpus.c $(BUILD)/libapi.a $(BUILD)/libattn.a
 	@mkdir -p $(dir $@)
-	$(Q)$(CC) $(CPPFLAGS) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $< $(BUILD)/libapi.a $(BUILD)/libattn.a $(LDLIBS)
-fuzz: fuzz-build
+	$(Q)$(CC) $(LAYER_INC) $(CPPFLAGS) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $< $(BUILD)/libapi.a $(BUILD)/libattn.a $(LDLIBS)
+fuzz: fuzz-build ## each libFuzzer target for FUZZ_SECONDS (600)
 	@sh tests/fuzz/run.sh build-fuzz $(FUZZ_SECONDS)
-fuzz-smoke: fuzz-build
+fuzz-smoke: fuzz-build ## each libFuzzer target for FUZZ_SMOKE_SECONDS (25)
 	@sh tests/fuzz/run.sh build-fuzz $(FUZZ_SMOKE_SECONDS)
 
 # Load and faults on loopback (tests/load/smoke.sh, wrk and perl): saturation
@@ -190,9 +197,9 @@ asan-attnd:
 	$(MAKE) BUILD=build-asan CC=clang \
 	  CFLAGS="-O1 -g -fno-omit-frame-pointer $(SAN_FLAGS)" \
 	  LDFLAGS="$(SAN_FLAGS)" build-asan/attnd
-load-smoke: all asan-attnd
+load-smoke: all asan-attnd ## load and faults on loopback (about 1.5 min)
 	@sh tests/load/smoke.sh $(BUILD)/attnd build-asan/attnd
-soak: all asan-attnd
+soak: all asan-attnd ## load-smoke, longer
 	@LOAD_SECONDS=60 LOAD_WARMUP=10 SLOW_SECONDS=60 SLOW_INTERVAL=10 \
 	  PROBE_REQUESTS=1000 DISCONNECTS=500 \
 	  sh tests/load/smoke.sh $(BUILD)/attnd build-asan/attnd
@@ -213,7 +220,7 @@ VERSION      := $(shell sed -n 's/.*define ATTND_VERSION "\(.*\)".*/\1/p' api/ve
 INSTALLED    := $(BINDIR)/attnd $(LIBDIR)/libattn.a $(INCLUDEDIR)/attn.h \
                 $(PKGCONFIGDIR)/attn.pc $(MANDIR)/man8/attnd.8
 .PHONY: install uninstall
-install: all
+install: all ## install attnd, libattn, attn.h, attn.pc and the man page under PREFIX
 	$(INSTALL) -d "$(DESTDIR)$(BINDIR)" "$(DESTDIR)$(LIBDIR)" \
 	  "$(DESTDIR)$(INCLUDEDIR)" "$(DESTDIR)$(PKGCONFIGDIR)" \
 	  "$(DESTDIR)$(MANDIR)/man8"
@@ -227,7 +234,7 @@ install: all
 	  attn.pc.in >"$(DESTDIR)$(PKGCONFIGDIR)/attn.pc"
 	chmod 644 "$(DESTDIR)$(PKGCONFIGDIR)/attn.pc"
 
-uninstall:
+uninstall: ## remove what install put under PREFIX
 	rm -f $(addprefix "$(DESTDIR),$(addsuffix ",$(INSTALLED)))
 
 # Operations checks (tests/ops/run.sh, "N passed, N failed"): install into a
@@ -237,12 +244,24 @@ uninstall:
 # the compose file and the nginx configuration. Needs nginx, docker-compose
 # and Node.js (.ci/run installs them).
 .PHONY: ops-test
-ops-test: all
+ops-test: all ## install with pkg-config, nginx in front of two attnd, k8s and compose files
 	@[ -d tests/ops/k8s/node_modules/kubernetes-models ] || \
 	  (cd tests/ops/k8s && npm ci --no-audit --no-fund --loglevel=error)
 	@sh tests/ops/run.sh $(BUILD)
 
-clean:
+clean: ## remove build and build-*
 	rm -rf build build-*
+
+# Every answer of tests/cases from two binaries, compared byte for byte
+# (a change that must alter no answer): BEFORE=path/to/old/attnd.
+compare-cases: all ## every tests/cases answer, byte for byte, against BEFORE=old/attnd
+	@[ -n "$(BEFORE)" ] || { echo "usage: make compare-cases BEFORE=path/to/old/attnd" >&2; exit 2; }
+	python3 tests/cases/compare_binaries.py $(BEFORE) $(BUILD)/attnd
+
+help: ## this list
+	@echo "make TARGET, where TARGET is one of:"
+	@sed -n 's/^\([a-z][a-z0-9_-]*\):.*## \(.*\)/\1|\2/p' $(MAKEFILE_LIST) | \
+	  awk -F'|' '{ printf "  %-16s %s\n", $$1, $$2 }'
+	@echo "Variables: BUILD (build), PORT (8080), CC, CFLAGS, PREFIX, DESTDIR."
 
 -include $(LIB_OBJ:.o=.d) $(API_OBJ:.o=.d) $(SRV_OBJ:.o=.d) $(UNIT_BIN:=.d)

@@ -2,7 +2,7 @@
  * accept.h — content negotiation on the Accept request header (RFC 9110
  * section 12.5.1): the quality a client gives one media type, and the one
  * decision attnd makes with it — an SVG picture of the weights instead of
- * JSON (API.md section 11).
+ * JSON (docs/contract.md section 11).
  */
 #ifndef API_ACCEPT_H
 #define API_ACCEPT_H

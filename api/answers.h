@@ -3,9 +3,10 @@
  * body, named with dots for nested results ("params.W_q",
  * "grads.queries", "diagnostics.scores.min"), with their batched rank,
  * their Open Inference Protocol datatype and what in the request makes
- * the route include them. POST /grade checks answer fields against this
- * table, and the Open Inference Protocol front (kserve.h) lists and names
- * its outputs from it, so both follow the routes in one place.
+ * the route include them. Each route's table is part of its entry in the
+ * route table (route.h). POST /grade checks answer fields against it, and
+ * the Open Inference Protocol front (kserve.h) lists and names its outputs
+ * from it, so both follow the routes in one place.
  *
  * Left out on purpose: diagnostics.warnings (a list of events, not numbers
  * to compare or a tensor to send) and the query echoes of nothing else.
@@ -27,14 +28,33 @@ typedef struct {
 } api_answer_field;
 
 typedef struct {
-    const char *route; /* "/attention/dot" */
     const api_answer_field *fields;
     size_t n;
 } api_answer_table;
 
-/* The table of the route whose path is route, or NULL for a route that
- * computes nothing (health, version, ...). */
-const api_answer_table *api_answers_find(const char *route);
+/* A table of the fields of the array f. */
+#define API_ANSWER_TABLE(f)                                                    \
+    { f, sizeof f / sizeof f[0] }
+
+/* What the request must hold for a member to be answered (needs). */
+#define API_ANSWER_ALWAYS NULL
+#define API_ANSWER_WEIGHTS "\"return_weights\" not false"
+#define API_ANSWER_SCORES "\"return_scores\": true"
+#define API_ANSWER_DIAG "\"diagnostics\": true"
+#define API_ANSWER_GRADS "grad_output"
+#define API_ANSWER_DRAWN "num_hiddens (and seed) instead of given parameters"
+
+/* The diagnostics members (diagnostics.h) for rows of rank r: dot and
+ * additive (B, Nq), multihead (B, H, Nq). */
+#define API_ANSWER_DIAGNOSTICS(r)                                              \
+    {"diagnostics.scores.min", 0, 0, 0, API_ANSWER_DIAG},                      \
+        {"diagnostics.scores.max", 0, 0, 0, API_ANSWER_DIAG},                  \
+        {"diagnostics.scores.mean", 0, 0, 0, API_ANSWER_DIAG},                 \
+        {"diagnostics.scores.std", 0, 0, 0, API_ANSWER_DIAG},                  \
+        {"diagnostics.entropy", r, 0, 0, API_ANSWER_DIAG},                     \
+        {"diagnostics.max_weight", r, 0, 0, API_ANSWER_DIAG}, {                \
+        "diagnostics.argmax", r, 1, 0, API_ANSWER_DIAG                         \
+    }
 
 /* The field named exactly by the len bytes of name, or NULL. */
 const api_answer_field *api_answers_field(const api_answer_table *t,

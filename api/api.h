@@ -3,7 +3,7 @@
  * (method, path, query, headers of interest, body) to a response (status,
  * content type, body). No sockets and no libmicrohttpd here, so every route
  * can be tested and fuzzed in-process. The wire contract is docs-level
- * (README, api/openapi.json).
+ * (docs/contract.md, api/openapi.json).
  */
 #ifndef API_H
 #define API_H
@@ -25,12 +25,13 @@ void api_limits_default(api_limits *limits);
 typedef struct api_stream api_stream;
 
 typedef struct {
-    const char *method;       /* "GET", "POST", ... */
-    const char *path;         /* decoded path without the query, e.g. "/attention/dot" */
+    const char *method; /* "GET", "POST", ... */
+    const char
+        *path; /* decoded path without the query, e.g. "/attention/dot" */
     const char *query;        /* raw query string without '?', or NULL */
     const char *content_type; /* Content-Type header or NULL */
     const char *accept;       /* Accept header or NULL */
-    const char *body;         /* may contain NUL bytes; NULL when body_len == 0 */
+    const char *body; /* may contain NUL bytes; NULL when body_len == 0 */
     size_t body_len;
     const api_limits *limits;
     int stream_ok; /* 1: a large answer may come as api_response.stream */
@@ -43,14 +44,16 @@ typedef struct {
 typedef struct {
     int status;               /* HTTP status */
     const char *content_type; /* static string */
-    char *body;               /* malloc'd, owned by the caller (api_response_free) */
+    char *body; /* malloc'd, owned by the caller (api_response_free) */
     size_t body_len;
-    const char *allow;        /* static "Allow" value for 405, else NULL */
-    double compute_ms;        /* >= 0: time in the library, for Server-Timing; < 0: none */
-    const char *route;        /* static route template ("/attention/dot"), or "other" */
-    int vary_accept;          /* 1: add "Vary: Accept" */
-    api_stream *stream;       /* non-NULL: the body comes from api_stream_read
-                                 (body NULL, length unknown in advance) */
+    const char *allow; /* static "Allow" value for 405, else NULL */
+    double compute_ms; /* >= 0: time in the library, for Server-Timing; < 0:
+                          none */
+    const char
+        *route;      /* static route template ("/attention/dot"), or "other" */
+    int vary_accept; /* 1: add "Vary: Accept" */
+    api_stream *stream; /* non-NULL: the body comes from api_stream_read
+                           (body NULL, length unknown in advance) */
 } api_response;
 
 /* Handle one request. Never fails: every error becomes a problem+json
@@ -75,11 +78,30 @@ void api_stream_free(api_stream *s);
 int api_precheck(const api_request *req, long long content_length,
                  api_response *res);
 
+/* What the server needs to know of a route, from its entry in the route
+ * table (api/route.h). api_response.route names the route. */
+enum {
+    API_ROUTE_JSON_BODY = 1u << 0,   /* POST: the body is a JSON object */
+    API_ROUTE_VARY_ACCEPT = 1u << 1, /* the answer depends on Accept (SVG) */
+    API_ROUTE_COMPUTES = 1u << 2,    /* it calls the attention library */
+    API_ROUTE_OPEN = 1u << 3,        /* no token needed (--token-file) */
+    API_ROUTE_OPEN_IF_METRICS_PUBLIC = 1u << 4, /* open with --metrics-public */
+    API_ROUTE_UNLIMITED = 1u << 5 /* no limit counts it: health probes, so
+                                     that a busy server is never restarted */
+};
+
+/* The API_ROUTE_* flags of the route named route ("/healthz",
+ * "/v2/models/{model}/infer"), or 0 for "other" and NULL. */
+unsigned api_route_flags(const char *route);
+
 /* Set readiness (0 while draining: /v2/health/ready answers 503). */
 void api_set_ready(int ready);
 
-/* Information for /version, set once by the server at start. */
-void api_set_threads(int http_threads, int blas_threads);
+/* The threads in force, set once by the server at start: http_threads
+ * HTTP workers, and BLAS asked for blas_threads per call (lib/'s
+ * attn_blas_set_threads). Returns the BLAS threads per call in force (1
+ * when the BLAS library has no setting). /version reports both. */
+int api_set_threads(int http_threads, int blas_threads);
 
 /* Where GET /metrics gets the server's counters: a function returning
  * Prometheus text (format 0.0.4) in a malloc'd buffer of *len bytes that

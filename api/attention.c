@@ -14,7 +14,7 @@
 
 const api_tensor_spec api_attention_lens_spec = {
     "valid_lens", API_RANK(0) | API_RANK(1) | API_RANK(2), 1,
-    "(B) or (B, Nq); unbatched a scalar or (Nq)"};
+    "(B) or (B, Nq); unbatched a scalar or (Nq)", 1};
 
 int api_attention_decode_qkv(api_attention *a, const json_t *body,
                              const api_tensor_spec *const specs[3],

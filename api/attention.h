@@ -5,13 +5,12 @@
  * grad_output, the rank-2 "unbatched" convention, the library's faults as
  * problems, and writing the answer.
  *
- * Shapes (API.md sections 1–3, 6): queries (B, Nq, dq), keys (B, Nk, dk),
- * values (B, Nk, dv); dq == dk (= d) for dot attention. Rank-2 input
- * (Nq, dq) ... is one unbatched example: B = 1 inside, and every output
- * drops the batch axis. valid_lens: (B) or (B, Nq); unbatched a scalar or
- * (Nq). Output (B, Nq, d_out) with d_out = dv except for multihead;
- * weights (B, H, Nq, Nk) with H = 1 (and no head axis on the wire) except
- * for multihead.
+ * Shapes (docs/contract.md sections 1–3, 6): queries (B, Nq, dq), keys (B, Nk,
+ * dk), values (B, Nk, dv); dq == dk (= d) for dot attention. Rank-2 input (Nq,
+ * dq) ... is one unbatched example: B = 1 inside, and every output drops the
+ * batch axis. valid_lens: (B) or (B, Nq); unbatched a scalar or (Nq). Output
+ * (B, Nq, d_out) with d_out = dv except for multihead; weights (B, H, Nq, Nk)
+ * with H = 1 (and no head axis on the wire) except for multihead.
  */
 #ifndef API_ATTENTION_H
 #define API_ATTENTION_H

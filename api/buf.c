@@ -9,7 +9,6 @@
 #include <string.h>
 
 #include "numfmt.h"
-#include "stream.h"
 #include "utf8.h"
 
 int api_buf_reserve(api_buf *b, size_t extra) {
@@ -141,7 +140,7 @@ void api_buf_json_string(api_buf *b, const char *s, size_t n) {
 
 char *api_buf_release(api_buf *b, size_t *len) {
     if (b->holes)
-        api_stream_flatten(b);
+        b->holes_ops->flatten(b);
     if (b->failed) {
         api_buf_free(b);
         *len = 0;
@@ -161,7 +160,8 @@ char *api_buf_release(api_buf *b, size_t *len) {
 }
 
 void api_buf_free(api_buf *b) {
-    api_stream_holes_free(b);
+    if (b->holes)
+        b->holes_ops->discard(b);
     free(b->data);
     memset(b, 0, sizeof *b);
 }

@@ -11,13 +11,24 @@
 #include <stddef.h>
 #include <stdint.h>
 
+struct api_holes;
+typedef struct api_buf api_buf;
+
+/* What a buffer with holes (stream.h) does with them when it is released
+ * or freed: the buffer knows no more of holes than these two functions. */
 typedef struct {
+    int (*flatten)(api_buf *b);  /* print every hole in place */
+    void (*discard)(api_buf *b); /* free the holes, leave the text */
+} api_holes_ops;
+
+struct api_buf {
     char *data; /* malloc'd, NUL-terminated when len < cap; NULL before use */
     size_t len; /* bytes written (without the NUL) */
     size_t cap; /* bytes allocated */
     int failed; /* 1 once an allocation failed: contents are unusable */
     struct api_holes *holes; /* tensors printed later (stream.h), or NULL */
-} api_buf;
+    const api_holes_ops *holes_ops; /* set with holes */
+};
 
 /* A zeroed api_buf is empty and ready; no init function is needed. */
 

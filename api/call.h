@@ -27,26 +27,6 @@ typedef struct {
 /* 0: call->out holds the body (status call->status); -1: call->problem. */
 typedef int (*api_handler)(api_call *call);
 
-int api_handle_dot(api_call *call);
-int api_handle_additive(api_call *call);
-int api_handle_multihead(api_call *call);
-int api_handle_nw(api_call *call);
-int api_handle_dataset(api_call *call);
-int api_handle_softmax_masked(api_call *call);
-int api_handle_posenc(api_call *call);
-int api_handle_grade(api_call *call);
-int api_handle_v2_server(api_call *call);
-int api_handle_v2_model(api_call *call);
-int api_handle_v2_model_ready(api_call *call);
-int api_handle_v2_infer(api_call *call);
-int api_handle_healthz(api_call *call);
-int api_handle_live(api_call *call);
-int api_handle_ready(api_call *call);
-int api_handle_version(api_call *call);
-int api_handle_openapi(api_call *call);
-int api_handle_metrics(api_call *call);
-int api_handle_lab(api_call *call);
-
 /* Milliseconds on CLOCK_MONOTONIC, for call->compute_ms. */
 double api_clock_ms(void);
 

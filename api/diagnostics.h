@@ -1,5 +1,5 @@
 /*
- * diagnostics.h — "diagnostics": true on the attention routes (API.md
+ * diagnostics.h — "diagnostics": true on the attention routes (docs/contract.md
  * section 8): how peaked or flat each query's attention is, and which rows
  * deserve a look.
  *

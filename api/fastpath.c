@@ -25,32 +25,6 @@
 
 #include "numparse.h"
 
-/* The tensor fields whose values may be read here, per route. Only fields
- * that the route's handler decodes with api_tensor_* belong in a list. */
-typedef struct {
-    const char *route;
-    const char *const *fields; /* NULL-terminated */
-} route_fields;
-
-static const char *const dot_fields[] = {"queries", "keys", "values",
-                                         "grad_output", NULL};
-static const char *const additive_fields[] = {
-    "queries", "keys", "values", "W_q", "W_k", "w_v", "grad_output", NULL};
-static const char *const multihead_fields[] = {
-    "queries", "keys", "values", "W_q", "W_k",         "W_v", "W_o",
-    "b_q",     "b_k",  "b_v",    "b_o", "grad_output", NULL};
-static const char *const nw_fields[] = {"x_train", "y_train", "x_query",
-                                        "y_query", NULL};
-static const char *const softmax_fields[] = {"scores", NULL};
-
-static const route_fields routes[] = {
-    {"/attention/dot", dot_fields},
-    {"/attention/additive", additive_fields},
-    {"/attention/multihead", multihead_fields},
-    {"/regression/nw", nw_fields},
-    {"/softmax/masked", softmax_fields},
-};
-
 static atomic_int enabled = 1;
 static atomic_ullong serials;
 
@@ -59,15 +33,6 @@ static _Thread_local const api_fastpath *current;
 
 void api_fastpath_enable(int on) {
     atomic_store(&enabled, on != 0);
-}
-
-static const char *const *fields_of(const char *route) {
-    if (route == NULL)
-        return NULL;
-    for (size_t i = 0; i < sizeof routes / sizeof routes[0]; i++)
-        if (!strcmp(routes[i].route, route))
-            return routes[i].fields;
-    return NULL;
 }
 
 /* key[0 .. n) (raw, unescaped text) is one of fields. */
@@ -326,12 +291,12 @@ static char *substitute(const char *body, size_t len, const region *regions,
     return text;
 }
 
-json_t *api_fastpath_load(api_fastpath *fp, const char *route, const char *body,
-                          size_t len, size_t flags, json_error_t *error) {
+json_t *api_fastpath_load(api_fastpath *fp, const char *const *fields,
+                          const char *body, size_t len, size_t flags,
+                          json_error_t *error) {
     memset(fp, 0, sizeof *fp);
-    const char *const *fields = fields_of(route);
-    if (!atomic_load(&enabled) || fields == NULL || !(flags & JSON_ALLOW_NUL) ||
-        body == NULL)
+    if (!atomic_load(&enabled) || fields == NULL || !fields[0] ||
+        !(flags & JSON_ALLOW_NUL) || body == NULL)
         return json_loadb(body ? body : "", len, flags, error);
 
     region *regions = NULL;

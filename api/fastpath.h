@@ -53,14 +53,17 @@ typedef struct api_fastpath {
 /* Parse body[0 .. len) exactly as
  *   json_loadb(body, len, flags, error)
  * does (same result, same error), reading the numeric arrays of the
- * route's tensor fields into fp on the way (flags must include
- * JSON_ALLOW_NUL for that; otherwise this is json_loadb). route is the
- * route's path ("/attention/dot"); routes without listed fields get plain
- * json_loadb. Returns the new reference or NULL (error filled). Until
+ * top-level members named in fields into fp on the way (flags must
+ * include JSON_ALLOW_NUL for that; otherwise this is json_loadb). fields
+ * is NULL-terminated: the route's tensor fields of real numbers
+ * (api_route_fast_fields, route.h), whose handlers decode them with
+ * api_tensor_*; NULL or an empty list gives plain json_loadb. Returns the
+ * new reference or NULL (error filled). Until
  * api_fastpath_release, on this thread, api_fastpath_find resolves the
  * placeholders in the returned document. */
-json_t *api_fastpath_load(api_fastpath *fp, const char *route, const char *body,
-                          size_t len, size_t flags, json_error_t *error);
+json_t *api_fastpath_load(api_fastpath *fp, const char *const *fields,
+                          const char *body, size_t len, size_t flags,
+                          json_error_t *error);
 
 /* Free what fp holds and stop resolving its placeholders (restoring the
  * api_fastpath active before it, so loads may nest); fp is zeroed. Call

@@ -261,3 +261,15 @@ int api_field_int(const json_t *obj, const char *name, int64_t def,
     }
     return 0;
 }
+
+size_t api_schema_real_tensors(const api_schema *s, const char **names,
+                               size_t cap) {
+    size_t n = 0;
+    for (size_t i = 0; s && i < s->n && n + 1 < cap; i++)
+        if (s->fields[i].kind == API_FIELD_TENSOR &&
+            !s->fields[i].tensor->integral)
+            names[n++] = s->fields[i].name;
+    if (cap)
+        names[n] = NULL;
+    return n;
+}

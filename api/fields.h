@@ -48,6 +48,16 @@ typedef struct api_schema {
     const char *const *later;
 } api_schema;
 
+/* Most fields a schema has. */
+#define API_FIELDS_MAX 32
+
+/* The top-level tensor fields of real numbers (integral tensors such as
+ * valid_lens are left to jansson), in table order: the fields whose
+ * numeric arrays the fast path reads (fastpath.h). Copies at most cap - 1
+ * names into names, then a NULL; returns how many. */
+size_t api_schema_real_tensors(const api_schema *s, const char **names,
+                               size_t cap);
+
 /* Run the phase over obj (an object at pointer base, "" for the root).
  * Return 0, or -1 with p set. */
 int api_fields_unknown(const json_t *obj, const api_schema *s, const char *base,

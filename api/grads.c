@@ -7,7 +7,7 @@
 
 const api_tensor_spec api_grad_output_spec = {
     "grad_output", API_RANK(2) | API_RANK(3), 0,
-    "the output's: (B, Nq, d_out) or unbatched (Nq, d_out)"};
+    "the output's: (B, Nq, d_out) or unbatched (Nq, d_out)", 0};
 
 int api_grads_cross(const api_tensor *g, int batched, size_t B, size_t Nq,
                     size_t d_out, api_problem *p) {

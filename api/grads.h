@@ -1,6 +1,6 @@
 /*
- * grads.h — "grad_output" on the attention routes (API.md section 9): the
- * upstream gradient dL/dO arrives with the output's shape, and the answer
+ * grads.h — "grad_output" on the attention routes (docs/contract.md section 9):
+ * the upstream gradient dL/dO arrives with the output's shape, and the answer
  * gains "grads", dL/dX for every input and parameter X, keyed by the
  * request field that holds X.
  *

@@ -6,7 +6,7 @@
  *   queries (B, Nq, dq)  keys (B, Nk, dk)  values (B, Nk, dv)
  *   W_q (h, dq)  W_k (h, dk)  w_v (h)        (nn.Linear weight layout)
  *   or num_hiddens = h and seed: Xavier-uniform W_q, W_k, w_v drawn in
- *   that order from one generator (API.md section 7)
+ *   that order from one generator (docs/contract.md section 7)
  *   grad_output (B, Nq, dv), optional: dL/d(output)
  *   -> {"output": (B, Nq, dv), "weights": (B, Nq, Nk),
  *       "scores"?: (B, Nq, Nk), "params"?: {"W_q", "W_k", "w_v"},
@@ -20,22 +20,24 @@
 #include "fields.h"
 #include "grads.h"
 #include "limit.h"
+#include "route.h"
 #include "stream.h"
 #include "svg.h"
 
 static const api_tensor_spec queries_spec = {
     "queries", API_RANK(2) | API_RANK(3), 0,
-    "(B, Nq, dq) or unbatched (Nq, dq)"};
+    "(B, Nq, dq) or unbatched (Nq, dq)", 0};
 static const api_tensor_spec keys_spec = {"keys", API_RANK(2) | API_RANK(3), 0,
-                                          "(B, Nk, dk) or unbatched (Nk, dk)"};
+                                          "(B, Nk, dk) or unbatched (Nk, dk)",
+                                          0};
 static const api_tensor_spec values_spec = {
-    "values", API_RANK(2) | API_RANK(3), 0,
-    "(B, Nk, dv) or unbatched (Nk, dv)"};
-static const api_tensor_spec W_q_spec = {"W_q", API_RANK(2), 0, "(h, dq)"};
-static const api_tensor_spec W_k_spec = {"W_k", API_RANK(2), 0, "(h, dk)"};
-static const api_tensor_spec w_v_spec = {"w_v", API_RANK(1), 0, "(h)"};
+    "values", API_RANK(2) | API_RANK(3), 0, "(B, Nk, dv) or unbatched (Nk, dv)",
+    0};
+static const api_tensor_spec W_q_spec = {"W_q", API_RANK(2), 0, "(h, dq)", 0};
+static const api_tensor_spec W_k_spec = {"W_k", API_RANK(2), 0, "(h, dk)", 0};
+static const api_tensor_spec w_v_spec = {"w_v", API_RANK(1), 0, "(h)", 0};
 
-/* The contract's field table (API.md section 3), in its order. */
+/* The contract's field table (docs/contract.md section 3), in its order. */
 static const api_field fields[] = {
     {"queries", API_FIELD_TENSOR, 1, &queries_spec, NULL},
     {"keys", API_FIELD_TENSOR, 1, &keys_spec, NULL},
@@ -118,7 +120,7 @@ static int cross_params(const api_tensor *W, const api_attention *a,
     return 0;
 }
 
-int api_handle_additive(api_call *call) {
+static int handle_additive(api_call *call) {
     static const api_tensor_spec *const specs[3] = {&queries_spec, &keys_spec,
                                                     &values_spec};
     static const api_tensor_spec *const param_specs[3] = {&W_q_spec, &W_k_spec,
@@ -296,3 +298,31 @@ int api_handle_additive(api_call *call) {
     api_stream_hand_over(&call->out, &arena);
     return rc ? -1 : 0;
 }
+
+/* The route table's entry (route.h). */
+static const api_answer_field answer_fields[] = {
+    {"output", 3, 0, 0, API_ANSWER_ALWAYS},
+    {"weights", 3, 0, 0, API_ANSWER_WEIGHTS},
+    {"scores", 3, 0, 0, API_ANSWER_SCORES},
+    {"params.W_q", 2, 0, 0, API_ANSWER_DRAWN},
+    {"params.W_k", 2, 0, 0, API_ANSWER_DRAWN},
+    {"params.w_v", 1, 0, 0, API_ANSWER_DRAWN},
+    API_ANSWER_DIAGNOSTICS(2),
+    {"grads.queries", 3, 0, 0, API_ANSWER_GRADS},
+    {"grads.keys", 3, 0, 0, API_ANSWER_GRADS},
+    {"grads.values", 3, 0, 0, API_ANSWER_GRADS},
+    {"grads.W_q", 2, 0, 0, API_ANSWER_GRADS},
+    {"grads.W_k", 2, 0, 0, API_ANSWER_GRADS},
+    {"grads.w_v", 1, 0, 0, API_ANSWER_GRADS},
+};
+
+static const api_answer_table answer = API_ANSWER_TABLE(answer_fields);
+
+const api_route api_route_additive = {
+    "POST",
+    "/attention/additive",
+    handle_additive,
+    API_ROUTE_JSON_BODY | API_ROUTE_VARY_ACCEPT | API_ROUTE_COMPUTES,
+    &schema,
+    &answer,
+    "attention_additive"};

@@ -1,6 +1,6 @@
 /*
  * handler_dataset.c — GET /regression/nw/dataset: the textbook's synthetic
- * regression data (d2l 11.2.1; API.md section 5).
+ * regression data (d2l 11.2.1; docs/contract.md section 5).
  *
  * Query parameters: n_train (integer 1 … 1000000, default 50), noise
  * (number 0 … 1e6, default 0.5), seed (integer 0 … 2^63 − 1, default 0),
@@ -18,6 +18,7 @@
 #include "call.h"
 #include "limit.h"
 #include "query.h"
+#include "route.h"
 #include "stream.h"
 #include "tensor.h"
 
@@ -83,7 +84,7 @@ static int read_params(const api_query_param *q, int64_t *n_train,
     return 0;
 }
 
-int api_handle_dataset(api_call *call) {
+static int handle_dataset(api_call *call) {
     api_problem *p = &call->problem;
     api_query_param q[P_COUNT] = {
         [P_N_TRAIN] = {"n_train", NULL},
@@ -147,3 +148,24 @@ int api_handle_dataset(api_call *call) {
                         "the result is not finite; lower noise");
     return 0;
 }
+
+/* The route table's entry (route.h). */
+static const api_answer_field answer_fields[] = {
+    {"x_train", 1, 0, 0, API_ANSWER_ALWAYS},
+    {"y_train", 1, 0, 0, API_ANSWER_ALWAYS},
+    {"x_test", 1, 0, 0, API_ANSWER_ALWAYS},
+    {"y_truth", 1, 0, 0, API_ANSWER_ALWAYS},
+    {"n_train", 0, 1, 0, API_ANSWER_ALWAYS},
+    {"noise", 0, 0, 0, API_ANSWER_ALWAYS},
+    {"seed", 0, 1, 0, API_ANSWER_ALWAYS},
+};
+
+static const api_answer_table answer = API_ANSWER_TABLE(answer_fields);
+
+const api_route api_route_dataset = {"GET",
+                                     "/regression/nw/dataset",
+                                     handle_dataset,
+                                     API_ROUTE_COMPUTES,
+                                     NULL,
+                                     &answer,
+                                     NULL};

@@ -18,18 +18,20 @@
 #include "fields.h"
 #include "grads.h"
 #include "limit.h"
+#include "route.h"
 #include "stream.h"
 #include "svg.h"
 
 static const api_tensor_spec queries_spec = {
-    "queries", API_RANK(2) | API_RANK(3), 0, "(B, Nq, d) or unbatched (Nq, d)"};
+    "queries", API_RANK(2) | API_RANK(3), 0, "(B, Nq, d) or unbatched (Nq, d)",
+    0};
 static const api_tensor_spec keys_spec = {"keys", API_RANK(2) | API_RANK(3), 0,
-                                          "(B, Nk, d) or unbatched (Nk, d)"};
+                                          "(B, Nk, d) or unbatched (Nk, d)", 0};
 static const api_tensor_spec values_spec = {
-    "values", API_RANK(2) | API_RANK(3), 0,
-    "(B, Nk, dv) or unbatched (Nk, dv)"};
+    "values", API_RANK(2) | API_RANK(3), 0, "(B, Nk, dv) or unbatched (Nk, dv)",
+    0};
 
-/* The contract's field table (API.md section 2), in its order. */
+/* The contract's field table (docs/contract.md section 2), in its order. */
 static const api_field fields[] = {
     {"queries", API_FIELD_TENSOR, 1, &queries_spec, NULL},
     {"keys", API_FIELD_TENSOR, 1, &keys_spec, NULL},
@@ -49,7 +51,7 @@ static const api_field fields[] = {
 static const api_schema schema = {"/attention/dot", fields,
                                   sizeof fields / sizeof fields[0], NULL};
 
-int api_handle_dot(api_call *call) {
+static int handle_dot(api_call *call) {
     static const api_tensor_spec *const specs[3] = {&queries_spec, &keys_spec,
                                                     &values_spec};
     api_problem *p = &call->problem;
@@ -145,3 +147,26 @@ int api_handle_dot(api_call *call) {
     api_stream_hand_over(&call->out, &arena);
     return rc ? -1 : 0;
 }
+
+/* The route table's entry (route.h). */
+static const api_answer_field answer_fields[] = {
+    {"output", 3, 0, 0, API_ANSWER_ALWAYS},
+    {"weights", 3, 0, 0, API_ANSWER_WEIGHTS},
+    {"scale", 0, 0, 0, API_ANSWER_ALWAYS},
+    {"scores", 3, 0, 0, API_ANSWER_SCORES},
+    API_ANSWER_DIAGNOSTICS(2),
+    {"grads.queries", 3, 0, 0, API_ANSWER_GRADS},
+    {"grads.keys", 3, 0, 0, API_ANSWER_GRADS},
+    {"grads.values", 3, 0, 0, API_ANSWER_GRADS},
+};
+
+static const api_answer_table answer = API_ANSWER_TABLE(answer_fields);
+
+const api_route api_route_dot = {"POST",
+                                 "/attention/dot",
+                                 handle_dot,
+                                 API_ROUTE_JSON_BODY | API_ROUTE_VARY_ACCEPT |
+                                     API_ROUTE_COMPUTES,
+                                 &schema,
+                                 &answer,
+                                 "attention_dot"};

@@ -1,6 +1,6 @@
 /*
  * handler_grade.c — POST /grade: check a student's answer against the
- * answer attnd computes for the same request (API.md section 13).
+ * answer attnd computes for the same request (docs/contract.md section 13).
  *
  *   {"endpoint": "/attention/dot", "request": {...}, "answer": {...},
  *    "rtol": 1e-5, "atol": 1e-8}
@@ -135,7 +135,7 @@ static int find_endpoint(const json_t *body, const api_route **route,
     const char *path = json_string_value(v);
     *route =
         strlen(path) == json_string_length(v) ? api_route_find(path) : NULL;
-    *table = *route ? api_answers_find((*route)->path) : NULL;
+    *table = *route ? (*route)->answer : NULL;
     if (*table)
         return 0;
     return api_fail(p, API_E_INVALID_VALUE, "/endpoint",
@@ -855,7 +855,7 @@ static int read_tolerance(const json_t *body, const char *name, double def,
                     name);
 }
 
-int api_handle_grade(api_call *call) {
+static int handle_grade(api_call *call) {
     api_problem *p = &call->problem;
     const json_t *body = call->body;
     grader g;
@@ -885,7 +885,7 @@ int api_handle_grade(api_call *call) {
     const json_t *request = json_object_get(body, "request");
     api_buf reference = {0};
     int rc;
-    if (g.route->json_body) {
+    if ((g.route->flags & API_ROUTE_JSON_BODY)) {
         rc = api_invoke_text(call, g.route, request, NULL, &reference);
     } else {
         api_buf query = {0};
@@ -932,3 +932,8 @@ int api_handle_grade(api_call *call) {
     api_buf_free(&reference);
     return rc ? -1 : 0;
 }
+
+/* The route table's entry (route.h). */
+const api_route api_route_grade = {
+    "POST", "/grade", handle_grade, API_ROUTE_JSON_BODY | API_ROUTE_COMPUTES,
+    NULL,   NULL,     NULL};

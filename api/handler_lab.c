@@ -1,6 +1,6 @@
 /*
- * handler_lab.c — GET /: the lab page (API.md sections 11 and 14). The
- * page's three sources, api/lab/index.html, lab.css and lab.js, are
+ * handler_lab.c — GET /: the lab page (docs/contract.md sections 11 and 14).
+ * The page's three sources, api/lab/index.html, lab.css and lab.js, are
  * embedded with the assembler's .incbin (as api/openapi_doc.c embeds the
  * OpenAPI document; the Makefile makes this object depend on them) and
  * served as one self-contained HTML document: the stylesheet <link> and
@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "call.h"
+#include "route.h"
 
 #ifndef API_LAB_DIR
 #define API_LAB_DIR "api/lab/"
@@ -56,9 +57,13 @@ static void splice(api_buf *out, const char *html, size_t len) {
     api_buf_append(out, p, (size_t)(html + len - p));
 }
 
-int api_handle_lab(api_call *call) {
+static int handle_lab(api_call *call) {
     splice(&call->out, api_lab_html_start,
            (size_t)(api_lab_html_end - api_lab_html_start));
     call->content_type = "text/html; charset=utf-8";
     return 0;
 }
+
+/* The route table's entry (route.h). */
+const api_route api_route_lab = {"GET", "/",  handle_lab, API_ROUTE_OPEN,
+                                 NULL,  NULL, NULL};

@@ -1,7 +1,7 @@
 /*
- * handler_metrics.c — GET /metrics (API.md section 14): the Prometheus
- * text exposition format 0.0.4. The request counters belong to the HTTP
- * server, which installs them with api_set_metrics_source; this layer adds
+ * handler_metrics.c — GET /metrics (docs/contract.md section 14): the
+ * Prometheus text exposition format 0.0.4. The request counters belong to the
+ * HTTP server, which installs them with api_set_metrics_source; this layer adds
  * attnd_build_info{version, blas}, which it knows from the build. Without a
  * source (in-process use) the answer is attnd_build_info alone.
  */
@@ -9,8 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <cblas.h>
-
+#include "attn.h"
 #include "call.h"
 #include "route.h"
 #include "version.h"
@@ -49,7 +48,7 @@ static void put_label_value(api_buf *out, const char *s) {
     }
 }
 
-int api_handle_metrics(api_call *call) {
+static int handle_metrics(api_call *call) {
     api_metrics_source fn = atomic_load(&source);
     if (fn != NULL) {
         size_t len = 0;
@@ -67,12 +66,19 @@ int api_handle_metrics(api_call *call) {
                       "attnd_build_info{version=\"");
     put_label_value(out, ATTND_VERSION);
     api_buf_puts(out, "\",blas=\"");
-#ifdef OPENBLAS_VERSION
-    put_label_value(out, OPENBLAS_VERSION);
-#else
-    put_label_value(out, "cblas");
-#endif
+    attn_blas_info blas = attn_blas_about();
+    put_label_value(out, blas.version[0] ? blas.version : blas.name);
     api_buf_puts(out, "\"} 1\n");
     call->content_type = METRICS_CONTENT_TYPE;
     return 0;
 }
+
+/* The route table's entry (route.h). */
+const api_route api_route_metrics = {"GET",
+                                     "/metrics",
+                                     handle_metrics,
+                                     API_ROUTE_OPEN_IF_METRICS_PUBLIC |
+                                         API_ROUTE_UNLIMITED,
+                                     NULL,
+                                     NULL,
+                                     NULL};

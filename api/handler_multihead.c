@@ -12,7 +12,7 @@
  *   W_q (h, dq)  W_k (h, dk)  W_v (h, dv)  W_o (d_out, h)  (nn.Linear
  *   layout), optional biases b_q, b_k, b_v (h), b_o (d_out); or num_hiddens
  *   = h and seed: Xavier-uniform W_q, W_k, W_v, W_o (d_out = h) drawn in
- *   that order from one generator (API.md section 7), no biases
+ *   that order from one generator (docs/contract.md section 7), no biases
  *   num_heads = H, dividing h
  *   grad_output (B, Nq, d_out), optional: dL/d(output)
  *   -> {"output": (B, Nq, d_out), "weights": (B, H, Nq, Nk) per head,
@@ -31,27 +31,30 @@
 #include "fields.h"
 #include "grads.h"
 #include "limit.h"
+#include "route.h"
 #include "stream.h"
 #include "svg.h"
 
 static const api_tensor_spec queries_spec = {
     "queries", API_RANK(2) | API_RANK(3), 0,
-    "(B, Nq, dq) or unbatched (Nq, dq)"};
+    "(B, Nq, dq) or unbatched (Nq, dq)", 0};
 static const api_tensor_spec keys_spec = {"keys", API_RANK(2) | API_RANK(3), 0,
-                                          "(B, Nk, dk) or unbatched (Nk, dk)"};
+                                          "(B, Nk, dk) or unbatched (Nk, dk)",
+                                          0};
 static const api_tensor_spec values_spec = {
-    "values", API_RANK(2) | API_RANK(3), 0,
-    "(B, Nk, dv) or unbatched (Nk, dv)"};
-static const api_tensor_spec W_q_spec = {"W_q", API_RANK(2), 0, "(h, dq)"};
-static const api_tensor_spec W_k_spec = {"W_k", API_RANK(2), 0, "(h, dk)"};
-static const api_tensor_spec W_v_spec = {"W_v", API_RANK(2), 0, "(h, dv)"};
-static const api_tensor_spec W_o_spec = {"W_o", API_RANK(2), 0, "(d_out, h)"};
-static const api_tensor_spec b_q_spec = {"b_q", API_RANK(1), 0, "(h)"};
-static const api_tensor_spec b_k_spec = {"b_k", API_RANK(1), 0, "(h)"};
-static const api_tensor_spec b_v_spec = {"b_v", API_RANK(1), 0, "(h)"};
-static const api_tensor_spec b_o_spec = {"b_o", API_RANK(1), 0, "(d_out)"};
+    "values", API_RANK(2) | API_RANK(3), 0, "(B, Nk, dv) or unbatched (Nk, dv)",
+    0};
+static const api_tensor_spec W_q_spec = {"W_q", API_RANK(2), 0, "(h, dq)", 0};
+static const api_tensor_spec W_k_spec = {"W_k", API_RANK(2), 0, "(h, dk)", 0};
+static const api_tensor_spec W_v_spec = {"W_v", API_RANK(2), 0, "(h, dv)", 0};
+static const api_tensor_spec W_o_spec = {"W_o", API_RANK(2), 0, "(d_out, h)",
+                                         0};
+static const api_tensor_spec b_q_spec = {"b_q", API_RANK(1), 0, "(h)", 0};
+static const api_tensor_spec b_k_spec = {"b_k", API_RANK(1), 0, "(h)", 0};
+static const api_tensor_spec b_v_spec = {"b_v", API_RANK(1), 0, "(h)", 0};
+static const api_tensor_spec b_o_spec = {"b_o", API_RANK(1), 0, "(d_out)", 0};
 
-/* The contract's field table (API.md section 6), in its order. */
+/* The contract's field table (docs/contract.md section 6), in its order. */
 static const api_field fields[] = {
     {"queries", API_FIELD_TENSOR, 1, &queries_spec, NULL},
     {"keys", API_FIELD_TENSOR, 0, &keys_spec, NULL},
@@ -186,7 +189,7 @@ static uint64_t forward_work(const api_attention *a, size_t h) {
     return api_work_add(work, api_work_prod(heads, 5));
 }
 
-int api_handle_multihead(api_call *call) {
+static int handle_multihead(api_call *call) {
     static const api_tensor_spec *const specs[3] = {&queries_spec, &keys_spec,
                                                     &values_spec};
     api_problem *p = &call->problem;
@@ -407,3 +410,38 @@ int api_handle_multihead(api_call *call) {
     api_stream_hand_over(&call->out, &arena);
     return rc ? -1 : 0;
 }
+
+/* The route table's entry (route.h). */
+static const api_answer_field answer_fields[] = {
+    {"output", 3, 0, 0, API_ANSWER_ALWAYS},
+    {"weights", 4, 0, 0, API_ANSWER_WEIGHTS},
+    {"params.W_q", 2, 0, 0, API_ANSWER_DRAWN},
+    {"params.W_k", 2, 0, 0, API_ANSWER_DRAWN},
+    {"params.W_v", 2, 0, 0, API_ANSWER_DRAWN},
+    {"params.W_o", 2, 0, 0, API_ANSWER_DRAWN},
+    API_ANSWER_DIAGNOSTICS(3),
+    {"grads.queries", 3, 0, 0, API_ANSWER_GRADS},
+    {"grads.keys", 3, 0, 0,
+     API_ANSWER_GRADS " with keys given (self-attention adds "
+                      "it into grads.queries)"},
+    {"grads.values", 3, 0, 0, API_ANSWER_GRADS " with values given"},
+    {"grads.W_q", 2, 0, 0, API_ANSWER_GRADS},
+    {"grads.W_k", 2, 0, 0, API_ANSWER_GRADS},
+    {"grads.W_v", 2, 0, 0, API_ANSWER_GRADS},
+    {"grads.W_o", 2, 0, 0, API_ANSWER_GRADS},
+    {"grads.b_q", 1, 0, 0, API_ANSWER_GRADS " with b_q given"},
+    {"grads.b_k", 1, 0, 0, API_ANSWER_GRADS " with b_k given"},
+    {"grads.b_v", 1, 0, 0, API_ANSWER_GRADS " with b_v given"},
+    {"grads.b_o", 1, 0, 0, API_ANSWER_GRADS " with b_o given"},
+};
+
+static const api_answer_table answer = API_ANSWER_TABLE(answer_fields);
+
+const api_route api_route_multihead = {
+    "POST",
+    "/attention/multihead",
+    handle_multihead,
+    API_ROUTE_JSON_BODY | API_ROUTE_VARY_ACCEPT | API_ROUTE_COMPUTES,
+    &schema,
+    &answer,
+    "attention_multihead"};

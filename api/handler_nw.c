@@ -1,6 +1,6 @@
 /*
  * handler_nw.c — POST /regression/nw: Nadaraya–Watson kernel regression
- * as attention pooling (d2l 11.2; API.md section 4):
+ * as attention pooling (d2l 11.2; docs/contract.md section 4):
  *   ŷ(x) = Σᵢ α(x, xᵢ) yᵢ,  α = K((x − xᵢ)·w) / Σⱼ K((x − xⱼ)·w).
  *
  *   x_train (n)  y_train (n) or (n, dv)  x_query (m)  y_query (m)/(m, dv)?
@@ -20,16 +20,19 @@
 #include "call.h"
 #include "fields.h"
 #include "limit.h"
+#include "route.h"
 #include "stream.h"
 #include "svg.h"
 #include "tensor.h"
 
-static const api_tensor_spec x_train_spec = {"x_train", API_RANK(1), 0, "(n)"};
+static const api_tensor_spec x_train_spec = {"x_train", API_RANK(1), 0, "(n)",
+                                             0};
 static const api_tensor_spec y_train_spec = {
-    "y_train", API_RANK(1) | API_RANK(2), 0, "(n) or (n, dv)"};
-static const api_tensor_spec x_query_spec = {"x_query", API_RANK(1), 0, "(m)"};
+    "y_train", API_RANK(1) | API_RANK(2), 0, "(n) or (n, dv)", 1};
+static const api_tensor_spec x_query_spec = {"x_query", API_RANK(1), 0, "(m)",
+                                             0};
 static const api_tensor_spec y_query_spec = {
-    "y_query", API_RANK(1) | API_RANK(2), 0, "(m) or (m, dv)"};
+    "y_query", API_RANK(1) | API_RANK(2), 0, "(m) or (m, dv)", 1};
 
 static const api_field fit_fields[] = {
     {"epochs", API_FIELD_INTEGER, 0, NULL, NULL},
@@ -40,7 +43,7 @@ static const api_field fit_fields[] = {
 static const api_schema fit_schema = {
     "fit", fit_fields, sizeof fit_fields / sizeof fit_fields[0], NULL};
 
-/* The contract's field table (API.md section 4), in its order. */
+/* The contract's field table (docs/contract.md section 4), in its order. */
 static const api_field fields[] = {
     {"x_train", API_FIELD_TENSOR, 1, &x_train_spec, NULL},
     {"y_train", API_FIELD_TENSOR, 1, &y_train_spec, NULL},
@@ -280,8 +283,8 @@ static uint64_t estimate_cv_work(const nw_request *r, const json_t *body) {
                         term);
 }
 
-/* Estimated work (API.md "Limits"): m·n per evaluation; a fit adds one
- * evaluation of its data (n·n for train_loo, m·n for query) per epoch; a
+/* Estimated work (docs/contract.md "Limits"): m·n per evaluation; a fit adds
+ * one evaluation of its data (n·n for train_loo, m·n for query) per epoch; a
  * "cv" bandwidth adds estimate_cv_work. */
 static uint64_t estimate_work(const nw_request *r, const json_t *body) {
     uint64_t evals = r->has_y_query ? 2 : 1;
@@ -389,7 +392,7 @@ static int write_answer(const nw_request *r, api_buf *out, const double *pred,
     return rc ? -1 : 0;
 }
 
-int api_handle_nw(api_call *call) {
+static int handle_nw(api_call *call) {
     api_problem *p = &call->problem;
     const json_t *body = call->body;
     size_t max_elements = call->limits->max_elements;
@@ -495,3 +498,26 @@ int api_handle_nw(api_call *call) {
     api_stream_hand_over(&call->out, &arena);
     return rc ? -1 : 0;
 }
+
+/* The route table's entry (route.h). */
+static const api_answer_field answer_fields[] = {
+    {"predictions", 1, 0, 0, API_ANSWER_ALWAYS},
+    {"weights", 2, 0, 0, API_ANSWER_ALWAYS},
+    {"w", 0, 0, 0, API_ANSWER_ALWAYS},
+    {"loss", 0, 0, 0, "y_query"},
+    {"grad_w", 0, 0, 0, "y_query with the gaussian kernel"},
+    {"history.epoch", 1, 0, 1, "fit"},
+    {"history.w", 1, 0, 1, "fit"},
+    {"history.loss", 1, 0, 1, "fit"},
+};
+
+static const api_answer_table answer = API_ANSWER_TABLE(answer_fields);
+
+const api_route api_route_nw = {"POST",
+                                "/regression/nw",
+                                handle_nw,
+                                API_ROUTE_JSON_BODY | API_ROUTE_VARY_ACCEPT |
+                                    API_ROUTE_COMPUTES,
+                                &schema,
+                                &answer,
+                                "regression_nw"};

@@ -1,15 +1,15 @@
 /*
- * handler_ops.c — operational routes (API.md section 14): GET /healthz,
- * /v2/health/live, /v2/health/ready (503 while draining), /version and
- * /openapi.json; plus the readiness and thread settings the server sets.
+ * handler_ops.c — operational routes (docs/contract.md section 14): GET
+ * /healthz, /v2/health/live, /v2/health/ready (503 while draining), /version
+ * and /openapi.json; plus the readiness and thread settings the server sets.
  */
 #include <stdatomic.h>
 #include <string.h>
 
-#include <cblas.h>
-
+#include "attn.h"
 #include "call.h"
 #include "openapi.h"
+#include "route.h"
 #include "version.h"
 
 static atomic_int ready = 1;
@@ -20,22 +20,26 @@ void api_set_ready(int value) {
     atomic_store(&ready, value != 0);
 }
 
-void api_set_threads(int http, int blas) {
+int api_set_threads(int http, int blas) {
+    int used = attn_blas_set_threads(blas);
+    if (used < 1)
+        used = 1;
     atomic_store(&http_threads, http);
-    atomic_store(&blas_threads, blas);
+    atomic_store(&blas_threads, used);
+    return used;
 }
 
-int api_handle_healthz(api_call *call) {
+static int handle_healthz(api_call *call) {
     api_buf_puts(&call->out, "{\"status\":\"ok\"}");
     return 0;
 }
 
-int api_handle_live(api_call *call) {
+static int handle_live(api_call *call) {
     api_buf_puts(&call->out, "{\"live\":true}");
     return 0;
 }
 
-int api_handle_ready(api_call *call) {
+static int handle_ready(api_call *call) {
     if (atomic_load(&ready)) {
         api_buf_puts(&call->out, "{\"ready\":true}");
     } else {
@@ -55,34 +59,63 @@ static void put_trimmed(api_buf *out, const char *s) {
     api_buf_json_string(out, s, n);
 }
 
-int api_handle_version(api_call *call) {
+static int handle_version(api_call *call) {
     api_buf *out = &call->out;
     api_buf_puts(out, "{\"name\":\"attnd\",\"version\":");
     put_trimmed(out, ATTND_VERSION);
     api_buf_puts(out, ",\"api_version\":\"1\",\"blas\":{\"name\":");
-#ifdef OPENBLAS_VERSION
-    /* OPENBLAS_VERSION is " OpenBLAS 0.3.21 " */
-    const char *v = strstr(OPENBLAS_VERSION, "OpenBLAS");
-    api_buf_puts(out, "\"OpenBLAS\",\"version\":");
-    put_trimmed(out, v ? v + strlen("OpenBLAS") : OPENBLAS_VERSION);
+    attn_blas_info blas = attn_blas_about();
+    if (blas.version[0]) {
+        /* OpenBLAS's version text is " OpenBLAS 0.3.21 " */
+        const char *v = strstr(blas.version, blas.name);
+        api_buf_putc(out, '"');
+        api_buf_puts(out, blas.name);
+        api_buf_puts(out, "\",\"version\":");
+        put_trimmed(out, v ? v + strlen(blas.name) : blas.version);
+    } else {
+        api_buf_puts(out, "\"cblas\",\"version\":\"unknown\"");
+    }
     api_buf_puts(out, ",\"config\":");
-    put_trimmed(out, openblas_get_config());
+    put_trimmed(out, blas.config);
     api_buf_puts(out, ",\"threads\":");
-    api_buf_int(out, openblas_get_num_threads());
-#else
-    api_buf_puts(out, "\"cblas\",\"version\":\"unknown\",\"config\":\"\"");
-    api_buf_puts(out, ",\"threads\":");
-    api_buf_int(out, atomic_load(&blas_threads));
-#endif
+    int threads = attn_blas_threads();
+    api_buf_int(out, threads > 0 ? threads : atomic_load(&blas_threads));
     api_buf_puts(out, "},\"threads\":");
     api_buf_int(out, atomic_load(&http_threads));
     api_buf_putc(out, '}');
     return 0;
 }
 
-int api_handle_openapi(api_call *call) {
+static int handle_openapi(api_call *call) {
     size_t len;
     const char *doc = api_openapi_json(&len);
     api_buf_append(&call->out, doc, len);
     return 0;
 }
+
+/* The route table's entries (route.h). */
+const api_route api_route_healthz = {"GET",
+                                     "/healthz",
+                                     handle_healthz,
+                                     API_ROUTE_OPEN | API_ROUTE_UNLIMITED,
+                                     NULL,
+                                     NULL,
+                                     NULL};
+
+const api_route api_route_live = {
+    "GET",       "/v2/health/live",
+    handle_live, API_ROUTE_OPEN | API_ROUTE_UNLIMITED,
+    NULL,        NULL,
+    NULL};
+
+const api_route api_route_ready = {
+    "GET",        "/v2/health/ready",
+    handle_ready, API_ROUTE_OPEN | API_ROUTE_UNLIMITED,
+    NULL,         NULL,
+    NULL};
+
+const api_route api_route_version = {
+    "GET", "/version", handle_version, API_ROUTE_OPEN, NULL, NULL, NULL};
+
+const api_route api_route_openapi = {
+    "GET", "/openapi.json", handle_openapi, API_ROUTE_OPEN, NULL, NULL, NULL};

@@ -1,14 +1,14 @@
 /*
  * handler_posenc.c — GET /encoding/positional: the sinusoidal positional
- * encoding (d2l 11.6.3; Vaswani et al. 2017, section 3.5; API.md section
- * 10):
- *   P[i, 2j] = sin(i / 10000^(2j/D)),  P[i, 2j+1] = cos(i / 10000^(2j/D)),
- * for positions i = 0 … num_steps − 1; an odd D ends with a sine column.
+ * encoding (d2l 11.6.3; Vaswani et al. 2017, section 3.5; docs/contract.md
+ * section 10): P[i, 2j] = sin(i / 10000^(2j/D)),  P[i, 2j+1] = cos(i /
+ * 10000^(2j/D)), for positions i = 0 … num_steps − 1; an odd D ends with a sine
+ * column.
  *
  * Query parameters: num_steps (integer ≥ 1, required), d (integer ≥ 1,
  * required), tensor_format ("nested" | "flat"), precision (1 … 17).
  *   -> {"P": (num_steps, d)}
- * Checked like body fields (API.md "Query parameters of GET routes"):
+ * Checked like body fields (docs/contract.md "Query parameters of GET routes"):
  * unknown -> unknown_field, absent -> missing_field, empty or not an
  * integer -> wrong_type, out of range -> invalid_value, pointer /<name>;
  * P over --max-elements -> 413 before tensor_format and precision.
@@ -22,6 +22,7 @@
 #include "call.h"
 #include "limit.h"
 #include "query.h"
+#include "route.h"
 #include "stream.h"
 #include "tensor.h"
 
@@ -104,7 +105,7 @@ static int read_params(const api_query_param *q, posenc_request *r,
     return 0;
 }
 
-int api_handle_posenc(api_call *call) {
+static int handle_posenc(api_call *call) {
     api_problem *p = &call->problem;
     api_query_param q[P_COUNT] = {
         [P_NUM_STEPS] = {"num_steps", NULL},
@@ -148,3 +149,15 @@ int api_handle_posenc(api_call *call) {
                         "an entry of P is not a finite number in [-1, 1]");
     return 0;
 }
+
+/* The route table's entry (route.h). */
+static const api_answer_field answer_fields[] = {
+    {"P", 2, 0, 0, API_ANSWER_ALWAYS},
+};
+
+static const api_answer_table answer = API_ANSWER_TABLE(answer_fields);
+
+const api_route api_route_posenc = {"GET",         "/encoding/positional",
+                                    handle_posenc, API_ROUTE_COMPUTES,
+                                    NULL,          &answer,
+                                    NULL};

@@ -1,6 +1,6 @@
 /*
  * handler_softmax.c — POST /softmax/masked: the masked softmax of scores
- * given by the caller (d2l 11.3.1 "Masked Softmax Operation"; API.md
+ * given by the caller (d2l 11.3.1 "Masked Softmax Operation"; docs/contract.md
  * section 10), with the same masking fields, errors and pointers as the
  * attention routes.
  *
@@ -18,15 +18,16 @@
 #include "call.h"
 #include "fields.h"
 #include "limit.h"
+#include "route.h"
 #include "stream.h"
 #include "svg.h"
 #include "tensor.h"
 
 static const api_tensor_spec scores_spec = {
-    "scores", API_RANK(2) | API_RANK(3), 0,
-    "(B, Nq, Nk) or unbatched (Nq, Nk)"};
+    "scores", API_RANK(2) | API_RANK(3), 0, "(B, Nq, Nk) or unbatched (Nq, Nk)",
+    0};
 
-/* The contract's field table (API.md section 10), in its order. */
+/* The contract's field table (docs/contract.md section 10), in its order. */
 static const api_field fields[] = {
     {"scores", API_FIELD_TENSOR, 1, &scores_spec, NULL},
     {"valid_lens", API_FIELD_TENSOR, 0, &api_attention_lens_spec, NULL},
@@ -52,7 +53,7 @@ static int64_t *read_lens(double *slots, const api_tensor *lens, size_t Nk) {
     return out;
 }
 
-int api_handle_softmax_masked(api_call *call) {
+static int handle_softmax_masked(api_call *call) {
     api_problem *p = &call->problem;
     const json_t *body = call->body;
     size_t max_elements = call->limits->max_elements;
@@ -132,3 +133,19 @@ int api_handle_softmax_masked(api_call *call) {
     api_stream_hand_over(&call->out, &arena);
     return rc ? -1 : 0;
 }
+
+/* The route table's entry (route.h). */
+static const api_answer_field answer_fields[] = {
+    {"weights", 3, 0, 0, API_ANSWER_ALWAYS},
+};
+
+static const api_answer_table answer = API_ANSWER_TABLE(answer_fields);
+
+const api_route api_route_softmax_masked = {
+    "POST",
+    "/softmax/masked",
+    handle_softmax_masked,
+    API_ROUTE_JSON_BODY | API_ROUTE_VARY_ACCEPT | API_ROUTE_COMPUTES,
+    &schema,
+    &answer,
+    NULL};

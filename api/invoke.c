@@ -13,14 +13,15 @@ int api_invoke_text(api_call *call, const api_route *route, const json_t *body,
     req.method = route->method;
     req.path = route->path;
     req.query = query;
-    req.content_type = route->json_body ? API_CT_JSON : NULL;
+    req.content_type =
+        (route->flags & API_ROUTE_JSON_BODY) ? API_CT_JSON : NULL;
     req.limits = call->limits;
 
     api_call inner;
     memset(&inner, 0, sizeof inner);
     inner.req = &req;
     inner.limits = call->limits;
-    inner.body = route->json_body ? body : NULL;
+    inner.body = (route->flags & API_ROUTE_JSON_BODY) ? body : NULL;
     inner.status = 200;
     inner.compute_ms = -1;
 

@@ -9,6 +9,7 @@
  */
 #include "kserve.h"
 
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,92 +26,92 @@
 
 /* ------------------------------------------------------------ models */
 
+/* A model is the route whose entry names it (route.h); its inputs are the
+ * route's tensor fields and its parameters the other fields, in the
+ * route's field order, derived here once from the route's schema. */
+
+enum { MODELS_MAX = 8, INPUTS_MAX = 16, PARAMS_MAX = 16, NAME_MAX = 32 };
+
 typedef struct {
     const char *name;     /* the route's tensor field */
-    const char *datatype; /* in the model metadata */
+    const char *datatype; /* in the model metadata: INT64 for integers */
     unsigned rank;        /* batched rank, shown as that many -1 */
 } kserve_input;
 
 typedef struct {
-    const char *name;  /* "attention_dot" */
-    const char *route; /* "/attention/dot" */
-    const kserve_input *inputs;
+    const char *name;       /* "attention_dot" */
+    const api_route *route; /* the route behind it */
+    kserve_input inputs[INPUTS_MAX];
     size_t n_inputs;
-    const char *const *params; /* parameters, fit_* flattened */
+    const char *params[PARAMS_MAX]; /* parameters, fit_* flattened */
     size_t n_params;
+    char flat[PARAMS_MAX][NAME_MAX]; /* the flattened names' text */
 } kserve_model;
 
-#define QKV                                                                    \
-    {"queries", "FP64", 3}, {"keys", "FP64", 3}, {                             \
-        "values", "FP64", 3                                                    \
+static kserve_model models[MODELS_MAX];
+static size_t n_models;
+static char model_list[MODELS_MAX * (NAME_MAX + 2)]; /* "a, b, c" */
+static pthread_once_t models_once = PTHREAD_ONCE_INIT;
+
+/* The batched rank a tensor field shows: its spec's, else the highest
+ * rank it allows. */
+static unsigned batched_rank(const api_tensor_spec *t) {
+    if (t->batched_rank)
+        return t->batched_rank;
+    unsigned r = 0;
+    for (unsigned k = 0; k < 32; k++)
+        if (t->ranks & API_RANK(k))
+            r = k;
+    return r;
+}
+
+/* Inputs and parameters from the schema: a nested object's fields become
+ * parameters named object_field (NW's fit_epochs); tensor_format has no
+ * meaning where outputs are always flat. */
+static void derive_model(kserve_model *m, const api_route *r) {
+    m->name = r->model;
+    m->route = r;
+    const api_schema *s = r->request;
+    for (size_t i = 0; s && i < s->n; i++) {
+        const api_field *f = &s->fields[i];
+        if (f->kind == API_FIELD_TENSOR && m->n_inputs < INPUTS_MAX) {
+            m->inputs[m->n_inputs++] =
+                (kserve_input){f->name, f->tensor->integral ? "INT64" : "FP64",
+                               batched_rank(f->tensor)};
+        } else if (f->kind == API_FIELD_OBJECT) {
+            for (size_t j = 0; j < f->object->n && m->n_params < PARAMS_MAX;
+                 j++) {
+                char *flat = m->flat[m->n_params];
+                snprintf(flat, NAME_MAX, "%s_%s", f->name,
+                         f->object->fields[j].name);
+                m->params[m->n_params++] = flat;
+            }
+        } else if (strcmp(f->name, "tensor_format") != 0 &&
+                   m->n_params < PARAMS_MAX) {
+            m->params[m->n_params++] = f->name;
+        }
     }
-#define MASK_PARAMS "causal", "fully_masked"
+}
 
-static const kserve_input dot_inputs[] = {
-    QKV, {"valid_lens", "INT64", 1}, {"grad_output", "FP64", 3}};
-static const char *const dot_params[] = {MASK_PARAMS,      "scale",
-                                         "return_weights", "return_scores",
-                                         "diagnostics",    "precision"};
-
-static const kserve_input additive_inputs[] = {QKV,
-                                               {"W_q", "FP64", 2},
-                                               {"W_k", "FP64", 2},
-                                               {"w_v", "FP64", 1},
-                                               {"valid_lens", "INT64", 1},
-                                               {"grad_output", "FP64", 3}};
-static const char *const additive_params[] = {
-    "num_hiddens",    "seed",          "causal",      "fully_masked",
-    "return_weights", "return_scores", "diagnostics", "precision"};
-
-static const kserve_input multihead_inputs[] = {QKV,
-                                                {"W_q", "FP64", 2},
-                                                {"W_k", "FP64", 2},
-                                                {"W_v", "FP64", 2},
-                                                {"W_o", "FP64", 2},
-                                                {"b_q", "FP64", 1},
-                                                {"b_k", "FP64", 1},
-                                                {"b_v", "FP64", 1},
-                                                {"b_o", "FP64", 1},
-                                                {"valid_lens", "INT64", 1},
-                                                {"grad_output", "FP64", 3}};
-static const char *const multihead_params[] = {
-    "num_heads",    "num_hiddens",    "seed",        "causal",
-    "fully_masked", "return_weights", "diagnostics", "precision"};
-
-static const kserve_input nw_inputs[] = {{"x_train", "FP64", 1},
-                                         {"y_train", "FP64", 1},
-                                         {"x_query", "FP64", 1},
-                                         {"y_query", "FP64", 1}};
-static const char *const nw_params[] = {"kernel", "w",        "fit_epochs",
-                                        "fit_lr", "fit_data", "precision"};
-
-#define MODEL(name, route, in, par)                                            \
-    {                                                                          \
-        name, route, in, sizeof in / sizeof in[0], par,                        \
-            sizeof par / sizeof par[0]                                         \
+static void derive_models(void) {
+    size_t len = 0;
+    for (size_t i = 0; i < api_route_count() && n_models < MODELS_MAX; i++) {
+        const api_route *r = api_route_at(i);
+        if (!r->model)
+            continue;
+        derive_model(&models[n_models], r);
+        len += (size_t)snprintf(model_list + len, sizeof model_list - len,
+                                "%s%s", n_models ? ", " : "", r->model);
+        n_models++;
     }
-
-static const kserve_model models[] = {
-    MODEL("attention_dot", "/attention/dot", dot_inputs, dot_params),
-    MODEL("attention_additive", "/attention/additive", additive_inputs,
-          additive_params),
-    MODEL("attention_multihead", "/attention/multihead", multihead_inputs,
-          multihead_params),
-    MODEL("regression_nw", "/regression/nw", nw_inputs, nw_params),
-};
-#define N_MODELS (sizeof models / sizeof models[0])
-#define MODEL_LIST                                                             \
-    "attention_dot, attention_additive, attention_multihead, regression_nw"
+}
 
 static const kserve_model *model_find(const char *name, size_t len) {
-    for (size_t i = 0; i < N_MODELS; i++)
+    pthread_once(&models_once, derive_models);
+    for (size_t i = 0; i < n_models; i++)
         if (strlen(models[i].name) == len && !memcmp(models[i].name, name, len))
             return &models[i];
     return NULL;
-}
-
-int api_kserve_model_known(const char *name, size_t len) {
-    return model_find(name, len) != NULL;
 }
 
 int api_kserve_path(const char *path) {
@@ -146,7 +147,8 @@ void api_kserve_respond_error(api_response *res, const api_problem *p,
     if (p->code == API_E_NOT_FOUND && name && !model_find(name, len)) {
         api_buf_puts(&msg, ": unknown model `");
         api_buf_append(&msg, name, len > 100 ? 100 : len);
-        api_buf_puts(&msg, "`; the models are " MODEL_LIST);
+        api_buf_puts(&msg, "`; the models are ");
+        api_buf_puts(&msg, model_list);
     } else {
         if (p->has_pointer) {
             api_buf_puts(&msg, " at ");
@@ -167,7 +169,7 @@ void api_kserve_respond_error(api_response *res, const api_problem *p,
 
 /* ---------------------------------------------------------- metadata */
 
-int api_handle_v2_server(api_call *call) {
+static int handle_v2_server(api_call *call) {
     api_buf_puts(&call->out, "{\"name\":\"attnd\",\"version\":");
     api_buf_json_string(&call->out, ATTND_VERSION, strlen(ATTND_VERSION));
     api_buf_puts(&call->out, ",\"extensions\":[]}");
@@ -188,9 +190,9 @@ static void put_metadata_tensor(api_buf *out, const char *name,
     api_buf_puts(out, "]}");
 }
 
-int api_handle_v2_model(api_call *call) {
+static int handle_v2_model(api_call *call) {
     const kserve_model *m = model_of(call);
-    const api_answer_table *t = m ? api_answers_find(m->route) : NULL;
+    const api_answer_table *t = m ? m->route->answer : NULL;
     if (!t)
         return api_fail(&call->problem, API_E_NOT_FOUND, NULL, "no model");
     api_buf *out = &call->out;
@@ -214,7 +216,7 @@ int api_handle_v2_model(api_call *call) {
     return 0;
 }
 
-int api_handle_v2_model_ready(api_call *call) {
+static int handle_v2_model_ready(api_call *call) {
     const kserve_model *m = model_of(call);
     if (!m)
         return api_fail(&call->problem, API_E_NOT_FOUND, NULL, "no model");
@@ -222,7 +224,7 @@ int api_handle_v2_model_ready(api_call *call) {
     api_call tmp;
     memset(&tmp, 0, sizeof tmp);
     tmp.status = 200;
-    api_handle_ready(&tmp);
+    api_route_named("/v2/health/ready")->handler(&tmp);
     api_buf_free(&tmp.out);
     call->status = tmp.status;
     api_buf_puts(&call->out, "{\"name\":\"");
@@ -412,7 +414,7 @@ static int check_unknown(const kserve_infer *k) {
                         m->name, s,
                         api_suggest(s, strlen(s), names, m->n_inputs), m->name);
     }
-    const api_answer_table *t = api_answers_find(m->route);
+    const api_answer_table *t = m->route->answer;
     for (size_t i = 0; object_at(req, "outputs", i); i++) {
         const json_t *out = object_at(req, "outputs", i);
         char base[64];
@@ -936,13 +938,14 @@ static int write_response(api_call *call, const kserve_infer *k,
                           const api_buf *answer) {
     kserve_outputs outs;
     outs.n = 0;
-    outs.table = api_answers_find(k->model->route);
+    outs.table = k->model->route->answer;
     api_jspan root;
     const char *text = answer->data ? answer->data : "";
     if (!api_jspan_value(text, text + answer->len, &root) ||
         root.kind != JSPAN_OBJECT || collect_outputs(&outs, &root, ""))
         return api_fail(&call->problem, API_E_INTERNAL, NULL,
-                        "the answer of %s could not be read", k->model->route);
+                        "the answer of %s could not be read",
+                        k->model->route->path);
     const json_t *wanted = api_field_value(k->request, "outputs");
     size_t pick[MAX_OUTPUTS], n = 0;
     if (!wanted)
@@ -993,7 +996,7 @@ static int write_response(api_call *call, const kserve_infer *k,
 
 /* ------------------------------------------------ inference: handler */
 
-int api_handle_v2_infer(api_call *call) {
+static int handle_v2_infer(api_call *call) {
     kserve_infer k;
     memset(&k, 0, sizeof k);
     k.model = model_of(call);
@@ -1011,8 +1014,7 @@ int api_handle_v2_infer(api_call *call) {
     api_buf answer = {0};
     int rc = translate(&k);
     if (rc == 0) {
-        const api_route *route = api_route_find(k.model->route);
-        rc = api_invoke_text(call, route, k.body, NULL, &answer);
+        rc = api_invoke_text(call, k.model->route, k.body, NULL, &answer);
         if (rc)
             map_pointer(&k, k.p);
     }
@@ -1023,3 +1025,22 @@ int api_handle_v2_infer(api_call *call) {
     json_decref(k.body);
     return rc ? -1 : 0;
 }
+
+/* The route table's entries (route.h). */
+const api_route api_route_v2_server = {"GET", "/v2", handle_v2_server, 0, NULL,
+                                       NULL,  NULL};
+
+const api_route api_route_v2_model = {
+    "GET", "/v2/models/{model}", handle_v2_model, 0, NULL, NULL, NULL};
+
+const api_route api_route_v2_model_ready = {
+    "GET", "/v2/models/{model}/ready", handle_v2_model_ready, 0, NULL, NULL,
+    NULL};
+
+const api_route api_route_v2_infer = {"POST",
+                                      "/v2/models/{model}/infer",
+                                      handle_v2_infer,
+                                      API_ROUTE_JSON_BODY | API_ROUTE_COMPUTES,
+                                      NULL,
+                                      NULL,
+                                      NULL};

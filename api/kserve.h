@@ -1,6 +1,7 @@
 /*
  * kserve.h — the Open Inference Protocol (KServe v2 REST) front
- * (API.md section 12; kserve/kserve docs/predict-api/v2/required_api.md):
+ * (docs/contract.md section 12; kserve/kserve
+ * docs/predict-api/v2/required_api.md):
  *
  *   GET  /v2                          server metadata
  *   GET  /v2/models/{model}           model metadata (inputs, outputs)
@@ -35,10 +36,6 @@
 
 #include "api.h"
 #include "problem.h"
-
-/* 1 when the len bytes of name are one of the front's models (the route
- * table's {model} segments match only these). */
-int api_kserve_model_known(const char *name, size_t len);
 
 /* 1 when path is on the protocol's front: "/v2" or below "/v2/". */
 int api_kserve_path(const char *path);

@@ -1,5 +1,5 @@
 /*
- * limit.h — the derived-size and work limits (API.md "Limits"): every
+ * limit.h — the derived-size and work limits (docs/contract.md "Limits"): every
  * tensor a request makes (outputs, weights, parameters) is bounded by
  * --max-elements, and the estimated scalar operations by --max-work.
  * Estimates saturate at UINT64_MAX instead of wrapping.

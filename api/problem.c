@@ -51,6 +51,7 @@ static const struct {
     {429, "Too Many Requests"},
     {431, "Request Header Fields Too Large"},
     {500, "Internal Server Error"},
+    {501, "Not Implemented"},
     {503, "Service Unavailable"},
 };
 
@@ -209,6 +210,23 @@ void api_problem_respond(api_response *res, const api_problem *p) {
     api_problem_write(&out, p);
     free(res->body);
     res->status = api_error_status(p->code);
+    res->content_type = API_CT_PROBLEM;
+    res->body = api_buf_release(&out, &res->body_len);
+}
+
+void api_problem_respond_http(api_response *res, int status,
+                              const char *detail) {
+    api_buf out = {0};
+    const char *title = api_status_title(status);
+    api_buf_puts(&out, "{\"type\":\"about:blank\",\"title\":");
+    api_buf_json_string(&out, title, strlen(title));
+    api_buf_puts(&out, ",\"status\":");
+    api_buf_int(&out, status);
+    api_buf_puts(&out, ",\"detail\":");
+    api_buf_json_string(&out, detail, strlen(detail));
+    api_buf_putc(&out, '}');
+    free(res->body);
+    res->status = status;
     res->content_type = API_CT_PROBLEM;
     res->body = api_buf_release(&out, &res->body_len);
 }

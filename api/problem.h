@@ -17,7 +17,7 @@
 #include "buf.h"
 #include "pointer.h"
 
-/* The wire contract's error codes (API.md "Errors"), in one enum. */
+/* The wire contract's error codes (docs/contract.md "Errors"), in one enum. */
 typedef enum {
     API_E_NONE = 0,
     API_E_INVALID_JSON,           /* 400 */
@@ -98,6 +98,15 @@ void api_problem_write(api_buf *out, const api_problem *p);
  * allocated leaves res->body NULL with body_len 0. Any res->body already
  * there is freed first. Used by the server for its own 401/429/503 too. */
 void api_problem_respond(api_response *res, const api_problem *p);
+
+/* Fill res for an error of HTTP itself, found before any route is asked
+ * (a request target or header block over its limit, broken framing, a
+ * transfer coding not understood): problem+json with the status, its
+ * title (RFC 9110 section 15) and detail, and no "code", since these are
+ * not the contract's errors. Frees any res->body first; a body that cannot
+ * be allocated leaves res->body NULL. */
+void api_problem_respond_http(api_response *res, int status,
+                              const char *detail);
 
 /* Content types of the two kinds of answer. */
 #define API_CT_JSON "application/json"

@@ -1,6 +1,6 @@
 /*
  * query.h — query parameters of GET routes, checked like body fields
- * (API.md "HTTP behaviour"): a repeated parameter — the last wins; an
+ * (docs/contract.md "HTTP behaviour"): a repeated parameter — the last wins; an
  * unknown one -> 422 unknown_field; an empty or non-numeric value -> 422
  * wrong_type; out of range -> 422 invalid_value (the handler's); pointer
  * "/<name>". Names and values are percent-decoded, '+' is a space

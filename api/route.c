@@ -1,51 +1,50 @@
 /*
- * route.c — the route table (see route.h). api/openapi.json lists exactly
- * these paths; tests/unit/test_api_openapi.c keeps the two in step.
+ * route.c — the list of routes (see route.h). Each entry is defined beside
+ * its handler; this list gives their order, which is the order of
+ * /metrics and of api/openapi.json's paths.
  */
 #include "route.h"
 
+#include <pthread.h>
 #include <string.h>
 
-#include "kserve.h"
+extern const api_route api_route_dot, api_route_additive, api_route_multihead,
+    api_route_nw, api_route_dataset, api_route_softmax_masked, api_route_posenc,
+    api_route_grade, api_route_v2_server, api_route_v2_model,
+    api_route_v2_model_ready, api_route_v2_infer, api_route_healthz,
+    api_route_live, api_route_ready, api_route_version, api_route_openapi,
+    api_route_metrics, api_route_lab;
 
-#define GET_ALLOW "GET, HEAD, OPTIONS"
-#define POST_ALLOW "POST, OPTIONS"
-
-static const api_route routes[] = {
-    {"POST", "/attention/dot", api_handle_dot, POST_ALLOW, 1, 1},
-    {"POST", "/attention/additive", api_handle_additive, POST_ALLOW, 1, 1},
-    {"POST", "/attention/multihead", api_handle_multihead, POST_ALLOW, 1, 1},
-    {"POST", "/regression/nw", api_handle_nw, POST_ALLOW, 1, 1},
-    {"GET", "/regression/nw/dataset", api_handle_dataset, GET_ALLOW, 0, 0},
-    {"POST", "/softmax/masked", api_handle_softmax_masked, POST_ALLOW, 1, 1},
-    {"GET", "/encoding/positional", api_handle_posenc, GET_ALLOW, 0, 0},
-    {"POST", "/grade", api_handle_grade, POST_ALLOW, 1, 0},
-    {"GET", "/v2", api_handle_v2_server, GET_ALLOW, 0, 0},
-    {"GET", "/v2/models/{model}", api_handle_v2_model, GET_ALLOW, 0, 0},
-    {"GET", "/v2/models/{model}/ready", api_handle_v2_model_ready, GET_ALLOW, 0,
-     0},
-    {"POST", "/v2/models/{model}/infer", api_handle_v2_infer, POST_ALLOW, 1, 0},
-    {"GET", "/healthz", api_handle_healthz, GET_ALLOW, 0, 0},
-    {"GET", "/v2/health/live", api_handle_live, GET_ALLOW, 0, 0},
-    {"GET", "/v2/health/ready", api_handle_ready, GET_ALLOW, 0, 0},
-    {"GET", "/version", api_handle_version, GET_ALLOW, 0, 0},
-    {"GET", "/openapi.json", api_handle_openapi, GET_ALLOW, 0, 0},
-    {"GET", "/metrics", api_handle_metrics, GET_ALLOW, 0, 0},
-    {"GET", "/", api_handle_lab, GET_ALLOW, 0, 0},
+static const api_route *const routes[] = {
+    &api_route_dot,      &api_route_additive,       &api_route_multihead,
+    &api_route_nw,       &api_route_dataset,        &api_route_softmax_masked,
+    &api_route_posenc,   &api_route_grade,          &api_route_v2_server,
+    &api_route_v2_model, &api_route_v2_model_ready, &api_route_v2_infer,
+    &api_route_healthz,  &api_route_live,           &api_route_ready,
+    &api_route_version,  &api_route_openapi,        &api_route_metrics,
+    &api_route_lab,
 };
 
 #define N_ROUTES (sizeof routes / sizeof routes[0])
 
+const api_route *api_route_of_model(const char *name, size_t len) {
+    for (size_t i = 0; i < N_ROUTES; i++) {
+        const char *m = routes[i]->model;
+        if (m && strlen(m) == len && !memcmp(m, name, len))
+            return routes[i];
+    }
+    return NULL;
+}
+
 /* A route path matches itself, except that its segment "{model}" stands
- * for one segment naming a model of the Open Inference Protocol front
- * (kserve.h): "/v2/models/{model}/infer" matches
+ * for one segment naming a model: "/v2/models/{model}/infer" matches
  * "/v2/models/attention_dot/infer". */
 static int matches(const char *route, const char *path) {
     static const char model[] = "{model}";
     while (*route && *path) {
         if (!strncmp(route, model, sizeof model - 1)) {
             size_t n = strcspn(path, "/");
-            if (!api_kserve_model_known(path, n))
+            if (!api_route_of_model(path, n))
                 return 0;
             route += sizeof model - 1;
             path += n;
@@ -60,9 +59,21 @@ const api_route *api_route_find(const char *path) {
     if (!path)
         return NULL;
     for (size_t i = 0; i < N_ROUTES; i++)
-        if (matches(routes[i].path, path))
-            return &routes[i];
+        if (matches(routes[i]->path, path))
+            return routes[i];
     return NULL;
+}
+
+const api_route *api_route_named(const char *route) {
+    for (size_t i = 0; route && i < N_ROUTES; i++)
+        if (!strcmp(routes[i]->path, route))
+            return routes[i];
+    return NULL;
+}
+
+unsigned api_route_flags(const char *route) {
+    const api_route *r = api_route_named(route);
+    return r ? r->flags : 0;
 }
 
 size_t api_route_count(void) {
@@ -70,5 +81,27 @@ size_t api_route_count(void) {
 }
 
 const api_route *api_route_at(size_t i) {
-    return i < N_ROUTES ? &routes[i] : NULL;
+    return i < N_ROUTES ? routes[i] : NULL;
+}
+
+const char *api_route_allow(const api_route *r) {
+    return strcmp(r->method, "GET") ? "POST, OPTIONS" : "GET, HEAD, OPTIONS";
+}
+
+/* Each route's fast-path fields, derived once from its schema. */
+static const char *fast_fields[N_ROUTES][API_FIELDS_MAX + 1];
+static pthread_once_t fast_once = PTHREAD_ONCE_INIT;
+
+static void derive_fast_fields(void) {
+    for (size_t i = 0; i < N_ROUTES; i++)
+        api_schema_real_tensors(routes[i]->request, fast_fields[i],
+                                API_FIELDS_MAX + 1);
+}
+
+const char *const *api_route_fast_fields(const api_route *r) {
+    pthread_once(&fast_once, derive_fast_fields);
+    for (size_t i = 0; i < N_ROUTES; i++)
+        if (routes[i] == r)
+            return fast_fields[i];
+    return NULL;
 }

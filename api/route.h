@@ -1,33 +1,71 @@
 /*
- * route.h — the route table: every (method, path) attnd answers, its
- * handler, the name metrics use, and its "Allow" value. GET routes also
- * answer HEAD (the server drops the body); OPTIONS is answered 204 with the
- * same Allow value (the server adds the CORS headers).
+ * route.h — the route description: every (method, path) attnd answers is
+ * declared once, as one api_route in the file of its handler, and listed
+ * in route.c. Everything else about a route is read from that entry:
+ *   - lookup, 404 and 405 and the Allow value (dispatch.c);
+ *   - its request fields and their checks, in the contract's order
+ *     (fields.h), and which tensor fields the fast path reads
+ *     (fastpath.h);
+ *   - the members of its answer (answers.h), which POST /grade grades and
+ *     the Open Inference Protocol front sends as outputs;
+ *   - its Open Inference Protocol model: name, inputs and parameters,
+ *     derived from the request fields (kserve.h);
+ *   - what the server's gate needs: open or not, counted by the limits or
+ *     not, computing or not (api.h's API_ROUTE_* flags);
+ *   - metric names (handler_metrics.c) and api/openapi.json, which a test
+ *     holds to the table (tests/unit/test_api_openapi.c).
+ * GET routes also answer HEAD (the server drops the body); OPTIONS is
+ * answered 204 with the Allow value (the server adds the CORS headers).
+ * How to add a route: docs/architecture.md.
  */
 #ifndef API_ROUTE_H
 #define API_ROUTE_H
 
 #include <stddef.h>
 
+#include "answers.h"
 #include "call.h"
+#include "fields.h"
 
-typedef struct {
+typedef struct api_route {
     const char *method; /* "GET" or "POST" */
-    const char *path;   /* path ({model}: a model name, route.c); also the
-                           route name for metrics */
+    const char *path;   /* path ({model}: one of the models' names); also
+                           the route's name in metrics and logs */
     api_handler handler;
-    const char *allow; /* "GET, HEAD, OPTIONS" or "POST, OPTIONS" */
-    int json_body;     /* 1: the body is a JSON object (POST routes) */
-    int vary_accept;   /* 1: the answer depends on Accept (SVG later) */
+    unsigned flags; /* API_ROUTE_* (api.h) */
+    /* The body's fields in the contract's order (API_ROUTE_JSON_BODY
+     * routes, also for /grade's and the v2 front's checks), or NULL. */
+    const api_schema *request;
+    /* The members of its 200 answer, for routes that compute one (the
+     * routes POST /grade can grade), or NULL. */
+    const api_answer_table *answer;
+    /* The Open Inference Protocol model that serves this route
+     * ("attention_dot"), or NULL. */
+    const char *model;
 } api_route;
 
-/* The route whose path matches `path` (equal, or a known model name
- * where the route has {model}), or NULL (404). */
+/* The route whose path matches `path` (equal, or a model's name where the
+ * route has {model}), or NULL (404). */
 const api_route *api_route_find(const char *path);
 
-/* The table, for tests and documentation: routes 0 … api_route_count()-1. */
+/* The route whose template is exactly `route` (api_response.route), or
+ * NULL. */
+const api_route *api_route_named(const char *route);
+
+/* The route a model serves, by the len bytes of its name, or NULL. */
+const api_route *api_route_of_model(const char *name, size_t len);
+
+/* The table, in its order: routes 0 … api_route_count()-1. */
 size_t api_route_count(void);
 const api_route *api_route_at(size_t i);
+
+/* The route's tensor fields of real numbers, NULL-terminated (from its
+ * request schema; an empty list for routes without one): what the fast
+ * path reads (fastpath.h). Static; never NULL for a route of the table. */
+const char *const *api_route_fast_fields(const api_route *r);
+
+/* The Allow value of a route: "GET, HEAD, OPTIONS" or "POST, OPTIONS". */
+const char *api_route_allow(const api_route *r);
 
 /* Allow value for "OPTIONS *": every method some route answers. */
 #define API_ALLOW_ANY "GET, HEAD, POST, OPTIONS"

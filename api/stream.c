@@ -71,6 +71,10 @@ struct api_stream {
     int printer_tried;
 };
 
+/* How the buffer itself releases or frees its holes (buf.h). */
+static const api_holes_ops holes_ops = {api_stream_flatten,
+                                        api_stream_holes_free};
+
 void api_stream_allow(api_buf *out, const api_arena *arena,
                       const api_request *req) {
     if (!req || !req->stream_ok || !arena->base || out->holes)
@@ -81,6 +85,7 @@ void api_stream_allow(api_buf *out, const api_arena *arena,
     h->lo = arena->base;
     h->hi = arena->base + arena->slots * 8;
     out->holes = h;
+    out->holes_ops = &holes_ops;
 }
 
 int api_stream_may_defer(const api_buf *out, const double *data, size_t count) {

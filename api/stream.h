@@ -24,7 +24,7 @@
 #include "api.h"
 #include "arena.h"
 #include "buf.h"
-#include "tensor.h"
+#include "entries.h"
 
 /* Let out leave holes for tensors that lie inside arena's allocation, when
  * req asks for it (req->stream_ok). Without this call nothing is left. */

@@ -1,8 +1,8 @@
 /*
- * svg.h — attention weights as an SVG 1.1 heatmap (API.md section 11): keys
- * on x, queries on y, one panel per batch example and head, axis titles, a
- * colour bar, one <rect class="cell"> per weight up to 256 × 256 per panel;
- * larger panels are block-averaged down to that and say so in their
+ * svg.h — attention weights as an SVG 1.1 heatmap (docs/contract.md section
+ * 11): keys on x, queries on y, one panel per batch example and head, axis
+ * titles, a colour bar, one <rect class="cell"> per weight up to 256 × 256 per
+ * panel; larger panels are block-averaged down to that and say so in their
  * <title>. Colours run from near white (weight 0) to dark red (the largest
  * weight in the picture), as d2l's show_heatmaps draws them (cmap "Reds",
  * d2l 11.1.4): the darker the cell, the more that query attends to that key.

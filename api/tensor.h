@@ -4,7 +4,7 @@
  * and double buffers only, so a faster parser or printer can replace this
  * file without touching them.
  *
- * Two wire forms, either one per field (API.md "Tensors"):
+ * Two wire forms, either one per field (docs/contract.md "Tensors"):
  *   nested arrays     [[1, 2], [3, 4]]                    shape (2, 2)
  *   flat object       {"shape": [2, 2], "data": [1, 2, 3, 4]}  (KServe v2)
  * Data is row-major, outermost axis first. A bare number is a rank-0
@@ -36,6 +36,9 @@ typedef struct {
     unsigned ranks;     /* bit r set: rank r is allowed (API_RANK(3) | ...) */
     int integral;       /* 1: entries must be integers or integral reals */
     const char *shapes; /* shape names for details: "(B, Nq, d) or (Nq, d)" */
+    unsigned batched_rank; /* the rank of its batched form, as the Open
+                              Inference Protocol's metadata shows it
+                              (kserve.h); 0: the highest rank allowed */
 } api_tensor_spec;
 
 #define API_RANK(r) (1u << (r))
@@ -96,7 +99,8 @@ void api_tensor_read(double *dst, const api_tensor *t);
 void api_tensor_entry_pointer(api_pointer *ptr, const char *base,
                               const api_tensor *t, size_t index);
 
-/* How response tensors and numbers are printed (API.md "Responses"). */
+/* How response tensors and numbers are printed (docs/contract.md "Responses").
+ */
 typedef struct {
     int flat;      /* 1: {"shape": [...], "data": [...]}; 0: nested arrays */
     int precision; /* 0: shortest round trip; 1 … 17 significant digits */
@@ -121,25 +125,5 @@ int api_tensor_format_read(api_tensor_format *fmt, const json_t *obj,
 int api_tensor_encode(api_buf *out, const double *data, const size_t *shape,
                       size_t rank, const api_tensor_format *fmt,
                       int nan_as_null);
-
-/* A run of a tensor's entries as api_tensor_encode prints them: the
- * separators between entries depend only on the entry's index, so any
- * range can be printed on its own (api/stream.c prints a large answer a
- * range at a time). inner[k] is the number of entries in one block of
- * nesting level k + 1; depth is how many levels close between rows (rank
- * - 1 nested, 0 flat). */
-typedef struct {
-    const double *data;
-    size_t count;
-    size_t depth;
-    size_t inner[API_SHAPE_MAX];
-    int precision, nan_as_null;
-} api_tensor_entries;
-
-/* Print entries [begin, end) of e (begin > 0: with the separator before
- * entry begin), on several threads when the range is large. Returns 0, or
- * -1 when an entry cannot be printed (see api_tensor_encode). */
-int api_tensor_print(api_buf *out, const api_tensor_entries *e, size_t begin,
-                     size_t end);
 
 #endif /* API_TENSOR_H */

@@ -32,15 +32,16 @@ extern "C" {
 
 typedef enum {
     ATTN_OK = 0,
-    ATTN_E_INVALID_ARG,   /* NULL buffer, zero size, scale/w/lr not finite > 0 */
-    ATTN_E_OVERFLOW,      /* a size overflows size_t (or BLAS int) */
-    ATTN_E_NOMEM,         /* internal scratch allocation failed */
-    ATTN_E_VALID_LEN,     /* a valid_lens entry is < 0 or > Nk; fault->index */
-    ATTN_E_FULLY_MASKED,  /* policy ERROR and a query sees no key; fault set */
-    ATTN_E_NONFINITE,     /* a result overflowed to inf or NaN */
-    ATTN_E_ZERO_MASS,     /* NW query with zero kernel mass; fault->index = query */
-    ATTN_E_BAD_STEP,      /* NW fit step made w <= 0 or non-finite; fault->index = epoch (from 1) */
-    ATTN_E_TOO_FEW        /* NW needs more points (train_loo n < 2, bandwidth rule) */
+    ATTN_E_INVALID_ARG,  /* NULL buffer, zero size, scale/w/lr not finite > 0 */
+    ATTN_E_OVERFLOW,     /* a size overflows size_t (or BLAS int) */
+    ATTN_E_NOMEM,        /* internal scratch allocation failed */
+    ATTN_E_VALID_LEN,    /* a valid_lens entry is < 0 or > Nk; fault->index */
+    ATTN_E_FULLY_MASKED, /* policy ERROR and a query sees no key; fault set */
+    ATTN_E_NONFINITE,    /* a result overflowed to inf or NaN */
+    ATTN_E_ZERO_MASS, /* NW query with zero kernel mass; fault->index = query */
+    ATTN_E_BAD_STEP,  /* NW fit step made w <= 0 or non-finite; fault->index =
+                         epoch (from 1) */
+    ATTN_E_TOO_FEW /* NW needs more points (train_loo n < 2, bandwidth rule) */
 } attn_status;
 
 /* Static English text for a status; never NULL ("unknown status" for
@@ -70,8 +71,10 @@ attn_status attn_size_prod(size_t *out, const size_t *dims, size_t n);
 
 typedef enum {
     ATTN_CAUSAL_NONE = 0,
-    ATTN_CAUSAL_TOP_LEFT,     /* query i sees key j iff j <= i (PyTorch is_causal) */
-    ATTN_CAUSAL_BOTTOM_RIGHT  /* query i sees key j iff j <= i + Nk - Nq (KV cache) */
+    ATTN_CAUSAL_TOP_LEFT, /* query i sees key j iff j <= i (PyTorch is_causal)
+                           */
+    ATTN_CAUSAL_BOTTOM_RIGHT /* query i sees key j iff j <= i + Nk - Nq (KV
+                                cache) */
 } attn_causal;
 
 typedef enum {
@@ -165,14 +168,11 @@ attn_status attn_additive_forward(double *out, double *weights, double *scores,
                                   size_t h, attn_fault *fault);
 
 /* Plain-loop reference of attn_additive_forward (test oracle). */
-attn_status attn_additive_forward_ref(double *out, double *weights,
-                                      double *scores, const double *q,
-                                      const double *k, const double *v,
-                                      const double *W_q, const double *W_k,
-                                      const double *w_v, const attn_mask *mask,
-                                      size_t B, size_t Nq, size_t Nk, size_t dq,
-                                      size_t dk, size_t dv, size_t h,
-                                      attn_fault *fault);
+attn_status attn_additive_forward_ref(
+    double *out, double *weights, double *scores, const double *q,
+    const double *k, const double *v, const double *W_q, const double *W_k,
+    const double *w_v, const attn_mask *mask, size_t B, size_t Nq, size_t Nk,
+    size_t dq, size_t dk, size_t dv, size_t h, attn_fault *fault);
 
 /* ------------------------------------ Nadaraya–Watson kernel regression */
 
@@ -211,8 +211,9 @@ attn_status attn_nw_loss(double *loss, double *grad_w, const double *x_query,
                          size_t m, size_t n, size_t dv, attn_fault *fault);
 
 typedef enum {
-    ATTN_NW_FIT_TRAIN_LOO = 0, /* each x_train[i] queries the other n−1 pairs (d2l) */
-    ATTN_NW_FIT_QUERY          /* fit on (x_query, y_query) against the training pairs */
+    ATTN_NW_FIT_TRAIN_LOO =
+        0,            /* each x_train[i] queries the other n−1 pairs (d2l) */
+    ATTN_NW_FIT_QUERY /* fit on (x_query, y_query) against the training pairs */
 } attn_nw_fit_data;
 
 typedef struct {
@@ -484,6 +485,32 @@ attn_status attn_multihead_backward(
     const attn_multihead_params *params, const attn_mask *mask, size_t B,
     size_t Nq, size_t Nk, size_t dq, size_t dk, size_t dv, size_t h, size_t H,
     size_t d_out, attn_fault *fault);
+
+/* ------------------------------------------------------ the BLAS behind it */
+
+/* The BLAS library libattn was built against, for version and metrics
+ * answers. All strings are static and never NULL:
+ *   name     "OpenBLAS", or "cblas" for another CBLAS;
+ *   version  OpenBLAS's version text as its header gives it, spaces
+ *            included (" OpenBLAS 0.3.21 "), or "" for another CBLAS;
+ *   config   OpenBLAS's build configuration (openblas_get_config()), or
+ *            "" for another CBLAS.
+ * No error. */
+typedef struct {
+    const char *name;
+    const char *version;
+    const char *config;
+} attn_blas_info;
+
+attn_blas_info attn_blas_about(void);
+
+/* Ask BLAS to use n >= 1 threads for one call. Returns the number it
+ * uses from now on, or -1 when the library offers no such setting (it
+ * then runs as it was built). Not thread-safe: call before computing. */
+int attn_blas_set_threads(int n);
+
+/* The threads BLAS uses per call, or -1 when the library cannot say. */
+int attn_blas_threads(void);
 
 #ifdef __cplusplus
 }

@@ -1,7 +1,7 @@
 /*
  * dataset.c — the synthetic regression data of d2l 11.2.1 ("Generating the
  * Dataset"): y = 2 sin(x) + x^0.8 + noise, drawn from the library's own
- * generator so every seed gives the same numbers everywhere (API.md
+ * generator so every seed gives the same numbers everywhere (docs/contract.md
  * section 5).
  */
 #include "attn.h"

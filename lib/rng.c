@@ -1,6 +1,6 @@
 /*
  * rng.c — reproducible randomness, bit for bit as the wire contract states
- * (API.md section 7): xoshiro256** (Blackman & Vigna 2018) seeded by
+ * (docs/contract.md section 7): xoshiro256** (Blackman & Vigna 2018) seeded by
  * splitmix64 (Steele, Lea & Flood 2014), 53-bit uniforms, Box–Muller
  * normals (Box & Muller 1958) and Xavier-uniform initialisation (Glorot &
  * Bengio 2010).

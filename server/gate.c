@@ -1,6 +1,6 @@
 /*
- * gate.c — admission in the contract's order, the route rules, and the
- * refusal bodies (see gate.h).
+ * gate.c — admission in the contract's order, and the refusals' details
+ * (see gate.h).
  */
 #include "gate.h"
 
@@ -10,44 +10,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "problem.h"
-
-#define OPEN 1u                   /* no token needed */
-#define OPEN_IF_METRICS_PUBLIC 2u /* no token needed with --metrics-public */
-#define UNLIMITED 4u /* outside the per-client limits and the in-flight cap */
-
-/* Routes with relaxed rules; every other route needs the token (when auth
- * is on) and counts against every limit. prefix: path is a prefix of the
- * route template. */
-static const struct {
-    const char *path;
-    int prefix;
-    unsigned flags;
-} rules[] = {
-    {"/", 0, OPEN},
-    {"/healthz", 0, OPEN | UNLIMITED},
-    {"/v2/health/", 1, OPEN | UNLIMITED},
-    {"/openapi.json", 0, OPEN},
-    {"/version", 0, OPEN},
-    {"/metrics", 0, OPEN_IF_METRICS_PUBLIC | UNLIMITED},
-};
+#include "front.h"
 
 struct srv_gate {
     srv_gate_config cfg;
     srv_ratelimit *rl; /* NULL when no per-client limit is set */
 };
-
-static unsigned route_flags(const char *route) {
-    if (route == NULL)
-        return 0;
-    for (size_t i = 0; i < sizeof rules / sizeof rules[0]; i++) {
-        size_t n = strlen(rules[i].path);
-        if (rules[i].prefix ? strncmp(route, rules[i].path, n) == 0
-                            : strcmp(route, rules[i].path) == 0)
-            return rules[i].flags;
-    }
-    return 0;
-}
 
 srv_gate *srv_gate_new(const srv_gate_config *cfg) {
     srv_gate *g = calloc(1, sizeof *g);
@@ -72,13 +40,14 @@ srv_gate *srv_gate_new(const srv_gate_config *cfg) {
 }
 
 int srv_gate_route_open(const srv_gate *g, const char *route) {
-    unsigned flags = route_flags(route);
-    return (flags & OPEN) != 0 ||
-           ((flags & OPEN_IF_METRICS_PUBLIC) && g->cfg.metrics_public);
+    unsigned flags = api_route_flags(route);
+    return (flags & API_ROUTE_OPEN) != 0 ||
+           ((flags & API_ROUTE_OPEN_IF_METRICS_PUBLIC) &&
+            g->cfg.metrics_public);
 }
 
 int srv_gate_route_unlimited(const char *route) {
-    return (route_flags(route) & UNLIMITED) != 0;
+    return (api_route_flags(route) & API_ROUTE_UNLIMITED) != 0;
 }
 
 srv_gate_verdict srv_gate_admit(srv_gate *g, const srv_gate_request *req,
@@ -141,12 +110,6 @@ const char *srv_gate_www_authenticate(srv_gate_verdict v) {
     return NULL;
 }
 
-/* 1 for the Open Inference Protocol's paths (/v2 and below). */
-static int is_v2(const char *path) {
-    return path != NULL && strncmp(path, "/v2", 3) == 0 &&
-           (path[3] == '\0' || path[3] == '/');
-}
-
 void srv_gate_respond(const srv_gate *g, api_response *res, srv_gate_verdict v,
                       const char *path, unsigned retry_after_s) {
     api_problem p;
@@ -184,18 +147,7 @@ void srv_gate_respond(const srv_gate *g, api_response *res, srv_gate_verdict v,
         break;
     }
     res->compute_ms = -1;
-    if (!is_v2(path)) {
-        api_problem_respond(res, &p);
-        return;
-    }
-    api_buf out = {0};
-    api_buf_puts(&out, "{\"error\":");
-    api_buf_json_string(&out, p.detail, strlen(p.detail));
-    api_buf_putc(&out, '}');
-    free(res->body);
-    res->status = api_error_status(p.code);
-    res->content_type = API_CT_JSON;
-    res->body = api_buf_release(&out, &res->body_len);
+    api_front_respond_problem(res, &p, path);
 }
 
 int srv_gate_active(const srv_gate *g) {

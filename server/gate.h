@@ -1,14 +1,16 @@
 /*
  * gate.h — admission of a request whose route is known: after 404 and 405,
- * before 415 (API.md section 1, "Order of checks"). In turn, each only
- * when configured:
+ * before 415 (docs/contract.md section 1, "Order of checks"). In turn, each
+ * only when configured:
  *   1. per-client fairness (ratelimit.h): 429 rate_limited;
  *   2. the bearer token (auth.h): 401 unauthorized;
  *   3. the server-wide cap on requests in flight: 503 overloaded.
- * A small table says which routes stay open when a token is required
- * (API.md section 14) and which routes no limit counts (health probes, so
- * that an orchestrator never restarts a busy but healthy server). Refusals
- * are problem+json, or {"error": "..."} under /v2 (API.md section 12).
+ * Which routes stay open when a token is required (docs/contract.md section 14)
+ * and which routes no limit counts (health probes, so that an orchestrator
+ * never restarts a busy but healthy server) are facts of each route's
+ * entry in the api's route table (api_route_flags). Refusals are written
+ * by the api as the path's front writes errors: problem+json, or
+ * {"error": "..."} under /v2 (docs/contract.md section 12).
  */
 #ifndef SRV_GATE_H
 #define SRV_GATE_H

@@ -40,6 +40,7 @@
 #include "gzip.h"
 #include "log.h"
 #include "metrics.h"
+#include "problem.h"
 #include "request_id.h"
 #include "tls.h"
 
@@ -287,9 +288,9 @@ static enum MHD_Result add_header_bytes(void *cls, enum MHD_ValueKind kind,
     return MHD_YES;
 }
 
-/* Headers every response carries (API.md "Cross-origin use and headers").
- * vary_accept and vary_encoding add Accept and Accept-Encoding to Vary.
- * Returns 0, -1 when one could not be added (out of memory). */
+/* Headers every response carries (docs/contract.md "Cross-origin use and
+ * headers"). vary_accept and vary_encoding add Accept and Accept-Encoding to
+ * Vary. Returns 0, -1 when one could not be added (out of memory). */
 static int add_common_headers(struct MHD_Response *resp,
                               struct MHD_Connection *conn, const srv_request *r,
                               int vary_accept, int vary_encoding) {
@@ -425,26 +426,19 @@ static enum MHD_Result answer(srv_request *r, struct MHD_Connection *conn,
 }
 
 /* A problem+json answer made here, for limits the api never sees (the
- * request target and header block). detail must need no JSON escaping. */
+ * request target and header block, the framing); written by the api. */
 static enum MHD_Result answer_problem(srv_request *r,
                                       struct MHD_Connection *conn, int status,
-                                      const char *title, const char *detail,
-                                      int close_conn) {
+                                      const char *detail, int close_conn) {
     api_response res;
     memset(&res, 0, sizeof res);
-    res.status = status;
-    res.content_type = "application/problem+json";
     res.compute_ms = -1;
-    size_t cap = strlen(title) + strlen(detail) + 96;
-    res.body = malloc(cap);
+    api_problem_respond_http(&res, status, detail);
     if (res.body == NULL)
         return MHD_NO;
-    int n = snprintf(res.body, cap,
-                     "{\"type\":\"about:blank\",\"title\":\"%s\","
-                     "\"status\":%d,\"detail\":\"%s\"}",
-                     title, status, detail);
-    res.body_len = (size_t)n;
-    return answer(r, conn, &res, close_conn);
+    enum MHD_Result rc = answer(r, conn, &res, close_conn);
+    api_response_free(&res);
+    return rc;
 }
 
 /* api_request.body_done: the api has parsed the body; free it before the
@@ -565,22 +559,20 @@ static enum MHD_Result answer_early(srv_request *r, struct MHD_Connection *conn,
                                     const char *url, int close_conn) {
     switch (r->early) {
     case EARLY_URI_TOO_LONG:
-        return answer_problem(r, conn, MHD_HTTP_URI_TOO_LONG, "URI Too Long",
+        return answer_problem(r, conn, MHD_HTTP_URI_TOO_LONG,
                               "the request target is longer than 8192 bytes",
                               close_conn);
     case EARLY_HEADERS_TOO_LARGE:
         return answer_problem(
             r, conn, MHD_HTTP_REQUEST_HEADER_FIELDS_TOO_LARGE,
-            "Request Header Fields Too Large",
             "the request header block is larger than 16384 bytes", close_conn);
     case EARLY_BAD_FRAMING:
-        return answer_problem(r, conn, MHD_HTTP_BAD_REQUEST, "Bad Request",
+        return answer_problem(r, conn, MHD_HTTP_BAD_REQUEST,
                               "Transfer-Encoding must end with chunked "
                               "(RFC 9112 section 6.3)",
                               1);
     case EARLY_CODING_UNKNOWN:
         return answer_problem(r, conn, MHD_HTTP_NOT_IMPLEMENTED,
-                              "Not Implemented",
                               "chunked is the only transfer coding understood "
                               "here (RFC 9112 section 6.1)",
                               1);
@@ -736,7 +728,6 @@ answer_too_large(srv_request *r, struct MHD_Connection *conn, const char *url) {
                          : (long long)r->body_seen;
     if (api_precheck(&req, seen, &res) == 0)
         return answer_problem(r, conn, MHD_HTTP_CONTENT_TOO_LARGE,
-                              "Content Too Large",
                               "the request body is larger than "
                               "--max-body-bytes",
                               1);

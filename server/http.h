@@ -4,7 +4,7 @@
  * api layer, and sends its answer with the headers every response carries
  * (CORS, X-Request-Id, Server-Timing, nosniff, no-store, gzip, the lab
  * page's Content-Security-Policy), after the admission gate (gate.h);
- * over TLS when given a certificate. Contract: API.md section 1,
+ * over TLS when given a certificate. Contract: docs/contract.md section 1,
  * "Cross-origin use and headers" and "HTTP behaviour".
  */
 #ifndef SRV_HTTP_H

@@ -7,7 +7,6 @@
  * work. A handler, not sigwait: OpenBLAS starts its threads before main, so
  * a blocked-signal mask cannot cover every thread.
  */
-#include <cblas.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <malloc.h>
@@ -51,16 +50,6 @@ static int blas_threads_for(unsigned http_threads) {
         ncpu = 1;
     long n = ncpu / (long)http_threads;
     return n >= 1 ? (int)n : 1;
-}
-
-static int set_blas_threads(int n) {
-#ifdef OPENBLAS_VERSION
-    openblas_set_num_threads(n);
-    return openblas_get_num_threads();
-#else
-    (void)n;
-    return 1;
-#endif
 }
 
 /* A large request allocates tens of MB (its body, its arena, its answer)
@@ -286,8 +275,8 @@ int main(int argc, char **argv) {
     }
 
     keep_freed_memory();
-    int blas_threads = set_blas_threads(blas_threads_for(opts.threads));
-    api_set_threads((int)opts.threads, blas_threads);
+    int blas_threads =
+        api_set_threads((int)opts.threads, blas_threads_for(opts.threads));
     api_set_ready(1);
 
     api_limits limits;

@@ -1,6 +1,6 @@
 /*
  * metrics.h — request counters for GET /metrics in the Prometheus text
- * exposition format 0.0.4 (API.md section 14):
+ * exposition format 0.0.4 (docs/contract.md section 14):
  *   attnd_requests_total{route, method, status}     counter
  *   attnd_request_duration_seconds{route}           histogram
  *   attnd_in_flight_requests                        gauge

@@ -125,7 +125,8 @@ void srv_options_default(srv_options *opts) {
 
 static void usage(FILE *out) {
     fprintf(out, "usage: attnd [--option VALUE ...] [--healthcheck]\n"
-                 "Serve attention computations over HTTP (see README).\n\n");
+                 "Serve attention computations over HTTP (see README.md and "
+                 "docs/).\n\n");
     for (size_t i = 0; i < NSPECS; i++)
         fprintf(out, "  --%s (%s)\n      %s\n", specs[i].flag, specs[i].env,
                 specs[i].help);

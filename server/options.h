@@ -3,7 +3,7 @@
  *
  * Every setting is a long flag (--port 8080 or --port=8080) and an ATTND_*
  * environment variable (ATTND_PORT=8080); a flag wins over the environment,
- * the environment over the default. Contract: API.md section 15.
+ * the environment over the default. Contract: docs/contract.md section 15.
  */
 #ifndef SRV_OPTIONS_H
 #define SRV_OPTIONS_H

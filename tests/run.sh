@@ -34,6 +34,9 @@ for t in "$BUILD"/tests/test_*; do
     [ -x "$t" ] || continue
     run_suite "$(basename "$t")" "$t"
 done
+if [ "${2:-all}" != unit ]; then
+    run_suite layers python3 tests/layers/check.py .
+fi
 if [ "${2:-all}" != unit ] && [ -f tests/integration/run.sh ]; then
     run_suite integration sh tests/integration/run.sh "$BUILD/attnd"
 fi

@@ -9,7 +9,7 @@
 //
 // What it checks: the page is one self-contained document (every request
 // it makes goes to the attnd that served it), the seed's NW worked example
-// shows the contract's numbers (API.md section 4, to 1e-12) and a 1 × 3
+// shows the contract's numbers (docs/contract.md section 4, to 1e-12) and a 1 × 3
 // heatmap, d2l's toy gives [[2, 3, 4, 5]] and [[10, 11, 12, 13]] with two
 // 1 × 10 panels, problems appear next to the field their pointer names,
 // the token field sends "Authorization: Bearer", the server's SVG shows,

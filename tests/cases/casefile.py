@@ -1,4 +1,4 @@
-"""The case directory format of README.md, shared by gen_cases.py and
+"""The case directory format of tests/cases/README.md, shared by gen_cases.py and
 gen_grade_kserve.py: cases are collected per endpoint, then written as
 <endpoint>/route and <endpoint>/<name>/{request.json, meta.json,
 expected.json}; plus the small tensor helpers both generators use.

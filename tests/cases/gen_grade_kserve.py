@@ -7,7 +7,7 @@ of the contract, independent of lib/) or from the contract's golden
 numbers. Grades are computed here from those references and the answers
 the cases send, with the contract's rule |got − expected| ≤ atol +
 rtol·|expected| in Python's doubles. Errors are written from the rules in
-API.md sections 1, 12 and 13 (and the orders documented in
+docs/contract.md sections 1, 12 and 13 (and the orders documented in
 api/openapi.json).
 
     python3 tests/cases/gen_grade_kserve.py

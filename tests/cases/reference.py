@@ -1,5 +1,5 @@
 """Plain-Python reference implementations of attnd's computations, written
-from the wire contract (API.md) and d2l, independent of lib/. Used by
+from the wire contract (docs/contract.md) and d2l, independent of lib/. Used by
 gen_cases.py to compute the expected answers of tests/cases. Standard
 library only (IEEE-754 doubles, the same libm as C)."""
 
@@ -12,7 +12,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
 import attnrng  # noqa: E402
 
 # ------------------------------------------------------------ randomness
-# API.md section 7: splitmix64 seeding xoshiro256**, one implementation
+# docs/contract.md section 7: splitmix64 seeding xoshiro256**, one implementation
 # shared with the vector generators (tests/vectors/attnrng.py).
 Rng = attnrng.Rng
 f_true = attnrng.f_true
@@ -21,7 +21,7 @@ f_true = attnrng.f_true
 # ------------------------------------------------------------- masking
 
 def visible(b, i, j, Nq, Nk, valid_lens, per_query, causal):
-    """Key j visible to query i of example b (API.md "Masking")."""
+    """Key j visible to query i of example b (docs/contract.md "Masking")."""
     vl = Nk
     if valid_lens is not None:
         vl = valid_lens[b][i] if per_query else valid_lens[b]
@@ -287,7 +287,7 @@ def bandwidth_cv(x, y, kernel):
 
 
 def self_check():
-    """The contract's published values (API.md sections 4, 5 and 7)."""
+    """The contract's published values (docs/contract.md sections 4, 5 and 7)."""
     attnrng.check_golden()
     xt, yt = [1, 2, 4], [[0], [3], [1]]
     pred, a = nw_predict([2.5], xt, yt, "gaussian", 0.5)

@@ -3,7 +3,8 @@
  * glibc. Bytes 0 … 7 are the double's bits (little-endian), byte 8 the
  * precision (modulo 18; 0 = shortest); shorter inputs are zero-padded.
  *
- * Invariants (API.md section 1 "Responses", ECMA-262 Number::toString):
+ * Invariants (docs/contract.md section 1 "Responses", ECMA-262
+ * Number::toString):
  *   - non-finite x prints "null"; otherwise the text fits API_NUM_MAX and
  *     is a JSON number (RFC 8259 section 6 grammar);
  *   - shortest (precision 0): strtod reads back x bit for bit (-0 as 0),

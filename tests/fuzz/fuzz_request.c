@@ -3,11 +3,11 @@
  * input is a request line "METHOD PATH[ ACCEPT]" and a newline, then the
  * body (POST) or the query string (any other method), so that saved inputs
  * read as requests and keep their meaning when routes are added. Small
- * limits keep every input fast (API.md section 1: every tensor, derived
- * size and work estimate is checked before anything is allocated, so these
- * limits are all a request can cost).
+ * limits keep every input fast (docs/contract.md section 1: every tensor,
+ * derived size and work estimate is checked before anything is allocated, so
+ * these limits are all a request can cost).
  *
- * Invariants checked on every answer (API.md section 1, "Errors"):
+ * Invariants checked on every answer (docs/contract.md section 1, "Errors"):
  *   - the status is one the contract documents, never 500;
  *   - problem+json answers parse, with "type" about:blank, a "title", a
  *     "code", a "status" member equal to the HTTP status, and a "pointer"
@@ -69,8 +69,8 @@ static const json_t *request_resolve(const json_t *doc, const char *p) {
 }
 
 /* p names a value of doc, or an absent member of an object of doc: a
- * field that took its default (API.md blames /fit/lr for a step that makes
- * w <= 0, also when lr was left out). */
+ * field that took its default (docs/contract.md blames /fit/lr for a step that
+ * makes w <= 0, also when lr was left out). */
 static int request_names(const json_t *doc, const char *p) {
     if (request_resolve(doc, p) != NULL)
         return 1;
@@ -130,13 +130,13 @@ static void request_check(const api_response *res, const json_t *request_doc,
     if (!strcmp(res->content_type, "application/problem+json")) {
         request_check_problem(res, request_doc);
     } else if (!strcmp(res->content_type, "application/json")) {
-        /* Numbers print as ECMAScript does (API.md "Responses"), so an
-         * integral value from 2^63 up to 1e21 (a huge max_rel_err in a
+        /* Numbers print as ECMAScript does (docs/contract.md "Responses"), so
+         * an integral value from 2^63 up to 1e21 (a huge max_rel_err in a
          * /grade answer, say) prints as a long integer: valid JSON that
          * jansson reads only as a real. */
         json_error_t err;
-        json_t *doc = json_loadb(res->body, res->body_len,
-                                 JSON_DECODE_INT_AS_REAL, &err);
+        json_t *doc =
+            json_loadb(res->body, res->body_len, JSON_DECODE_INT_AS_REAL, &err);
         fuzz_check(doc != NULL, "JSON answer does not parse: %s (%.200s)",
                    err.text, res->body);
         json_decref(doc);

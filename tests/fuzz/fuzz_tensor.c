@@ -5,7 +5,7 @@
  * 17); the rest is parsed by jansson and, when it is JSON, run through the
  * codec's phases in the contract's order (keys, missing, types, decode).
  *
- * Invariants on a tensor that decodes (API.md section 1 "Tensors"):
+ * Invariants on a tensor that decodes (docs/contract.md section 1 "Tensors"):
  *   - its rank is allowed, its count is the product of its shape, at most
  *     the element limit, with no zero dimension;
  *   - api_tensor_entry_pointer(i) resolves, in the input, to a number that
@@ -26,12 +26,12 @@
 #define TENSOR_MAX_ELEMENTS ((size_t)1 << 16)
 
 static const api_tensor_spec tensor_specs[] = {
-    {"queries", API_RANK(2) | API_RANK(3), 0, "(B, Nq, d) or (Nq, d)"},
-    {"x_train", API_RANK(1), 0, "(n)"},
-    {"y_train", API_RANK(1) | API_RANK(2), 0, "(n) or (n, dv)"},
-    {"valid_lens", API_RANK(0) | API_RANK(1) | API_RANK(2), 1,
-     "(B) or (B, Nq)"},
-    {"any", 0x1ff, 0, "rank 0 to 8"},
+    {"queries", API_RANK(2) | API_RANK(3), 0, "(B, Nq, d) or (Nq, d)", 0},
+    {"x_train", API_RANK(1), 0, "(n)", 0},
+    {"y_train", API_RANK(1) | API_RANK(2), 0, "(n) or (n, dv)", 1},
+    {"valid_lens", API_RANK(0) | API_RANK(1) | API_RANK(2), 1, "(B) or (B, Nq)",
+     1},
+    {"any", 0x1ff, 0, "rank 0 to 8", 0},
 };
 
 /* RFC 6901 pointer into doc (relative to the tensor value), or NULL. */

@@ -1,5 +1,5 @@
 #!/bin/sh
-# d_gzip.sh — response compression on daemons of its own (API.md section 1,
+# d_gzip.sh — response compression on daemons of its own (docs/contract.md section 1,
 # "Accept-Encoding: gzip is honoured for bodies >= 1 KiB"; section 15,
 # --gzip-min-bytes): Accept-Encoding negotiation (RFC 9110 section 12.5.3),
 # the threshold exactly at its value, Vary, HEAD, and 0 turning

@@ -1,5 +1,5 @@
 #!/bin/sh
-# d_logs.sh — the access log against its own attnd processes (API.md
+# d_logs.sh — the access log against its own attnd processes (docs/contract.md
 # section 15, --log-format): with json, every stderr line is one JSON object
 # (jq parses each), one per request with exactly time, request_id, method,
 # path, status, bytes and duration_ms, whose values match what the client

@@ -1,5 +1,5 @@
 #!/bin/sh
-# d_metrics.sh — GET /metrics against its own attnd (API.md section 14):
+# d_metrics.sh — GET /metrics against its own attnd (docs/contract.md section 14):
 # the text is checked by Prometheus's own linter (promtool check metrics,
 # Debian package prometheus) and read back with the prometheus_client
 # parser (Debian package python3-prometheus-client, through

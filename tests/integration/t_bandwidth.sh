@@ -1,5 +1,5 @@
 #!/bin/sh
-# t_bandwidth.sh — the NW bandwidth rules of POST /regression/nw (API.md
+# t_bandwidth.sh — the NW bandwidth rules of POST /regression/nw (docs/contract.md
 # section 4) against the reference vectors in tests/vectors/bandwidth.txt:
 # "scott" and "silverman" against numpy on every rule_* case (to 1e-12),
 # "cv" against statsmodels KernelReg(bw='cv_ls') on the textbook dataset

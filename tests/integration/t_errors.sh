@@ -3,7 +3,7 @@
 # RFC 9457 problem (status, application/problem+json, code, pointer), the
 # answers decided from headers alone (Expect: 100-continue), hostile bodies
 # (deep nesting, huge numbers), and /healthz after every bad request
-# (API.md section 1, "Errors" and "Order of checks").
+# (docs/contract.md section 1, "Errors" and "Order of checks").
 #   usage: sh t_errors.sh BASE_URL
 BASE=${1:?usage: t_errors.sh BASE_URL}
 . "$(dirname "$0")/lib.sh"

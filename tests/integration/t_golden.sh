@@ -1,6 +1,6 @@
 #!/bin/sh
 # t_golden.sh — answers known without running the service: the seed's
-# Nadaraya-Watson worked example (API.md section 4, to 1e-12), d2l's toy
+# Nadaraya-Watson worked example (docs/contract.md section 4, to 1e-12), d2l's toy
 # masking example for dot and additive attention in both tensor forms,
 # JSON integers as inputs, unbatched input, the positional encoding and the
 # textbook dataset's first pair.

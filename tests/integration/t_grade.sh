@@ -1,21 +1,21 @@
 #!/bin/sh
 # t_grade.sh — POST /grade over HTTP: the grading pipeline of
-# README.md run as written on a folder of answers, and the
+# docs/grading.md run as written on a folder of answers, and the
 # grades of a GET endpoint and of a wrong shape (every other grading case
 # is a data case, replayed by t_cases.sh).
 #   usage: sh t_grade.sh BASE_URL
 BASE=${1:?usage: t_grade.sh BASE_URL}
 . "$(dirname "$0")/lib.sh"
-README="$(dirname "$0")/../../README.md"
+README="$(dirname "$0")/../../docs/grading.md"
 
-# 1. the README's pipeline: the shell block after its "tested" marker
+# 1. docs/grading.md's pipeline: the shell block after its "tested" marker
 awk '/<!-- tested: tests\/integration\/t_grade.sh/ { on = 1; next }
      on && /^```sh$/ { body = 1; next }
      body && /^```$/ { exit }
      body { print }' "$README" >"$TMP/pipeline.sh"
 check "the README has the grading pipeline" grep -q 'curl' "$TMP/pipeline.sh"
 
-# d2l's toy (API.md): outputs [[2, 3, 4, 5]] and [[10, 11, 12, 13]]
+# d2l's toy (docs/contract.md): outputs [[2, 3, 4, 5]] and [[10, 11, 12, 13]]
 mkdir -p "$TMP/course/answers"
 jq -n '{queries: [[[0.3, -1.2]], [[2.0, 0.5]]],
         keys: [range(2) | [range(10) | [1, 1]]],

@@ -1,5 +1,5 @@
 #!/bin/sh
-# t_grads.sh — "grad_output" and "diagnostics" over HTTP (API.md sections
+# t_grads.sh — "grad_output" and "diagnostics" over HTTP (docs/contract.md sections
 # 8, 9): a gradient worked out by hand, gradients against central finite
 # differences taken over HTTP (perturb one request entry, ask again), the
 # "grads" members of each route (drawn parameters included, defaulted

@@ -5,7 +5,7 @@
 # file prefix) on keep-alive connections. The rules are those of
 # tests/unit/test_json_suite.c:
 #   y_ never 400 invalid_json (422), except y_object_escaped_null_in_key
-#      (a key holding \u0000 is invalid_json, API.md section 1);
+#      (a key holding \u0000 is invalid_json, docs/contract.md section 1);
 #   n_ always 400 invalid_json;
 #   i_ 400 invalid_json or 422, never another status;
 # every answer is problem+json, and /healthz answers after each batch.

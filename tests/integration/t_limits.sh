@@ -1,5 +1,5 @@
 #!/bin/sh
-# t_limits.sh — the size and work limits (API.md section 1 "Limits" and
+# t_limits.sh — the size and work limits (docs/contract.md section 1 "Limits" and
 # "Order of checks"): each over-limit request gets its problem+json answer
 # at once, before anything is allocated or computed, and the daemon stays
 # up. Against the shared daemon (default limits: 16 MiB body, 16 Mi
@@ -102,7 +102,7 @@ long "a 10 MB kernel name: 422 invalid_value" /regression/nw \
 check_json "  the detail quotes at most a little of it" '(.detail | length) < 2000'
 check_alive "10 MB strings"
 
-# duplicate keys: the last one wins (API.md section 1)
+# duplicate keys: the last one wins (docs/contract.md section 1)
 post_json /regression/nw '{"x_train": "no", "x_train": [1, 2, 4],
     "y_train": [0, 3, 1], "x_query": [2.5], "w": -1, "w": 0.5}'
 check_status "duplicate keys: the last one wins (invalid first values ignored)" 200

@@ -1,5 +1,5 @@
 #!/bin/sh
-# t_multihead.sh — POST /attention/multihead over HTTP (API.md section 6):
+# t_multihead.sh — POST /attention/multihead over HTTP (docs/contract.md section 6):
 # answers worked out by hand (zero query/key projections make every head
 # uniform; identity value and output projections then average the values),
 # masks, biases, self-attention from drawn parameters, per-head weights,

@@ -1,7 +1,7 @@
 #!/bin/sh
 # t_ops.sh — operational routes and the HTTP behaviour every response shares:
 # CORS and security headers, X-Request-Id, Server-Timing, HEAD, OPTIONS
-# preflight, 405 with Allow, gzip, keep-alive, 414/431 (API.md sections 1
+# preflight, 405 with Allow, gzip, keep-alive, 414/431 (docs/contract.md sections 1
 # and 14).
 #   usage: sh t_ops.sh BASE_URL
 BASE=${1:?usage: t_ops.sh BASE_URL}

@@ -1,5 +1,5 @@
 #!/bin/sh
-# t_posenc.sh — GET /encoding/positional over HTTP (API.md section 10):
+# t_posenc.sh — GET /encoding/positional over HTTP (docs/contract.md section 10):
 # every entry against jq's sin and cos, the sin² + cos² = 1 pairs, odd d,
 # HEAD and OPTIONS, query parameters checked like body fields (pointers
 # /<name>), the --max-elements bound, and a large table.

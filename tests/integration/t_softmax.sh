@@ -1,5 +1,5 @@
 #!/bin/sh
-# t_softmax.sh — POST /softmax/masked over HTTP (API.md section 10): the
+# t_softmax.sh — POST /softmax/masked over HTTP (docs/contract.md section 10): the
 # weights against a softmax computed here with jq, against the weights of
 # /attention/dot for the same scores and masks, extreme scores, the SVG
 # heatmap, headers, errors with their pointers, and a large request.

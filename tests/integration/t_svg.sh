@@ -1,5 +1,5 @@
 #!/bin/sh
-# t_svg.sh — weight heatmaps over HTTP (API.md section 11): an Accept that
+# t_svg.sh — weight heatmaps over HTTP (docs/contract.md section 11): an Accept that
 # ranks image/svg+xml above application/json gets an SVG 1.1 picture
 # (parsed as XML with xmllint; cells, panels, axis titles, viewBox counted),
 # with Content-Type image/svg+xml and Vary: Accept; */*, no Accept, a tie

@@ -1,7 +1,7 @@
 /*
  * test_api_diagnostics.c — api/diagnostics.c on hand-made rows whose
- * answers are worked out by hand (API.md section 8): entropy in nats, peak
- * weight and its lowest index, the three warnings and their thresholds,
+ * answers are worked out by hand (docs/contract.md section 8): entropy in nats,
+ * peak weight and its lowest index, the three warnings and their thresholds,
  * fully masked rows under every policy, the request-wide score statistics
  * (population std, masked scores never read), and the written object: row
  * index paths for (B, Nq), (B, H, Nq) and unbatched shapes, truncation

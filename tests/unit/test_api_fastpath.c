@@ -27,6 +27,7 @@
 
 #include "api.h"
 #include "fastpath.h"
+#include "route.h"
 
 static uint64_t rng_state;
 
@@ -84,6 +85,13 @@ static void compare(const char *route, const char *body, size_t len) {
     api_response_free(&plain);
     api_response_free(&fast);
     free(copy);
+}
+
+/* The fields the route's handler lets the fast path read. */
+static const char *const *fast_fields(const char *route) {
+    const api_route *r = api_route_named(route);
+    assert_non_null(r);
+    return api_route_fast_fields(r);
 }
 
 static void compare_text(const char *route, const char *body) {
@@ -151,8 +159,8 @@ static void test_bases_agree_and_take_fast_path(void **state) {
         api_fastpath fp;
         json_error_t error;
         json_t *root = api_fastpath_load(
-            &fp, bases[i].route, bases[i].body, strlen(bases[i].body),
-            JSON_DECODE_ANY | JSON_ALLOW_NUL, &error);
+            &fp, fast_fields(bases[i].route), bases[i].body,
+            strlen(bases[i].body), JSON_DECODE_ANY | JSON_ALLOW_NUL, &error);
         assert_non_null(root);
         assert_true(fp.n_arrays >= 1); /* every base has a fast array */
         json_decref(root);
@@ -174,7 +182,8 @@ static void test_same_numbers_and_shape(void **state) {
     json_t *plain = json_loadb(body, strlen(body), 0, &error);
     assert_non_null(plain);
     api_fastpath fp;
-    json_t *root = api_fastpath_load(&fp, "/attention/dot", body, strlen(body),
+    json_t *root = api_fastpath_load(&fp, fast_fields("/attention/dot"), body,
+                                     strlen(body),
                                      JSON_DECODE_ANY | JSON_ALLOW_NUL, &error);
     assert_non_null(root);
     const api_fastpath_array *a =
@@ -218,9 +227,9 @@ static void test_nul_strings_and_forged_placeholders(void **state) {
         compare_text("/attention/dot", bodies[i]);
     api_fastpath fp;
     json_error_t error;
-    json_t *root =
-        api_fastpath_load(&fp, "/attention/dot", bodies[0], strlen(bodies[0]),
-                          JSON_DECODE_ANY | JSON_ALLOW_NUL, &error);
+    json_t *root = api_fastpath_load(&fp, fast_fields("/attention/dot"),
+                                     bodies[0], strlen(bodies[0]),
+                                     JSON_DECODE_ANY | JSON_ALLOW_NUL, &error);
     assert_non_null(root);
     assert_int_equal(fp.n_arrays, 0);
     assert_null(api_fastpath_find(json_object_get(root, "queries")));
@@ -238,10 +247,12 @@ static void test_nested_loads(void **state) {
     api_fastpath outer, inner;
     json_error_t error;
     size_t flags = JSON_DECODE_ANY | JSON_ALLOW_NUL;
-    json_t *a = api_fastpath_load(&outer, "/attention/dot", outer_body,
-                                  strlen(outer_body), flags, &error);
-    json_t *b = api_fastpath_load(&inner, "/attention/dot", inner_body,
-                                  strlen(inner_body), flags, &error);
+    json_t *a =
+        api_fastpath_load(&outer, fast_fields("/attention/dot"), outer_body,
+                          strlen(outer_body), flags, &error);
+    json_t *b =
+        api_fastpath_load(&inner, fast_fields("/attention/dot"), inner_body,
+                          strlen(inner_body), flags, &error);
     assert_non_null(a);
     assert_non_null(b);
     const api_fastpath_array *qa =

@@ -1,14 +1,14 @@
 /*
- * test_api_grads.c — "grad_output" through api_handle (API.md section 9):
- * every entry of "grads" agrees with a central finite difference of
- * L = Σ grad_output ⊙ output, taken by perturbing that entry of the
- * request body and asking the route again (relative 1e-6; absolute 1e-9
- * below |g| = 1e-3). Covers dot, additive and multihead attention with
- * masks, fully masked rows under "zero" and "uniform", unbatched input,
- * drawn parameters (their gradients equal those of the same parameters
- * sent explicitly) and self-attention (a defaulted tensor's gradient is
- * added into its source). Also: the work estimate triples with
- * grad_output, checked against API.md's formulas at the exact limit.
+ * test_api_grads.c — "grad_output" through api_handle (docs/contract.md section
+ * 9): every entry of "grads" agrees with a central finite difference of L = Σ
+ * grad_output ⊙ output, taken by perturbing that entry of the request body and
+ * asking the route again (relative 1e-6; absolute 1e-9 below |g| = 1e-3).
+ * Covers dot, additive and multihead attention with masks, fully masked rows
+ * under "zero" and "uniform", unbatched input, drawn parameters (their
+ * gradients equal those of the same parameters sent explicitly) and
+ * self-attention (a defaulted tensor's gradient is added into its source).
+ * Also: the work estimate triples with grad_output, checked against
+ * docs/contract.md's formulas at the exact limit.
  */
 #include <setjmp.h>
 #include <stdarg.h>

@@ -15,6 +15,7 @@
 #include <jansson.h>
 
 #include "api.h"
+#include "fields.h"
 #include "openapi.h"
 #include "problem.h"
 #include "route.h"
@@ -65,7 +66,7 @@ static void test_paths_are_the_route_table(void **state) {
         assert_non_null(json_object_get(responses, "200"));
         assert_non_null(json_object_get(responses, "404"));
         assert_non_null(json_object_get(responses, "405"));
-        if (r->json_body) {
+        if ((r->flags & API_ROUTE_JSON_BODY)) {
             assert_non_null(json_object_get(responses, "400"));
             assert_non_null(json_object_get(responses, "413"));
             assert_non_null(json_object_get(responses, "415"));
@@ -120,7 +121,7 @@ static void test_request_fields_match_handlers(void **state) {
     json_t *paths = json_object_get(j, "paths");
     for (size_t i = 0; i < api_route_count(); i++) {
         const api_route *r = api_route_at(i);
-        if (!r->json_body)
+        if (!(r->flags & API_ROUTE_JSON_BODY))
             continue;
         json_t *props = json_object_get(
             json_object_get(
@@ -193,6 +194,65 @@ static void test_request_fields_match_handlers(void **state) {
     json_decref(j);
 }
 
+/* The request body documented for a route with a field table is exactly
+ * that table: the same names, in the table's order, and the same required
+ * list. */
+static void test_request_schemas_are_the_field_tables(void **state) {
+    (void)state;
+    json_t *j = document();
+    json_t *paths = json_object_get(j, "paths");
+    size_t checked = 0;
+    for (size_t i = 0; i < api_route_count(); i++) {
+        const api_route *r = api_route_at(i);
+        if (!r->request)
+            continue;
+        json_t *schema = json_object_get(
+            json_object_get(
+                json_object_get(
+                    json_object_get(
+                        json_object_get(json_object_get(paths, r->path),
+                                        "post"),
+                        "requestBody"),
+                    "content"),
+                "application/json"),
+            "schema");
+        json_t *props = json_object_get(schema, "properties");
+        json_t *required = json_object_get(schema, "required");
+        if (json_object_size(props) != r->request->n)
+            fail_msg("%s: openapi.json documents %zu fields, the table has "
+                     "%zu",
+                     r->path, json_object_size(props), r->request->n);
+        const char *key;
+        json_t *v;
+        size_t k = 0, n_required = 0;
+        json_object_foreach(props, key, v) {
+            const api_field *f = &r->request->fields[k++];
+            if (strcmp(key, f->name) != 0)
+                fail_msg("%s: field %zu is %s in openapi.json, %s in the "
+                         "table",
+                         r->path, k, key, f->name);
+        }
+        for (size_t f = 0; f < r->request->n; f++) {
+            const api_field *field = &r->request->fields[f];
+            int listed = 0;
+            for (size_t q = 0; q < json_array_size(required); q++)
+                listed |=
+                    !strcmp(json_string_value(json_array_get(required, q)),
+                            field->name);
+            if (listed != field->required)
+                fail_msg("%s: %s is %srequired in openapi.json but %srequired "
+                         "in the table",
+                         r->path, field->name, listed ? "" : "not ",
+                         field->required ? "" : "not ");
+            n_required += field->required;
+        }
+        assert_int_equal(json_array_size(required), n_required);
+        checked++;
+    }
+    assert_true(checked >= 5); /* dot, additive, multihead, nw, softmax */
+    json_decref(j);
+}
+
 static void test_served_document(void **state) {
     (void)state;
     api_request req = {.method = "GET", .path = "/openapi.json"};
@@ -213,6 +273,7 @@ int main(void) {
         cmocka_unit_test(test_paths_are_the_route_table),
         cmocka_unit_test(test_codes_are_the_error_enum),
         cmocka_unit_test(test_request_fields_match_handlers),
+        cmocka_unit_test(test_request_schemas_are_the_field_tables),
         cmocka_unit_test(test_served_document),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,6 +1,6 @@
 /*
  * test_api_svg.c — Accept negotiation (RFC 9110 section 12.5.1 cases) and
- * the SVG weight heatmap (API.md section 11), checked without an XML
+ * the SVG weight heatmap (docs/contract.md section 11), checked without an XML
  * parser: the number of <rect class="cell"> elements, the viewBox against
  * width and height, cell colours at known weights (white for 0, the darkest
  * red for the largest weight, the middle anchor for a block mean of one

@@ -74,7 +74,7 @@ static void test_hand_example(void **state) {
     /* default scale 1/sqrt(d) */
     assert_true(attn_dot_default_scale(4) == 0.5);
     assert_true(attn_dot_default_scale(1) == 1.0);
-    /* 1.0 / sqrt(d) exactly as API.md writes it (not sqrt(1/d), which
+    /* 1.0 / sqrt(d) exactly as docs/contract.md writes it (not sqrt(1/d), which
      * rounds differently for d = 2) */
     assert_true(attn_dot_default_scale(2) == 1.0 / sqrt(2.0));
     assert_true(attn_dot_default_scale(64) == 0.125);

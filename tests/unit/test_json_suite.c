@@ -4,17 +4,16 @@
  * files) is posted as the body of every POST route.
  *   y_ (valid JSON): never 400 invalid_json — a valid document that is not
  *      a valid request is 422 — except y_object_escaped_null_in_key, whose
- *      key holds \u0000, which API.md section 1 makes 400 invalid_json;
- *   n_ (invalid JSON): always 400 invalid_json;
- *   i_ (either): 400 invalid_json or a 422 problem, never anything else.
- * Every answer must be a well-formed problem+json document whose "status"
- * member equals the HTTP status, and after each batch the NW worked example
- * (API.md section 4) must still give its golden prediction: no file may
- * disturb a later request. A second pass wraps each y_ document as the
- * value of every tensor field ({"queries": Y, "keys": Y, "values": Y} and
- * the NW names), which must also never be 400 invalid_json (some of those
- * are valid NW requests: 200 with a JSON object, which jansson's strict
- * parser proves has no NaN or Infinity).
+ *      key holds \u0000, which docs/contract.md section 1 makes 400
+ * invalid_json; n_ (invalid JSON): always 400 invalid_json; i_ (either): 400
+ * invalid_json or a 422 problem, never anything else. Every answer must be a
+ * well-formed problem+json document whose "status" member equals the HTTP
+ * status, and after each batch the NW worked example (docs/contract.md section
+ * 4) must still give its golden prediction: no file may disturb a later
+ * request. A second pass wraps each y_ document as the value of every tensor
+ * field ({"queries": Y, "keys": Y, "values": Y} and the NW names), which must
+ * also never be 400 invalid_json (some of those are valid NW requests: 200 with
+ * a JSON object, which jansson's strict parser proves has no NaN or Infinity).
  * Run from the repository root (tests/run.sh does).
  */
 #include <dirent.h>
@@ -53,7 +52,6 @@ typedef struct {
     int wrapped;        /* 1: each y_ document as every tensor field */
     char name[96];
 } suite_group;
-
 
 static int by_name(const void *a, const void *b) {
     return strcmp(((const suite_file *)a)->name, ((const suite_file *)b)->name);

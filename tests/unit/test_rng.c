@@ -1,7 +1,7 @@
 /*
  * test_rng.c — reproducible randomness and the textbook's NW dataset,
- * against the golden values of the wire contract (API.md sections 5 and 7),
- * compared exactly (==), plus structural and statistical properties.
+ * against the golden values of the wire contract (docs/contract.md sections 5
+ * and 7), compared exactly (==), plus structural and statistical properties.
  */
 #include "check.h"
 
@@ -150,7 +150,7 @@ static void test_dataset(void **state) {
     double y_truth[ATTN_NW_DATASET_TEST];
     assert_int_equal(attn_nw_dataset(x, y, x_test, y_truth, 50, 0.5, 0),
                      ATTN_OK);
-    /* API.md section 5, seed 0 with the defaults */
+    /* docs/contract.md section 5, seed 0 with the defaults */
     assert_true(x[0] == 0.19157748800980812);
     assert_true(y[0] == 0.4527892370680555);
     /* x = 5u sorted ascending, then y = f(x) + 0.5 z with the next normals */

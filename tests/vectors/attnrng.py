@@ -1,4 +1,4 @@
-"""attnd's reproducible randomness (API.md section 7) in plain Python:
+"""attnd's reproducible randomness (docs/contract.md section 7) in plain Python:
 splitmix64-seeded xoshiro256**, uniforms, Box-Muller normals, Xavier-uniform
 matrices and the textbook NW dataset. Written from the contract, independent
 of lib/rng.c; check_golden() asserts the contract's published values."""
@@ -60,7 +60,7 @@ def f_true(x):
 
 
 def nw_dataset(n_train=50, noise=0.5, seed=0):
-    """(x_train, y_train) of API.md section 5."""
+    """(x_train, y_train) of docs/contract.md section 5."""
     rng = Rng(seed)
     x = sorted(5.0 * rng.uniform() for _ in range(n_train))
     z = rng.normals(n_train)

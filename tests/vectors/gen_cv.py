@@ -7,7 +7,7 @@ Writes tests/vectors/bandwidth.txt (format: vecfile.py):
               when the IQR is 0), quartiles by numpy.percentile's default
               linear interpolation; c = 1.059 (Scott), 0.9 (Silverman).
   cv_gaussian_seed{s}
-              the textbook dataset (API.md sections 5 and 7, seed s,
+              the textbook dataset (docs/contract.md sections 5 and 7, seed s,
               n_train 50, noise 0.5, drawn with attnrng.py) and
               h_statsmodels: KernelReg(endog=y, exog=x, var_type='c',
               reg_type='lc', bw='cv_ls').bw (Nelder-Mead from the normal
@@ -80,7 +80,7 @@ def loo_sse(x, y, kernel, h):
 
 
 def search_spec(x, y, kernel):
-    """The contract's CV search, written from API.md section 4."""
+    """The contract's CV search, written from docs/contract.md section 4."""
     xs = np.sort(x)
     gaps = np.diff(xs)
     gap = gaps[gaps > 0].min()

@@ -12,7 +12,7 @@ Writes, in the format of vecfile.py:
                        need_weights, average_attn_weights=False, kdim/vdim),
                        parameters copied in, d_out = h.
 
-Masks follow API.md section 1: key j is visible to query i iff
+Masks follow docs/contract.md section 1: key j is visible to query i iff
 j < valid_len and the causal rule admits it. Scores of masked keys are
 filled with -inf before the softmax. A fully masked row would be NaN that
 way, so dot and additive give such rows a constant (0 under "zero", 1/Nk

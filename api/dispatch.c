@@ -1,7 +1,8 @@
 /*
  * api.c — the request layer's entry points (see api.h): route lookup,
  * method, content type, body size, JSON syntax and root type, in the
- * contract's order (API.md "Order of checks"), then the route's handler.
+ * contract's order (docs/contract.md "Order of checks"), then the route's
+ * handler.
  */
 #include "api.h"
 
@@ -13,6 +14,7 @@
 
 #include "call.h"
 #include "fastpath.h"
+#include "front.h"
 #include "kserve.h"
 #include "problem.h"
 #include "route.h"
@@ -113,20 +115,21 @@ static int check_headers(const api_request *req, const api_limits *limits,
                         req->path ? req->path : "");
     *route = r;
     res->route = r->path;
-    res->vary_accept = r->vary_accept;
+    res->vary_accept = (r->flags & API_ROUTE_VARY_ACCEPT) != 0;
     if (!strcmp(method, "OPTIONS")) {
         res->status = 204;
-        res->allow = r->allow;
+        res->allow = api_route_allow(r);
         return 1;
     }
     int ok = !strcmp(method, r->method) ||
              (!strcmp(r->method, "GET") && !strcmp(method, "HEAD"));
     if (!ok) {
-        res->allow = r->allow;
+        res->allow = api_route_allow(r);
         return api_fail(p, API_E_METHOD_NOT_ALLOWED, NULL,
-                        "%s answers %s; not %.20s", r->path, r->allow, method);
+                        "%s answers %s; not %.20s", r->path, res->allow,
+                        method);
     }
-    if (!r->json_body)
+    if (!(r->flags & API_ROUTE_JSON_BODY))
         return 0;
     if (!is_json_content_type(req->content_type))
         return api_fail(p, API_E_UNSUPPORTED_MEDIA_TYPE, NULL,
@@ -140,16 +143,6 @@ static int check_headers(const api_request *req, const api_limits *limits,
                         "(--max-body-bytes)",
                         content_length, limits->max_body_bytes);
     return 0;
-}
-
-/* Errors are problem+json, except on the Open Inference Protocol front
- * (paths under /v2), which answers the protocol's {"error": "..."}. */
-static void respond_problem(const api_request *req, api_response *res,
-                            const api_problem *p) {
-    if (api_kserve_path(req->path))
-        api_kserve_respond_error(res, p, req->path);
-    else
-        api_problem_respond(res, p);
 }
 
 static void start_response(api_response *res) {
@@ -173,7 +166,7 @@ int api_precheck(const api_request *req, long long content_length,
     if (rc == 0)
         return 0;
     if (rc < 0)
-        respond_problem(req, res, &p);
+        api_front_respond_problem(res, &p, req->path);
     return 1;
 }
 
@@ -203,14 +196,15 @@ void api_handle(const api_request *req, api_response *res) {
      * one that follows a character it had to read back (the end of a
      * number), so "123\0" would parse as 123. */
     const char *nul = req->body ? memchr(req->body, '\0', req->body_len) : NULL;
-    if (rc == 0 && route->json_body && nul) {
+    if (rc == 0 && (route->flags & API_ROUTE_JSON_BODY) && nul) {
         rc = api_fail(&call.problem, API_E_INVALID_JSON, NULL,
                       "the body is not valid JSON: a raw NUL byte at byte "
                       "%zu (inside a string write \\u0000)",
                       (size_t)(nul - req->body));
-    } else if (rc == 0 && route->json_body) {
+    } else if (rc == 0 && (route->flags & API_ROUTE_JSON_BODY)) {
         json_error_t error;
-        root = api_fastpath_load(&fast, route->path, req->body, req->body_len,
+        root = api_fastpath_load(&fast, api_route_fast_fields(route), req->body,
+                                 req->body_len,
                                  JSON_DECODE_ANY | JSON_ALLOW_NUL, &error);
         if (!root)
             api_problem_from_json_error(&call.problem, &error);
@@ -248,5 +242,5 @@ void api_handle(const api_request *req, api_response *res) {
     if (call.problem.code == API_E_NONE)
         api_fail(&call.problem, API_E_INTERNAL, NULL, "unexpected failure");
     res->compute_ms = -1;
-    respond_problem(req, res, &call.problem);
+    api_front_respond_problem(res, &call.problem, req->path);
 }
