@@ -151,14 +151,19 @@ static void start_response(api_response *res) {
     res->route = "other";
 }
 
+/* The request's limits, or the defaults (filled into *defaults). */
+static const api_limits *limits_of(const api_request *req,
+                                   api_limits *defaults) {
+    if (req->limits)
+        return req->limits;
+    api_limits_default(defaults);
+    return defaults;
+}
+
 int api_precheck(const api_request *req, long long content_length,
                  api_response *res) {
     api_limits defaults;
-    const api_limits *limits = req->limits;
-    if (!limits) {
-        api_limits_default(&defaults);
-        limits = &defaults;
-    }
+    const api_limits *limits = limits_of(req, &defaults);
     start_response(res);
     api_problem p = {0};
     const api_route *route;
@@ -172,11 +177,7 @@ int api_precheck(const api_request *req, long long content_length,
 
 void api_handle(const api_request *req, api_response *res) {
     api_limits defaults;
-    const api_limits *limits = req->limits;
-    if (!limits) {
-        api_limits_default(&defaults);
-        limits = &defaults;
-    }
+    const api_limits *limits = limits_of(req, &defaults);
     start_response(res);
     api_call call;
     memset(&call, 0, sizeof call);

@@ -102,6 +102,15 @@ static void test_codes_are_the_error_enum(void **state) {
     json_decref(j);
 }
 
+/* The JSON request body schema documented for POST path. */
+static json_t *request_schema(json_t *paths, const char *path) {
+    json_t *post = json_object_get(json_object_get(paths, path), "post");
+    json_t *content =
+        json_object_get(json_object_get(post, "requestBody"), "content");
+    return json_object_get(json_object_get(content, "application/json"),
+                           "schema");
+}
+
 /* A path to send for the route: a template's {model} becomes a model. */
 static const char *example_path(const char *route, char *buf, size_t cap) {
     const char *at = strstr(route, "{model}");
@@ -123,18 +132,8 @@ static void test_request_fields_match_handlers(void **state) {
         const api_route *r = api_route_at(i);
         if (!(r->flags & API_ROUTE_JSON_BODY))
             continue;
-        json_t *props = json_object_get(
-            json_object_get(
-                json_object_get(
-                    json_object_get(
-                        json_object_get(
-                            json_object_get(json_object_get(paths, r->path),
-                                            "post"),
-                            "requestBody"),
-                        "content"),
-                    "application/json"),
-                "schema"),
-            "properties");
+        json_t *props =
+            json_object_get(request_schema(paths, r->path), "properties");
         assert_true(json_object_size(props) > 3);
         char path_buf[128];
         const char *path = example_path(r->path, path_buf, sizeof path_buf);
@@ -206,16 +205,7 @@ static void test_request_schemas_are_the_field_tables(void **state) {
         const api_route *r = api_route_at(i);
         if (!r->request)
             continue;
-        json_t *schema = json_object_get(
-            json_object_get(
-                json_object_get(
-                    json_object_get(
-                        json_object_get(json_object_get(paths, r->path),
-                                        "post"),
-                        "requestBody"),
-                    "content"),
-                "application/json"),
-            "schema");
+        json_t *schema = request_schema(paths, r->path);
         json_t *props = json_object_get(schema, "properties");
         json_t *required = json_object_get(schema, "required");
         if (json_object_size(props) != r->request->n)
