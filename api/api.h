@@ -97,6 +97,9 @@ unsigned api_route_flags(const char *route);
 /* Set readiness (0 while draining: /v2/health/ready answers 503). */
 void api_set_ready(int ready);
 
+/* 1 while ready, 0 while draining. */
+int api_is_ready(void);
+
 /* The threads in force, set once by the server at start: http_threads
  * HTTP workers, and BLAS asked for blas_threads per call (lib/'s
  * attn_blas_set_threads). Returns the BLAS threads per call in force (1

@@ -1,5 +1,5 @@
 /*
- * api.c — the request layer's entry points (see api.h): route lookup,
+ * dispatch.c — the request layer's entry points (see api.h): route lookup,
  * method, content type, body size, JSON syntax and root type, in the
  * contract's order (docs/contract.md "Order of checks"), then the route's
  * handler.
@@ -15,7 +15,6 @@
 #include "call.h"
 #include "fastpath.h"
 #include "front.h"
-#include "kserve.h"
 #include "problem.h"
 #include "route.h"
 #include "stream.h"

@@ -319,10 +319,11 @@ static const api_answer_field answer_fields[] = {
 static const api_answer_table answer = API_ANSWER_TABLE(answer_fields);
 
 const api_route api_route_additive = {
-    "POST",
-    "/attention/additive",
-    handle_additive,
-    API_ROUTE_JSON_BODY | API_ROUTE_VARY_ACCEPT | API_ROUTE_COMPUTES,
-    &schema,
-    &answer,
-    "attention_additive"};
+    .method = "POST",
+    .path = "/attention/additive",
+    .handler = handle_additive,
+    .flags = API_ROUTE_JSON_BODY | API_ROUTE_VARY_ACCEPT | API_ROUTE_COMPUTES,
+    .request = &schema,
+    .answer = &answer,
+    .model = "attention_additive",
+};

@@ -162,10 +162,10 @@ static const api_answer_field answer_fields[] = {
 
 static const api_answer_table answer = API_ANSWER_TABLE(answer_fields);
 
-const api_route api_route_dataset = {"GET",
-                                     "/regression/nw/dataset",
-                                     handle_dataset,
-                                     API_ROUTE_COMPUTES,
-                                     NULL,
-                                     &answer,
-                                     NULL};
+const api_route api_route_dataset = {
+    .method = "GET",
+    .path = "/regression/nw/dataset",
+    .handler = handle_dataset,
+    .flags = API_ROUTE_COMPUTES,
+    .answer = &answer,
+};

@@ -162,11 +162,12 @@ static const api_answer_field answer_fields[] = {
 
 static const api_answer_table answer = API_ANSWER_TABLE(answer_fields);
 
-const api_route api_route_dot = {"POST",
-                                 "/attention/dot",
-                                 handle_dot,
-                                 API_ROUTE_JSON_BODY | API_ROUTE_VARY_ACCEPT |
-                                     API_ROUTE_COMPUTES,
-                                 &schema,
-                                 &answer,
-                                 "attention_dot"};
+const api_route api_route_dot = {
+    .method = "POST",
+    .path = "/attention/dot",
+    .handler = handle_dot,
+    .flags = API_ROUTE_JSON_BODY | API_ROUTE_VARY_ACCEPT | API_ROUTE_COMPUTES,
+    .request = &schema,
+    .answer = &answer,
+    .model = "attention_dot",
+};

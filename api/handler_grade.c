@@ -935,5 +935,8 @@ static int handle_grade(api_call *call) {
 
 /* The route table's entry (route.h). */
 const api_route api_route_grade = {
-    "POST", "/grade", handle_grade, API_ROUTE_JSON_BODY | API_ROUTE_COMPUTES,
-    NULL,   NULL,     NULL};
+    .method = "POST",
+    .path = "/grade",
+    .handler = handle_grade,
+    .flags = API_ROUTE_JSON_BODY | API_ROUTE_COMPUTES,
+};

@@ -65,5 +65,9 @@ static int handle_lab(api_call *call) {
 }
 
 /* The route table's entry (route.h). */
-const api_route api_route_lab = {"GET", "/",  handle_lab, API_ROUTE_OPEN,
-                                 NULL,  NULL, NULL};
+const api_route api_route_lab = {
+    .method = "GET",
+    .path = "/",
+    .handler = handle_lab,
+    .flags = API_ROUTE_OPEN,
+};

@@ -74,11 +74,9 @@ static int handle_metrics(api_call *call) {
 }
 
 /* The route table's entry (route.h). */
-const api_route api_route_metrics = {"GET",
-                                     "/metrics",
-                                     handle_metrics,
-                                     API_ROUTE_OPEN_IF_METRICS_PUBLIC |
-                                         API_ROUTE_UNLIMITED,
-                                     NULL,
-                                     NULL,
-                                     NULL};
+const api_route api_route_metrics = {
+    .method = "GET",
+    .path = "/metrics",
+    .handler = handle_metrics,
+    .flags = API_ROUTE_OPEN_IF_METRICS_PUBLIC | API_ROUTE_UNLIMITED,
+};

@@ -438,10 +438,11 @@ static const api_answer_field answer_fields[] = {
 static const api_answer_table answer = API_ANSWER_TABLE(answer_fields);
 
 const api_route api_route_multihead = {
-    "POST",
-    "/attention/multihead",
-    handle_multihead,
-    API_ROUTE_JSON_BODY | API_ROUTE_VARY_ACCEPT | API_ROUTE_COMPUTES,
-    &schema,
-    &answer,
-    "attention_multihead"};
+    .method = "POST",
+    .path = "/attention/multihead",
+    .handler = handle_multihead,
+    .flags = API_ROUTE_JSON_BODY | API_ROUTE_VARY_ACCEPT | API_ROUTE_COMPUTES,
+    .request = &schema,
+    .answer = &answer,
+    .model = "attention_multihead",
+};

@@ -513,11 +513,12 @@ static const api_answer_field answer_fields[] = {
 
 static const api_answer_table answer = API_ANSWER_TABLE(answer_fields);
 
-const api_route api_route_nw = {"POST",
-                                "/regression/nw",
-                                handle_nw,
-                                API_ROUTE_JSON_BODY | API_ROUTE_VARY_ACCEPT |
-                                    API_ROUTE_COMPUTES,
-                                &schema,
-                                &answer,
-                                "regression_nw"};
+const api_route api_route_nw = {
+    .method = "POST",
+    .path = "/regression/nw",
+    .handler = handle_nw,
+    .flags = API_ROUTE_JSON_BODY | API_ROUTE_VARY_ACCEPT | API_ROUTE_COMPUTES,
+    .request = &schema,
+    .answer = &answer,
+    .model = "regression_nw",
+};

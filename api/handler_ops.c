@@ -39,8 +39,12 @@ static int handle_live(api_call *call) {
     return 0;
 }
 
+int api_is_ready(void) {
+    return atomic_load(&ready);
+}
+
 static int handle_ready(api_call *call) {
-    if (atomic_load(&ready)) {
+    if (api_is_ready()) {
         api_buf_puts(&call->out, "{\"ready\":true}");
     } else {
         call->status = 503;
@@ -94,28 +98,37 @@ static int handle_openapi(api_call *call) {
 }
 
 /* The route table's entries (route.h). */
-const api_route api_route_healthz = {"GET",
-                                     "/healthz",
-                                     handle_healthz,
-                                     API_ROUTE_OPEN | API_ROUTE_UNLIMITED,
-                                     NULL,
-                                     NULL,
-                                     NULL};
+const api_route api_route_healthz = {
+    .method = "GET",
+    .path = "/healthz",
+    .handler = handle_healthz,
+    .flags = API_ROUTE_OPEN | API_ROUTE_UNLIMITED,
+};
 
 const api_route api_route_live = {
-    "GET",       "/v2/health/live",
-    handle_live, API_ROUTE_OPEN | API_ROUTE_UNLIMITED,
-    NULL,        NULL,
-    NULL};
+    .method = "GET",
+    .path = "/v2/health/live",
+    .handler = handle_live,
+    .flags = API_ROUTE_OPEN | API_ROUTE_UNLIMITED,
+};
 
 const api_route api_route_ready = {
-    "GET",        "/v2/health/ready",
-    handle_ready, API_ROUTE_OPEN | API_ROUTE_UNLIMITED,
-    NULL,         NULL,
-    NULL};
+    .method = "GET",
+    .path = "/v2/health/ready",
+    .handler = handle_ready,
+    .flags = API_ROUTE_OPEN | API_ROUTE_UNLIMITED,
+};
 
 const api_route api_route_version = {
-    "GET", "/version", handle_version, API_ROUTE_OPEN, NULL, NULL, NULL};
+    .method = "GET",
+    .path = "/version",
+    .handler = handle_version,
+    .flags = API_ROUTE_OPEN,
+};
 
 const api_route api_route_openapi = {
-    "GET", "/openapi.json", handle_openapi, API_ROUTE_OPEN, NULL, NULL, NULL};
+    .method = "GET",
+    .path = "/openapi.json",
+    .handler = handle_openapi,
+    .flags = API_ROUTE_OPEN,
+};

@@ -157,7 +157,10 @@ static const api_answer_field answer_fields[] = {
 
 static const api_answer_table answer = API_ANSWER_TABLE(answer_fields);
 
-const api_route api_route_posenc = {"GET",         "/encoding/positional",
-                                    handle_posenc, API_ROUTE_COMPUTES,
-                                    NULL,          &answer,
-                                    NULL};
+const api_route api_route_posenc = {
+    .method = "GET",
+    .path = "/encoding/positional",
+    .handler = handle_posenc,
+    .flags = API_ROUTE_COMPUTES,
+    .answer = &answer,
+};

@@ -142,10 +142,10 @@ static const api_answer_field answer_fields[] = {
 static const api_answer_table answer = API_ANSWER_TABLE(answer_fields);
 
 const api_route api_route_softmax_masked = {
-    "POST",
-    "/softmax/masked",
-    handle_softmax_masked,
-    API_ROUTE_JSON_BODY | API_ROUTE_VARY_ACCEPT | API_ROUTE_COMPUTES,
-    &schema,
-    &answer,
-    NULL};
+    .method = "POST",
+    .path = "/softmax/masked",
+    .handler = handle_softmax_masked,
+    .flags = API_ROUTE_JSON_BODY | API_ROUTE_VARY_ACCEPT | API_ROUTE_COMPUTES,
+    .request = &schema,
+    .answer = &answer,
+};

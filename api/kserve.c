@@ -30,7 +30,14 @@
  * route's tensor fields and its parameters the other fields, in the
  * route's field order, derived here once from the route's schema. */
 
-enum { MODELS_MAX = 8, INPUTS_MAX = 16, PARAMS_MAX = 16, NAME_MAX = 32 };
+/* A schema has at most API_FIELDS_MAX fields, so no input or parameter
+ * is ever left out. */
+enum {
+    MODELS_MAX = 8,
+    INPUTS_MAX = API_FIELDS_MAX,
+    PARAMS_MAX = API_FIELDS_MAX,
+    NAME_MAX = 32
+};
 
 typedef struct {
     const char *name;     /* the route's tensor field */
@@ -221,16 +228,12 @@ static int handle_v2_model_ready(api_call *call) {
     if (!m)
         return api_fail(&call->problem, API_E_NOT_FOUND, NULL, "no model");
     /* a model is ready when the server is (/v2/health/ready) */
-    api_call tmp;
-    memset(&tmp, 0, sizeof tmp);
-    tmp.status = 200;
-    api_route_named("/v2/health/ready")->handler(&tmp);
-    api_buf_free(&tmp.out);
-    call->status = tmp.status;
+    int ready = api_is_ready();
+    call->status = ready ? 200 : 503;
     api_buf_puts(&call->out, "{\"name\":\"");
     api_buf_puts(&call->out, m->name);
-    api_buf_puts(&call->out, tmp.status == 200 ? "\",\"ready\":true}"
-                                               : "\",\"ready\":false}");
+    api_buf_puts(&call->out,
+                 ready ? "\",\"ready\":true}" : "\",\"ready\":false}");
     return 0;
 }
 
@@ -249,7 +252,7 @@ typedef struct {
 typedef struct {
     const kserve_model *model;
     const json_t *request;
-    kserve_source src[16];
+    kserve_source src[INPUTS_MAX];
     json_t *body; /* the route's request */
     api_problem *p;
 } kserve_infer;
@@ -405,7 +408,7 @@ static int check_unknown(const kserve_infer *k) {
                             "%s is not a tensor: send it in parameters "
                             "({\"parameters\": {\"%s\": ...}})",
                             s, s);
-        const char *names[16];
+        const char *names[INPUTS_MAX];
         for (size_t j = 0; j < m->n_inputs; j++)
             names[j] = m->inputs[j].name;
         return api_fail(p, API_E_UNKNOWN_FIELD, base,
@@ -1027,20 +1030,30 @@ static int handle_v2_infer(api_call *call) {
 }
 
 /* The route table's entries (route.h). */
-const api_route api_route_v2_server = {"GET", "/v2", handle_v2_server, 0, NULL,
-                                       NULL,  NULL};
+const api_route api_route_v2_server = {
+    .method = "GET",
+    .path = "/v2",
+    .handler = handle_v2_server,
+    .flags = 0,
+};
 
 const api_route api_route_v2_model = {
-    "GET", "/v2/models/{model}", handle_v2_model, 0, NULL, NULL, NULL};
+    .method = "GET",
+    .path = "/v2/models/{model}",
+    .handler = handle_v2_model,
+    .flags = 0,
+};
 
 const api_route api_route_v2_model_ready = {
-    "GET", "/v2/models/{model}/ready", handle_v2_model_ready, 0, NULL, NULL,
-    NULL};
+    .method = "GET",
+    .path = "/v2/models/{model}/ready",
+    .handler = handle_v2_model_ready,
+    .flags = 0,
+};
 
-const api_route api_route_v2_infer = {"POST",
-                                      "/v2/models/{model}/infer",
-                                      handle_v2_infer,
-                                      API_ROUTE_JSON_BODY | API_ROUTE_COMPUTES,
-                                      NULL,
-                                      NULL,
-                                      NULL};
+const api_route api_route_v2_infer = {
+    .method = "POST",
+    .path = "/v2/models/{model}/infer",
+    .handler = handle_v2_infer,
+    .flags = API_ROUTE_JSON_BODY | API_ROUTE_COMPUTES,
+};
