@@ -343,29 +343,25 @@ static void null_masked_scores(api_attention *a) {
         }
 }
 
-int api_attention_write(api_attention *a, api_buf *out, api_problem *p) {
+void api_attention_answer(api_attention *a, api_result *r, api_arena *arena,
+                          const char *title) {
     size_t so[3] = {a->B, a->Nq, a->d_out}, sw[3] = {a->B, a->Nq, a->Nk};
     size_t swh[4] = {a->B, a->H, a->Nq, a->Nk};
     size_t o = a->batched ? 0 : 1; /* unbatched drops the batch axis */
-    api_buf_puts(out, "\"output\":");
-    int rc = api_tensor_encode(out, a->out, so + o, 3 - o, &a->fmt, 0);
-    if (rc == 0 && a->return_weights) {
-        api_buf_puts(out, ",\"weights\":");
-        rc =
-            a->heads
-                ? api_tensor_encode(out, a->weights, swh + o, 4 - o, &a->fmt, 0)
-                : api_tensor_encode(out, a->weights, sw + o, 3 - o, &a->fmt, 0);
-    }
-    if (rc == 0 && a->return_scores) {
+    api_result_init(r, &a->fmt, API_E_INVALID_VALUE,
+                    "the result is not finite (a value overflowed a "
+                    "double); scale the inputs down");
+    api_result_keep(r, arena);
+    api_result_tensor(r, "output", a->out, so + o, 3 - o);
+    if (a->return_weights)
+        api_result_tensor(r, "weights", a->weights, a->heads ? swh + o : sw + o,
+                          (a->heads ? 4 : 3) - o);
+    if (a->return_scores) {
         null_masked_scores(a);
-        api_buf_puts(out, ",\"scores\":");
-        rc = api_tensor_encode(out, a->scores, sw + o, 3 - o, &a->fmt, 1);
+        api_result_tensor(r, "scores", a->scores, sw + o, 3 - o)->nan_as_null =
+            1;
     }
-    if (rc)
-        return api_fail(p, API_E_INVALID_VALUE, NULL,
-                        "the result is not finite (a value overflowed a "
-                        "double); scale the inputs down");
-    return 0;
+    api_result_heatmap(r, title, a->weights, a->B, a->H, a->Nq, a->Nk);
 }
 
 void api_attention_diagnose(api_attention *a) {
@@ -373,24 +369,13 @@ void api_attention_diagnose(api_attention *a) {
         api_diagnostics_compute(&a->diag, a->scores, a->weights, &a->mask);
 }
 
-int api_attention_write_extras(api_attention *a, api_buf *out,
-                               const api_grad_entry *entries, size_t n,
-                               api_problem *p) {
-    int rc = 0;
-    if (a->diagnostics) {
-        api_buf_putc(out, ',');
-        rc =
-            api_diagnostics_write(out, &a->diag, a->heads, a->batched, &a->fmt);
-    }
-    if (rc == 0 && entries) {
-        api_buf_putc(out, ',');
-        rc = api_grads_write(out, entries, n, &a->fmt);
-    }
-    if (rc)
-        return api_fail(p, API_E_INVALID_VALUE, NULL,
-                        "the result is not finite (a value overflowed a "
-                        "double); scale the inputs down");
-    return 0;
+void api_attention_answer_extras(api_attention *a, api_result *r,
+                                 const api_grad_entry *entries, size_t n) {
+    if (a->diagnostics)
+        api_diagnostics_result(r, &a->diag, a->heads, a->batched);
+    for (size_t i = 0; entries && i < n; i++)
+        api_result_tensor(r, entries[i].name, entries[i].data, entries[i].shape,
+                          entries[i].rank);
 }
 
 uint64_t api_attention_work_dot(const api_attention *a) {

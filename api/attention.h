@@ -24,6 +24,7 @@
 #include "diagnostics.h"
 #include "grads.h"
 #include "problem.h"
+#include "result.h"
 #include "tensor.h"
 
 /* valid_lens as every attention route accepts it. */
@@ -122,23 +123,23 @@ int api_attention_read_mask(api_attention *a, const json_t *body,
 int api_attention_fault(const api_attention *a, attn_status st,
                         const attn_fault *fault, api_problem *p);
 
-/* Write "output", "weights" (when asked) and "scores" (when asked; masked
- * entries null) as members of an open JSON object, each preceded by a
- * comma except the first. Returns 0, or -1 when a value is not finite
- * (p set to invalid_value). */
-int api_attention_write(api_attention *a, api_buf *out, api_problem *p);
+/* Start the typed answer r (result.h) in the request's format: "output",
+ * "weights" (when asked) and "scores" (when asked; masked entries null),
+ * r keeping arena (the tensors lie in it; arena is zeroed), and the
+ * weights (B, H, Nq, Nk) as the heatmap titled title (a static string).
+ * A value that is not finite fails the answer with invalid_value. */
+void api_attention_answer(api_attention *a, api_result *r, api_arena *arena,
+                          const char *title);
 
 /* After a successful forward pass with diagnostics: compute them from
- * scores and weights (before api_attention_write, which nulls masked
+ * scores and weights (before api_attention_answer, which nulls masked
  * scores). No-op without diagnostics. */
 void api_attention_diagnose(api_attention *a);
 
-/* Write ',"diagnostics": {...}' when asked (diagnostics.h) and, when
- * entries is not NULL, ',"grads": {...}' from n entries (grads.h). Returns
- * 0, or -1 when a value is not finite (p set to invalid_value). */
-int api_attention_write_extras(api_attention *a, api_buf *out,
-                               const api_grad_entry *entries, size_t n,
-                               api_problem *p);
+/* Add "diagnostics" when asked (diagnostics.h) and, when entries is
+ * not NULL, its n entries ("grads.queries", ...) to r. */
+void api_attention_answer_extras(api_attention *a, api_result *r,
+                                 const api_grad_entry *entries, size_t n);
 
 /* Multiply-adds of Q Kᵀ and weights·V: B·Nq·Nk·(d + dv), saturating
  * (the forward pass alone; see api_grads_work). */

@@ -1,8 +1,10 @@
 /*
  * call.h — what a route handler receives and returns. A handler validates
- * its input in the contract's order, calls the library, and writes the
- * JSON answer into call->out; on any error it records the first one in
- * call->problem and returns -1. Handlers never see libmicrohttpd.
+ * its input in the contract's order, calls the library, and fills
+ * call->result (a computing route: the dispatcher encodes it as JSON or
+ * SVG, result.h) or writes its body into call->out (the service's own
+ * pages); on any error it records the first one in call->problem and
+ * returns -1. Handlers never see libmicrohttpd.
  */
 #ifndef API_CALL_H
 #define API_CALL_H
@@ -12,19 +14,22 @@
 #include "api.h"
 #include "buf.h"
 #include "problem.h"
+#include "result.h"
 
 typedef struct {
     const api_request *req;
     const api_limits *limits;
     const json_t *body;  /* the parsed root object (POST routes), else NULL */
     api_problem problem; /* the first error */
-    api_buf out;         /* the 200 body */
+    api_result result;   /* a computing route's answer (result.n > 0) */
+    api_buf out;         /* the 200 body, when result is empty */
     int status;          /* 200 unless the handler says otherwise */
     double compute_ms;   /* time spent in lib/, or < 0 when none */
     const char *content_type; /* static type of out, NULL: application/json */
 } api_call;
 
-/* 0: call->out holds the body (status call->status); -1: call->problem. */
+/* 0: call->result or call->out holds the answer (status call->status);
+ * -1: call->problem. */
 typedef int (*api_handler)(api_call *call);
 
 /* Milliseconds on CLOCK_MONOTONIC, for call->compute_ms. */

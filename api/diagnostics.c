@@ -114,32 +114,23 @@ static const char *warning_code(api_diag_warning w) {
     }
 }
 
-/* "name":x or "name":null when no score is unmasked. */
-static int write_stat(api_buf *out, const char *name, double x, int present,
-                      int precision) {
-    api_buf_putc(out, '"');
-    api_buf_puts(out, name);
-    api_buf_puts(out, "\":");
-    if (!present) {
-        api_buf_puts(out, "null");
-        return 0;
-    }
-    return api_buf_number(out, x, precision);
-}
-
-static void write_warnings(api_buf *out, const api_diagnostics *d, int heads,
-                           int batched) {
+/* diagnostics.warnings from the item's rows (the per-row warning codes)
+ * and args: rows, H, Nq, heads | batched << 1. */
+static void write_warnings(api_buf *out, const api_result_item *it) {
+    const unsigned char *warning = it->rows;
+    size_t rows = it->args[0], H = it->args[1], Nq = it->args[2];
+    int heads = (it->args[3] & 1) != 0, batched = (it->args[3] & 2) != 0;
     size_t listed = 0, left_out = 0;
-    api_buf_puts(out, "\"warnings\":[");
-    for (size_t r = 0; r < d->rows; r++) {
-        api_diag_warning w = (api_diag_warning)d->warning[r];
+    api_buf_putc(out, '[');
+    for (size_t r = 0; r < rows; r++) {
+        api_diag_warning w = (api_diag_warning)warning[r];
         if (w == API_DIAG_NONE)
             continue;
         if (listed == API_DIAG_MAX_WARNINGS) {
             left_out++;
             continue;
         }
-        size_t b = r / (d->H * d->Nq), t = r / d->Nq % d->H, i = r % d->Nq;
+        size_t b = r / (H * Nq), t = r / Nq % H, i = r % Nq;
         api_buf_puts(out, listed ? ",{\"code\":\"" : "{\"code\":\"");
         api_buf_puts(out, warning_code(w));
         api_buf_puts(out, "\",\"row\":[");
@@ -163,41 +154,33 @@ static void write_warnings(api_buf *out, const api_diagnostics *d, int heads,
     api_buf_putc(out, ']');
 }
 
-int api_diagnostics_write(api_buf *out, const api_diagnostics *d, int heads,
-                          int batched, const api_tensor_format *fmt) {
-    int present = d->n_scores > 0, k = fmt->precision;
-    api_buf_puts(out, "\"diagnostics\":{\"scores\":{");
-    if (write_stat(out, "min", d->min, present, k))
-        return -1;
-    api_buf_putc(out, ',');
-    if (write_stat(out, "max", d->max, present, k))
-        return -1;
-    api_buf_putc(out, ',');
-    if (write_stat(out, "mean", d->mean, present, k))
-        return -1;
-    api_buf_putc(out, ',');
-    if (write_stat(out, "std", d->std, present, k))
-        return -1;
-    api_buf_putc(out, '}');
+static void add_stat(api_result *r, const char *name, double x, int present) {
+    if (present)
+        api_result_number(r, name, x);
+    else
+        api_result_null(r, name);
+}
+
+void api_diagnostics_result(api_result *r, const api_diagnostics *d, int heads,
+                            int batched) {
+    int present = d->n_scores > 0;
+    add_stat(r, "diagnostics.scores.min", d->min, present);
+    add_stat(r, "diagnostics.scores.max", d->max, present);
+    add_stat(r, "diagnostics.scores.mean", d->mean, present);
+    add_stat(r, "diagnostics.scores.std", d->std, present);
 
     /* (B, H, Nq) or (B, Nq); unbatched drops B */
     size_t full[3] = {d->B, d->H, d->Nq}, shape[3], rank = 0;
     for (size_t a = 0; a < 3; a++)
         if ((a != 0 || batched) && (a != 1 || heads))
             shape[rank++] = full[a];
-    api_tensor_format exact = *fmt;
-    exact.precision = 0; /* indices are integers, printed as they are */
-    api_buf_puts(out, ",\"entropy\":");
-    if (api_tensor_encode(out, d->entropy, shape, rank, fmt, 0))
-        return -1;
-    api_buf_puts(out, ",\"max_weight\":");
-    if (api_tensor_encode(out, d->max_weight, shape, rank, fmt, 0))
-        return -1;
-    api_buf_puts(out, ",\"argmax\":");
-    if (api_tensor_encode(out, d->argmax, shape, rank, &exact, 0))
-        return -1;
-    api_buf_putc(out, ',');
-    write_warnings(out, d, heads, batched);
-    api_buf_putc(out, '}');
-    return 0;
+    api_result_tensor(r, "diagnostics.entropy", d->entropy, shape, rank);
+    api_result_tensor(r, "diagnostics.max_weight", d->max_weight, shape, rank);
+    /* indices are integers, printed as they are */
+    api_result_tensor(r, "diagnostics.argmax", d->argmax, shape, rank)->exact =
+        1;
+    const size_t args[4] = {d->rows, d->H, d->Nq,
+                            (size_t)(heads ? 1 : 0) | (batched ? 2u : 0u)};
+    api_result_events(r, "diagnostics.warnings", write_warnings, d->warning,
+                      args);
 }

@@ -26,6 +26,7 @@
 #include "arena.h"
 #include "attn.h"
 #include "buf.h"
+#include "result.h"
 #include "tensor.h"
 
 /* Warnings listed before the "truncated" entry. */
@@ -67,18 +68,17 @@ void api_diagnostics_take(api_diagnostics *d, api_arena *arena, size_t B,
 void api_diagnostics_compute(api_diagnostics *d, const double *scores,
                              const double *weights, const attn_mask *mask);
 
-/* Write `"diagnostics": {...}` (with the leading key, no comma) to out:
+/* Add d to r (result.h) as the "diagnostics" group:
  *   scores: {"min", "max", "mean", "std"} (each null when no score is
  *   unmasked); entropy, max_weight, argmax: (B, Nq) when heads is 0 (H must
  *   be 1), (B, H, Nq) when heads is 1, the batch axis dropped when batched
  *   is 0; warnings: [{"code", "row"}] with row [b, q], [b, h, q], or
- *   without b for unbatched input.
- * Numbers follow fmt (precision included) except the integers: argmax,
- * row indices and the truncated count print exactly.
- * Returns 0, or -1 when a statistic is not finite or rounding takes it
- * beyond the largest double (out is then partial; the caller fails the
- * request with invalid_value). */
-int api_diagnostics_write(api_buf *out, const api_diagnostics *d, int heads,
-                          int batched, const api_tensor_format *fmt);
+ *   without b for unbatched input, at most API_DIAG_MAX_WARNINGS of them,
+ *   then {"code": "truncated", "count": n}.
+ * Numbers follow the result's format (precision included) except the
+ * integers: argmax, row indices and the truncated count print exactly.
+ * d's buffers must outlive r (they lie in the arena r keeps). */
+void api_diagnostics_result(api_result *r, const api_diagnostics *d, int heads,
+                            int batched);
 
 #endif /* API_DIAGNOSTICS_H */

@@ -16,8 +16,10 @@
 #include "fastpath.h"
 #include "front.h"
 #include "problem.h"
+#include "result_json.h"
 #include "route.h"
 #include "stream.h"
+#include "svg.h"
 
 void api_limits_default(api_limits *limits) {
     limits->max_body_bytes = (size_t)16 << 20;
@@ -174,6 +176,28 @@ int api_precheck(const api_request *req, long long content_length,
     return 1;
 }
 
+/* A computing route's typed result as the answer Accept asks for: its
+ * heatmap (image/svg+xml, when it has one) or JSON, streamed when large.
+ * Returns 0 (call->out holds it) or -1 (call->problem). */
+static int encode_result(api_call *call) {
+    api_result *r = &call->result;
+    int rc;
+    if (r->heatmap.title && api_svg_wanted(call)) {
+        rc = api_result_check(r, &call->problem);
+        if (rc == 0)
+            rc = api_svg_respond(call, r->heatmap.title, r->heatmap.weights,
+                                 r->heatmap.B, r->heatmap.H, r->heatmap.Nq,
+                                 r->heatmap.Nk);
+        api_result_free(r);
+        return rc;
+    }
+    api_stream_allow(&call->out, &r->arena, call->req);
+    rc = api_result_write_json(r, &call->out, &call->problem);
+    api_stream_hand_over(&call->out, &r->arena);
+    api_result_free(r);
+    return rc;
+}
+
 void api_handle(const api_request *req, api_response *res) {
     api_limits defaults;
     const api_limits *limits = limits_of(req, &defaults);
@@ -220,6 +244,9 @@ void api_handle(const api_request *req, api_response *res) {
     }
     if (rc == 0)
         rc = route->handler(&call);
+    if (rc == 0 && call.result.n > 0)
+        rc = encode_result(&call);
+    api_result_free(&call.result);
     json_decref(root);
     api_fastpath_release(&fast);
     if (rc == 0) {

@@ -45,18 +45,3 @@ void api_grads_accumulate(double *dst, const double *src, size_t n) {
     for (size_t i = 0; i < n; i++)
         dst[i] += src[i];
 }
-
-int api_grads_write(api_buf *out, const api_grad_entry *entries, size_t n,
-                    const api_tensor_format *fmt) {
-    api_buf_puts(out, "\"grads\":{");
-    for (size_t i = 0; i < n; i++) {
-        api_buf_puts(out, i ? ",\"" : "\"");
-        api_buf_puts(out, entries[i].name);
-        api_buf_puts(out, "\":");
-        if (api_tensor_encode(out, entries[i].data, entries[i].shape,
-                              entries[i].rank, fmt, 0))
-            return -1;
-    }
-    api_buf_putc(out, '}');
-    return 0;
-}

@@ -19,7 +19,6 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "buf.h"
 #include "problem.h"
 #include "tensor.h"
 
@@ -42,19 +41,14 @@ uint64_t api_grads_work(uint64_t forward_work, int has_grad);
  * field it was copied from. */
 void api_grads_accumulate(double *dst, const double *src, size_t n);
 
-/* One "grads" member: the request field's name and the gradient with that
- * field's shape (as decoded, so rank 2 stays rank 2). */
+/* One "grads" member: its answer name ("grads." + the request field's)
+ * and the gradient with that field's shape (as decoded, so rank 2 stays
+ * rank 2). */
 typedef struct {
     const char *name;
     const double *data;
     const size_t *shape;
     size_t rank;
 } api_grad_entry;
-
-/* Write `"grads": {"name": tensor, ...}` (with the key, no leading comma)
- * in the order given, in fmt's form. Returns 0, or -1 when a value is not
- * finite or rounding takes it beyond the largest double (out partial). */
-int api_grads_write(api_buf *out, const api_grad_entry *entries, size_t n,
-                    const api_tensor_format *fmt);
 
 #endif /* API_GRADS_H */

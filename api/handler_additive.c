@@ -21,8 +21,6 @@
 #include "grads.h"
 #include "limit.h"
 #include "route.h"
-#include "stream.h"
-#include "svg.h"
 
 static const api_tensor_spec queries_spec = {
     "queries", API_RANK(2) | API_RANK(3), 0,
@@ -212,7 +210,6 @@ static int handle_additive(api_call *call) {
     if (api_arena_alloc(&arena))
         return api_fail(p, API_E_INTERNAL, NULL, "out of memory");
     api_attention_take(&a, &arena);
-    api_stream_allow(&call->out, &arena, call->req);
     double *Wq = api_arena_take(&arena, h * a.dq);
     double *Wk = api_arena_take(&arena, h * a.dk);
     double *wv = api_arena_take(&arena, h);
@@ -260,43 +257,30 @@ static int handle_additive(api_call *call) {
         api_attention_diagnose(&a);
     call->compute_ms = api_clock_ms() - t0;
 
-    /* 9. answer */
-    rc = api_attention_fault(&a, st, &fault, p);
-    if (rc == 0) {
-        api_buf *out = &call->out;
-        size_t sq[2] = {h, a.dq}, sk[2] = {h, a.dk}, sv[1] = {h};
-        const api_grad_entry grads[6] = {
-            {"queries", a.grad_q, a.q.shape, a.q.rank},
-            {"keys", a.grad_k, a.k.shape, a.k.rank},
-            {"values", a.grad_v, a.v.shape, a.v.rank},
-            {"W_q", gWq, sq, 2},
-            {"W_k", gWk, sk, 2},
-            {"w_v", gwv, sv, 1},
-        };
-        api_buf_putc(out, '{');
-        rc = api_attention_write(&a, out, p);
-        if (rc == 0 && !given) {
-            api_buf_puts(out, ",\"params\":{\"W_q\":");
-            rc = api_tensor_encode(out, Wq, sq, 2, &a.fmt, 0);
-            api_buf_puts(out, ",\"W_k\":");
-            rc |= api_tensor_encode(out, Wk, sk, 2, &a.fmt, 0);
-            api_buf_puts(out, ",\"w_v\":");
-            rc |= api_tensor_encode(out, wv, sv, 1, &a.fmt, 0);
-            api_buf_putc(out, '}');
-            if (rc)
-                rc = api_fail(p, API_E_INVALID_VALUE, NULL,
-                              "a drawn parameter could not be printed");
-        }
-        if (rc == 0)
-            rc = api_attention_write_extras(&a, out, a.has_grad ? grads : NULL,
-                                            6, p);
-        api_buf_putc(out, '}');
-        if (rc == 0) /* Accept: image/svg+xml → the weights as a heatmap */
-            rc = api_svg_respond(call, "Additive attention weights", a.weights,
-                                 a.B, 1, a.Nq, a.Nk);
+    /* 9. answer: the typed result (result.h), or the first problem */
+    if (api_attention_fault(&a, st, &fault, p)) {
+        api_arena_free(&arena);
+        return -1;
     }
-    api_stream_hand_over(&call->out, &arena);
-    return rc ? -1 : 0;
+    api_result *res = &call->result;
+    api_attention_answer(&a, res, &arena, "Additive attention weights");
+    size_t sq[2] = {h, a.dq}, sk[2] = {h, a.dk}, sv[1] = {h};
+    if (!given) {
+        static const char drawn[] = "a drawn parameter could not be printed";
+        api_result_tensor(res, "params.W_q", Wq, sq, 2)->fail_detail = drawn;
+        api_result_tensor(res, "params.W_k", Wk, sk, 2)->fail_detail = drawn;
+        api_result_tensor(res, "params.w_v", wv, sv, 1)->fail_detail = drawn;
+    }
+    const api_grad_entry grads[6] = {
+        {"grads.queries", a.grad_q, a.q.shape, a.q.rank},
+        {"grads.keys", a.grad_k, a.k.shape, a.k.rank},
+        {"grads.values", a.grad_v, a.v.shape, a.v.rank},
+        {"grads.W_q", gWq, sq, 2},
+        {"grads.W_k", gWk, sk, 2},
+        {"grads.w_v", gwv, sv, 1},
+    };
+    api_attention_answer_extras(&a, res, a.has_grad ? grads : NULL, 6);
+    return 0;
 }
 
 /* The route table's entry (route.h). */

@@ -19,7 +19,6 @@
 #include "limit.h"
 #include "query.h"
 #include "route.h"
-#include "stream.h"
 #include "tensor.h"
 
 #define N_TRAIN_MAX 1000000
@@ -114,7 +113,6 @@ static int handle_dataset(api_call *call) {
     double *y_train = api_arena_take(&arena, n);
     double *x_test = api_arena_take(&arena, nt);
     double *y_truth = api_arena_take(&arena, nt);
-    api_stream_allow(&call->out, &arena, call->req);
 
     double t0 = api_clock_ms();
     attn_status st = attn_nw_dataset(x_train, y_train, x_test, y_truth, n,
@@ -126,26 +124,17 @@ static int handle_dataset(api_call *call) {
                         attn_status_str(st));
     }
 
-    api_buf *out = &call->out;
-    api_buf_puts(out, "{\"x_train\":");
-    rc = api_tensor_encode(out, x_train, &n, 1, &fmt, 0);
-    api_buf_puts(out, ",\"y_train\":");
-    rc |= api_tensor_encode(out, y_train, &n, 1, &fmt, 0);
-    api_buf_puts(out, ",\"x_test\":");
-    rc |= api_tensor_encode(out, x_test, &nt, 1, &fmt, 0);
-    api_buf_puts(out, ",\"y_truth\":");
-    rc |= api_tensor_encode(out, y_truth, &nt, 1, &fmt, 0);
-    api_buf_puts(out, ",\"n_train\":");
-    api_buf_uint(out, n);
-    api_buf_puts(out, ",\"noise\":");
-    rc |= api_buf_number(out, noise, 0);
-    api_buf_puts(out, ",\"seed\":");
-    api_buf_uint(out, (uint64_t)seed);
-    api_buf_putc(out, '}');
-    api_stream_hand_over(out, &arena);
-    if (rc)
-        return api_fail(p, API_E_INVALID_VALUE, NULL,
-                        "the result is not finite; lower noise");
+    api_result *res = &call->result;
+    api_result_init(res, &fmt, API_E_INVALID_VALUE,
+                    "the result is not finite; lower noise");
+    api_result_keep(res, &arena);
+    api_result_tensor(res, "x_train", x_train, &n, 1);
+    api_result_tensor(res, "y_train", y_train, &n, 1);
+    api_result_tensor(res, "x_test", x_test, &nt, 1);
+    api_result_tensor(res, "y_truth", y_truth, &nt, 1);
+    api_result_integer(res, "n_train", n);
+    api_result_number(res, "noise", noise)->exact = 1; /* as it was asked */
+    api_result_integer(res, "seed", (uint64_t)seed);
     return 0;
 }
 

@@ -11,6 +11,7 @@
  * Rank-2 input is one unbatched example; outputs then drop the batch axis.
  */
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "attention.h"
@@ -19,8 +20,6 @@
 #include "grads.h"
 #include "limit.h"
 #include "route.h"
-#include "stream.h"
-#include "svg.h"
 
 static const api_tensor_spec queries_spec = {
     "queries", API_RANK(2) | API_RANK(3), 0, "(B, Nq, d) or unbatched (Nq, d)",
@@ -85,7 +84,6 @@ static int handle_dot(api_call *call) {
     if (api_arena_alloc(&arena))
         return api_fail(p, API_E_INTERNAL, NULL, "out of memory");
     api_attention_take(&a, &arena);
-    api_stream_allow(&call->out, &arena, call->req);
 
     /* 6. remaining values, in table order */
     double scale = api_field_number(body, "scale", -1);
@@ -119,33 +117,28 @@ static int handle_dot(api_call *call) {
         api_attention_diagnose(&a);
     call->compute_ms = api_clock_ms() - t0;
 
-    /* 8. answer */
-    if (api_attention_fault(&a, st, &fault, p) == 0) {
-        const api_grad_entry grads[3] = {
-            {"queries", a.grad_q, a.q.shape, a.q.rank},
-            {"keys", a.grad_k, a.k.shape, a.k.rank},
-            {"values", a.grad_v, a.v.shape, a.v.rank},
-        };
-        api_buf_putc(&call->out, '{');
-        rc = api_attention_write(&a, &call->out, p);
-        api_buf_puts(&call->out, ",\"scale\":");
-        if (rc == 0 && api_buf_number(&call->out, scale, a.fmt.precision))
-            rc = api_fail(p, API_E_INVALID_VALUE, "/precision",
-                          "scale rounded to %d digits is beyond the largest "
-                          "double; use more digits",
-                          a.fmt.precision);
-        if (rc == 0)
-            rc = api_attention_write_extras(&a, &call->out,
-                                            a.has_grad ? grads : NULL, 3, p);
-        api_buf_putc(&call->out, '}');
-        if (rc == 0) /* Accept: image/svg+xml → the weights as a heatmap */
-            rc = api_svg_respond(call, "Scaled dot-product attention weights",
-                                 a.weights, a.B, 1, a.Nq, a.Nk);
-    } else {
-        rc = -1;
+    /* 8. answer: the typed result (result.h), or the first problem */
+    if (api_attention_fault(&a, st, &fault, p)) {
+        api_arena_free(&arena);
+        return -1;
     }
-    api_stream_hand_over(&call->out, &arena);
-    return rc ? -1 : 0;
+    api_result *res = &call->result;
+    api_attention_answer(&a, res, &arena,
+                         "Scaled dot-product attention weights");
+    api_result_item *s = api_result_number(res, "scale", scale);
+    char detail[120];
+    snprintf(detail, sizeof detail,
+             "scale rounded to %d digits is beyond the largest double; use "
+             "more digits",
+             a.fmt.precision);
+    api_result_fail_text(res, s, "/precision", detail);
+    const api_grad_entry grads[3] = {
+        {"grads.queries", a.grad_q, a.q.shape, a.q.rank},
+        {"grads.keys", a.grad_k, a.k.shape, a.k.rank},
+        {"grads.values", a.grad_v, a.v.shape, a.v.rank},
+    };
+    api_attention_answer_extras(&a, res, a.has_grad ? grads : NULL, 3);
+    return 0;
 }
 
 /* The route table's entry (route.h). */

@@ -53,7 +53,7 @@
 #include "call.h"
 #include "fields.h"
 #include "invoke.h"
-#include "jspan.h"
+#include "numfmt.h"
 #include "pointer.h"
 #include "route.h"
 #include "suggest.h"
@@ -160,7 +160,7 @@ enum phase {
 typedef struct {
     const api_answer_table *table;
     const api_route *route;
-    api_jspan reference; /* the endpoint's answer text (PRESENT, GRADE) */
+    const api_result *reference; /* the endpoint's answer (PRESENT, GRADE) */
     double rtol, atol;
     size_t fields; /* graded fields seen */
     int all_pass;  /* GRADE: every field passed */
@@ -371,75 +371,29 @@ static int view_of(view *w, const json_t *v, const char *pointer) {
     return 0;
 }
 
-/* The reference's value as a tensor, read from the text the endpoint
- * printed (jspan.h): only graded fields are walked, their numbers parsed
- * when compared. */
+/* The reference's value: one item of the endpoint's typed result
+ * (result.h), its doubles compared as the endpoint's answer states them. */
 typedef struct {
+    const api_result *result;
+    const api_result_item *item;
     size_t rank;
     size_t shape[API_SHAPE_MAX];
     size_t count;
-    api_jspan *leaves; /* malloc'd: numbers, null, or record objects */
 } ref_view;
 
-static api_jspan *ref_collect(const api_jspan *a, size_t level, size_t rank,
-                              api_jspan *dst, api_jspan *stop) {
-    api_jspan_iter it;
-    api_jspan e;
-    api_jspan_iter_start(&it, a);
-    while (dst && api_jspan_next(&it, NULL, &e) == 1) {
-        if (level + 1 < rank)
-            dst = e.kind == JSPAN_ARRAY
-                      ? ref_collect(&e, level + 1, rank, dst, stop)
-                      : NULL;
-        else if (dst < stop)
-            *dst++ = e;
-        else
-            dst = NULL;
-    }
-    return dst;
-}
-
-/* Returns 0, or -1 when memory runs out or the text is not a tensor. */
-static int ref_view_of(ref_view *w, const api_jspan *v) {
+static void ref_view_of(ref_view *w, const api_result *r,
+                        const api_result_item *it) {
     memset(w, 0, sizeof *w);
-    api_jspan shape, data, x = *v;
-    int flat = v->kind == JSPAN_OBJECT &&
-               api_jspan_member(v, "shape", &shape) &&
-               api_jspan_member(v, "data", &data);
-    if (flat) {
-        api_jspan_iter it;
-        api_jspan d;
-        api_jspan_iter_start(&it, &shape);
-        while (w->rank < API_SHAPE_MAX && api_jspan_next(&it, NULL, &d) == 1)
-            w->shape[w->rank++] = (size_t)strtod(d.s, NULL);
-        x = data;
-    } else {
-        api_jspan_iter it;
-        while (x.kind == JSPAN_ARRAY && w->rank < API_SHAPE_MAX) {
-            size_t n = 0;
-            api_jspan e, first = x;
-            api_jspan_iter_start(&it, &x);
-            while (api_jspan_next(&it, NULL, &e) == 1)
-                if (n++ == 0)
-                    first = e;
-            w->shape[w->rank++] = n;
-            if (n == 0)
-                break;
-            x = first;
-        }
+    w->result = r;
+    w->item = it;
+    if (it->kind == API_ITEM_TENSOR) {
+        w->rank = it->rank;
+        memcpy(w->shape, it->shape, sizeof w->shape);
+    } else if (it->kind == API_ITEM_RECORDS) {
+        w->rank = 1;
+        w->shape[0] = it->n_rows;
     }
-    w->count = 1;
-    for (size_t i = 0; i < w->rank; i++)
-        w->count *= w->shape[i];
-    w->leaves = malloc((w->count ? w->count : 1) * sizeof *w->leaves);
-    if (!w->leaves)
-        return -1;
-    if (w->rank == 0)
-        w->leaves[0] = *v;
-    else if (ref_collect(flat ? &data : v, 0, flat ? 1 : w->rank, w->leaves,
-                         w->leaves + w->count) != w->leaves + w->count)
-        return -1;
-    return 0;
+    w->count = api_result_item_count(it);
 }
 
 static int same_shape(const ref_view *a, const view *b) {
@@ -453,16 +407,25 @@ static int same_shape(const ref_view *a, const view *b) {
 
 /* ----------------------------------------------------------- grading */
 
+/* One expected entry: a number (printed with precision digits, as the
+ * endpoint's answer prints it), an integer, or null. */
+typedef struct {
+    double x;
+    int precision;
+    int integer; /* 1: x is a whole number printed exactly */
+    int is_null; /* a masked score, a statistic of no score */
+} expected;
+
 typedef struct {
     double max_abs, max_rel;
     size_t mismatches;
     int have_first;
     api_pointer first_pointer;
-    api_jspan first_expected; /* the reference's text */
-    const json_t *first_got;  /* NULL: absent */
+    expected first_expected;
+    const json_t *first_got; /* NULL: absent */
 } tally;
 
-static void mismatch(tally *t, const api_pointer *ptr, const api_jspan *e,
+static void mismatch(tally *t, const api_pointer *ptr, const expected *e,
                      const json_t *g) {
     if (t->mismatches++ == 0) {
         t->have_first = 1;
@@ -472,27 +435,30 @@ static void mismatch(tally *t, const api_pointer *ptr, const api_jspan *e,
     }
 }
 
-/* One entry: e is the reference's (a number, null, or a record object),
- * g the answer's (anything, or NULL when absent). */
-static void compare(const grader *gr, tally *t, const api_jspan *e,
-                    const json_t *g, api_pointer *ptr) {
-    if (e->kind == JSPAN_OBJECT) { /* a record: each member is an entry */
-        api_jspan_iter it;
-        api_jspan key, ev;
-        api_jspan_iter_start(&it, e);
-        while (api_jspan_next(&it, &key, &ev) == 1) {
-            char name[API_ANSWER_SEGMENT_MAX];
-            size_t n = key.n < sizeof name - 1 ? key.n : sizeof name - 1;
-            memcpy(name, key.s, n);
-            name[n] = '\0';
-            size_t mark = api_pointer_push_key(ptr, name, n);
-            compare(gr, t, &ev,
-                    json_is_object(g) ? json_object_get(g, name) : NULL, ptr);
-            api_pointer_pop(ptr, mark);
-        }
-        return;
-    }
-    if (e->kind != JSPAN_NUMBER) { /* null: a masked score, no statistics */
+static void put_expected(api_buf *out, const expected *e) {
+    if (e->is_null)
+        api_buf_puts(out, "null");
+    else if (e->integer)
+        api_buf_uint(out, (uint64_t)e->x);
+    else
+        api_buf_number(out, e->x, e->precision);
+}
+
+/* x as the endpoint's answer states it: rounded to precision digits (0:
+ * exactly x), the double its printed text reads back as. */
+static double as_answered(double x, int precision) {
+    if (precision == 0)
+        return x;
+    char text[API_NUM_MAX];
+    api_num_format(text, x, precision);
+    return strtod(text, NULL);
+}
+
+/* One number or null: e is the reference's, g the answer's (anything, or
+ * NULL when absent). */
+static void compare_entry(const grader *gr, tally *t, const expected *e,
+                          const json_t *g, const api_pointer *ptr) {
+    if (e->is_null) { /* null: a masked score, no statistics */
         if (!json_is_null(g))
             mismatch(t, ptr, e, g);
         return;
@@ -501,9 +467,7 @@ static void compare(const grader *gr, tally *t, const api_jspan *e,
         mismatch(t, ptr, e, g);
         return;
     }
-    /* the text ends at a ',', ']' or '}', where strtod stops; the
-     * endpoint printed the shortest text of its double, so this is it */
-    double x = strtod(e->s, NULL), y = json_number_value(g);
+    double x = as_answered(e->x, e->precision), y = json_number_value(g);
     double err = fabs(y - x);
     if (err > t->max_abs)
         t->max_abs = err;
@@ -514,6 +478,45 @@ static void compare(const grader *gr, tally *t, const api_jspan *e,
     }
     if (!(err <= gr->atol + gr->rtol * fabs(x)))
         mismatch(t, ptr, e, g);
+}
+
+/* Entry i of the reference against g; a record's members are entries
+ * each, at ptr + "/<member>". */
+static void compare(const grader *gr, tally *t, const ref_view *w, size_t i,
+                    const json_t *g, api_pointer *ptr) {
+    const api_result_item *it = w->item;
+    expected e = {0, api_result_item_precision(w->result, it), 0, 0};
+    switch (it->kind) {
+    case API_ITEM_RECORDS:
+        for (size_t c = 0; c < it->n_columns; c++) {
+            const char *name = it->columns[c].name;
+            size_t mark = api_pointer_push_key(ptr, name, strlen(name));
+            e.x = api_result_record_value(it, i, c);
+            e.integer = it->columns[c].integer;
+            e.precision = e.integer ? 0 : w->result->fmt.precision;
+            compare_entry(gr, t, &e,
+                          json_is_object(g) ? json_object_get(g, name) : NULL,
+                          ptr);
+            api_pointer_pop(ptr, mark);
+        }
+        return;
+    case API_ITEM_TENSOR:
+        e.x = it->data[i];
+        e.is_null = it->nan_as_null && isnan(e.x);
+        break;
+    case API_ITEM_NUMBER:
+        e.x = it->number;
+        e.is_null = it->is_null;
+        break;
+    case API_ITEM_INTEGER:
+        e.x = (double)it->integer;
+        e.integer = 1;
+        e.precision = 0;
+        break;
+    case API_ITEM_EVENTS:
+        return;
+    }
+    compare_entry(gr, t, &e, g, ptr);
 }
 
 /* A value as JSON, numbers printed as the contract prints them. */
@@ -574,40 +577,25 @@ static void put_err(api_buf *out, double x) {
         api_buf_puts(out, "null");
 }
 
-/* The reference's value of the dotted name into *v; 1 when it has one. */
-static int reference_value(const api_jspan *ref, const char *name,
-                           api_jspan *v) {
-    *v = *ref;
-    while (*name) {
-        size_t n = strcspn(name, ".");
-        char key[API_ANSWER_SEGMENT_MAX];
-        if (n >= sizeof key)
-            return 0;
-        memcpy(key, name, n);
-        key[n] = '\0';
-        api_jspan parent = *v;
-        if (!api_jspan_member(&parent, key, v))
-            return 0;
-        name += n + (name[n] == '.');
-    }
-    return 1;
+/* The reference's item of the dotted name, or NULL when it has none. */
+static const api_result_item *reference_item(const grader *g,
+                                             const char *name) {
+    return api_result_find(g->reference, name, strlen(name));
 }
 
 /* Grade one field and write "name": result. */
 static int grade_field(grader *g, const char *name, const json_t *v,
                        api_pointer *ptr) {
-    api_jspan ref;
+    const api_result_item *ref = reference_item(g, name);
     ref_view want;
     view got;
-    memset(&want, 0, sizeof want);
     memset(&got, 0, sizeof got);
-    if (!reference_value(&g->reference, name, &ref) ||
-        ref_view_of(&want, &ref) || view_of(&got, v, ptr->s)) {
-        free(want.leaves);
+    if (!ref || view_of(&got, v, ptr->s)) {
         free(got.leaves);
         return api_fail(g->p, API_E_INTERNAL, NULL,
                         "the reference's %s could not be read", name);
     }
+    ref_view_of(&want, g->reference, ref);
     api_buf *out = g->out;
     if (!g->first)
         api_buf_putc(out, ',');
@@ -626,7 +614,6 @@ static int grade_field(grader *g, const char *name, const json_t *v,
             api_buf_json_string(out, got.ragged_at.s, got.ragged_at.len);
         }
         api_buf_putc(out, '}');
-        free(want.leaves);
         free(got.leaves);
         return 0;
     }
@@ -637,7 +624,7 @@ static int grade_field(grader *g, const char *name, const json_t *v,
     for (size_t i = 0; i < want.count; i++) {
         api_pointer at;
         api_tensor_entry_pointer(&at, ptr->s, &shape_of_got, i);
-        compare(g, &t, &want.leaves[i], got.leaves[i], &at);
+        compare(g, &t, &want, i, got.leaves[i], &at);
     }
     int pass = t.mismatches == 0;
     g->all_pass &= pass;
@@ -653,7 +640,7 @@ static int grade_field(grader *g, const char *name, const json_t *v,
         api_buf_puts(out, "{\"pointer\":");
         api_buf_json_string(out, t.first_pointer.s, t.first_pointer.len);
         api_buf_puts(out, ",\"expected\":");
-        api_buf_append(out, t.first_expected.s, t.first_expected.n);
+        put_expected(out, &t.first_expected);
         api_buf_puts(out, ",\"got\":");
         put_value(out, t.first_got);
         api_buf_putc(out, '}');
@@ -661,7 +648,6 @@ static int grade_field(grader *g, const char *name, const json_t *v,
         api_buf_puts(out, "null");
     }
     api_buf_putc(out, '}');
-    free(want.leaves);
     free(got.leaves);
     return 0;
 }
@@ -755,8 +741,7 @@ static int leaf(grader *g, enum phase ph, const char *name, const json_t *v,
     case PHASE_SIZES:
         return json_is_object(v) && !records ? flat_sizes(g, v, ptr) : 0;
     case PHASE_PRESENT: {
-        api_jspan ref;
-        if (reference_value(&g->reference, name, &ref))
+        if (reference_item(g, name))
             return 0;
         const api_answer_field *f =
             api_answers_field(g->table, name, strlen(name));
@@ -881,33 +866,28 @@ static int handle_grade(api_call *call) {
         read_tolerance(body, "atol", 1e-8, &g.atol, p))
         return -1;
 
-    /* 3. the reference: the endpoint's own answer to the request */
+    /* 3. the reference: the endpoint's own typed answer to the request */
     const json_t *request = json_object_get(body, "request");
-    api_buf reference = {0};
+    api_result reference;
+    memset(&reference, 0, sizeof reference);
     int rc;
     if ((g.route->flags & API_ROUTE_JSON_BODY)) {
-        rc = api_invoke_text(call, g.route, request, NULL, &reference);
+        rc = api_invoke_result(call, g.route, request, NULL, &reference);
     } else {
         api_buf query = {0};
         rc = build_query(&query, request, p);
         if (rc == 0 && query.failed)
             rc = api_fail(p, API_E_INTERNAL, NULL, "out of memory");
         if (rc == 0)
-            rc = api_invoke_text(call, g.route, NULL,
-                                 query.data ? query.data : "", &reference);
+            rc = api_invoke_result(call, g.route, NULL,
+                                   query.data ? query.data : "", &reference);
         api_buf_free(&query);
     }
     if (rc) {
         api_invoke_prefix_pointer(p, "/request");
         return -1;
     }
-    const char *text = reference.data ? reference.data : "";
-    if (!api_jspan_value(text, text + reference.len, &g.reference) ||
-        g.reference.kind != JSPAN_OBJECT) {
-        api_buf_free(&reference);
-        return api_fail(p, API_E_INTERNAL, NULL,
-                        "the answer of %s could not be read", g.route->path);
-    }
+    g.reference = &reference;
 
     /* 4. every field given is in the reference; then grade them */
     rc = run_phase(&g, PHASE_PRESENT, answer);
@@ -929,7 +909,7 @@ static int handle_grade(api_call *call) {
         }
         api_buf_free(&fields);
     }
-    api_buf_free(&reference);
+    api_result_free(&reference);
     return rc ? -1 : 0;
 }
 

@@ -32,8 +32,6 @@
 #include "grads.h"
 #include "limit.h"
 #include "route.h"
-#include "stream.h"
-#include "svg.h"
 
 static const api_tensor_spec queries_spec = {
     "queries", API_RANK(2) | API_RANK(3), 0,
@@ -88,6 +86,13 @@ static const api_schema schema = {"/attention/multihead", fields,
 enum { P_WQ, P_WK, P_WV, P_WO, P_BQ, P_BK, P_BV, P_BO, N_PARAMS };
 static const char *const param_names[N_PARAMS] = {"W_q", "W_k", "W_v", "W_o",
                                                   "b_q", "b_k", "b_v", "b_o"};
+/* Their names in the answer: drawn weights under "params", gradients
+ * under "grads". */
+static const char *const param_answers[P_WO + 1] = {
+    "params.W_q", "params.W_k", "params.W_v", "params.W_o"};
+static const char *const grad_answers[N_PARAMS] = {
+    "grads.W_q", "grads.W_k", "grads.W_v", "grads.W_o",
+    "grads.b_q", "grads.b_k", "grads.b_v", "grads.b_o"};
 static const char *const param_pointers[N_PARAMS] = {
     "/W_q", "/W_k", "/W_v", "/W_o", "/b_q", "/b_k", "/b_v", "/b_o"};
 static const api_tensor_spec *const param_specs[N_PARAMS] = {
@@ -309,7 +314,6 @@ static int handle_multihead(api_call *call) {
     if (api_arena_alloc(&arena))
         return api_fail(p, API_E_INTERNAL, NULL, "out of memory");
     api_attention_take(&a, &arena);
-    api_stream_allow(&call->out, &arena, call->req);
     double *param[N_PARAMS] = {NULL}, *grad[N_PARAMS] = {NULL};
     for (int i = 0; i < N_PARAMS; i++)
         if (i <= P_WO || present[i]) {
@@ -363,52 +367,36 @@ static int handle_multihead(api_call *call) {
         api_attention_diagnose(&a);
     call->compute_ms = api_clock_ms() - t0;
 
-    /* 9. answer */
-    rc = api_attention_fault(&a, st, &fault, p);
-    if (rc == 0) {
-        api_buf *out = &call->out;
-        size_t shape[N_PARAMS][2] = {{h, a.dq},  {h, a.dk}, {h, a.dv},
-                                     {d_out, h}, {h},       {h},
-                                     {h},        {d_out}};
-        api_grad_entry entries[3 + N_PARAMS];
-        size_t n = 0;
-        entries[n++] =
-            (api_grad_entry){"queries", a.grad_q, a.q.shape, a.q.rank};
-        if (!a.keys_defaulted)
-            entries[n++] =
-                (api_grad_entry){"keys", a.grad_k, a.k.shape, a.k.rank};
-        if (!a.values_defaulted)
-            entries[n++] =
-                (api_grad_entry){"values", a.grad_v, a.v.shape, a.v.rank};
-        for (int i = 0; i < N_PARAMS; i++)
-            if (grad[i])
-                entries[n++] = (api_grad_entry){param_names[i], grad[i],
-                                                shape[i], i <= P_WO ? 2 : 1};
-        api_buf_putc(out, '{');
-        rc = api_attention_write(&a, out, p);
-        if (rc == 0 && !given) {
-            api_buf_puts(out, ",\"params\":{");
-            for (int i = P_WQ; rc == 0 && i <= P_WO; i++) {
-                api_buf_puts(out, i ? ",\"" : "\"");
-                api_buf_puts(out, param_names[i]);
-                api_buf_puts(out, "\":");
-                rc = api_tensor_encode(out, param[i], shape[i], 2, &a.fmt, 0);
-            }
-            api_buf_putc(out, '}');
-            if (rc)
-                rc = api_fail(p, API_E_INVALID_VALUE, NULL,
-                              "a drawn parameter could not be printed");
-        }
-        if (rc == 0)
-            rc = api_attention_write_extras(&a, out,
-                                            a.has_grad ? entries : NULL, n, p);
-        api_buf_putc(out, '}');
-        if (rc == 0) /* Accept: image/svg+xml → one heatmap panel per head */
-            rc = api_svg_respond(call, "Multi-head attention weights",
-                                 a.weights, a.B, H, a.Nq, a.Nk);
+    /* 9. answer: the typed result (result.h), or the first problem */
+    if (api_attention_fault(&a, st, &fault, p)) {
+        api_arena_free(&arena);
+        return -1;
     }
-    api_stream_hand_over(&call->out, &arena);
-    return rc ? -1 : 0;
+    api_result *res = &call->result;
+    /* one heatmap panel per head */
+    api_attention_answer(&a, res, &arena, "Multi-head attention weights");
+    size_t shape[N_PARAMS][2] = {{h, a.dq},  {h, a.dk}, {h, a.dv}, {d_out, h},
+                                 {h},        {h},       {h},       {d_out}};
+    if (!given)
+        for (int i = P_WQ; i <= P_WO; i++)
+            api_result_tensor(res, param_answers[i], param[i], shape[i], 2)
+                ->fail_detail = "a drawn parameter could not be printed";
+    api_grad_entry entries[3 + N_PARAMS];
+    size_t n = 0;
+    entries[n++] =
+        (api_grad_entry){"grads.queries", a.grad_q, a.q.shape, a.q.rank};
+    if (!a.keys_defaulted)
+        entries[n++] =
+            (api_grad_entry){"grads.keys", a.grad_k, a.k.shape, a.k.rank};
+    if (!a.values_defaulted)
+        entries[n++] =
+            (api_grad_entry){"grads.values", a.grad_v, a.v.shape, a.v.rank};
+    for (int i = 0; i < N_PARAMS; i++)
+        if (grad[i])
+            entries[n++] = (api_grad_entry){grad_answers[i], grad[i], shape[i],
+                                            i <= P_WO ? 2 : 1};
+    api_attention_answer_extras(&a, res, a.has_grad ? entries : NULL, n);
+    return 0;
 }
 
 /* The route table's entry (route.h). */

@@ -13,6 +13,7 @@
  * kernel). With fit, the rule's w is where the descent starts.
  */
 #include <math.h>
+#include <stddef.h>
 #include <string.h>
 
 #include "arena.h"
@@ -21,8 +22,6 @@
 #include "fields.h"
 #include "limit.h"
 #include "route.h"
-#include "stream.h"
-#include "svg.h"
 #include "tensor.h"
 
 static const api_tensor_spec x_train_spec = {"x_train", API_RANK(1), 0, "(n)",
@@ -355,41 +354,37 @@ static int bandwidth_fault(const nw_request *r, attn_status st,
     }
 }
 
-static int write_answer(const nw_request *r, api_buf *out, const double *pred,
-                        const double *weights, const double *loss,
-                        const double *grad_w, const attn_nw_epoch *history) {
-    int prec = r->fmt.precision;
+/* history[e] as {"epoch", "w", "loss"} */
+static const api_record_column history_columns[] = {
+    {"epoch", offsetof(attn_nw_epoch, epoch), 1},
+    {"w", offsetof(attn_nw_epoch, w), 0},
+    {"loss", offsetof(attn_nw_epoch, loss), 0},
+};
+
+/* The typed answer (result.h); loss, grad_w and history when computed. */
+static void fill_answer(const nw_request *r, api_result *res, api_arena *arena,
+                        const double *pred, const double *weights,
+                        const double *loss, const double *grad_w,
+                        const attn_nw_epoch *history) {
     size_t sp[2] = {r->m, r->dv}, sw[2] = {r->m, r->n};
-    int rc = 0;
-    api_buf_puts(out, "{\"predictions\":");
-    rc |= api_tensor_encode(out, pred, sp, r->y_train.rank, &r->fmt, 0);
-    api_buf_puts(out, ",\"weights\":");
-    rc |= api_tensor_encode(out, weights, sw, 2, &r->fmt, 0);
-    api_buf_puts(out, ",\"w\":");
-    rc |= api_buf_number(out, r->w, prec);
-    if (loss) {
-        api_buf_puts(out, ",\"loss\":");
-        rc |= api_buf_number(out, *loss, prec);
-    }
-    if (grad_w) {
-        api_buf_puts(out, ",\"grad_w\":");
-        rc |= api_buf_number(out, *grad_w, prec);
-    }
-    if (history) {
-        api_buf_puts(out, ",\"history\":[");
-        for (int64_t e = 0; e < r->epochs; e++) {
-            api_buf_puts(out, e ? ",{\"epoch\":" : "{\"epoch\":");
-            api_buf_uint(out, history[e].epoch);
-            api_buf_puts(out, ",\"w\":");
-            rc |= api_buf_number(out, history[e].w, prec);
-            api_buf_puts(out, ",\"loss\":");
-            rc |= api_buf_number(out, history[e].loss, prec);
-            api_buf_putc(out, '}');
-        }
-        api_buf_putc(out, ']');
-    }
-    api_buf_putc(out, '}');
-    return rc ? -1 : 0;
+    api_result_init(res, &r->fmt, API_E_INVALID_VALUE,
+                    "the result is not finite (a value overflowed a "
+                    "double); scale the inputs down");
+    api_result_keep(res, arena);
+    api_result_tensor(res, "predictions", pred, sp, r->y_train.rank);
+    api_result_tensor(res, "weights", weights, sw, 2);
+    api_result_number(res, "w", r->w);
+    if (loss)
+        api_result_number(res, "loss", *loss);
+    if (grad_w)
+        api_result_number(res, "grad_w", *grad_w);
+    if (history)
+        api_result_records(res, "history", history, (size_t)r->epochs,
+                           sizeof *history, history_columns,
+                           sizeof history_columns / sizeof history_columns[0]);
+    /* Accept: image/svg+xml → the weights (m, n) as a heatmap */
+    api_result_heatmap(res, "Nadaraya–Watson attention weights", weights, 1,
+                       1, r->m, r->n);
 }
 
 static int handle_nw(api_call *call) {
@@ -435,7 +430,6 @@ static int handle_nw(api_call *call) {
     api_arena_plan(&arena, history_slots); /* history */
     if (api_arena_alloc(&arena))
         return api_fail(p, API_E_INTERNAL, NULL, "out of memory");
-    api_stream_allow(&call->out, &arena, call->req);
     double *x_train = api_arena_take(&arena, r.n);
     double *y_train = api_arena_take(&arena, r.n * r.dv);
     double *x_query = api_arena_take(&arena, r.m);
@@ -485,18 +479,13 @@ static int handle_nw(api_call *call) {
     call->compute_ms = api_clock_ms() - t0;
 
     /* 8. answer */
-    int rc = nw_fault(&r, st, &fault, p);
-    if (rc == 0 &&
-        write_answer(&r, &call->out, pred, weights, y_query ? &loss : NULL,
-                     y_query && gaussian ? &grad_w : NULL, history))
-        rc = api_fail(p, API_E_INVALID_VALUE, NULL,
-                      "the result is not finite (a value overflowed a "
-                      "double); scale the inputs down");
-    if (rc == 0) /* Accept: image/svg+xml → the weights (m, n) as a heatmap */
-        rc = api_svg_respond(call, "Nadaraya–Watson attention weights", weights,
-                             1, 1, r.m, r.n);
-    api_stream_hand_over(&call->out, &arena);
-    return rc ? -1 : 0;
+    if (nw_fault(&r, st, &fault, p)) {
+        api_arena_free(&arena);
+        return -1;
+    }
+    fill_answer(&r, &call->result, &arena, pred, weights, y_query ? &loss : NULL,
+           y_query && gaussian ? &grad_w : NULL, history);
+    return 0;
 }
 
 /* The route table's entry (route.h). */

@@ -23,7 +23,6 @@
 #include "limit.h"
 #include "query.h"
 #include "route.h"
-#include "stream.h"
 #include "tensor.h"
 
 enum { P_NUM_STEPS, P_D, P_TENSOR_FORMAT, P_PRECISION, P_COUNT };
@@ -128,7 +127,6 @@ static int handle_posenc(api_call *call) {
     if (api_arena_alloc(&arena))
         return api_fail(p, API_E_INTERNAL, NULL, "out of memory");
     double *P = api_arena_take(&arena, r.num_steps * r.d);
-    api_stream_allow(&call->out, &arena, call->req);
 
     double t0 = api_clock_ms();
     attn_status st = attn_posenc_sinusoidal(P, r.num_steps, r.d);
@@ -140,13 +138,11 @@ static int handle_posenc(api_call *call) {
     }
 
     size_t shape[2] = {r.num_steps, r.d};
-    api_buf_puts(&call->out, "{\"P\":");
-    rc = api_tensor_encode(&call->out, P, shape, 2, &r.fmt, 0);
-    api_buf_putc(&call->out, '}');
-    api_stream_hand_over(&call->out, &arena);
-    if (rc)
-        return api_fail(p, API_E_INTERNAL, NULL,
-                        "an entry of P is not a finite number in [-1, 1]");
+    api_result *res = &call->result;
+    api_result_init(res, &r.fmt, API_E_INTERNAL,
+                    "an entry of P is not a finite number in [-1, 1]");
+    api_result_keep(res, &arena);
+    api_result_tensor(res, "P", P, shape, 2);
     return 0;
 }
 

@@ -19,8 +19,6 @@
 #include "fields.h"
 #include "limit.h"
 #include "route.h"
-#include "stream.h"
-#include "svg.h"
 #include "tensor.h"
 
 static const api_tensor_spec scores_spec = {
@@ -95,7 +93,6 @@ static int handle_softmax_masked(api_call *call) {
         api_arena_plan(&arena, a.lens.count);
     if (api_arena_alloc(&arena))
         return api_fail(p, API_E_INTERNAL, NULL, "out of memory");
-    api_stream_allow(&call->out, &arena, call->req);
     double *weights = api_arena_take(&arena, scores.count);
     api_tensor_read(weights, &scores);
     if (a.has_lens)
@@ -118,20 +115,19 @@ static int handle_softmax_masked(api_call *call) {
     }
 
     /* 8. answer: {"weights": ...}, or its heatmap for Accept:
-     * image/svg+xml (svg.h) */
-    if (rc == 0) {
-        api_buf_puts(&call->out, "{\"weights\":");
-        if (api_tensor_encode(&call->out, weights, dims + drop, 3 - drop,
-                              &a.fmt, 0))
-            rc = api_fail(p, API_E_INTERNAL, NULL,
-                          "a weight is not a finite number in [0, 1]");
-        api_buf_putc(&call->out, '}');
+     * image/svg+xml (result.h) */
+    if (rc) {
+        api_arena_free(&arena);
+        return -1;
     }
-    if (rc == 0)
-        rc = api_svg_respond(call, "Masked softmax weights", weights, a.B, 1,
-                             a.Nq, a.Nk);
-    api_stream_hand_over(&call->out, &arena);
-    return rc ? -1 : 0;
+    api_result *res = &call->result;
+    api_result_init(res, &a.fmt, API_E_INTERNAL,
+                    "a weight is not a finite number in [0, 1]");
+    api_result_keep(res, &arena);
+    api_result_tensor(res, "weights", weights, dims + drop, 3 - drop);
+    api_result_heatmap(res, "Masked softmax weights", weights, a.B, 1, a.Nq,
+                       a.Nk);
+    return 0;
 }
 
 /* The route table's entry (route.h). */

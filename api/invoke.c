@@ -6,8 +6,9 @@
 
 #include <string.h>
 
-int api_invoke_text(api_call *call, const api_route *route, const json_t *body,
-                    const char *query, api_buf *text) {
+int api_invoke_result(api_call *call, const api_route *route,
+                      const json_t *body, const char *query,
+                      api_result *result) {
     api_request req;
     memset(&req, 0, sizeof req);
     req.method = route->method;
@@ -29,22 +30,23 @@ int api_invoke_text(api_call *call, const api_route *route, const json_t *body,
     if (inner.compute_ms > 0)
         call->compute_ms =
             (call->compute_ms > 0 ? call->compute_ms : 0) + inner.compute_ms;
+    if (rc == 0 && inner.status == 200 && inner.result.n == 0)
+        rc = api_fail(&inner.problem, API_E_INTERNAL, NULL,
+                      "%s gives no typed answer", route->path);
+    if (rc == 0)
+        rc = api_result_check(&inner.result, &inner.problem);
     if (rc != 0 || inner.status != 200) {
         if (inner.problem.code == API_E_NONE)
             api_fail(&inner.problem, API_E_INTERNAL, NULL,
                      "%s failed without saying why", route->path);
         if (call->problem.code == API_E_NONE)
             call->problem = inner.problem;
+        api_result_free(&inner.result);
         api_buf_free(&inner.out);
         return -1;
     }
-    if (inner.out.failed) {
-        api_buf_free(&inner.out);
-        return api_fail(&call->problem, API_E_INTERNAL, NULL,
-                        "out of memory while computing the answer of %s",
-                        route->path);
-    }
-    *text = inner.out;
+    api_buf_free(&inner.out);
+    *result = inner.result;
     return 0;
 }
 

@@ -17,15 +17,16 @@
 /* Run route->handler with the limits of the outer call:
  *   POST routes: body is the request object (borrowed), query NULL;
  *   GET routes:  query is the raw query string (without '?'), body NULL.
- * The inner request has no Accept header, so the answer is always JSON.
- * On success *text holds the route's 200 body as it wrote it (compact
- * JSON, numbers printed as the contract prints them; the caller frees it
- * with api_buf_free) and 0 is returned. On the route's error its problem
- * is copied into call->problem, pointer unchanged (the caller rewrites it
- * to point into its own request), *text is left empty and -1 is
- * returned. call->compute_ms accumulates the route's time. */
-int api_invoke_text(api_call *call, const api_route *route, const json_t *body,
-                    const char *query, api_buf *text);
+ * On success *result holds the route's typed answer, already checked to
+ * print (api_result_check: the route's own JSON answer would not fail);
+ * the caller frees it with api_result_free, or hands its arena to a
+ * streamed answer. On the route's error its problem is copied into
+ * call->problem, pointer unchanged (the caller rewrites it to point into
+ * its own request), *result is left empty and -1 is returned.
+ * call->compute_ms accumulates the route's time. */
+int api_invoke_result(api_call *call, const api_route *route,
+                      const json_t *body, const char *query,
+                      api_result *result);
 
 /* Rewrite the problem's pointer as prefix + pointer ("/request" +
  * "/values" -> "/request/values"); a problem without a pointer is left

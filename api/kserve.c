@@ -18,10 +18,11 @@
 #include "call.h"
 #include "fields.h"
 #include "invoke.h"
-#include "jspan.h"
 #include "pointer.h"
 #include "route.h"
+#include "stream.h"
 #include "suggest.h"
+#include "tensor.h"
 #include "version.h"
 
 /* ------------------------------------------------------------ models */
@@ -802,15 +803,12 @@ static void map_pointer(const kserve_infer *k, api_problem *p) {
 
 /* ------------------------------------------- inference: the answer */
 
-/* One output: a member of the route's answer, as the route printed it
- * (jspan.h: the numbers are copied, never parsed and printed again). */
+/* One output: a member of the route's typed answer (result.h); a record
+ * column is an output of its own ("history.w"). */
 typedef struct {
     char name[64];
-    api_jspan shape, data; /* a {"shape", "data"} tensor */
-    api_jspan value;       /* a scalar: a number or null */
-    api_jspan records;     /* NW history: an array of objects */
-    const char *member;    /* the records' member */
-    enum { OUT_TENSOR, OUT_SCALAR, OUT_RECORDS } kind;
+    const api_result_item *item;
+    size_t column; /* RECORDS: which column */
     int int64;
 } kserve_output;
 
@@ -819,136 +817,106 @@ typedef struct {
 typedef struct {
     kserve_output o[MAX_OUTPUTS];
     size_t n;
-    const api_answer_table *table;
 } kserve_outputs;
 
-static kserve_output *add_output(kserve_outputs *outs, const char *name) {
+static void add_output(kserve_outputs *outs, const api_answer_table *table,
+                       const api_result_item *it, size_t column) {
     if (outs->n == MAX_OUTPUTS)
-        return NULL;
+        return;
     kserve_output *o = &outs->o[outs->n++];
     memset(o, 0, sizeof *o);
-    snprintf(o->name, sizeof o->name, "%s", name);
+    if (it->kind == API_ITEM_RECORDS)
+        snprintf(o->name, sizeof o->name, "%s.%s", it->name,
+                 it->columns[column].name);
+    else
+        snprintf(o->name, sizeof o->name, "%s", it->name);
+    o->item = it;
+    o->column = column;
     const api_answer_field *f =
-        api_answers_field(outs->table, o->name, strlen(o->name));
+        api_answers_field(table, o->name, strlen(o->name));
     o->int64 = f && f->int64;
-    return o;
 }
 
-/* A {"shape", "data"} object, as the route prints a flat tensor. */
-static int is_tensor(const api_jspan *v, api_jspan *shape, api_jspan *data) {
-    if (v->kind != JSPAN_OBJECT)
-        return 0;
-    api_jspan_iter it;
-    api_jspan key, value;
-    int n = 0, got = 0;
-    api_jspan_iter_start(&it, v);
-    while (api_jspan_next(&it, &key, &value) == 1) {
-        n++;
-        if (api_jspan_is(&key, "shape") && value.kind == JSPAN_ARRAY)
-            *shape = value, got |= 1;
-        else if (api_jspan_is(&key, "data") && value.kind == JSPAN_ARRAY)
-            *data = value, got |= 2;
-    }
-    return n == 2 && got == 3;
-}
-
-/* The members of the answer object obj as outputs (prefix: the dotted
- * path so far, "" at the top). Returns 0, or -1 for text that is not the
- * route's JSON. */
-static int collect_outputs(kserve_outputs *outs, const api_jspan *obj,
-                           const char *prefix) {
-    api_jspan_iter it;
-    api_jspan key, v;
-    int rc;
-    api_jspan_iter_start(&it, obj);
-    while ((rc = api_jspan_next(&it, &key, &v)) == 1) {
-        char name[64];
-        snprintf(name, sizeof name, "%s%s%.*s", prefix, *prefix ? "." : "",
-                 (int)key.n, key.s);
-        if (!strcmp(name, "diagnostics.warnings"))
+/* The outputs of r, in its order; diagnostics.warnings (a list of
+ * events, not a tensor) is left out. */
+static void collect_outputs(kserve_outputs *outs, const api_result *r,
+                            const api_answer_table *table) {
+    outs->n = 0;
+    for (size_t i = 0; i < r->n; i++) {
+        const api_result_item *it = &r->items[i];
+        if (it->kind == API_ITEM_EVENTS)
             continue;
-        kserve_output *o;
-        api_jspan shape, data;
-        if (is_tensor(&v, &shape, &data)) {
-            if ((o = add_output(outs, name))) {
-                o->kind = OUT_TENSOR;
-                o->shape = shape;
-                o->data = data;
-            }
-        } else if (v.kind == JSPAN_OBJECT) {
-            if (collect_outputs(outs, &v, name))
-                return -1;
-        } else if (v.kind == JSPAN_ARRAY) { /* history: one per member */
-            size_t len = strlen(name);
-            for (size_t i = 0; i < outs->table->n; i++) {
-                const api_answer_field *f = &outs->table->fields[i];
-                if (f->record && !strncmp(f->name, name, len) &&
-                    f->name[len] == '.' && (o = add_output(outs, f->name))) {
-                    o->kind = OUT_RECORDS;
-                    o->records = v;
-                    o->member = f->name + len + 1;
-                }
-            }
-        } else if ((o = add_output(outs, name))) {
-            o->kind = OUT_SCALAR;
-            o->value = v;
-        }
+        size_t columns = it->kind == API_ITEM_RECORDS ? it->n_columns : 1;
+        for (size_t c = 0; c < columns; c++)
+            add_output(outs, table, it, c);
     }
-    return rc;
 }
 
-static void put_output(api_buf *out, const kserve_output *o) {
+/* One output object; data in the result's precision, large tensors left
+ * as holes for the streamed answer (stream.h). */
+static void put_output(api_buf *out, const api_result *r,
+                       const kserve_output *o) {
+    const api_result_item *it = o->item;
     api_buf_puts(out, "{\"name\":");
     api_buf_json_string(out, o->name, strlen(o->name));
-    api_buf_puts(out, o->int64 ? ",\"datatype\":\"INT64\",\"shape\":"
-                               : ",\"datatype\":\"FP64\",\"shape\":");
-    if (o->kind == OUT_TENSOR) {
-        api_buf_append(out, o->shape.s, o->shape.n);
-        api_buf_puts(out, ",\"data\":");
-        api_buf_append(out, o->data.s, o->data.n);
-    } else if (o->kind == OUT_RECORDS) {
-        api_jspan_iter it;
-        api_jspan rec, v;
-        size_t n = 0;
-        api_jspan_iter_start(&it, &o->records);
-        while (api_jspan_next(&it, NULL, &rec) == 1)
-            n++;
-        api_buf_putc(out, '[');
-        api_buf_uint(out, n);
+    api_buf_puts(out, o->int64 ? ",\"datatype\":\"INT64\",\"shape\":["
+                               : ",\"datatype\":\"FP64\",\"shape\":[");
+    api_tensor_format fmt = {0, api_result_item_precision(r, it)};
+    switch (it->kind) {
+    case API_ITEM_TENSOR: {
+        size_t count = api_result_item_count(it);
+        for (size_t k = 0; k < it->rank; k++) {
+            if (k)
+                api_buf_putc(out, ',');
+            api_buf_uint(out, it->shape[k]);
+        }
+        api_buf_puts(out, "],\"data\":");
+        /* a rank-1 nested tensor prints as the flat data array */
+        api_tensor_encode(out, it->data, &count, 1, &fmt, it->nan_as_null);
+        break;
+    }
+    case API_ITEM_RECORDS: {
+        int integer = it->columns[o->column].integer;
+        api_buf_uint(out, it->n_rows);
         api_buf_puts(out, "],\"data\":[");
-        api_jspan_iter_start(&it, &o->records);
-        for (size_t i = 0; api_jspan_next(&it, NULL, &rec) == 1; i++) {
+        for (size_t i = 0; i < it->n_rows; i++) {
+            double x = api_result_record_value(it, i, o->column);
             if (i)
                 api_buf_putc(out, ',');
-            if (api_jspan_member(&rec, o->member, &v))
-                api_buf_append(out, v.s, v.n);
+            if (integer)
+                api_buf_uint(out, (uint64_t)x);
             else
-                api_buf_puts(out, "null");
+                api_buf_number(out, x, fmt.precision);
         }
         api_buf_putc(out, ']');
-    } else {
-        api_buf_puts(out, "[1],\"data\":[");
-        api_buf_append(out, o->value.s, o->value.n);
+        break;
+    }
+    case API_ITEM_INTEGER:
+        api_buf_puts(out, "1],\"data\":[");
+        api_buf_uint(out, it->integer);
         api_buf_putc(out, ']');
+        break;
+    default: /* NUMBER */
+        api_buf_puts(out, "1],\"data\":[");
+        if (it->is_null)
+            api_buf_puts(out, "null");
+        else
+            api_buf_number(out, it->number, fmt.precision);
+        api_buf_putc(out, ']');
+        break;
     }
     api_buf_putc(out, '}');
 }
 
-/* The protocol's response from the route's answer text: every output, or
- * the requested ones in the order asked (one the answer lacks ->
- * invalid_value at /outputs/i/name, saying what the request needs). */
+/* The protocol's response from the route's typed answer (checked to
+ * print by api_invoke_result): every output, or the requested ones in the
+ * order asked (one the answer lacks -> invalid_value at /outputs/i/name,
+ * saying what the request needs). */
 static int write_response(api_call *call, const kserve_infer *k,
-                          const api_buf *answer) {
+                          const api_result *answer) {
+    const api_answer_table *table = k->model->route->answer;
     kserve_outputs outs;
-    outs.n = 0;
-    outs.table = k->model->route->answer;
-    api_jspan root;
-    const char *text = answer->data ? answer->data : "";
-    if (!api_jspan_value(text, text + answer->len, &root) ||
-        root.kind != JSPAN_OBJECT || collect_outputs(&outs, &root, ""))
-        return api_fail(&call->problem, API_E_INTERNAL, NULL,
-                        "the answer of %s could not be read",
-                        k->model->route->path);
+    collect_outputs(&outs, answer, table);
     const json_t *wanted = api_field_value(k->request, "outputs");
     size_t pick[MAX_OUTPUTS], n = 0;
     if (!wanted)
@@ -965,7 +933,7 @@ static int write_response(api_call *call, const kserve_infer *k,
             continue;
         }
         const api_answer_field *f =
-            api_answers_field(outs.table, name, strlen(name));
+            api_answers_field(table, name, strlen(name));
         char pointer[64];
         snprintf(pointer, sizeof pointer, "/outputs/%zu/name", i);
         return api_fail(&call->problem, API_E_INVALID_VALUE, pointer,
@@ -975,10 +943,6 @@ static int write_response(api_call *call, const kserve_infer *k,
                         f && f->needs ? f->needs : "other inputs");
     }
     api_buf *out = &call->out;
-    size_t bytes = 64;
-    for (size_t i = 0; i < n; i++)
-        bytes += 96 + outs.o[pick[i]].shape.n + outs.o[pick[i]].data.n;
-    api_buf_reserve(out, bytes); /* one allocation for the big outputs */
     api_buf_puts(out, "{\"model_name\":\"");
     api_buf_puts(out, k->model->name);
     api_buf_putc(out, '"');
@@ -991,7 +955,7 @@ static int write_response(api_call *call, const kserve_infer *k,
     for (size_t i = 0; i < n; i++) {
         if (i)
             api_buf_putc(out, ',');
-        put_output(out, &outs.o[pick[i]]);
+        put_output(out, answer, &outs.o[pick[i]]);
     }
     api_buf_puts(out, "]}");
     return 0;
@@ -1014,17 +978,21 @@ static int handle_v2_infer(api_call *call) {
         check_values(&k))
         return -1;
     /* 2. the route's request; the route checks and computes it */
-    api_buf answer = {0};
+    api_result answer;
+    memset(&answer, 0, sizeof answer);
     int rc = translate(&k);
     if (rc == 0) {
-        rc = api_invoke_text(call, k.model->route, k.body, NULL, &answer);
+        rc = api_invoke_result(call, k.model->route, k.body, NULL, &answer);
         if (rc)
             map_pointer(&k, k.p);
     }
-    /* 3. its answer as outputs */
-    if (rc == 0)
+    /* 3. its answer as outputs, large ones streamed (stream.h) */
+    if (rc == 0) {
+        api_stream_allow(&call->out, &answer.arena, call->req);
         rc = write_response(call, &k, &answer);
-    api_buf_free(&answer);
+        api_stream_hand_over(&call->out, &answer.arena);
+    }
+    api_result_free(&answer);
     json_decref(k.body);
     return rc ? -1 : 0;
 }

@@ -19,6 +19,7 @@
 #include <math.h>
 
 #include "diagnostics.h"
+#include "result_json.h"
 
 /* |got − want| <= tol, reporting both values. */
 #define near(got, want, tol)                                                   \
@@ -47,10 +48,11 @@ static json_t *written(const fixture *f, int heads, int batched, int precision,
                        int flat) {
     api_buf out = {0};
     api_tensor_format fmt = {flat, precision};
-    api_buf_putc(&out, '{');
-    assert_int_equal(api_diagnostics_write(&out, &f->d, heads, batched, &fmt),
-                     0);
-    api_buf_putc(&out, '}');
+    api_result r;
+    api_problem p = {0};
+    api_result_init(&r, &fmt, API_E_INVALID_VALUE, NULL);
+    api_diagnostics_result(&r, &f->d, heads, batched);
+    assert_int_equal(api_result_write_json(&r, &out, &p), 0);
     json_error_t err;
     json_t *j = json_loadb(out.data, out.len, 0, &err);
     if (!j)
@@ -366,8 +368,8 @@ static void test_precision_flat_and_null_stats(void **state) {
     api_arena_free(&f.arena);
 }
 
-/* Statistics that overflow a double make the writer fail (the route turns
- * that into 422 invalid_value). */
+/* Statistics that overflow a double make the answer fail with the
+ * result's error (the routes': 422 invalid_value). */
 static void test_nonfinite_statistics_fail(void **state) {
     (void)state;
     fixture f;
@@ -377,7 +379,14 @@ static void test_nonfinite_statistics_fail(void **state) {
     assert_false(isfinite(f.d.std));
     api_buf out = {0};
     api_tensor_format fmt = {0, 0};
-    assert_int_equal(api_diagnostics_write(&out, &f.d, 0, 1, &fmt), -1);
+    api_result r;
+    api_problem p = {0};
+    api_result_init(&r, &fmt, API_E_INVALID_VALUE, "not finite");
+    api_diagnostics_result(&r, &f.d, 0, 1);
+    assert_int_equal(api_result_check(&r, &p), -1);
+    assert_int_equal(api_result_write_json(&r, &out, &p), -1);
+    assert_int_equal(p.code, API_E_INVALID_VALUE);
+    assert_string_equal(p.detail, "not finite");
     api_buf_free(&out);
     api_arena_free(&f.arena);
 }

@@ -28,7 +28,6 @@
 #include <jansson.h>
 
 #include "api.h"
-#include "jspan.h"
 #include "route.h"
 
 #define CASES_DIR "tests/cases"
@@ -439,53 +438,12 @@ static void test_id_and_methods(void **state) {
     api_response_free(&res2);
 }
 
-/* jspan.h: extents found by brackets outside strings, members in order,
- * flat arrays of numbers by the fast path, malformed text refused. */
-static void test_jspan(void **state) {
-    (void)state;
-    static const char text[] =
-        " {\"a\":[1,-2.5e-7,null],\"b\":{\"s\":\"x]}\\\"[\",\"n\":[[1,2],[3]]},"
-        "\"c\":true,\"d\":-0.5}";
-    api_jspan root, key, v;
-    const char *end = text + sizeof text - 1;
-    assert_ptr_equal(api_jspan_value(text, end, &root), end);
-    assert_int_equal(root.kind, JSPAN_OBJECT);
-    static const char *const keys[] = {"a", "b", "c", "d"};
-    static const char *const values[] = {
-        "[1,-2.5e-7,null]", "{\"s\":\"x]}\\\"[\",\"n\":[[1,2],[3]]}", "true",
-        "-0.5"};
-    api_jspan_iter it;
-    api_jspan_iter_start(&it, &root);
-    for (int i = 0; i < 4; i++) {
-        assert_int_equal(api_jspan_next(&it, &key, &v), 1);
-        assert_true(api_jspan_is(&key, keys[i]));
-        if (!api_jspan_is(&v, values[i]))
-            fail_msg("member %s: %.*s", keys[i], (int)v.n, v.s);
-    }
-    assert_int_equal(api_jspan_next(&it, &key, &v), 0);
-    api_jspan b, n, e;
-    assert_true(api_jspan_member(&root, "b", &b));
-    assert_true(api_jspan_member(&b, "n", &n));
-    assert_false(api_jspan_member(&b, "x", &v));
-    api_jspan_iter_start(&it, &n);
-    assert_int_equal(api_jspan_next(&it, NULL, &e), 1);
-    assert_true(api_jspan_is(&e, "[1,2]"));
-    assert_int_equal(api_jspan_next(&it, NULL, &e), 1);
-    assert_true(api_jspan_is(&e, "[3]"));
-    assert_int_equal(api_jspan_next(&it, NULL, &e), 0);
-    /* unclosed brackets or strings, and nothing at all, are refused */
-    static const char *const bad[] = {"[1,2", "{\"a\":\"]}", "", "  ", "[[1]"};
-    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
-        assert_null(api_jspan_value(bad[i], bad[i] + strlen(bad[i]), &v));
-}
-
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_every_case_through_the_front),
         cmocka_unit_test(test_models_match_routes),
         cmocka_unit_test(test_server_metadata_and_ready),
         cmocka_unit_test(test_id_and_methods),
-        cmocka_unit_test(test_jspan),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
