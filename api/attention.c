@@ -232,6 +232,17 @@ void api_attention_plan(const api_attention *a, api_arena *arena) {
     }
 }
 
+size_t api_attention_input_slots(const api_attention *a) {
+    size_t n = a->q.count;
+    if (!a->keys_defaulted)
+        n += a->k.count;
+    if (!a->values_defaulted)
+        n += a->v.count;
+    if (a->has_lens)
+        n += a->lens.count;
+    return a->has_grad ? n + a->grad.count : n;
+}
+
 void api_attention_take(api_attention *a, api_arena *arena) {
     a->qd = api_arena_take(arena, a->q.count);
     api_tensor_read(a->qd, &a->q);

@@ -107,6 +107,10 @@ void api_attention_plan(const api_attention *a, api_arena *arena);
  * them. */
 void api_attention_take(api_attention *a, api_arena *arena);
 
+/* Slots of the plan that hold the request's own tensors: queries, keys
+ * and values (unless defaulted), valid_lens and grad_output (cost.h). */
+size_t api_attention_input_slots(const api_attention *a);
+
 /* valid_lens entries must lie in 0 … Nk: invalid_value at the entry
  * (/valid_lens/i, /valid_lens/b/q, or /valid_lens/data/i for the flat
  * form). Returns 0 or -1. */

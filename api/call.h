@@ -13,11 +13,15 @@
 
 #include "api.h"
 #include "buf.h"
+#include "cost.h"
 #include "problem.h"
 #include "result.h"
 
-typedef struct {
+struct api_route;
+
+typedef struct api_call {
     const api_request *req;
+    const struct api_route *route; /* the route answering (route.h) */
     const api_limits *limits;
     const json_t *body;  /* the parsed root object (POST routes), else NULL */
     api_problem problem; /* the first error */
@@ -25,6 +29,7 @@ typedef struct {
     api_buf out;         /* the 200 body, when result is empty */
     int status;          /* 200 unless the handler says otherwise */
     double compute_ms;   /* time spent in lib/, or < 0 when none */
+    api_cost cost;       /* what the route counted (api_route_charge) */
     const char *content_type; /* static type of out, NULL: application/json */
 } api_call;
 

@@ -213,6 +213,7 @@ void api_handle(const api_request *req, api_response *res) {
                            &call.problem);
     if (rc > 0)
         return;
+    call.route = route;
     json_t *root = NULL;
     api_fastpath fast = {0}; /* numeric arrays read without jansson */
     /* JSON text never holds a raw NUL byte (RFC 8259: control characters

@@ -118,6 +118,47 @@ static int cross_params(const api_tensor *W, const api_attention *a,
     return 0;
 }
 
+/* The request's allocation: attention's buffers, then W_q, W_k, w_v and,
+ * with grad_output, their gradients. */
+static void plan(const api_attention *a, size_t h, api_arena *arena) {
+    api_attention_plan(a, arena);
+    for (int copies = a->has_grad ? 2 : 1; copies > 0; copies--) {
+        api_arena_plan(arena, h * a->dq);
+        api_arena_plan(arena, h * a->dk);
+        api_arena_plan(arena, h);
+    }
+}
+
+/* What cost_additive counts: the decoded shapes (flags read), h, and
+ * whether W_q, W_k and w_v are given (inputs) or drawn. */
+typedef struct {
+    const api_attention *a;
+    size_t h;
+    int given;
+} additive_shapes;
+
+/* Projections B·Nq·h·dq + B·Nk·h·dk, then B·Nq·Nk·h for w_vᵀ tanh(...)
+ * and B·Nq·Nk·dv for weights·V; tripled with grad_output. Given
+ * parameters are read from the request (inputs); drawn ones are not. */
+static void cost_additive(const api_call *call, const void *shapes,
+                          api_cost *cost) {
+    (void)call;
+    const additive_shapes *s = shapes;
+    const api_attention *a = s->a;
+    uint64_t work = api_work_mul(
+        api_work_mul(a->B, s->h),
+        api_work_add(api_work_mul(a->Nq, a->dq), api_work_mul(a->Nk, a->dk)));
+    size_t bqk[3] = {a->B, a->Nq, a->Nk};
+    work = api_work_add(
+        work, api_work_mul(api_work_prod(bqk, 3), api_work_add(s->h, a->dv)));
+    api_arena arena = {0};
+    plan(a, s->h, &arena);
+    size_t inputs = api_attention_input_slots(a);
+    if (s->given)
+        inputs += s->h * (a->dq + a->dk + 1);
+    api_cost_of_plan(cost, inputs, &arena, api_grads_work(work, a->has_grad));
+}
+
 static int handle_additive(api_call *call) {
     static const api_tensor_spec *const specs[3] = {&queries_spec, &keys_spec,
                                                     &values_spec};
@@ -168,16 +209,9 @@ static int handle_additive(api_call *call) {
         (!given && (api_limit_elements("W_q", wq, 2, max_elements, p) ||
                     api_limit_elements("W_k", wk, 2, max_elements, p))))
         return -1;
-    /* projections B·Nq·h·dq + B·Nk·h·dk, then B·Nq·Nk·h for w_vᵀ tanh(...)
-     * and B·Nq·Nk·dv for weights·V; tripled with grad_output */
-    uint64_t work = api_work_mul(
-        api_work_mul(a.B, h),
-        api_work_add(api_work_mul(a.Nq, a.dq), api_work_mul(a.Nk, a.dk)));
-    size_t bqk[3] = {a.B, a.Nq, a.Nk};
-    work = api_work_add(
-        work, api_work_mul(api_work_prod(bqk, 3), api_work_add(h, a.dv)));
-    work = api_grads_work(work, a.has_grad);
-    if (api_limit_work(work, call->limits->max_work, p))
+    api_attention_read_flags(&a, body);
+    const additive_shapes shapes = {&a, h, given};
+    if (api_route_charge(call, &shapes)) /* cost_additive */
         return -1;
 
     /* 5. remaining values in table order, up to valid_lens */
@@ -198,15 +232,8 @@ static int handle_additive(api_call *call) {
                         "seed is an integer from 0 to 2^63 - 1");
 
     /* 6. one allocation, inputs read */
-    api_attention_read_flags(&a, body);
     api_arena arena = {0};
-    api_attention_plan(&a, &arena);
-    /* W_q, W_k, w_v, and their gradients with grad_output */
-    for (int copies = a.has_grad ? 2 : 1; copies > 0; copies--) {
-        api_arena_plan(&arena, h * a.dq);
-        api_arena_plan(&arena, h * a.dk);
-        api_arena_plan(&arena, h);
-    }
+    plan(&a, h, &arena);
     if (api_arena_alloc(&arena))
         return api_fail(p, API_E_INTERNAL, NULL, "out of memory");
     api_attention_take(&a, &arena);
@@ -310,4 +337,5 @@ const api_route api_route_additive = {
     .request = &schema,
     .answer = &answer,
     .model = "attention_additive",
+    .cost = cost_additive,
 };

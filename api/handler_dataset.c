@@ -83,6 +83,18 @@ static int read_params(const api_query_param *q, int64_t *n_train,
     return 0;
 }
 
+/* shapes: n_train (a size_t). x_train, y_train (n_train) and x_test,
+ * y_truth (ATTN_NW_DATASET_TEST) in one allocation, one sin (and one
+ * noise draw) per point. */
+static void cost_dataset(const api_call *call, const void *shapes,
+                         api_cost *cost) {
+    (void)call;
+    size_t n = *(const size_t *)shapes, nt = ATTN_NW_DATASET_TEST;
+    api_arena arena = {0};
+    api_arena_plan(&arena, 2 * n + 2 * nt);
+    api_cost_of_plan(cost, 0, &arena, api_work_mul(n + nt, API_WORK_EXP));
+}
+
 static int handle_dataset(api_call *call) {
     api_problem *p = &call->problem;
     api_query_param q[P_COUNT] = {
@@ -105,6 +117,8 @@ static int handle_dataset(api_call *call) {
         return -1;
 
     size_t n = (size_t)n_train, nt = ATTN_NW_DATASET_TEST;
+    if (api_route_charge(call, &n)) /* cost_dataset */
+        return -1;
     api_arena arena = {0};
     api_arena_plan(&arena, 2 * n + 2 * nt);
     if (api_arena_alloc(&arena))
@@ -157,4 +171,5 @@ const api_route api_route_dataset = {
     .handler = handle_dataset,
     .flags = API_ROUTE_COMPUTES,
     .answer = &answer,
+    .cost = cost_dataset,
 };

@@ -50,6 +50,18 @@ static const api_field fields[] = {
 static const api_schema schema = {"/attention/dot", fields,
                                   sizeof fields / sizeof fields[0], NULL};
 
+/* shapes: the decoded api_attention, flags read. Work B·Nq·Nk·(d + dv),
+ * tripled with grad_output (grads.h). */
+static void cost_dot(const api_call *call, const void *shapes,
+                     api_cost *cost) {
+    (void)call;
+    const api_attention *a = shapes;
+    api_arena plan = {0};
+    api_attention_plan(a, &plan);
+    api_cost_of_plan(cost, api_attention_input_slots(a), &plan,
+                     api_grads_work(api_attention_work_dot(a), a->has_grad));
+}
+
 static int handle_dot(api_call *call) {
     static const api_tensor_spec *const specs[3] = {&queries_spec, &keys_spec,
                                                     &values_spec};
@@ -71,14 +83,13 @@ static int handle_dot(api_call *call) {
     if (api_attention_cross_qkv(&a, 1, p) || api_attention_cross_lens(&a, p) ||
         api_attention_cross_grad(&a, p))
         return -1;
-    /* 4. derived sizes and work: B·Nq·Nk·(d + dv), tripled with grads */
-    uint64_t work = api_grads_work(api_attention_work_dot(&a), a.has_grad);
+    /* 4. derived sizes and the cost (cost_dot) */
+    api_attention_read_flags(&a, body);
     if (api_attention_check_sizes(&a, max_elements, p) ||
-        api_limit_work(work, call->limits->max_work, p))
+        api_route_charge(call, &a))
         return -1;
 
     /* 5. one allocation, inputs read */
-    api_attention_read_flags(&a, body);
     api_arena arena = {0};
     api_attention_plan(&a, &arena);
     if (api_arena_alloc(&arena))
@@ -163,4 +174,5 @@ const api_route api_route_dot = {
     .request = &schema,
     .answer = &answer,
     .model = "attention_dot",
+    .cost = cost_dot,
 };

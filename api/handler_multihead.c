@@ -194,6 +194,52 @@ static uint64_t forward_work(const api_attention *a, size_t h) {
     return api_work_add(work, api_work_prod(heads, 5));
 }
 
+/* Entries of each parameter: W_q (h, dq), W_k (h, dk), W_v (h, dv),
+ * W_o (d_out, h), b_q, b_k, b_v (h), b_o (d_out). */
+static void param_counts(const api_attention *a, size_t h,
+                         size_t count[N_PARAMS]) {
+    const size_t c[N_PARAMS] = {h * a->dq, h * a->dk, h * a->dv, a->d_out * h,
+                                h,         h,         h,         a->d_out};
+    memcpy(count, c, sizeof c);
+}
+
+/* The request's allocation: attention's buffers, then each weight and
+ * each bias given, with its gradient when grad_output is. */
+static void plan(const api_attention *a, size_t h, const int *present,
+                 api_arena *arena) {
+    size_t count[N_PARAMS];
+    param_counts(a, h, count);
+    api_attention_plan(a, arena);
+    for (int i = 0; i < N_PARAMS; i++)
+        if (i <= P_WO || present[i])
+            api_arena_plan(arena, a->has_grad ? 2 * count[i] : count[i]);
+}
+
+/* What cost_multihead counts: the decoded shapes (flags read), h, which
+ * parameters are present, and whether they are given (inputs) or drawn. */
+typedef struct {
+    const api_attention *a;
+    size_t h;
+    const int *present; /* N_PARAMS flags */
+    int given;
+} multihead_shapes;
+
+/* forward_work, tripled with grad_output. */
+static void cost_multihead(const api_call *call, const void *shapes,
+                           api_cost *cost) {
+    (void)call;
+    const multihead_shapes *s = shapes;
+    size_t count[N_PARAMS], inputs = api_attention_input_slots(s->a);
+    param_counts(s->a, s->h, count);
+    for (int i = 0; s->given && i < N_PARAMS; i++)
+        if (s->present[i])
+            inputs += count[i];
+    api_arena arena = {0};
+    plan(s->a, s->h, s->present, &arena);
+    api_cost_of_plan(cost, inputs, &arena,
+                     api_grads_work(forward_work(s->a, s->h), s->a->has_grad));
+}
+
 static int handle_multihead(api_call *call) {
     static const api_tensor_spec *const specs[3] = {&queries_spec, &keys_spec,
                                                     &values_spec};
@@ -265,8 +311,9 @@ static int handle_multihead(api_call *call) {
                     api_limit_elements("W_v", wv, 2, max_elements, p) ||
                     api_limit_elements("W_o", wo, 2, max_elements, p))))
         return -1;
-    if (api_limit_work(api_grads_work(forward_work(&a, h), a.has_grad),
-                       call->limits->max_work, p))
+    api_attention_read_flags(&a, body);
+    const multihead_shapes shapes = {&a, h, present, given};
+    if (api_route_charge(call, &shapes)) /* cost_multihead */
         return -1;
 
     /* 5. remaining values in table order, up to valid_lens */
@@ -303,14 +350,10 @@ static int handle_multihead(api_call *call) {
     /* 6. one allocation: inputs, outputs, parameters and, with
      * grad_output, their gradients */
     size_t H = a.H, d_out = a.d_out;
-    const size_t count[N_PARAMS] = {h * a.dq, h * a.dk, h * a.dv, d_out * h,
-                                    h,        h,        h,        d_out};
-    api_attention_read_flags(&a, body);
+    size_t count[N_PARAMS];
+    param_counts(&a, h, count);
     api_arena arena = {0};
-    api_attention_plan(&a, &arena);
-    for (int i = 0; i < N_PARAMS; i++)
-        if (i <= P_WO || present[i])
-            api_arena_plan(&arena, a.has_grad ? 2 * count[i] : count[i]);
+    plan(&a, h, present, &arena);
     if (api_arena_alloc(&arena))
         return api_fail(p, API_E_INTERNAL, NULL, "out of memory");
     api_attention_take(&a, &arena);
@@ -433,4 +476,5 @@ const api_route api_route_multihead = {
     .request = &schema,
     .answer = &answer,
     .model = "attention_multihead",
+    .cost = cost_multihead,
 };

@@ -387,6 +387,43 @@ static void fill_answer(const nw_request *r, api_result *res, api_arena *arena,
                        1, r->m, r->n);
 }
 
+/* The epochs the history holds: fit's "epochs" when in range (read_values
+ * refuses it otherwise), else none. */
+static size_t history_epochs(const json_t *body) {
+    int64_t epochs = 0;
+    const json_t *fit = api_field_value(body, "fit");
+    if (fit)
+        api_field_int(fit, "epochs", 5, &epochs);
+    return epochs < 1 || epochs > FIT_EPOCHS_MAX ? 0 : (size_t)epochs;
+}
+
+/* The request's allocation: the inputs x_train, y_train, x_query,
+ * y_query, then predictions, weights and the history of epochs epochs
+ * (*history_slots of the plan). */
+static void plan(const nw_request *r, size_t epochs, api_arena *arena,
+                 size_t *history_slots) {
+    *history_slots = epochs * ((sizeof(attn_nw_epoch) + 7) / 8);
+    api_arena_plan(arena, r->n);
+    api_arena_plan(arena, r->n * r->dv);
+    api_arena_plan(arena, r->m);
+    api_arena_plan(arena, r->has_y_query ? r->m * r->dv : 0);
+    api_arena_plan(arena, r->m * r->dv);
+    api_arena_plan(arena, r->m * r->n);
+    api_arena_plan(arena, *history_slots);
+}
+
+/* shapes: the nw_request, tensors decoded; the body gives "w" and "fit"
+ * (estimate_work). */
+static void cost_nw(const api_call *call, const void *shapes,
+                    api_cost *cost) {
+    const nw_request *r = shapes;
+    size_t history_slots;
+    api_arena arena = {0};
+    plan(r, history_epochs(call->body), &arena, &history_slots);
+    size_t inputs = r->n * (1 + r->dv) + r->m * (r->has_y_query ? 1 + r->dv : 1);
+    api_cost_of_plan(cost, inputs, &arena, estimate_work(r, call->body));
+}
+
 static int handle_nw(api_call *call) {
     api_problem *p = &call->problem;
     const json_t *body = call->body;
@@ -407,27 +444,13 @@ static int handle_nw(api_call *call) {
     size_t sw[2] = {r.m, r.n}, sp[2] = {r.m, r.dv};
     if (api_limit_elements("weights", sw, 2, max_elements, p) ||
         api_limit_elements("predictions", sp, 2, max_elements, p) ||
-        api_limit_work(estimate_work(&r, body), call->limits->max_work, p))
+        api_route_charge(call, &r)) /* cost_nw */
         return -1;
 
-    /* 5. one allocation (history for the epochs asked, when that number is
-     * in range; read_values refuses it otherwise), inputs read */
-    int64_t epochs = 0;
-    const json_t *fit = api_field_value(body, "fit");
-    if (fit)
-        api_field_int(fit, "epochs", 5, &epochs);
-    if (epochs < 1 || epochs > FIT_EPOCHS_MAX)
-        epochs = 0;
-    size_t epoch_slots = (sizeof(attn_nw_epoch) + 7) / 8;
-    size_t history_slots = (size_t)epochs * epoch_slots;
+    /* 5. one allocation, inputs read */
+    size_t epochs = history_epochs(body), history_slots = 0;
     api_arena arena = {0};
-    api_arena_plan(&arena, r.n);        /* x_train */
-    api_arena_plan(&arena, r.n * r.dv); /* y_train */
-    api_arena_plan(&arena, r.m);        /* x_query */
-    api_arena_plan(&arena, r.has_y_query ? r.m * r.dv : 0);
-    api_arena_plan(&arena, r.m * r.dv);    /* predictions */
-    api_arena_plan(&arena, r.m * r.n);     /* weights */
-    api_arena_plan(&arena, history_slots); /* history */
+    plan(&r, epochs, &arena, &history_slots);
     if (api_arena_alloc(&arena))
         return api_fail(p, API_E_INTERNAL, NULL, "out of memory");
     double *x_train = api_arena_take(&arena, r.n);
@@ -510,4 +533,5 @@ const api_route api_route_nw = {
     .request = &schema,
     .answer = &answer,
     .model = "regression_nw",
+    .cost = cost_nw,
 };

@@ -58,11 +58,24 @@ static int dimension(const api_query_param *q, int big, int64_t v,
                     q->name, what);
 }
 
+/* shapes: the posenc_request (num_steps, d). One sin or cos per entry
+ * of P (num_steps, d), the one allocation. */
+static void cost_posenc(const api_call *call, const void *shapes,
+                        api_cost *cost) {
+    (void)call;
+    const posenc_request *r = shapes;
+    size_t dims[2] = {r->num_steps, r->d};
+    api_arena arena = {0};
+    api_arena_plan(&arena, r->num_steps * r->d);
+    api_cost_of_plan(cost, 0, &arena,
+                     api_work_mul(api_work_prod(dims, 2), API_WORK_EXP));
+}
+
 /* Checks in the contract's order over all parameters: missing, then types
  * (table order), then ranges (table order), the size of P, then
  * tensor_format and precision. */
 static int read_params(const api_query_param *q, posenc_request *r,
-                       const api_limits *limits, api_problem *p) {
+                       api_call *call, api_problem *p) {
     int64_t steps = 0, d = 0, prec = 0;
     int big_steps = 0, big_d = 0, big_prec = 0;
     if (require(&q[P_NUM_STEPS], p) || require(&q[P_D], p))
@@ -79,11 +92,10 @@ static int read_params(const api_query_param *q, posenc_request *r,
         dimension(&q[P_D], big_d, d, "the encoding dimension (columns of P)", p,
                   &r->d))
         return -1;
-    /* one sin or cos per entry */
+    /* the size of P, then the cost (cost_posenc) */
     size_t dims[2] = {r->num_steps, r->d};
-    if (api_limit_elements("P", dims, 2, limits->max_elements, p) ||
-        api_limit_work(api_work_mul(api_work_prod(dims, 2), API_WORK_EXP),
-                       limits->max_work, p))
+    if (api_limit_elements("P", dims, 2, call->limits->max_elements, p) ||
+        api_route_charge(call, r))
         return -1;
 
     r->fmt.flat = 0;
@@ -117,7 +129,7 @@ static int handle_posenc(api_call *call) {
     memset(&r, 0, sizeof r);
     int rc = api_query_parse(&storage, call->req->query, q, P_COUNT, p);
     if (rc == 0)
-        rc = read_params(q, &r, call->limits, p);
+        rc = read_params(q, &r, call, p);
     free(storage);
     if (rc)
         return -1;
@@ -159,4 +171,5 @@ const api_route api_route_posenc = {
     .handler = handle_posenc,
     .flags = API_ROUTE_COMPUTES,
     .answer = &answer,
+    .cost = cost_posenc,
 };

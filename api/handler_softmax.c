@@ -51,6 +51,29 @@ static int64_t *read_lens(double *slots, const api_tensor *lens, size_t Nk) {
     return out;
 }
 
+/* The request's allocation: the scores (the weights are computed in
+ * their place), then valid_lens. */
+static void plan(const api_attention *a, api_arena *arena) {
+    api_arena_plan(arena, a->B * a->Nq * a->Nk);
+    if (a->has_lens)
+        api_arena_plan(arena, a->lens.count);
+}
+
+/* shapes: the decoded api_attention (B, Nq, Nk from the scores). One exp
+ * per entry; every slot is read from the request. */
+static void cost_softmax(const api_call *call, const void *shapes,
+                         api_cost *cost) {
+    (void)call;
+    const api_attention *a = shapes;
+    size_t dims[3] = {a->B, a->Nq, a->Nk};
+    api_arena arena = {0};
+    plan(a, &arena);
+    api_cost_of_plan(cost, 0, &arena,
+                     api_work_mul(api_work_prod(dims, 3), API_WORK_EXP));
+    /* the answer is the weights, in the scores' place */
+    cost->input_bytes = cost->working_bytes;
+}
+
 static int handle_softmax_masked(api_call *call) {
     api_problem *p = &call->problem;
     const json_t *body = call->body;
@@ -79,18 +102,15 @@ static int handle_softmax_masked(api_call *call) {
     a.Nk = scores.shape[2 - drop];
     if (api_attention_cross_lens(&a, p))
         return -1;
-    /* 4. derived size and work: one exp per entry */
+    /* 4. derived size and the cost (cost_softmax) */
     size_t dims[3] = {a.B, a.Nq, a.Nk};
     if (api_limit_elements("weights", dims, 3, max_elements, p) ||
-        api_limit_work(api_work_mul(api_work_prod(dims, 3), API_WORK_EXP),
-                       call->limits->max_work, p))
+        api_route_charge(call, &a))
         return -1;
 
     /* 5. one allocation: the weights are computed in place of the scores */
     api_arena arena = {0};
-    api_arena_plan(&arena, scores.count);
-    if (a.has_lens)
-        api_arena_plan(&arena, a.lens.count);
+    plan(&a, &arena);
     if (api_arena_alloc(&arena))
         return api_fail(p, API_E_INTERNAL, NULL, "out of memory");
     double *weights = api_arena_take(&arena, scores.count);
@@ -144,4 +164,5 @@ const api_route api_route_softmax_masked = {
     .flags = API_ROUTE_JSON_BODY | API_ROUTE_VARY_ACCEPT | API_ROUTE_COMPUTES,
     .request = &schema,
     .answer = &answer,
+    .cost = cost_softmax,
 };

@@ -21,6 +21,7 @@ int api_invoke_result(api_call *call, const api_route *route,
     api_call inner;
     memset(&inner, 0, sizeof inner);
     inner.req = &req;
+    inner.route = route;
     inner.limits = call->limits;
     inner.body = (route->flags & API_ROUTE_JSON_BODY) ? body : NULL;
     inner.status = 200;

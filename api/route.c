@@ -8,6 +8,8 @@
 #include <pthread.h>
 #include <string.h>
 
+#include "limit.h"
+
 extern const api_route api_route_dot, api_route_additive, api_route_multihead,
     api_route_nw, api_route_dataset, api_route_softmax_masked, api_route_posenc,
     api_route_grade, api_route_v2_server, api_route_v2_model,
@@ -104,4 +106,14 @@ const char *const *api_route_fast_fields(const api_route *r) {
         if (routes[i] == r)
             return fast_fields[i];
     return NULL;
+}
+
+int api_route_charge(api_call *call, const void *shapes) {
+    memset(&call->cost, 0, sizeof call->cost);
+    if (!call->route || !call->route->cost)
+        return api_fail(&call->problem, API_E_INTERNAL, NULL,
+                        "the route counts no cost");
+    call->route->cost(call, shapes, &call->cost);
+    return api_limit_work(call->cost.ops, call->limits->max_work,
+                          &call->problem);
 }

@@ -12,6 +12,8 @@
  *     derived from the request fields (kserve.h);
  *   - what the server's gate needs: open or not, counted by the limits or
  *     not, computing or not (api.h's API_ROUTE_* flags);
+ *   - what a request costs, from its shapes: input bytes, working set,
+ *     answer bytes and operations (cost.h), which the limits check;
  *   - metric names (handler_metrics.c) and api/openapi.json, which a test
  *     holds to the table (tests/unit/test_api_openapi.c).
  * GET routes also answer HEAD (the server drops the body); OPTIONS is
@@ -25,6 +27,7 @@
 
 #include "answers.h"
 #include "call.h"
+#include "cost.h"
 #include "fields.h"
 
 typedef struct api_route {
@@ -42,6 +45,9 @@ typedef struct api_route {
     /* The Open Inference Protocol model that serves this route
      * ("attention_dot"), or NULL. */
     const char *model;
+    /* What a request costs from its decoded shapes (computing routes), or
+     * NULL. */
+    api_cost_fn cost;
 } api_route;
 
 /* The route whose path matches `path` (equal, or a model's name where the
@@ -63,6 +69,13 @@ const api_route *api_route_at(size_t i);
  * request schema; an empty list for routes without one): what the fast
  * path reads (fastpath.h). Static; never NULL for a route of the table. */
 const char *const *api_route_fast_fields(const api_route *r);
+
+/* Count what call's request costs with its route's cost function (shapes:
+ * the route's decoded shapes, as its cost function documents) into
+ * call->cost, and refuse it when it is beyond the limits: more operations
+ * than --max-work -> 413 payload_too_large (limit.h). Returns 0, or -1
+ * with call->problem set. */
+int api_route_charge(api_call *call, const void *shapes);
 
 /* The Allow value of a route: "GET, HEAD, OPTIONS" or "POST, OPTIONS". */
 const char *api_route_allow(const api_route *r);

@@ -17,6 +17,7 @@
 #include <jansson.h>
 
 #include "api.h"
+#include "attention.h"
 #include "problem.h"
 #include "route.h"
 
@@ -243,6 +244,61 @@ static void test_limits(void **state) {
     api_response_free(&res);
 }
 
+/* Every route that computes an answer of its own counts its cost
+ * (cost.h); the figures follow from the shapes. */
+static void test_route_costs(void **state) {
+    (void)state;
+    for (size_t i = 0; i < api_route_count(); i++) {
+        const api_route *r = api_route_at(i);
+        int own_answer = (r->flags & API_ROUTE_COMPUTES) && r->answer;
+        if (own_answer && !r->cost)
+            fail_msg("%s computes but counts no cost", r->path);
+    }
+    /* dot, B=2 Nq=3 Nk=5 d=4 dv=3 with diagnostics off: inputs q, k, v;
+     * output (2,3,3), weights (2,3,5) */
+    api_attention a;
+    memset(&a, 0, sizeof a);
+    a.B = 2, a.Nq = 3, a.Nk = 5, a.dq = a.dk = 4, a.dv = a.d_out = 3, a.H = 1;
+    a.q.count = 24, a.k.count = 40, a.v.count = 30;
+    a.return_weights = 1;
+    api_cost c;
+    api_call call;
+    memset(&call, 0, sizeof call);
+    api_route_find("/attention/dot")->cost(&call, &a, &c);
+    assert_int_equal(c.ops, 2 * 3 * 5 * (4 + 3));
+    assert_int_equal(c.input_bytes, 8 * (24 + 40 + 30));
+    assert_int_equal(c.working_bytes, 8 * (24 + 40 + 30 + 18 + 30));
+    assert_int_equal(c.answer_bytes,
+                     API_COST_NUMBER_TEXT * (18 + 30) + API_COST_ANSWER_FRAME);
+    /* with grad_output: three times the work, grads and grad_output */
+    a.has_grad = 1;
+    a.grad.count = 18;
+    api_route_find("/attention/dot")->cost(&call, &a, &c);
+    assert_int_equal(c.ops, 3 * 2 * 3 * 5 * (4 + 3));
+    assert_int_equal(c.input_bytes, 8 * (24 + 40 + 30 + 18));
+    assert_int_equal(c.working_bytes,
+                     8 * (24 + 40 + 30 + 18 + 30 + 18 + 24 + 40 + 30));
+
+    /* the dataset: (n_train + 50) points, one sin each */
+    size_t n = 10;
+    api_route_find("/regression/nw/dataset")->cost(&call, &n, &c);
+    assert_int_equal(c.ops, (10 + 50) * 20);
+    assert_int_equal(c.working_bytes, 8 * (2 * 10 + 2 * 50));
+    assert_int_equal(c.input_bytes, 0);
+    api_limits limits;
+    api_limits_default(&limits);
+    limits.max_work = (10 + 50) * 20 - 1;
+    api_response res = handle("GET", "/regression/nw/dataset", "n_train=10",
+                              NULL, NULL, &limits);
+    assert_int_equal(res.status, 413);
+    api_response_free(&res);
+    limits.max_work++;
+    res = handle("GET", "/regression/nw/dataset", "n_train=10", NULL, NULL,
+                 &limits);
+    assert_int_equal(res.status, 200);
+    api_response_free(&res);
+}
+
 static void test_ops(void **state) {
     (void)state;
     api_response res = handle("GET", "/v2/health/live", NULL, NULL, NULL, NULL);
@@ -442,6 +498,7 @@ int main(void) {
         cmocka_unit_test(test_content_types),
         cmocka_unit_test(test_response_metadata),
         cmocka_unit_test(test_limits),
+        cmocka_unit_test(test_route_costs),
         cmocka_unit_test(test_ops),
         cmocka_unit_test(test_problem_table),
         cmocka_unit_test(test_hostile_inputs),

@@ -1,0 +1,47 @@
+/*
+ * cost.h — what answering one request costs, counted from its shapes
+ * before any of it is paid (docs/architecture.md "Cost"). Each computing
+ * route's entry (route.h) has a cost function; its handler calls
+ * api_route_charge once the shapes are known, and --max-work is enforced
+ * there, in one place.
+ */
+#ifndef API_COST_H
+#define API_COST_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "arena.h"
+
+typedef struct {
+    uint64_t input_bytes;   /* the request's tensors, read as doubles */
+    uint64_t working_bytes; /* the request's one allocation (arena.h) */
+    uint64_t answer_bytes;  /* the JSON answer, at most */
+    uint64_t ops;           /* estimated multiply-adds (--max-work) */
+} api_cost;
+
+struct api_call;
+
+/* A route's cost function: shapes is what its handler passes to
+ * api_route_charge (the route's own struct of decoded shapes, documented
+ * beside the function); call gives the body for options that change the
+ * work (NW's "w": "cv"). Fills *cost. */
+typedef void (*api_cost_fn)(const struct api_call *call, const void *shapes,
+                            api_cost *cost);
+
+/* Longest text of one answered number with its separator: the 25 bytes
+ * of the widest double (numfmt.h) and a comma. */
+#define API_COST_NUMBER_TEXT 26
+
+/* Room for the keys, brackets and scalars of any answer. */
+#define API_COST_ANSWER_FRAME 4096
+
+/* The cost of a request whose allocation is planned as plan, the first
+ * input_slots of them the request's own tensors, doing ops operations.
+ * Every number an answer holds lies in the allocation beyond the inputs
+ * (or is one of its few scalars), which bounds answer_bytes. Saturates at
+ * UINT64_MAX. */
+void api_cost_of_plan(api_cost *cost, size_t input_slots,
+                      const api_arena *plan, uint64_t ops);
+
+#endif /* API_COST_H */
