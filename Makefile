@@ -16,18 +16,21 @@ PKG_CFLAGS = $(call pkg_once,PKG_CFLAGS,--cflags)
 PKG_LIBS   = $(call pkg_once,PKG_LIBS,--libs)
 # -iquote: project headers are found for #include "..." only, so one named
 # like a system header (limits.h) never shadows <limits.h>. Each layer sees
-# its own folder and those below it (server -> api -> lib): lib/ compiles
+# its own folders and those below it (server -> api -> lib): lib/ compiles
 # seeing only its own headers, api/ also lib/'s, never server/'s
-# (tests/layers/check.py checks the include lines too).
+# (tests/layers/check.py checks the include lines too). api/'s folders are
+# its concepts (docs/architecture.md): text, core, routes, fronts.
+API_DIRS := api api/text api/core api/routes api/fronts
+API_INC  := $(addprefix -iquote ,$(API_DIRS))
 CPPFLAGS += -D_GNU_SOURCE -MMD -MP
-LAYER_INC = -iquote lib -iquote api
+LAYER_INC = -iquote lib $(API_INC)
 $(BUILD)/lib/%.o: LAYER_INC =
-$(BUILD)/api/%.o: LAYER_INC = -iquote lib
+$(BUILD)/api/%.o: LAYER_INC = -iquote lib $(API_INC)
 ALL_CFLAGS = -std=c11 $(WARN) $(CFLAGS) $(PKG_CFLAGS) $(EXTRA_CFLAGS)
 LDLIBS  += $(PKG_LIBS) -lm -lpthread
 
 LIB_SRC := $(wildcard lib/*.c)
-API_SRC := $(wildcard api/*.c)
+API_SRC := $(foreach d,$(API_DIRS),$(wildcard $(d)/*.c))
 SRV_SRC := $(wildcard server/*.c)
 LIB_OBJ := $(LIB_SRC:%.c=$(BUILD)/%.o)
 API_OBJ := $(API_SRC:%.c=$(BUILD)/%.o)
@@ -57,10 +60,10 @@ $(BUILD)/%.o: %.c | deps
 	@$(if $(Q),echo "  CC      $<")
 	$(Q)$(CC) $(LAYER_INC) $(CPPFLAGS) $(ALL_CFLAGS) -c $< -o $@
 
-# api/openapi_doc.c embeds api/openapi.json with .incbin (-MMD cannot see it).
-$(BUILD)/api/openapi_doc.o: api/openapi.json
-# api/handler_lab.c embeds the lab page the same way.
-$(BUILD)/api/handler_lab.o: api/lab/index.html api/lab/lab.css api/lab/lab.js
+# api/fronts/openapi.c embeds openapi.json with .incbin (-MMD cannot see it).
+$(BUILD)/api/fronts/openapi.o: api/fronts/openapi.json
+# api/fronts/lab.c embeds the lab page the same way.
+$(BUILD)/api/fronts/lab.o: $(wildcard api/fronts/lab/*)
 
 # Archives are made anew, so that an object whose source is gone leaves.
 $(BUILD)/libattn.a: $(LIB_OBJ)
@@ -107,10 +110,10 @@ test-unit: all $(UNIT_BIN) ## unit tests only, no daemon
 check: test format-check ## test, then format-check
 
 format: ## clang-format every C file in place
-	clang-format -i lib/*.[ch] api/*.[ch] server/*.[ch] tests/unit/*.[ch]
+	clang-format -i lib/*.[ch] api/*.[ch] api/*/*.[ch] server/*.[ch] tests/unit/*.[ch]
 
 format-check: ## fail on any C file clang-format would change
-	@clang-format --dry-run --Werror lib/*.[ch] api/*.[ch] server/*.[ch] tests/unit/*.[ch]
+	@clang-format --dry-run --Werror lib/*.[ch] api/*.[ch] api/*/*.[ch] server/*.[ch] tests/unit/*.[ch]
 
 # Dot attention backward vs forward compute time (a measurement, not a test).
 .PHONY: bench-backward
@@ -123,7 +126,7 @@ bench-backward: $(BUILD)/libattn.a ## dot attention backward against forward com
 .PHONY: bench-numfmt
 bench-numfmt: ## number printing: ns per double against snprintf
 	@mkdir -p $(BUILD)/bench
-	$(Q)$(CC) -Iapi -D_GNU_SOURCE $(ALL_CFLAGS) $(LDFLAGS) -o $(BUILD)/bench/numfmt_bench tests/bench/numfmt_bench.c $(wildcard api/numfmt*.c) -lm
+	$(Q)$(CC) -Iapi/text -D_GNU_SOURCE $(ALL_CFLAGS) $(LDFLAGS) -o $(BUILD)/bench/numfmt_bench tests/bench/numfmt_bench.c $(wildcard api/text/numfmt*.c) -lm
 	$(BUILD)/bench/numfmt_bench
 
 # attnd against nginx, Flask+numpy, dgemm and numpy in one run, printed as

@@ -3,7 +3,7 @@
  * (method, path, query, headers of interest, body) to a response (status,
  * content type, body). No sockets and no libmicrohttpd here, so every route
  * can be tested and fuzzed in-process. The wire contract is docs-level
- * (docs/contract.md, api/openapi.json).
+ * (docs/contract.md, api/fronts/openapi.json).
  */
 #ifndef API_H
 #define API_H
@@ -21,7 +21,7 @@ typedef struct {
 
 void api_limits_default(api_limits *limits);
 
-/* A response body printed as it is read (api/stream.h). */
+/* A response body printed as it is read (api/text/stream.h). */
 typedef struct api_stream api_stream;
 
 typedef struct {
@@ -79,7 +79,7 @@ int api_precheck(const api_request *req, long long content_length,
                  api_response *res);
 
 /* What the server needs to know of a route, from its entry in the route
- * table (api/route.h). api_response.route names the route. */
+ * table (api/core/route.h). api_response.route names the route. */
 enum {
     API_ROUTE_JSON_BODY = 1u << 0,   /* POST: the body is a JSON object */
     API_ROUTE_VARY_ACCEPT = 1u << 1, /* the answer depends on Accept (SVG) */

@@ -8,7 +8,7 @@ numbers. Grades are computed here from those references and the answers
 the cases send, with the contract's rule |got − expected| ≤ atol +
 rtol·|expected| in Python's doubles. Errors are written from the rules in
 docs/contract.md sections 1, 12 and 13 (and the orders documented in
-api/openapi.json).
+api/fronts/openapi.json).
 
     python3 tests/cases/gen_grade_kserve.py
 """

@@ -1,5 +1,5 @@
 /*
- * fuzz_numfmt.c — libFuzzer target: api_num_format (api/numfmt.h) against
+ * fuzz_numfmt.c — libFuzzer target: api_num_format (api/text/numfmt.h) against
  * glibc. Bytes 0 … 7 are the double's bits (little-endian), byte 8 the
  * precision (modulo 18; 0 = shortest); shorter inputs are zero-padded.
  *

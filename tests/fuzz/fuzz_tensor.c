@@ -1,5 +1,5 @@
 /*
- * fuzz_tensor.c — libFuzzer target: the tensor codec (api/tensor.h) on
+ * fuzz_tensor.c — libFuzzer target: the tensor codec (api/text/tensor.h) on
  * arbitrary JSON. Byte 0 picks the field spec (which ranks, integral or
  * not), byte 1 the output format (bit 0x80 flat, low bits precision 0 …
  * 17); the rest is parsed by jansson and, when it is JSON, run through the

@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """The layers of the tree, checked from its #include lines (TAP).
 
-server/ -> api/ -> lib/: a file may include its own folder's headers and
-those of the layers below it, never above. Within a folder, modules (a .c
+server/ -> api/ -> lib/: a file may include its own layer's headers and
+those of the layers below it, never above (a layer is a top folder with
+its subfolders: api/text, api/core, ...). Within a layer, modules (a .c
 and its .h) must not include each other in a cycle. A module's edges are
 the project headers that its .c or .h includes with "..."; <cblas.h> may
 only appear in lib/.
@@ -17,21 +18,33 @@ LAYERS = ["lib", "api", "server"]  # lowest first
 INCLUDE = re.compile(r'^\s*#\s*include\s*([<"])([^>"]+)[>"]', re.M)
 
 
+def files(root, layer):
+    """(path relative to root, file name) of the layer's C files, its
+    subfolders included."""
+    for top, dirs, names in sorted(os.walk(os.path.join(root, layer))):
+        dirs.sort()
+        for name in sorted(names):
+            if name.endswith((".c", ".h")):
+                yield os.path.relpath(os.path.join(top, name), root), name
+
+
 def headers(root):
-    """{name.h: layer} for every project header."""
+    """{name.h: layer} for every project header (names are unique: the
+    build finds each by its name alone)."""
     found = {}
     for layer in LAYERS:
-        for name in os.listdir(os.path.join(root, layer)):
+        for _, name in files(root, layer):
             if name.endswith(".h"):
+                if name in found:
+                    sys.exit(f"two headers named {name}")
                 found[name] = layer
     return found
 
 
 def sources(root):
     for layer in LAYERS:
-        for name in sorted(os.listdir(os.path.join(root, layer))):
-            if name.endswith((".c", ".h")):
-                yield layer, name
+        for path, name in files(root, layer):
+            yield layer, path, name
 
 
 def main():
@@ -39,20 +52,20 @@ def main():
     where = headers(root)
     failures = []
     edges = {}  # (layer, module) -> {module}
-    for layer, name in sources(root):
-        text = open(os.path.join(root, layer, name), encoding="utf-8").read()
+    for layer, path, name in sources(root):
+        text = open(os.path.join(root, path), encoding="utf-8").read()
         module = name[:-2]
         for kind, inc in INCLUDE.findall(text):
             if kind == "<":
                 if inc == "cblas.h" and layer != "lib":
-                    failures.append(f"{layer}/{name} includes <cblas.h>: "
+                    failures.append(f"{path} includes <cblas.h>: "
                                     "BLAS is lib/'s alone")
                 continue
             target = where.get(inc)
             if target is None:
                 continue  # a generated or test header
             if LAYERS.index(target) > LAYERS.index(layer):
-                failures.append(f"{layer}/{name} includes {target}/{inc}: "
+                failures.append(f"{path} includes {target}/{inc}: "
                                 f"{layer}/ may not see {target}/")
             elif target == layer and inc[:-2] != module:
                 edges.setdefault((layer, module), set()).add(inc[:-2])
@@ -78,7 +91,7 @@ def main():
     n = 0
     checks = [("every include points down the layers (server -> api -> lib)",
                [f for f in failures if "may not see" in f]),
-              ("no include cycle between modules of a folder",
+              ("no include cycle between modules of a layer",
                [f for f in failures if f.startswith("include cycle")]),
               ("<cblas.h> only in lib/",
                [f for f in failures if "cblas" in f])]

@@ -1,4 +1,4 @@
-// Validates api/openapi.json against the official OpenAPI 3.1 JSON schema
+// Validates api/fronts/openapi.json against the official OpenAPI 3.1 JSON schema
 // (@seriousme/openapi-schema-validator, offline) and checks that every
 // $ref resolves. Prints TAP; exits non-zero on any failure.
 import { Validator } from "@seriousme/openapi-schema-validator";

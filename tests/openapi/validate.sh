@@ -1,5 +1,5 @@
 #!/bin/sh
-# Validate api/openapi.json with a real OpenAPI 3.1 validator.
+# Validate api/fronts/openapi.json with a real OpenAPI 3.1 validator.
 # Needs node and the pinned package: `npm ci` in this directory once
 # (works offline afterwards).   usage: sh tests/openapi/validate.sh
 dir=$(cd "$(dirname "$0")" && pwd)

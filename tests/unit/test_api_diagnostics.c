@@ -1,5 +1,5 @@
 /*
- * test_api_diagnostics.c — api/diagnostics.c on hand-made rows whose
+ * test_api_diagnostics.c — api/routes/diagnostics.c on hand-made rows whose
  * answers are worked out by hand (docs/contract.md section 8): entropy in nats,
  * peak weight and its lowest index, the three warnings and their thresholds,
  * fully masked rows under every policy, the request-wide score statistics

@@ -1,6 +1,6 @@
 /*
  * test_api_lab.c — GET / (the lab page): one self-contained HTML document
- * built from api/lab/index.html with lab.css and lab.js inlined in place of
+ * built from api/fronts/lab/index.html with lab.css and lab.js inlined in place of
  * their <link> and <script src> (compared byte for byte with the source
  * files, read from disk here), nothing loaded from another origin, and the
  * route's methods.
@@ -45,9 +45,9 @@ static api_response get(const char *method, const char *path) {
 static void test_page_is_the_sources_inlined(void **state) {
     (void)state;
     size_t hl, cl, jl;
-    char *html = slurp("api/lab/index.html", &hl);
-    char *css = slurp("api/lab/lab.css", &cl);
-    char *js = slurp("api/lab/lab.js", &jl);
+    char *html = slurp("api/fronts/lab/index.html", &hl);
+    char *css = slurp("api/fronts/lab/lab.css", &cl);
+    char *js = slurp("api/fronts/lab/lab.js", &jl);
     static const char link[] = "<link rel=\"stylesheet\" href=\"lab.css\">";
     static const char script[] = "<script src=\"lab.js\"></script>";
     char *l = strstr(html, link), *s = strstr(html, script);

@@ -1,5 +1,5 @@
 /*
- * test_api_openapi.c — api/openapi.json is the machine-readable contract:
+ * test_api_openapi.c — api/fronts/openapi.json is the machine-readable contract:
  * its paths are exactly the route table (with each route's method), its
  * problem code enum is exactly the error enum, and GET /openapi.json serves
  * the embedded bytes.
@@ -28,7 +28,7 @@ static json_t *document(void) {
     json_error_t err;
     json_t *j = json_loadb(doc, len, 0, &err);
     if (!j)
-        fail_msg("api/openapi.json: %s (line %d)", err.text, err.line);
+        fail_msg("api/fronts/openapi.json: %s (line %d)", err.text, err.line);
     return j;
 }
 

@@ -1,5 +1,5 @@
 /*
- * test_api_stream.c — streamed answers (api/stream.h) through api_handle:
+ * test_api_stream.c — streamed answers (api/text/stream.h) through api_handle:
  * with stream_ok, a large answer (POST or GET) comes as
  * api_response.stream, and reading
  * it in pieces of any size (1 byte, a prime, 4 KiB, 1 MiB) gives exactly
@@ -147,7 +147,7 @@ static void test_dot_streamed(void **state) {
     free(body);
 }
 
-/* Many blocks (api/stream.c prints 16,384 entries at a time, on two
+/* Many blocks (api/text/stream.c prints 16,384 entries at a time, on two
  * threads): 2 · 400 · 400 = 320,000 weights and scores, 40 blocks, more
  * than the printer may run ahead, in every piece size. */
 static void test_many_blocks(void **state) {

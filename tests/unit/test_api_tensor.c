@@ -1,5 +1,5 @@
 /*
- * test_api_tensor.c — the tensor codec (api/tensor.c) and the small pieces
+ * test_api_tensor.c — the tensor codec (api/text/tensor.c) and the small pieces
  * it stands on: JSON Pointer building, JSON string escaping, the growable
  * buffer, "did you mean" suggestions.
  */

@@ -677,7 +677,8 @@ static int translate_input(kserve_infer *k, size_t i, int unbatched) {
 }
 
 /* The route's request: inputs as tensor fields, parameters as the other
- * fields (fit_* gathered into fit), answers with flat tensors. */
+ * fields (fit_* gathered into fit). The outputs are written from the
+ * route's typed answer, so its tensor_format does not matter. */
 static int translate(kserve_infer *k) {
     const json_t *inputs = json_object_get(k->request, "inputs");
     /* unbatched: queries (or NW's rank-1 tensors, which have no batch)
@@ -714,8 +715,7 @@ static int translate(kserve_infer *k) {
             return api_fail(k->p, API_E_INTERNAL, NULL, "out of memory");
         }
     }
-    if ((fit && json_object_set_new(k->body, "fit", fit)) ||
-        json_object_set_new(k->body, "tensor_format", json_string("flat")))
+    if (fit && json_object_set_new(k->body, "fit", fit))
         return api_fail(k->p, API_E_INTERNAL, NULL, "out of memory");
     return 0;
 }

@@ -1,5 +1,5 @@
 /*
- * handler_ops.c — operational routes (docs/contract.md section 14): GET
+ * ops.c — operational routes (docs/contract.md section 14): GET
  * /healthz, /v2/health/live, /v2/health/ready (503 while draining), /version
  * and /openapi.json; plus the readiness and thread settings the server sets.
  */

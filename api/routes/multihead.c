@@ -1,5 +1,5 @@
 /*
- * handler_multihead.c — POST /attention/multihead: multi-head (and self-)
+ * multihead.c — POST /attention/multihead: multi-head (and self-)
  * attention as d2l's MultiHeadAttention and PyTorch's nn.MultiheadAttention
  * compute it (d2l 11.5; Vaswani et al. 2017): project queries, keys and
  * values to h features, split them into H contiguous heads of h/H, scaled
@@ -88,8 +88,8 @@ static const char *const param_names[N_PARAMS] = {"W_q", "W_k", "W_v", "W_o",
                                                   "b_q", "b_k", "b_v", "b_o"};
 /* Their names in the answer: drawn weights under "params", gradients
  * under "grads". */
-static const char *const param_answers[P_WO + 1] = {
-    "params.W_q", "params.W_k", "params.W_v", "params.W_o"};
+static const char *const param_answers[P_WO + 1] = {"params.W_q", "params.W_k",
+                                                    "params.W_v", "params.W_o"};
 static const char *const grad_answers[N_PARAMS] = {
     "grads.W_q", "grads.W_k", "grads.W_v", "grads.W_o",
     "grads.b_q", "grads.b_k", "grads.b_v", "grads.b_o"};
@@ -418,8 +418,8 @@ static int handle_multihead(api_call *call) {
     api_result *res = &call->result;
     /* one heatmap panel per head */
     api_attention_answer(&a, res, &arena, "Multi-head attention weights");
-    size_t shape[N_PARAMS][2] = {{h, a.dq},  {h, a.dk}, {h, a.dv}, {d_out, h},
-                                 {h},        {h},       {h},       {d_out}};
+    size_t shape[N_PARAMS][2] = {{h, a.dq}, {h, a.dk}, {h, a.dv}, {d_out, h},
+                                 {h},       {h},       {h},       {d_out}};
     if (!given)
         for (int i = P_WQ; i <= P_WO; i++)
             api_result_tensor(res, param_answers[i], param[i], shape[i], 2)

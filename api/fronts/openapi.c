@@ -1,5 +1,5 @@
 /*
- * openapi_doc.c — embeds api/openapi.json with the assembler's .incbin
+ * openapi.c — embeds api/fronts/openapi.json with the assembler's .incbin
  * (GNU as and clang's integrated assembler both have it), followed by a
  * NUL. The path is relative to the directory make runs in; the Makefile
  * makes this object depend on the JSON file.
@@ -7,7 +7,7 @@
 #include "openapi.h"
 
 #ifndef API_OPENAPI_PATH
-#define API_OPENAPI_PATH "api/openapi.json"
+#define API_OPENAPI_PATH "api/fronts/openapi.json"
 #endif
 
 __asm__(".pushsection .rodata,\"a\",@progbits\n"

@@ -120,7 +120,7 @@ int api_tensor_format_read(api_tensor_format *fmt, const json_t *obj,
  * beyond the largest double, stops the writing and returns -1 (out is then
  * partial and must be discarded). Large tensors are printed by several
  * threads. When out allows it (api_stream_allow) and the tensor is large
- * and printable, its entries are left as a hole that api/stream.c prints
+ * and printable, its entries are left as a hole that api/text/stream.c prints
  * later, in the same bytes. Returns 0 on success. */
 int api_tensor_encode(api_buf *out, const double *data, const size_t *shape,
                       size_t rank, const api_tensor_format *fmt,

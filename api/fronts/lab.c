@@ -1,7 +1,7 @@
 /*
- * handler_lab.c — GET /: the lab page (docs/contract.md sections 11 and 14).
- * The page's three sources, api/lab/index.html, lab.css and lab.js, are
- * embedded with the assembler's .incbin (as api/openapi_doc.c embeds the
+ * lab.c — GET /: the lab page (docs/contract.md sections 11 and 14).
+ * The page's three sources, api/fronts/lab/index.html, lab.css and lab.js, are
+ * embedded with the assembler's .incbin (as api/fronts/openapi.c embeds the
  * OpenAPI document; the Makefile makes this object depend on them) and
  * served as one self-contained HTML document: the stylesheet <link> and
  * the <script src> in index.html are replaced by the files' contents, so
@@ -13,7 +13,7 @@
 #include "route.h"
 
 #ifndef API_LAB_DIR
-#define API_LAB_DIR "api/lab/"
+#define API_LAB_DIR "api/fronts/lab/"
 #endif
 
 #define EMBED(name, file)                                                      \

@@ -14,7 +14,7 @@
  *     not, computing or not (api.h's API_ROUTE_* flags);
  *   - what a request costs, from its shapes: input bytes, working set,
  *     answer bytes and operations (cost.h), which the limits check;
- *   - metric names (handler_metrics.c) and api/openapi.json, which a test
+ *   - metric names (metrics.c) and api/fronts/openapi.json, which a test
  *     holds to the table (tests/unit/test_api_openapi.c).
  * GET routes also answer HEAD (the server drops the body); OPTIONS is
  * answered 204 with the Allow value (the server adds the CORS headers).

@@ -1,5 +1,5 @@
 /*
- * handler_nw.c — POST /regression/nw: Nadaraya–Watson kernel regression
+ * nw.c — POST /regression/nw: Nadaraya–Watson kernel regression
  * as attention pooling (d2l 11.2; docs/contract.md section 4):
  *   ŷ(x) = Σᵢ α(x, xᵢ) yᵢ,  α = K((x − xᵢ)·w) / Σⱼ K((x − xⱼ)·w).
  *
@@ -383,8 +383,8 @@ static void fill_answer(const nw_request *r, api_result *res, api_arena *arena,
                            sizeof *history, history_columns,
                            sizeof history_columns / sizeof history_columns[0]);
     /* Accept: image/svg+xml → the weights (m, n) as a heatmap */
-    api_result_heatmap(res, "Nadaraya–Watson attention weights", weights, 1,
-                       1, r->m, r->n);
+    api_result_heatmap(res, "Nadaraya–Watson attention weights", weights, 1, 1,
+                       r->m, r->n);
 }
 
 /* The epochs the history holds: fit's "epochs" when in range (read_values
@@ -414,13 +414,13 @@ static void plan(const nw_request *r, size_t epochs, api_arena *arena,
 
 /* shapes: the nw_request, tensors decoded; the body gives "w" and "fit"
  * (estimate_work). */
-static void cost_nw(const api_call *call, const void *shapes,
-                    api_cost *cost) {
+static void cost_nw(const api_call *call, const void *shapes, api_cost *cost) {
     const nw_request *r = shapes;
     size_t history_slots;
     api_arena arena = {0};
     plan(r, history_epochs(call->body), &arena, &history_slots);
-    size_t inputs = r->n * (1 + r->dv) + r->m * (r->has_y_query ? 1 + r->dv : 1);
+    size_t inputs =
+        r->n * (1 + r->dv) + r->m * (r->has_y_query ? 1 + r->dv : 1);
     api_cost_of_plan(cost, inputs, &arena, estimate_work(r, call->body));
 }
 
@@ -506,8 +506,9 @@ static int handle_nw(api_call *call) {
         api_arena_free(&arena);
         return -1;
     }
-    fill_answer(&r, &call->result, &arena, pred, weights, y_query ? &loss : NULL,
-           y_query && gaussian ? &grad_w : NULL, history);
+    fill_answer(&r, &call->result, &arena, pred, weights,
+                y_query ? &loss : NULL, y_query && gaussian ? &grad_w : NULL,
+                history);
     return 0;
 }
 

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Writes api/numfmt_pow10.c: 128-bit significands of the powers of ten that
-the shortest-digit search (api/numfmt_shortest.c) multiplies by.
+the shortest-digit search (api/text/numfmt_shortest.c) multiplies by.
 
 For every e in [E_MIN, E_MAX] let 10^e = beta * 2^-r with 2^127 <= beta < 2^128
 (r = 127 - floor(log2 10^e)). The entry is g = beta when beta is an integer

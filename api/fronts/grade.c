@@ -1,5 +1,5 @@
 /*
- * handler_grade.c — POST /grade: check a student's answer against the
+ * grade.c — POST /grade: check a student's answer against the
  * answer attnd computes for the same request (docs/contract.md section 13).
  *
  *   {"endpoint": "/attention/dot", "request": {...}, "answer": {...},

@@ -15,7 +15,7 @@
  *         rc = api_svg_respond(call, "Masked softmax weights", weights,
  *                              B, 1, Nq, Nk);      (before freeing weights)
  *
- * and its route table entry sets vary_accept to 1 (api/route.c), so every
+ * and its route table entry sets vary_accept to 1 (api/core/route.c), so every
  * answer, JSON or SVG, carries "Vary: Accept". Shapes: (B, Nq, Nk) is
  * B examples of one head, H = 1; multi-head weights (B, H, Nq, Nk) pass H;
  * unbatched input passes B = 1 (rank-2 weights (Nq, Nk), or (H, Nq, Nk)).

@@ -1,5 +1,5 @@
 /*
- * openapi.h — the service's OpenAPI 3.1 document (api/openapi.json),
+ * openapi.h — the service's OpenAPI 3.1 document (api/fronts/openapi.json),
  * embedded in the binary at build time and served at GET /openapi.json.
  */
 #ifndef API_OPENAPI_H

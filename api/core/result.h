@@ -140,9 +140,8 @@ api_result_item *api_result_events(api_result *r, const char *name,
                                    const size_t args[4]);
 
 /* The heatmap an image/svg+xml answer draws: weights (B, H, Nq, Nk). */
-void api_result_heatmap(api_result *r, const char *title,
-                        const double *weights, size_t B, size_t H, size_t Nq,
-                        size_t Nk);
+void api_result_heatmap(api_result *r, const char *title, const double *weights,
+                        size_t B, size_t H, size_t Nq, size_t Nk);
 
 /* Make text (copied into r, cut to fit) the detail item it fails with,
  * for a detail that names a value ("rounded to 3 digits"). */
@@ -166,8 +165,7 @@ int api_result_printable(double x, int precision, int nan_as_null);
 
 /* Precision an item's doubles print with: the result's, or 0 (shortest,
  * exact) for integral tensors. */
-int api_result_item_precision(const api_result *r,
-                              const api_result_item *it);
+int api_result_item_precision(const api_result *r, const api_result_item *it);
 
 /* 0 when item it prints, else -1 with its error in p (invalid_value, or
  * the result's code). */

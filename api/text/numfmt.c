@@ -1,7 +1,7 @@
 /*
  * numfmt.c — doubles printed as ECMAScript's Number.prototype.toString
  * (ECMA-262 §6.1.6.1.20 Number::toString): the shortest round-trip digits
- * (api/numfmt_shortest.h) in the fixed or exponent layout that JavaScript,
+ * (api/text/numfmt_shortest.h) in the fixed or exponent layout that JavaScript,
  * and so JSON.stringify, uses; optionally rounded to k significant digits.
  */
 #include "numfmt.h"

@@ -98,9 +98,9 @@ int api_result_write_json(const api_result *r, api_buf *out, api_problem *p) {
         size_t g = group_len(name);
         size_t keep = common_groups(open, open_n, name, g);
         /* close the groups the item is not in */
-        size_t closing = open_n > keep ? count_dots(open + keep, open_n - keep) +
-                                             (keep == 0)
-                                       : 0;
+        size_t closing =
+            open_n > keep ? count_dots(open + keep, open_n - keep) + (keep == 0)
+                          : 0;
         for (; closing > 0; closing--) {
             api_buf_putc(out, '}');
             first = 0;

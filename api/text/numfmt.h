@@ -24,7 +24,7 @@
  * buf must have room for all API_NUM_MAX bytes: the text is at most 25
  * bytes plus the NUL, but the bytes after the NUL may be overwritten.
  * Digits: Schubfach (R. Giulietti, "The Schubfach way to render doubles",
- * 2020), api/numfmt_shortest.h; layout: ECMA-262 §6.1.6.1.20. */
+ * 2020), api/text/numfmt_shortest.h; layout: ECMA-262 §6.1.6.1.20. */
 size_t api_num_format(char *buf, double x, int precision);
 
 #endif /* API_NUMFMT_H */

@@ -1,5 +1,5 @@
 /*
- * handler_dataset.c — GET /regression/nw/dataset: the textbook's synthetic
+ * dataset.c — GET /regression/nw/dataset: the textbook's synthetic
  * regression data (d2l 11.2.1; docs/contract.md section 5).
  *
  * Query parameters: n_train (integer 1 … 1000000, default 50), noise

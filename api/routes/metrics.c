@@ -1,5 +1,5 @@
 /*
- * handler_metrics.c — GET /metrics (docs/contract.md section 14): the
+ * metrics.c — GET /metrics (docs/contract.md section 14): the
  * Prometheus text exposition format 0.0.4. The request counters belong to the
  * HTTP server, which installs them with api_set_metrics_source; this layer adds
  * attnd_build_info{version, blas}, which it knows from the build. Without a

@@ -1,5 +1,5 @@
 /*
- * handler_softmax.c — POST /softmax/masked: the masked softmax of scores
+ * softmax.c — POST /softmax/masked: the masked softmax of scores
  * given by the caller (d2l 11.3.1 "Masked Softmax Operation"; docs/contract.md
  * section 10), with the same masking fields, errors and pointers as the
  * attention routes.

@@ -5,8 +5,8 @@
 
 #include "limit.h"
 
-void api_cost_of_plan(api_cost *cost, size_t input_slots,
-                      const api_arena *plan, uint64_t ops) {
+void api_cost_of_plan(api_cost *cost, size_t input_slots, const api_arena *plan,
+                      uint64_t ops) {
     uint64_t slots = plan->overflow ? UINT64_MAX : plan->slots;
     uint64_t inputs = input_slots < slots ? input_slots : slots;
     cost->input_bytes = api_work_mul(inputs, 8);

@@ -1,5 +1,5 @@
 /*
- * handler_dot.c — POST /attention/dot: scaled dot-product attention,
+ * dot.c — POST /attention/dot: scaled dot-product attention,
  * softmax(mask(Q Kᵀ · scale)) V (d2l 11.3.2; Vaswani et al. 2017).
  *
  *   queries (B, Nq, d)  keys (B, Nk, d)  values (B, Nk, dv)
@@ -52,8 +52,7 @@ static const api_schema schema = {"/attention/dot", fields,
 
 /* shapes: the decoded api_attention, flags read. Work B·Nq·Nk·(d + dv),
  * tripled with grad_output (grads.h). */
-static void cost_dot(const api_call *call, const void *shapes,
-                     api_cost *cost) {
+static void cost_dot(const api_call *call, const void *shapes, api_cost *cost) {
     (void)call;
     const api_attention *a = shapes;
     api_arena plan = {0};

@@ -21,7 +21,7 @@
  * 10^−k (api/numfmt_pow10.h). g is exact for 0 ≤ −k ≤ 55; otherwise it is
  * at most one unit too large, so the product overshoots X by less than
  * cb · 2^h / 2^128 and only a fraction smaller than that is in doubt —
- * then an exact big-integer comparison decides (api/numfmt_exact.h).
+ * then an exact big-integer comparison decides (api/text/numfmt_exact.h).
  */
 #include "numfmt_shortest.h"
 

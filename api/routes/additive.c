@@ -1,5 +1,5 @@
 /*
- * handler_additive.c — POST /attention/additive: additive (Bahdanau)
+ * additive.c — POST /attention/additive: additive (Bahdanau)
  * attention, score(q, k) = w_vᵀ tanh(W_q q + W_k k) (d2l 11.3.3;
  * Bahdanau et al. 2014).
  *

@@ -13,7 +13,7 @@
 
 /* A run of a tensor's entries as api_tensor_encode prints them: the
  * separators between entries depend only on the entry's index, so any
- * range can be printed on its own (api/stream.c prints a large answer a
+ * range can be printed on its own (api/text/stream.c prints a large answer a
  * range at a time). inner[k] is the number of entries in one block of
  * nesting level k + 1; depth is how many levels close between rows (rank
  * - 1 nested, 0 flat). */

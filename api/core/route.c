@@ -1,7 +1,7 @@
 /*
  * route.c — the list of routes (see route.h). Each entry is defined beside
  * its handler; this list gives their order, which is the order of
- * /metrics and of api/openapi.json's paths.
+ * /metrics and of api/fronts/openapi.json's paths.
  */
 #include "route.h"
 

@@ -1,5 +1,5 @@
 /*
- * handler_posenc.c — GET /encoding/positional: the sinusoidal positional
+ * posenc.c — GET /encoding/positional: the sinusoidal positional
  * encoding (d2l 11.6.3; Vaswani et al. 2017, section 3.5; docs/contract.md
  * section 10): P[i, 2j] = sin(i / 10000^(2j/D)),  P[i, 2j+1] = cos(i /
  * 10000^(2j/D)), for positions i = 0 … num_steps − 1; an odd D ends with a sine

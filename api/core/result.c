@@ -90,9 +90,8 @@ api_result_item *api_result_events(api_result *r, const char *name,
     return it;
 }
 
-void api_result_heatmap(api_result *r, const char *title,
-                        const double *weights, size_t B, size_t H, size_t Nq,
-                        size_t Nk) {
+void api_result_heatmap(api_result *r, const char *title, const double *weights,
+                        size_t B, size_t H, size_t Nq, size_t Nk) {
     r->heatmap.title = title;
     r->heatmap.weights = weights;
     r->heatmap.B = B;
@@ -139,8 +138,8 @@ size_t api_result_item_count(const api_result_item *it) {
 }
 
 double api_result_record_value(const api_result_item *it, size_t i, size_t c) {
-    const unsigned char *at = (const unsigned char *)it->rows +
-                              i * it->stride + it->columns[c].offset;
+    const unsigned char *at = (const unsigned char *)it->rows + i * it->stride +
+                              it->columns[c].offset;
     if (it->columns[c].integer) {
         size_t v;
         memcpy(&v, at, sizeof v);
@@ -163,8 +162,7 @@ int api_result_printable(double x, int precision, int nan_as_null) {
     return text[0] != 'n'; /* "null": rounding overflowed */
 }
 
-int api_result_item_precision(const api_result *r,
-                              const api_result_item *it) {
+int api_result_item_precision(const api_result *r, const api_result_item *it) {
     return it->exact ? 0 : r->fmt.precision;
 }
 
@@ -184,8 +182,8 @@ static int item_prints(const api_result *r, const api_result_item *it) {
         for (size_t i = 0; i < it->n_rows; i++)
             for (size_t c = 0; c < it->n_columns; c++)
                 if (!it->columns[c].integer &&
-                    !api_result_printable(api_result_record_value(it, i, c),
-                                          k, 0))
+                    !api_result_printable(api_result_record_value(it, i, c), k,
+                                          0))
                     return 0;
         return 1;
     default:

@@ -543,7 +543,7 @@ int api_tensor_format_read(api_tensor_format *fmt, const json_t *obj,
 }
 
 enum {
-    DEFER_MIN = 1 << 15 /* entries worth printing later (api/stream.h) */
+    DEFER_MIN = 1 << 15 /* entries worth printing later (api/text/stream.h) */
 };
 
 /* Entries that cannot fail to print: finite (or NaN printed as null), and

@@ -41,7 +41,7 @@ typedef void (*api_cost_fn)(const struct api_call *call, const void *shapes,
  * Every number an answer holds lies in the allocation beyond the inputs
  * (or is one of its few scalars), which bounds answer_bytes. Saturates at
  * UINT64_MAX. */
-void api_cost_of_plan(api_cost *cost, size_t input_slots,
-                      const api_arena *plan, uint64_t ops);
+void api_cost_of_plan(api_cost *cost, size_t input_slots, const api_arena *plan,
+                      uint64_t ops);
 
 #endif /* API_COST_H */
