@@ -7,19 +7,19 @@
  * weight in the picture), as d2l's show_heatmaps draws them (cmap "Reds",
  * d2l 11.1.4): the darker the cell, the more that query attends to that key.
  *
- * How a route answers SVG: after the handler has written its JSON answer
- * into call->out (so the contract's checks, including non-finite results,
- * have all run), it calls api_svg_respond with the weights it computed:
+ * How a route answers SVG: its handler names the weights in its typed
+ * result (result.h),
  *
- *     if (rc == 0)
- *         rc = api_svg_respond(call, "Masked softmax weights", weights,
- *                              B, 1, Nq, Nk);      (before freeing weights)
+ *     api_result_heatmap(res, "Masked softmax weights", weights,
+ *                        B, 1, Nq, Nk);
  *
- * and its route table entry sets vary_accept to 1 (api/core/route.c), so every
- * answer, JSON or SVG, carries "Vary: Accept". Shapes: (B, Nq, Nk) is
- * B examples of one head, H = 1; multi-head weights (B, H, Nq, Nk) pass H;
- * unbatched input passes B = 1 (rank-2 weights (Nq, Nk), or (H, Nq, Nk)).
- * Errors never become pictures: a handler that fails returns before this.
+ * and its route entry has API_ROUTE_VARY_ACCEPT, so every answer, JSON or
+ * SVG, carries "Vary: Accept". The dispatcher checks the whole result
+ * first (api_result_check: a non-finite result is the same error as in
+ * JSON) and then calls api_svg_respond. Shapes: (B, Nq, Nk) is B examples
+ * of one head, H = 1; multi-head weights (B, H, Nq, Nk) pass H; unbatched
+ * input passes B = 1 (rank-2 weights (Nq, Nk), or (H, Nq, Nk)). Errors
+ * never become pictures.
  */
 #ifndef API_SVG_H
 #define API_SVG_H
@@ -60,8 +60,8 @@ int api_svg_heatmap_write(api_buf *out, const api_svg_heatmap *h);
  * application/json (api_accept_prefers_svg), else 0. */
 int api_svg_wanted(const api_call *call);
 
-/* The hook for routes that return weights (see above). When api_svg_wanted,
- * replaces call->out (the JSON answer) with the heatmap of weights
+/* The SVG encoder (see above). When api_svg_wanted, replaces call->out
+ * with the heatmap of weights
  * (B, H, Nq, Nk) and sets call->content_type to image/svg+xml; otherwise
  * leaves call untouched. Returns 0, or -1 with call->problem set:
  * payload_too_large (413) when the picture would draw more than

@@ -2,17 +2,18 @@
  * stream.h — a large answer printed while it is sent, not before.
  *
  * A large dot answer is 25.6 MB of text for 9.4 MB of doubles. Held whole,
- * the text alone is more than the tensors behind it. So a handler may let
+ * the text alone is more than the tensors behind it. So an encoder may let
  * its response buffer leave the entries of large tensors as holes
  * (api_tensor_encode does this when allowed) and hand the buffer of doubles
  * to the response; api_stream_read then yields the same bytes, a range of
  * entries at a time, as the connection takes them.
  *
- * Lifecycle, in a handler:
- *   api_stream_allow(&call->out, &arena, call->req);   before writing
- *   ... api_tensor_encode(&call->out, ...) ...          may leave holes
- *   api_stream_hand_over(&call->out, &arena);           instead of
- *                                                       api_arena_free
+ * Lifecycle, in an encoder of a typed result (the dispatcher's JSON, the
+ * v2 front's outputs):
+ *   api_stream_allow(&call->out, &result.arena, call->req);  before writing
+ *   ... api_tensor_encode(&call->out, ...) ...            may leave holes
+ *   api_stream_hand_over(&call->out, &result.arena);      instead of
+ *                                                         api_arena_free
  * then api_handle turns a buffer with holes into api_response.stream.
  */
 #ifndef API_STREAM_H
