@@ -234,8 +234,12 @@ static int walk(grader *g, enum phase ph, const json_t *obj, char *name,
         name[len] = '\0';
         size_t mark = api_pointer_push_key(ptr, key, strlen(key));
         int rc = 0;
-        const api_answer_field *f = api_answers_field(g->table, name, len);
-        int group = !f && api_answers_is_group(g->table, name, len);
+        /* members are named one level at a time, as the endpoint answers
+         * them: "grads": {"queries": ...}, never "grads.queries" */
+        int dotted = memchr(key, '.', klen) != NULL;
+        const api_answer_field *f =
+            dotted ? NULL : api_answers_field(g->table, name, len);
+        int group = !f && !dotted && api_answers_is_group(g->table, name, len);
         int records = group && is_records(g->table, name, len);
         if (!f && !group) {
             name[plen] = '\0';
@@ -815,8 +819,11 @@ static int build_query(api_buf *q, const json_t *request, api_problem *p) {
         api_buf_putc(q, '=');
         if (json_is_integer(v))
             api_buf_int(q, (long long)json_integer_value(v));
-        else if (json_is_real(v))
-            api_buf_number(q, json_real_value(v), 0);
+        else if (json_is_real(v)) { /* "1e+300": the + percent-encoded */
+            char text[API_NUM_MAX];
+            size_t n = api_num_format(text, json_real_value(v), 0);
+            put_query_text(q, text, n);
+        }
         else if (json_is_string(v))
             put_query_text(q, json_string_value(v), json_string_length(v));
         else

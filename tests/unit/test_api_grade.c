@@ -420,6 +420,46 @@ static void test_errors_point_into_the_grading_request(void **state) {
     json_decref(request);
 }
 
+/* A member is named one level at a time, as the endpoint answers it:
+ * "diagnostics.entropy" at the top level is not a field (else the same
+ * field could be graded twice, under one key printed twice). */
+static void test_dotted_names_are_unknown(void **state) {
+    (void)state;
+    json_t *request = exact_request();
+    json_object_set_new(request, "diagnostics", json_true());
+    json_t *answer = json_pack("{s:{s:[f]},s:[f]}", "diagnostics", "entropy",
+                               1.0, "diagnostics.entropy", 2.0);
+    int status;
+    json_t *res = grade("/attention/dot", request, answer, &status);
+    assert_int_equal(status, 422);
+    assert_string_equal(json_string_value(json_object_get(res, "code")),
+                        "unknown_field");
+    assert_string_equal(json_string_value(json_object_get(res, "pointer")),
+                        "/answer/diagnostics.entropy");
+    json_decref(res);
+    json_decref(answer);
+    json_decref(request);
+}
+
+/* A GET endpoint's real-valued parameter reaches it as the number it is:
+ * 1e+300's "+" is percent-encoded, not read back as a space. */
+static void test_get_query_numbers_keep_their_exponent(void **state) {
+    (void)state;
+    json_t *request = json_pack("{s:f,s:i}", "num_steps", 1e300, "d", 3);
+    json_t *answer = json_pack("{s:[[f]]}", "P", 0.0);
+    int status;
+    json_t *res = grade("/encoding/positional", request, answer, &status);
+    assert_int_equal(status, 422);
+    assert_string_equal(json_string_value(json_object_get(res, "pointer")),
+                        "/request/num_steps");
+    const char *detail = json_string_value(json_object_get(res, "detail"));
+    if (strstr(detail, "1e 300"))
+        fail_msg("the exponent's sign was lost: %s", detail);
+    json_decref(res);
+    json_decref(answer);
+    json_decref(request);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_every_case_grades_its_reference),
@@ -428,6 +468,8 @@ int main(void) {
         cmocka_unit_test(test_pointers_of_each_form),
         cmocka_unit_test(test_records_and_absent_members),
         cmocka_unit_test(test_errors_point_into_the_grading_request),
+        cmocka_unit_test(test_dotted_names_are_unknown),
+        cmocka_unit_test(test_get_query_numbers_keep_their_exponent),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
