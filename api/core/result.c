@@ -150,7 +150,9 @@ double api_result_record_value(const api_result_item *it, size_t i, size_t c) {
     return x;
 }
 
-int api_result_printable(double x, int precision, int nan_as_null) {
+/* 1 when entry x prints under precision: finite (or NaN where null is
+ * meant) and not rounded beyond the largest double. */
+static int printable(double x, int precision, int nan_as_null) {
     if (fabs(x) <= 1e308) /* rounding to any precision stays a double */
         return 1;
     if (isnan(x))
@@ -172,18 +174,17 @@ static int item_prints(const api_result *r, const api_result_item *it) {
     case API_ITEM_TENSOR: {
         size_t count = api_result_item_count(it);
         for (size_t i = 0; i < count; i++)
-            if (!api_result_printable(it->data[i], k, it->nan_as_null))
+            if (!printable(it->data[i], k, it->nan_as_null))
                 return 0;
         return 1;
     }
     case API_ITEM_NUMBER:
-        return it->is_null || api_result_printable(it->number, k, 0);
+        return it->is_null || printable(it->number, k, 0);
     case API_ITEM_RECORDS:
         for (size_t i = 0; i < it->n_rows; i++)
             for (size_t c = 0; c < it->n_columns; c++)
                 if (!it->columns[c].integer &&
-                    !api_result_printable(api_result_record_value(it, i, c), k,
-                                          0))
+                    !printable(api_result_record_value(it, i, c), k, 0))
                     return 0;
         return 1;
     default:

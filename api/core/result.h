@@ -159,10 +159,6 @@ size_t api_result_item_count(const api_result_item *it);
 /* Row i's value in column c of a RECORDS item, as a double. */
 double api_result_record_value(const api_result_item *it, size_t i, size_t c);
 
-/* 1 when entry x of an item prints under precision: finite (or NaN where
- * null is meant) and not rounded beyond the largest double. */
-int api_result_printable(double x, int precision, int nan_as_null);
-
 /* Precision an item's doubles print with: the result's, or 0 (shortest,
  * exact) for integral tensors. */
 int api_result_item_precision(const api_result *r, const api_result_item *it);

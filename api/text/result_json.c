@@ -33,8 +33,9 @@ static size_t count_dots(const char *s, size_t n) {
     return d;
 }
 
-void api_result_write_record(const api_result *r, const api_result_item *it,
-                             size_t i, api_buf *out) {
+/* Row i of a RECORDS item as {"column": value, ...}. */
+static void write_record(const api_result *r, const api_result_item *it,
+                         size_t i, api_buf *out) {
     api_buf_putc(out, '{');
     for (size_t c = 0; c < it->n_columns; c++) {
         api_buf_puts(out, c ? ",\"" : "\"");
@@ -72,7 +73,7 @@ static int write_value(const api_result *r, const api_result_item *it,
         for (size_t i = 0; i < it->n_rows; i++) {
             if (i)
                 api_buf_putc(out, ',');
-            api_result_write_record(r, it, i, out);
+            write_record(r, it, i, out);
         }
         api_buf_putc(out, ']');
         return 0;

@@ -18,8 +18,4 @@
  * discarded). Returns 0 on success. */
 int api_result_write_json(const api_result *r, api_buf *out, api_problem *p);
 
-/* One record of a RECORDS item, row i, as {"column": value, ...}. */
-void api_result_write_record(const api_result *r, const api_result_item *it,
-                             size_t i, api_buf *out);
-
 #endif /* API_RESULT_JSON_H */
