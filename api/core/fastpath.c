@@ -18,7 +18,9 @@
  */
 #include "fastpath.h"
 
+#include <math.h>
 #include <stdatomic.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,14 +35,6 @@ static _Thread_local const api_fastpath *current;
 
 void api_fastpath_enable(int on) {
     atomic_store(&enabled, on != 0);
-}
-
-/* key[0 .. n) (raw, unescaped text) is one of fields. */
-static int is_listed(const char *const *fields, const char *key, size_t n) {
-    for (; *fields; fields++)
-        if (strlen(*fields) == n && !memcmp(*fields, key, n))
-            return 1;
-    return 0;
 }
 
 /* ------------------------------------------------------------ scanning */
@@ -140,15 +134,17 @@ static int push_number(api_fastpath *fp, double x) {
 /* Read the array at the cursor ('[') when it is a plain numeric array:
  * numbers (those jansson accepts: within int64 or a finite double) at one
  * depth, no empty rows, every row as long as the first at its depth.
+ * Integers within 2^53 only, so that each is exactly its double.
  * Returns 0 with the cursor past ']' and the array appended to fp, or -1
  * (cursor anywhere, fp unchanged) for anything else. */
 static int read_array(api_fastpath *fp, cursor *c) {
-    size_t shape[API_SHAPE_MAX] = {0}, count[API_SHAPE_MAX];
+    size_t shape[API_FASTPATH_RANK_MAX] = {0}, count[API_FASTPATH_RANK_MAX];
     size_t depth = 0, rank = 0, first = fp->n_numbers;
+    int reals = 0;
     for (;;) {
         /* an element: '[' or a number */
         if (at(c, '[')) {
-            if (depth == API_SHAPE_MAX || (rank && depth >= rank))
+            if (depth == API_FASTPATH_RANK_MAX || (rank && depth >= rank))
                 goto fail;
             count[depth++] = 0;
             c->pos++;
@@ -163,9 +159,14 @@ static int read_array(api_fastpath *fp, cursor *c) {
         size_t used;
         api_num_kind kind =
             api_num_parse(&x, &used, c->s + c->pos, c->len - c->pos);
+        /* an integer of 2^53 or more is left to jansson, which keeps it exact
+         * (json_integer): every integer read here is its double */
         if ((kind != API_NUM_INTEGER && kind != API_NUM_REAL) ||
+            (kind == API_NUM_INTEGER && fabs(x) >= 9007199254740992.0) ||
             push_number(fp, x))
             goto fail;
+        if (kind == API_NUM_REAL)
+            reals = 1;
         c->pos += used;
         count[depth - 1]++;
         /* after an element: ',' or the ends of rows */
@@ -185,7 +186,7 @@ static int read_array(api_fastpath *fp, cursor *c) {
                 goto fail;
             c->pos++;
             if (--depth == 0) {
-                api_fastpath_array a = {.rank = rank};
+                api_fastpath_array a = {.rank = rank, .integers = !reals};
                 memcpy(a.shape, shape, sizeof shape);
                 a.count = fp->n_numbers - first;
                 if (fp->n_arrays == fp->cap_arrays) {
@@ -211,64 +212,205 @@ fail:
 
 /* ------------------------------------------------------------- loading */
 
+/* The fields as paths: up to PATHS_MAX of them, each up to PATH_MAX_DEPTH
+ * segments of raw (unescaped) member names, "*" for any member or index. */
+#define PATH_MAX_DEPTH 4
+#define PATHS_MAX 64
+
+typedef struct {
+    const char *segment[PATH_MAX_DEPTH];
+    size_t length[PATH_MAX_DEPTH];
+    size_t depth;
+} path;
+
+typedef struct {
+    path paths[PATHS_MAX];
+    size_t n;
+} path_set;
+
+/* Split fields into set; a path too deep, or beyond PATHS_MAX, is left out
+ * (its arrays go to jansson). */
+static void parse_paths(path_set *set, const char *const *fields) {
+    set->n = 0;
+    for (; *fields && set->n < PATHS_MAX; fields++) {
+        path *p = &set->paths[set->n];
+        const char *s = *fields;
+        p->depth = 0;
+        for (;;) {
+            size_t n = strcspn(s, "/");
+            if (p->depth == PATH_MAX_DEPTH) {
+                p->depth = 0;
+                break;
+            }
+            p->segment[p->depth] = s;
+            p->length[p->depth++] = n;
+            if (s[n] == '\0')
+                break;
+            s += n + 1;
+        }
+        if (p->depth > 0)
+            set->n++;
+    }
+}
+
+typedef uint64_t path_mask; /* bit i: paths[i] matches so far */
+
+/* The paths of live whose segment at level matches the member name
+ * key[0 .. n) (raw text; an escaped name matches only "*"), or, key NULL,
+ * an array index (only "*"). */
+static path_mask step(const path_set *set, path_mask live, size_t level,
+                      const char *key, size_t n, int escaped) {
+    path_mask next = 0;
+    for (size_t i = 0; i < set->n; i++) {
+        const path *p = &set->paths[i];
+        if (!(live >> i & 1) || level >= p->depth)
+            continue;
+        const char *seg = p->segment[level];
+        size_t len = p->length[level];
+        if ((len == 1 && seg[0] == '*') ||
+            (key && !escaped && len == n && !memcmp(seg, key, n)))
+            next |= (path_mask)1 << i;
+    }
+    return next;
+}
+
+/* The paths of live that end at level (full) or go on below it (deeper). */
+static void split(const path_set *set, path_mask live, size_t level,
+                  path_mask *full, path_mask *deeper) {
+    *full = *deeper = 0;
+    for (size_t i = 0; i < set->n; i++) {
+        path_mask bit = (path_mask)1 << i;
+        if (!(live & bit))
+            continue;
+        if (set->paths[i].depth == level)
+            *full |= bit;
+        else
+            *deeper |= bit;
+    }
+}
+
 typedef struct {
     size_t start, end; /* the array's bytes in the body */
 } region;
 
-/* Scan the root object's members, reading listed numeric arrays into fp
- * and noting where they were. Returns the number of regions, or -1 when
- * the fast path does not apply (jansson gets the original body). */
-static long scan(api_fastpath *fp, const char *const *fields, const char *body,
-                 size_t len, region **regions) {
-    cursor c = {body, len, 0};
-    size_t n = 0, cap = 0;
-    *regions = NULL;
-    skip_ws(&c);
-    if (!at(&c, '{'))
-        return -1;
-    c.pos++;
-    skip_ws(&c);
-    if (at(&c, '}'))
+typedef struct {
+    api_fastpath *fp;
+    const path_set *set;
+    region *regions; /* in document order */
+    size_t n, cap;
+} scanner;
+
+static int scan_value(scanner *sc, cursor *c, path_mask live, size_t level);
+
+/* The members of the object at the cursor ('{'), each value with the
+ * paths its name continues. */
+static int scan_object(scanner *sc, cursor *c, path_mask live, size_t level) {
+    c->pos++;
+    skip_ws(c);
+    if (at(c, '}')) {
+        c->pos++;
         return 0;
+    }
     for (;;) {
-        if (!at(&c, '"'))
+        if (!at(c, '"'))
             return -1;
-        size_t key = c.pos + 1;
+        size_t key = c->pos + 1;
         int escaped;
-        if (skip_string(&c, &escaped))
+        if (skip_string(c, &escaped))
             return -1;
-        size_t key_len = c.pos - 1 - key;
-        skip_ws(&c);
-        if (!at(&c, ':'))
+        size_t key_len = c->pos - 1 - key;
+        skip_ws(c);
+        if (!at(c, ':'))
             return -1;
-        c.pos++;
-        skip_ws(&c);
-        size_t start = c.pos;
-        if (!escaped && at(&c, '[') && is_listed(fields, body + key, key_len) &&
-            read_array(fp, &c) == 0) {
-            if (n == cap) {
-                cap = cap ? 2 * cap : 8;
-                region *grown = realloc(*regions, cap * sizeof *grown);
-                if (grown == NULL)
-                    return -1;
-                *regions = grown;
-            }
-            (*regions)[n++] = (region){start, c.pos};
-        } else {
-            c.pos = start;
-            if (skip_value(&c))
-                return -1;
-        }
-        skip_ws(&c);
-        if (at(&c, ',')) {
-            c.pos++;
-            skip_ws(&c);
+        c->pos++;
+        skip_ws(c);
+        path_mask next =
+            step(sc->set, live, level, c->s + key, key_len, escaped);
+        if (scan_value(sc, c, next, level + 1))
+            return -1;
+        skip_ws(c);
+        if (at(c, ',')) {
+            c->pos++;
+            skip_ws(c);
             continue;
         }
-        if (at(&c, '}'))
-            return (long)n;
-        return -1;
+        if (!at(c, '}'))
+            return -1;
+        c->pos++;
+        return 0;
     }
+}
+
+/* The elements of the array at the cursor ('['), each with the paths whose
+ * segment at level is "*". */
+static int scan_array(scanner *sc, cursor *c, path_mask live, size_t level) {
+    path_mask next = step(sc->set, live, level, NULL, 0, 0);
+    c->pos++;
+    skip_ws(c);
+    if (at(c, ']')) {
+        c->pos++;
+        return 0;
+    }
+    for (;;) {
+        if (scan_value(sc, c, next, level + 1))
+            return -1;
+        skip_ws(c);
+        if (at(c, ',')) {
+            c->pos++;
+            skip_ws(c);
+            continue;
+        }
+        if (!at(c, ']'))
+            return -1;
+        c->pos++;
+        return 0;
+    }
+}
+
+/* The value at the cursor, where the paths live have matched level
+ * segments: read it when a path ends here and it is a numeric array; scan
+ * its members or elements when a path goes deeper; else skip it. Returns
+ * 0 with the cursor past the value, or -1 when the fast path does not
+ * apply. The recursion is at most PATH_MAX_DEPTH deep: below every path,
+ * values are skipped by bracket matching. */
+static int scan_value(scanner *sc, cursor *c, path_mask live, size_t level) {
+    path_mask full, deeper;
+    split(sc->set, live, level, &full, &deeper);
+    size_t start = c->pos;
+    if (full && at(c, '[') && read_array(sc->fp, c) == 0) {
+        if (sc->n == sc->cap) {
+            size_t cap = sc->cap ? 2 * sc->cap : 8;
+            region *grown = realloc(sc->regions, cap * sizeof *grown);
+            if (grown == NULL)
+                return -1;
+            sc->regions = grown;
+            sc->cap = cap;
+        }
+        sc->regions[sc->n++] = (region){start, c->pos};
+        return 0;
+    }
+    c->pos = start;
+    if (deeper && at(c, '{'))
+        return scan_object(sc, c, deeper, level);
+    if (deeper && at(c, '['))
+        return scan_array(sc, c, deeper, level);
+    return skip_value(c);
+}
+
+/* Scan the body (an object) for the arrays at the paths of set, reading
+ * them into fp and noting where they were. Returns the number of regions,
+ * or -1 when the fast path does not apply (jansson gets the original
+ * body). */
+static long scan(api_fastpath *fp, const path_set *set, const char *body,
+                 size_t len, region **regions) {
+    cursor c = {body, len, 0};
+    scanner sc = {fp, set, NULL, 0, 0};
+    path_mask all =
+        set->n == PATHS_MAX ? ~(path_mask)0 : ((path_mask)1 << set->n) - 1;
+    skip_ws(&c);
+    int rc = at(&c, '{') ? scan_object(&sc, &c, all, 0) : -1;
+    *regions = sc.regions;
+    return rc ? -1 : (long)sc.n;
 }
 
 /* The body with each region replaced by "\u0000<serial>.<index>". */
@@ -299,10 +441,12 @@ json_t *api_fastpath_load(api_fastpath *fp, const char *const *fields,
         !(flags & JSON_ALLOW_NUL) || body == NULL)
         return json_loadb(body ? body : "", len, flags, error);
 
+    path_set set;
+    parse_paths(&set, fields);
     region *regions = NULL;
     fp->cap_numbers = len / 16 + 16; /* most numbers take 16+ bytes */
     fp->numbers = malloc(fp->cap_numbers * sizeof *fp->numbers);
-    long n = fp->numbers ? scan(fp, fields, body, len, &regions) : -1;
+    long n = fp->numbers ? scan(fp, &set, body, len, &regions) : -1;
     json_t *root = NULL;
     if (n > 0) {
         size_t text_len;

@@ -3,14 +3,17 @@
  * double buffers, with jansson parsing only the rest.
  *
  * Turning 7.7 MB of numbers into one json_t each costs jansson ~170 ms
- * (PERF-NOTES.md); the numbers themselves need ~20 ms. So, for the tensor
- * fields a route lists, a member of the root object whose value is a plain
- * array of numbers (nested, rectangular, no empty rows, at most
- * API_SHAPE_MAX deep) is read here with api_num_parse, and jansson gets
- * the body with that value replaced by a placeholder string. The tensor
- * codec (tensor.c) asks api_fastpath_find whether a value is such a
- * placeholder and then reads shape and numbers from here, so handlers do
- * not change.
+ * (docs/performance.md); the numbers themselves need ~20 ms. So, for the
+ * paths a route lists (its tensor fields, "queries"; for the fronts, paths
+ * into the body such as "request/queries", or "inputs", any index, "data"),
+ * a value that is a plain array of numbers (nested,
+ * rectangular, no empty rows, at most API_FASTPATH_RANK_MAX deep) is read
+ * here with api_num_parse, and jansson gets the body with that value
+ * replaced by a placeholder string. Whatever reads such a value asks
+ * api_fastpath_find whether it is a placeholder and then reads shape and
+ * numbers from here: the tensor codec (tensor.c), api_json_kind (an
+ * array, in messages), and the fronts for their own members (grade.c,
+ * kserve.c).
  *
  * The answer is always the one jansson alone gives — the same document,
  * the same doubles, the same errors: anything unusual (a non-number entry,
@@ -25,16 +28,19 @@
 #include <jansson.h>
 #include <stddef.h>
 
-#include "problem.h"
+/* The deepest array read (a tensor's rank: API_SHAPE_MAX, problem.h). */
+#define API_FASTPATH_RANK_MAX 8
 
 /* One array read by the fast path. */
 typedef struct {
-    size_t rank;                 /* 1 … API_SHAPE_MAX */
-    size_t shape[API_SHAPE_MAX]; /* every dimension ≥ 1 */
-    size_t count;                /* product of shape */
-    size_t first;                /* index of its first number in numbers */
-    const double *data;          /* count numbers, row-major; owned by the
-                                    api_fastpath */
+    size_t rank;                         /* 1 … API_FASTPATH_RANK_MAX */
+    size_t shape[API_FASTPATH_RANK_MAX]; /* every dimension ≥ 1 */
+    size_t count;                        /* product of shape */
+    size_t first;       /* index of its first number in numbers */
+    int integers;       /* 1: every number was written as an integer ("3", not
+                           "3.0"): jansson would have made json_integer values */
+    const double *data; /* count numbers, row-major; owned by the
+                           api_fastpath */
 } api_fastpath_array;
 
 /* The state of one body: what was read, and the text jansson parsed.
@@ -52,12 +58,13 @@ typedef struct api_fastpath {
 
 /* Parse body[0 .. len) exactly as
  *   json_loadb(body, len, flags, error)
- * does (same result, same error), reading the numeric arrays of the
- * top-level members named in fields into fp on the way (flags must
- * include JSON_ALLOW_NUL for that; otherwise this is json_loadb). fields
- * is NULL-terminated: the route's tensor fields of real numbers
- * (api_route_fast_fields, route.h), whose handlers decode them with
- * api_tensor_*; NULL or an empty list gives plain json_loadb. Returns the
+ * does (same result, same error), reading the numeric arrays at the paths
+ * of fields into fp on the way (flags must include JSON_ALLOW_NUL for
+ * that; otherwise this is json_loadb). fields is NULL-terminated, each a
+ * path of member names joined by '/' ("*": any member or array index; at
+ * most 4 segments, 64 paths): the route's (api_route_fast_fields,
+ * route.h), whose readers resolve placeholders; NULL or an empty list
+ * gives plain json_loadb. Returns the
  * new reference or NULL (error filled). Until
  * api_fastpath_release, on this thread, api_fastpath_find resolves the
  * placeholders in the returned document. */

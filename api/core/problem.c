@@ -11,6 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fastpath.h"
+
 static const struct {
     const char *name;
     int status;
@@ -148,6 +150,8 @@ void api_problem_from_json_error(api_problem *p, const json_error_t *error) {
 }
 
 const char *api_json_kind(const json_t *v) {
+    if (api_fastpath_find(v))
+        return "an array"; /* a placeholder for the array the client sent */
     switch (json_typeof(v)) {
     case JSON_OBJECT:
         return "an object";

@@ -88,7 +88,8 @@ void api_problem_shapes_z(api_problem *p, const long long *expected,
  * invalid_json (detail: jansson's text with line and column). */
 void api_problem_from_json_error(api_problem *p, const json_error_t *error);
 
-/* "a string", "an integer", "null", ... for details. */
+/* "a string", "an integer", "null", ... for details (a fast-path
+ * placeholder is "an array", as the client sent it: fastpath.h). */
 const char *api_json_kind(const json_t *v);
 
 /* Write the problem+json body for p into out. */

@@ -101,6 +101,8 @@ static void derive_fast_fields(void) {
 }
 
 const char *const *api_route_fast_fields(const api_route *r) {
+    if (r->fast_paths)
+        return r->fast_paths();
     pthread_once(&fast_once, derive_fast_fields);
     for (size_t i = 0; i < N_ROUTES; i++)
         if (routes[i] == r)

@@ -48,6 +48,12 @@ typedef struct api_route {
     /* What a request costs from its decoded shapes (computing routes), or
      * NULL. */
     api_cost_fn cost;
+    /* For a front whose body embeds tensors elsewhere than at the top
+     * ("request/queries", "inputs/<index>/data"): the paths the fast path
+     * reads (fastpath.h), NULL-terminated and static, where every reader
+     * of those members resolves placeholders. NULL: the request schema's
+     * tensor fields of real numbers. */
+    const char *const *(*fast_paths)(void);
 } api_route;
 
 /* The route whose path matches `path` (equal, or a model's name where the
@@ -65,9 +71,10 @@ const api_route *api_route_of_model(const char *name, size_t len);
 size_t api_route_count(void);
 const api_route *api_route_at(size_t i);
 
-/* The route's tensor fields of real numbers, NULL-terminated (from its
- * request schema; an empty list for routes without one): what the fast
- * path reads (fastpath.h). Static; never NULL for a route of the table. */
+/* The paths the fast path reads in the route's body (fastpath.h),
+ * NULL-terminated: its fast_paths, or else the tensor fields of real
+ * numbers of its request schema (an empty list for routes without one).
+ * Static; never NULL for a route of the table. */
 const char *const *api_route_fast_fields(const api_route *r);
 
 /* Count what call's request costs with its route's cost function (shapes:

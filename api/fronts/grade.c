@@ -46,11 +46,14 @@
  * (invalid_value at /answer/<field>, saying what the request needs).
  */
 #include <math.h>
+#include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "answers.h"
 #include "call.h"
+#include "fastpath.h"
 #include "fields.h"
 #include "invoke.h"
 #include "numfmt.h"
@@ -274,7 +277,8 @@ typedef struct {
     size_t shape[API_SHAPE_MAX];
     int flat;              /* 1: entries are the flat "data" array's */
     size_t count;          /* entries */
-    const json_t **leaves; /* malloc'd, count entries */
+    const json_t **leaves; /* malloc'd, count entries; or NULL when */
+    const double *numbers; /* the fast path read them (fastpath.h) */
     int ragged;            /* 1: not rectangular; ragged_at says where */
     api_pointer ragged_at;
     size_t ragged_level; /* the dimension whose rows differ */
@@ -326,6 +330,14 @@ static const json_t **collect(const json_t *a, size_t level, size_t rank,
  * when memory runs out. */
 static int view_of(view *w, const json_t *v, const char *pointer) {
     memset(w, 0, sizeof *w);
+    const api_fastpath_array *fa = api_fastpath_find(v);
+    if (fa) { /* rectangular numbers, read without jansson */
+        w->rank = fa->rank;
+        memcpy(w->shape, fa->shape, sizeof fa->shape);
+        w->count = fa->count;
+        w->numbers = fa->data;
+        return 0;
+    }
     if (json_is_object(v)) {
         const json_t *shape = json_object_get(v, "shape");
         const json_t *data = json_object_get(v, "data");
@@ -411,6 +423,23 @@ static int same_shape(const ref_view *a, const view *b) {
 
 /* ----------------------------------------------------------- grading */
 
+/* One entry of the answer: a JSON value (NULL: absent), or a number the
+ * fast path read. */
+typedef struct {
+    const json_t *json;
+    double x;
+    int fast;
+} got_entry;
+
+static got_entry got_json(const json_t *v) {
+    return (got_entry){v, 0, 0};
+}
+
+static got_entry got_at(const view *w, size_t i) {
+    return w->numbers ? (got_entry){NULL, w->numbers[i], 1}
+                      : got_json(w->leaves[i]);
+}
+
 /* One expected entry: a number (printed with precision digits, as the
  * endpoint's answer prints it), an integer, or null. */
 typedef struct {
@@ -424,16 +453,20 @@ typedef struct {
     double max_abs, max_rel;
     size_t mismatches;
     int have_first;
-    api_pointer first_pointer;
+    size_t first_index;       /* the entry of the first mismatch */
+    const char *first_member; /* its record member, or NULL */
     expected first_expected;
-    const json_t *first_got; /* NULL: absent */
+    got_entry first_got;
 } tally;
 
-static void mismatch(tally *t, const api_pointer *ptr, const expected *e,
-                     const json_t *g) {
+/* Only the first mismatch is named, so its pointer is made once, after
+ * the comparison (a pointer per entry would cost more than comparing). */
+static void mismatch(tally *t, size_t i, const char *member, const expected *e,
+                     got_entry g) {
     if (t->mismatches++ == 0) {
         t->have_first = 1;
-        t->first_pointer = *ptr;
+        t->first_index = i;
+        t->first_member = member;
         t->first_expected = *e;
         t->first_got = g;
     }
@@ -459,19 +492,20 @@ static double as_answered(double x, int precision) {
 }
 
 /* One number or null: e is the reference's, g the answer's (anything, or
- * NULL when absent). */
+ * absent). */
 static void compare_entry(const grader *gr, tally *t, const expected *e,
-                          const json_t *g, const api_pointer *ptr) {
+                          got_entry g, size_t i, const char *member) {
     if (e->is_null) { /* null: a masked score, no statistics */
-        if (!json_is_null(g))
-            mismatch(t, ptr, e, g);
+        if (g.fast || !json_is_null(g.json))
+            mismatch(t, i, member, e, g);
         return;
     }
-    if (!json_is_number(g)) {
-        mismatch(t, ptr, e, g);
+    if (!g.fast && !json_is_number(g.json)) {
+        mismatch(t, i, member, e, g);
         return;
     }
-    double x = as_answered(e->x, e->precision), y = json_number_value(g);
+    double x = as_answered(e->x, e->precision);
+    double y = g.fast ? g.x : json_number_value(g.json);
     double err = fabs(y - x);
     if (err > t->max_abs)
         t->max_abs = err;
@@ -481,27 +515,27 @@ static void compare_entry(const grader *gr, tally *t, const expected *e,
             t->max_rel = rel;
     }
     if (!(err <= gr->atol + gr->rtol * fabs(x)))
-        mismatch(t, ptr, e, g);
+        mismatch(t, i, member, e, g);
 }
 
 /* Entry i of the reference against g; a record's members are entries
- * each, at ptr + "/<member>". */
+ * each, at the entry's pointer + "/<member>". */
 static void compare(const grader *gr, tally *t, const ref_view *w, size_t i,
-                    const json_t *g, api_pointer *ptr) {
+                    got_entry g) {
     const api_result_item *it = w->item;
     expected e = {0, api_result_item_precision(w->result, it), 0, 0};
     switch (it->kind) {
     case API_ITEM_RECORDS:
         for (size_t c = 0; c < it->n_columns; c++) {
             const char *name = it->columns[c].name;
-            size_t mark = api_pointer_push_key(ptr, name, strlen(name));
             e.x = api_result_record_value(it, i, c);
             e.integer = it->columns[c].integer;
             e.precision = e.integer ? 0 : w->result->fmt.precision;
             compare_entry(gr, t, &e,
-                          json_is_object(g) ? json_object_get(g, name) : NULL,
-                          ptr);
-            api_pointer_pop(ptr, mark);
+                          got_json(json_is_object(g.json)
+                                       ? json_object_get(g.json, name)
+                                       : NULL),
+                          i, name);
         }
         return;
     case API_ITEM_TENSOR:
@@ -520,7 +554,7 @@ static void compare(const grader *gr, tally *t, const ref_view *w, size_t i,
     case API_ITEM_EVENTS:
         return;
     }
-    compare_entry(gr, t, &e, g, ptr);
+    compare_entry(gr, t, &e, g, i, NULL);
 }
 
 /* A value as JSON, numbers printed as the contract prints them. */
@@ -625,11 +659,8 @@ static int grade_field(grader *g, const char *name, const json_t *v,
     memset(&t, 0, sizeof t);
     api_tensor shape_of_got = {.rank = got.rank, .flat = got.flat};
     memcpy(shape_of_got.shape, got.shape, sizeof got.shape);
-    for (size_t i = 0; i < want.count; i++) {
-        api_pointer at;
-        api_tensor_entry_pointer(&at, ptr->s, &shape_of_got, i);
-        compare(g, &t, &want, i, got.leaves[i], &at);
-    }
+    for (size_t i = 0; i < want.count; i++)
+        compare(g, &t, &want, i, got_at(&got, i));
     int pass = t.mismatches == 0;
     g->all_pass &= pass;
     api_buf_puts(out, pass ? "{\"pass\":true" : "{\"pass\":false");
@@ -641,12 +672,19 @@ static int grade_field(grader *g, const char *name, const json_t *v,
     api_buf_uint(out, t.mismatches);
     api_buf_puts(out, ",\"first_mismatch\":");
     if (t.have_first) {
+        api_pointer at;
+        api_tensor_entry_pointer(&at, ptr->s, &shape_of_got, t.first_index);
+        if (t.first_member)
+            api_pointer_push_key(&at, t.first_member, strlen(t.first_member));
         api_buf_puts(out, "{\"pointer\":");
-        api_buf_json_string(out, t.first_pointer.s, t.first_pointer.len);
+        api_buf_json_string(out, at.s, at.len);
         api_buf_puts(out, ",\"expected\":");
         put_expected(out, &t.first_expected);
         api_buf_puts(out, ",\"got\":");
-        put_value(out, t.first_got);
+        if (t.first_got.fast)
+            api_buf_number(out, t.first_got.x, 0);
+        else
+            put_value(out, t.first_got.json);
         api_buf_putc(out, '}');
     } else {
         api_buf_puts(out, "null");
@@ -736,7 +774,7 @@ static int leaf(grader *g, enum phase ph, const char *name, const json_t *v,
     case PHASE_MISSING:
         return records ? 0 : api_tensor_check_missing(v, ptr->s, g->p);
     case PHASE_TYPES:
-        if (records && !json_is_array(v))
+        if (records && !json_is_array(v) && !api_fastpath_find(v))
             return api_fail(g->p, API_E_WRONG_TYPE, ptr->s,
                             "%s is an array of objects, one per epoch, as the "
                             "endpoint answers it; got %s",
@@ -803,7 +841,7 @@ static int build_query(api_buf *q, const json_t *request, api_problem *p) {
     json_object_foreach((json_t *)request, key, v) {
         if (json_is_null(v))
             continue;
-        if (json_is_array(v) || json_is_object(v)) {
+        if (json_is_array(v) || json_is_object(v) || api_fastpath_find(v)) {
             api_pointer ptr; /* the caller prefixes /request */
             api_pointer_init(&ptr, "");
             api_pointer_push_key(&ptr, key, strlen(key));
@@ -823,8 +861,7 @@ static int build_query(api_buf *q, const json_t *request, api_problem *p) {
             char text[API_NUM_MAX];
             size_t n = api_num_format(text, json_real_value(v), 0);
             put_query_text(q, text, n);
-        }
-        else if (json_is_string(v))
+        } else if (json_is_string(v))
             put_query_text(q, json_string_value(v), json_string_length(v));
         else
             api_buf_puts(q, json_is_true(v) ? "true" : "false");
@@ -920,10 +957,69 @@ static int handle_grade(api_call *call) {
     return rc ? -1 : 0;
 }
 
+/* ------------------------------------------------------ the fast path */
+
+extern const api_route api_route_grade;
+
+/* The most paths the fast path takes (fastpath.h). */
+#define FAST_PATHS_MAX 64
+
+static char fast_text[FAST_PATHS_MAX][API_POINTER_MAX];
+static const char *fast_paths[FAST_PATHS_MAX + 1];
+static pthread_once_t fast_once = PTHREAD_ONCE_INIT;
+
+/* prefix/name into fast_paths, once (an answer name's dots become '/'). */
+static void add_fast_path(size_t *n, const char *prefix, const char *name) {
+    char text[API_POINTER_MAX];
+    snprintf(text, sizeof text, "%s/%s", prefix, name);
+    for (char *c = text; *c; c++)
+        if (*c == '.')
+            *c = '/';
+    for (size_t i = 0; i < *n; i++)
+        if (!strcmp(fast_paths[i], text))
+            return;
+    if (*n == FAST_PATHS_MAX)
+        return;
+    memcpy(fast_text[*n], text, sizeof text);
+    fast_paths[*n] = fast_text[*n];
+    (*n)++;
+}
+
+/* The endpoint is not known before the body is parsed, so the paths are
+ * those of every gradable route: request/<f> for each tensor field of
+ * real numbers, which the endpoint's own decoders read (a test holds that
+ * no route has a field of that name of another kind), and answer/<a/b>
+ * for each tensor member of an answer, which view_of reads. */
+static void derive_fast_paths(void) {
+    size_t n = 0;
+    for (size_t r = 0; r < api_route_count(); r++) {
+        const api_route *route = api_route_at(r);
+        if (!route->answer || route == &api_route_grade)
+            continue;
+        const char *names[API_FIELDS_MAX + 1];
+        size_t k =
+            api_schema_real_tensors(route->request, names, API_FIELDS_MAX + 1);
+        for (size_t i = 0; i < k; i++)
+            add_fast_path(&n, "request", names[i]);
+        for (size_t i = 0; i < route->answer->n; i++) {
+            const api_answer_field *f = &route->answer->fields[i];
+            if (f->rank > 0 && !f->record)
+                add_fast_path(&n, "answer", f->name);
+        }
+    }
+    fast_paths[n] = NULL;
+}
+
+static const char *const *grade_fast_paths(void) {
+    pthread_once(&fast_once, derive_fast_paths);
+    return fast_paths;
+}
+
 /* The route table's entry (route.h). */
 const api_route api_route_grade = {
     .method = "POST",
     .path = "/grade",
     .handler = handle_grade,
     .flags = API_ROUTE_JSON_BODY | API_ROUTE_COMPUTES,
+    .fast_paths = grade_fast_paths,
 };

@@ -16,6 +16,7 @@
 
 #include "answers.h"
 #include "call.h"
+#include "fastpath.h"
 #include "fields.h"
 #include "invoke.h"
 #include "pointer.h"
@@ -521,9 +522,10 @@ static int check_types(const kserve_infer *k) {
                        {"data", "an array (flat row-major, or nested)"}};
         for (size_t j = 0; j < 5; j++) {
             const json_t *m = api_field_value(in, members[j].key);
-            int ok = !m || (j == 0 || j == 2 ? json_is_string(m)
-                            : j == 3         ? json_is_object(m)
-                                             : json_is_array(m));
+            int ok =
+                !m || (j == 0 || j == 2 ? json_is_string(m)
+                       : j == 3         ? json_is_object(m)
+                                : json_is_array(m) || api_fastpath_find(m));
             if (ok)
                 continue;
             snprintf(pointer, sizeof pointer, "/inputs/%zu/%s", i,
@@ -639,9 +641,14 @@ static int translate_input(kserve_infer *k, size_t i, int unbatched) {
     src->index = i;
     json_t *shape = json_object_get(in, "shape");
     json_t *data = json_object_get(in, "data");
+    /* numbers the fast path read: already flat in row-major order, for
+     * the route's tensor codec (tensor.h) as for nested data flattened */
+    const api_fastpath_array *fa = api_fastpath_find(data);
     json_t *flat = data;
     json_incref(flat);
-    if (any_array(data)) {
+    if (fa) {
+        src->nested = fa->rank > 1;
+    } else if (any_array(data)) {
         src->nested = 1;
         json_decref(flat);
         flat = json_array();
@@ -658,9 +665,14 @@ static int translate_input(kserve_infer *k, size_t i, int unbatched) {
     size_t rank = json_array_size(shape);
     if (!strcmp(name, "valid_lens") && unbatched && rank <= 1 &&
         (rank == 0 || json_number_value(json_array_get(shape, 0)) == 1) &&
-        json_array_size(flat) == 1) {
+        (fa ? fa->count : json_array_size(flat)) == 1) {
         src->scalar = 1;
-        value = json_incref(json_array_get(flat, 0));
+        if (!fa)
+            value = json_incref(json_array_get(flat, 0));
+        else if (fa->integers) /* the json_t jansson would have made */
+            value = json_integer((json_int_t)fa->data[0]);
+        else
+            value = json_real(fa->data[0]);
     } else {
         if (rank == 0) {
             src->empty_shape = 1;
@@ -735,6 +747,19 @@ static void join(char *dst, size_t cap, const char *a, const char *b) {
 /* The pointer of the k-th leaf (document order) of nested data. Returns 1
  * when found. */
 static int nested_leaf(const json_t *a, size_t *k, api_pointer *ptr) {
+    const api_fastpath_array *fa = api_fastpath_find(a);
+    if (fa) { /* rectangular: the indices of k in row-major order */
+        if (*k >= fa->count)
+            return 0;
+        size_t idx[API_FASTPATH_RANK_MAX], rest = *k;
+        for (size_t i = fa->rank; i-- > 0;) {
+            idx[i] = rest % fa->shape[i];
+            rest /= fa->shape[i];
+        }
+        for (size_t i = 0; i < fa->rank; i++)
+            api_pointer_push_index(ptr, idx[i]);
+        return 1;
+    }
     for (size_t i = 0; i < json_array_size(a); i++) {
         const json_t *e = json_array_get(a, i);
         size_t mark = api_pointer_push_index(ptr, i);
@@ -1019,9 +1044,18 @@ const api_route api_route_v2_model_ready = {
     .flags = 0,
 };
 
+/* Each input's data is read by the fast path (fastpath.h): check_types,
+ * translate_input and nested_leaf resolve its placeholders, and the
+ * route's tensor codec reads the numbers. */
+static const char *const *infer_fast_paths(void) {
+    static const char *const paths[] = {"inputs/*/data", NULL};
+    return paths;
+}
+
 const api_route api_route_v2_infer = {
     .method = "POST",
     .path = "/v2/models/{model}/infer",
     .handler = handle_v2_infer,
     .flags = API_ROUTE_JSON_BODY | API_ROUTE_COMPUTES,
+    .fast_paths = infer_fast_paths,
 };

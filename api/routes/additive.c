@@ -159,7 +159,22 @@ static void cost_additive(const api_call *call, const void *shapes,
     api_cost_of_plan(cost, inputs, &arena, api_grads_work(work, a->has_grad));
 }
 
-static int handle_additive(api_call *call) {
+/* One request, decoded: the attention inputs, the parameters given (W)
+ * or to draw (h, seed), then the buffers they are read into. */
+typedef struct {
+    api_attention a;
+    api_tensor W[3];
+    int given; /* W_q, W_k, w_v given (else drawn) */
+    size_t h;
+    int64_t seed;
+    api_arena arena;
+    double *Wq, *Wk, *wv, *gWq, *gWk, *gwv;
+} additive_request;
+
+/* Steps 1–5 of the contract's order of checks (fields.h): fields, tensors,
+ * cross-field shapes, sizes and work (charged), then the remaining values
+ * up to valid_lens. Returns 0, or -1 with call->problem set. */
+static int decode(api_call *call, additive_request *r) {
     static const api_tensor_spec *const specs[3] = {&queries_spec, &keys_spec,
                                                     &values_spec};
     static const api_tensor_spec *const param_specs[3] = {&W_q_spec, &W_k_spec,
@@ -167,50 +182,48 @@ static int handle_additive(api_call *call) {
     api_problem *p = &call->problem;
     const json_t *body = call->body;
     size_t max_elements = call->limits->max_elements;
-    api_attention a;
-    memset(&a, 0, sizeof a);
-    api_tensor W[3];
-    memset(W, 0, sizeof W);
-    int given = 0;
+    api_attention *a = &r->a;
 
     /* 1. unknown_field, missing_field (with the parameters rule), types */
     if (api_fields_unknown(body, &schema, "", p) ||
         api_fields_missing(body, &schema, "", p) ||
-        check_params_present(body, &given, p) ||
+        check_params_present(body, &r->given, p) ||
         api_fields_types(body, &schema, "", p))
         return -1;
     /* 2. tensors in table order */
-    if (api_attention_decode_qkv(&a, body, specs, max_elements, p))
+    if (api_attention_decode_qkv(a, body, specs, max_elements, p))
         return -1;
     for (int i = 0; i < 3; i++) {
         int present;
-        if (api_field_tensor(&W[i], &present, body, param_names[i],
+        if (api_field_tensor(&r->W[i], &present, body, param_names[i],
                              param_specs[i], max_elements, p))
             return -1;
     }
-    if (api_attention_decode_lens(&a, body, max_elements, p) ||
-        api_attention_decode_grad(&a, body, max_elements, p))
+    if (api_attention_decode_lens(a, body, max_elements, p) ||
+        api_attention_decode_grad(a, body, max_elements, p))
         return -1;
     /* 3. cross-field shapes */
-    if (api_attention_cross_qkv(&a, 0, p) ||
-        (given && cross_params(W, &a, p)) || api_attention_cross_lens(&a, p) ||
-        api_attention_cross_grad(&a, p))
+    int given = r->given;
+    if (api_attention_cross_qkv(a, 0, p) ||
+        (given && cross_params(r->W, a, p)) || api_attention_cross_lens(a, p) ||
+        api_attention_cross_grad(a, p))
         return -1;
     /* 4. derived sizes and work */
-    int64_t num_hiddens = 0, seed = 0;
+    int64_t num_hiddens = 0;
     int hiddens_big = api_field_int(body, "num_hiddens", 0, &num_hiddens);
-    int seed_big = api_field_int(body, "seed", 0, &seed);
-    size_t h = given ? W[0].shape[0]
+    int seed_big = api_field_int(body, "seed", 0, &r->seed);
+    size_t h = given ? r->W[0].shape[0]
                : num_hiddens > 0 && !hiddens_big
                    ? (size_t)num_hiddens
                    : (size_t)(num_hiddens > 0 ? SIZE_MAX : 1);
-    size_t wq[2] = {h, a.dq}, wk[2] = {h, a.dk};
-    if (api_attention_check_sizes(&a, max_elements, p) ||
+    r->h = h;
+    size_t wq[2] = {h, a->dq}, wk[2] = {h, a->dk};
+    if (api_attention_check_sizes(a, max_elements, p) ||
         (!given && (api_limit_elements("W_q", wq, 2, max_elements, p) ||
                     api_limit_elements("W_k", wk, 2, max_elements, p))))
         return -1;
-    api_attention_read_flags(&a, body);
-    const additive_shapes shapes = {&a, h, given};
+    api_attention_read_flags(a, body);
+    const additive_shapes shapes = {a, h, given};
     if (api_route_charge(call, &shapes)) /* cost_additive */
         return -1;
 
@@ -227,86 +240,106 @@ static int handle_additive(api_call *call) {
         return api_fail(p, API_E_INVALID_VALUE, "/seed",
                         "seed draws the parameters; with W_q, W_k and w_v "
                         "given, leave it out");
-    if (seed_big || seed < 0)
+    if (seed_big || r->seed < 0)
         return api_fail(p, API_E_INVALID_VALUE, "/seed",
                         "seed is an integer from 0 to 2^63 - 1");
+    return 0;
+}
 
-    /* 6. one allocation, inputs read */
-    api_arena arena = {0};
-    plan(&a, h, &arena);
-    if (api_arena_alloc(&arena))
+/* Steps 6–7: one allocation, valid_lens and the mask, then the
+ * parameters: given, or Xavier-uniform in the order W_q, W_k, w_v from one
+ * generator (w_v drawn as a (1, h) matrix). Returns 0, or -1 with
+ * call->problem set and nothing held. */
+static int prepare(api_call *call, additive_request *r) {
+    api_problem *p = &call->problem;
+    api_attention *a = &r->a;
+    size_t h = r->h;
+    plan(a, h, &r->arena);
+    if (api_arena_alloc(&r->arena))
         return api_fail(p, API_E_INTERNAL, NULL, "out of memory");
-    api_attention_take(&a, &arena);
-    double *Wq = api_arena_take(&arena, h * a.dq);
-    double *Wk = api_arena_take(&arena, h * a.dk);
-    double *wv = api_arena_take(&arena, h);
-    double *gWq = NULL, *gWk = NULL, *gwv = NULL;
-    if (a.has_grad) {
-        gWq = api_arena_take(&arena, h * a.dq);
-        gWk = api_arena_take(&arena, h * a.dk);
-        gwv = api_arena_take(&arena, h);
+    api_attention_take(a, &r->arena);
+    r->Wq = api_arena_take(&r->arena, h * a->dq);
+    r->Wk = api_arena_take(&r->arena, h * a->dk);
+    r->wv = api_arena_take(&r->arena, h);
+    if (a->has_grad) {
+        r->gWq = api_arena_take(&r->arena, h * a->dq);
+        r->gWk = api_arena_take(&r->arena, h * a->dk);
+        r->gwv = api_arena_take(&r->arena, h);
     }
-
-    int rc = api_attention_check_lens(&a, p) ||
-             api_attention_read_mask(&a, body, p) ||
-             api_tensor_format_read(&a.fmt, body, p);
-    if (rc) {
-        api_arena_free(&arena);
+    if (api_attention_check_lens(a, p) ||
+        api_attention_read_mask(a, call->body, p) ||
+        api_tensor_format_read(&a->fmt, call->body, p)) {
+        api_arena_free(&r->arena);
         return -1;
     }
-
-    /* 7. parameters: given, or Xavier-uniform in the order W_q, W_k, w_v
-     * from one generator (w_v drawn as a (1, h) matrix) */
-    if (given) {
-        api_tensor_read(Wq, &W[0]);
-        api_tensor_read(Wk, &W[1]);
-        api_tensor_read(wv, &W[2]);
+    if (r->given) {
+        api_tensor_read(r->Wq, &r->W[0]);
+        api_tensor_read(r->Wk, &r->W[1]);
+        api_tensor_read(r->wv, &r->W[2]);
     } else {
         attn_rng rng;
-        attn_rng_seed(&rng, (uint64_t)seed);
-        attn_rng_xavier(&rng, Wq, h, a.dq);
-        attn_rng_xavier(&rng, Wk, h, a.dk);
-        attn_rng_xavier(&rng, wv, 1, h);
+        attn_rng_seed(&rng, (uint64_t)r->seed);
+        attn_rng_xavier(&rng, r->Wq, h, a->dq);
+        attn_rng_xavier(&rng, r->Wk, h, a->dk);
+        attn_rng_xavier(&rng, r->wv, 1, h);
     }
+    return 0;
+}
 
-    /* 8. compute */
-    attn_fault fault = {0};
+/* Step 8: forward, and backward with grad_output. */
+static attn_status compute(api_call *call, additive_request *r,
+                           attn_fault *fault) {
+    api_attention *a = &r->a;
     double t0 = api_clock_ms();
     attn_status st = attn_additive_forward(
-        a.out, a.weights, a.scores, a.qd, a.kd, a.vd, Wq, Wk, wv, &a.mask, a.B,
-        a.Nq, a.Nk, a.dq, a.dk, a.dv, h, &fault);
-    if (st == ATTN_OK && a.has_grad)
-        st = attn_additive_backward(a.grad_q, a.grad_k, a.grad_v, gWq, gWk, gwv,
-                                    a.grad_out, a.weights, a.qd, a.kd, a.vd, Wq,
-                                    Wk, wv, &a.mask, a.B, a.Nq, a.Nk, a.dq,
-                                    a.dk, a.dv, h, &fault);
+        a->out, a->weights, a->scores, a->qd, a->kd, a->vd, r->Wq, r->Wk, r->wv,
+        &a->mask, a->B, a->Nq, a->Nk, a->dq, a->dk, a->dv, r->h, fault);
+    if (st == ATTN_OK && a->has_grad)
+        st = attn_additive_backward(
+            a->grad_q, a->grad_k, a->grad_v, r->gWq, r->gWk, r->gwv,
+            a->grad_out, a->weights, a->qd, a->kd, a->vd, r->Wq, r->Wk, r->wv,
+            &a->mask, a->B, a->Nq, a->Nk, a->dq, a->dk, a->dv, r->h, fault);
     if (st == ATTN_OK)
-        api_attention_diagnose(&a);
+        api_attention_diagnose(a);
     call->compute_ms = api_clock_ms() - t0;
+    return st;
+}
 
-    /* 9. answer: the typed result (result.h), or the first problem */
-    if (api_attention_fault(&a, st, &fault, p)) {
-        api_arena_free(&arena);
-        return -1;
-    }
+/* Step 9: the typed result (result.h), which keeps the allocation. */
+static void answer_result(api_call *call, additive_request *r) {
+    api_attention *a = &r->a;
     api_result *res = &call->result;
-    api_attention_answer(&a, res, &arena, "Additive attention weights");
-    size_t sq[2] = {h, a.dq}, sk[2] = {h, a.dk}, sv[1] = {h};
-    if (!given) {
+    api_attention_answer(a, res, &r->arena, "Additive attention weights");
+    size_t sq[2] = {r->h, a->dq}, sk[2] = {r->h, a->dk}, sv[1] = {r->h};
+    if (!r->given) {
         static const char drawn[] = "a drawn parameter could not be printed";
-        api_result_tensor(res, "params.W_q", Wq, sq, 2)->fail_detail = drawn;
-        api_result_tensor(res, "params.W_k", Wk, sk, 2)->fail_detail = drawn;
-        api_result_tensor(res, "params.w_v", wv, sv, 1)->fail_detail = drawn;
+        api_result_tensor(res, "params.W_q", r->Wq, sq, 2)->fail_detail = drawn;
+        api_result_tensor(res, "params.W_k", r->Wk, sk, 2)->fail_detail = drawn;
+        api_result_tensor(res, "params.w_v", r->wv, sv, 1)->fail_detail = drawn;
     }
     const api_grad_entry grads[6] = {
-        {"grads.queries", a.grad_q, a.q.shape, a.q.rank},
-        {"grads.keys", a.grad_k, a.k.shape, a.k.rank},
-        {"grads.values", a.grad_v, a.v.shape, a.v.rank},
-        {"grads.W_q", gWq, sq, 2},
-        {"grads.W_k", gWk, sk, 2},
-        {"grads.w_v", gwv, sv, 1},
+        {"grads.queries", a->grad_q, a->q.shape, a->q.rank},
+        {"grads.keys", a->grad_k, a->k.shape, a->k.rank},
+        {"grads.values", a->grad_v, a->v.shape, a->v.rank},
+        {"grads.W_q", r->gWq, sq, 2},
+        {"grads.W_k", r->gWk, sk, 2},
+        {"grads.w_v", r->gwv, sv, 1},
     };
-    api_attention_answer_extras(&a, res, a.has_grad ? grads : NULL, 6);
+    api_attention_answer_extras(a, res, a->has_grad ? grads : NULL, 6);
+}
+
+static int handle_additive(api_call *call) {
+    additive_request r;
+    memset(&r, 0, sizeof r);
+    if (decode(call, &r) || prepare(call, &r))
+        return -1;
+    attn_fault fault = {0};
+    attn_status st = compute(call, &r, &fault);
+    if (api_attention_fault(&r.a, st, &fault, &call->problem)) {
+        api_arena_free(&r.arena);
+        return -1;
+    }
+    answer_result(call, &r);
     return 0;
 }
 

@@ -240,79 +240,94 @@ static void cost_multihead(const api_call *call, const void *shapes,
                      api_grads_work(forward_work(s->a, s->h), s->a->has_grad));
 }
 
-static int handle_multihead(api_call *call) {
+/* One request, decoded: the attention inputs, the parameters given
+ * (P, present) or to draw (h, seed), then the buffers they are read
+ * into. */
+typedef struct {
+    api_attention a;
+    api_tensor P[N_PARAMS];
+    int present[N_PARAMS];
+    int given; /* W_q, W_k, W_v, W_o given (else drawn) */
+    size_t h;
+    int64_t seed;
+    api_arena arena;
+    double *param[N_PARAMS], *grad[N_PARAMS];
+} multihead_request;
+
+/* Steps 1–5 of the contract's order of checks (fields.h): fields, tensors,
+ * cross-field shapes, sizes and work (charged), then the remaining
+ * values up to valid_lens. Returns 0, or -1 with call->problem set. */
+static int decode(api_call *call, multihead_request *m) {
     static const api_tensor_spec *const specs[3] = {&queries_spec, &keys_spec,
                                                     &values_spec};
     api_problem *p = &call->problem;
     const json_t *body = call->body;
     size_t max_elements = call->limits->max_elements;
-    api_attention a;
-    memset(&a, 0, sizeof a);
-    api_tensor P[N_PARAMS];
-    int present[N_PARAMS] = {0};
-    memset(P, 0, sizeof P);
-    int given = 0;
+    api_attention *a = &m->a;
+    api_tensor *P = m->P;
 
     /* 1. unknown_field, missing_field (with the parameters rule), types */
     if (api_fields_unknown(body, &schema, "", p) ||
         api_fields_missing(body, &schema, "", p) ||
-        check_params_present(body, &given, p) ||
+        check_params_present(body, &m->given, p) ||
         api_fields_types(body, &schema, "", p))
         return -1;
     /* 2. tensors in table order */
-    if (api_attention_decode_qkv(&a, body, specs, max_elements, p))
+    if (api_attention_decode_qkv(a, body, specs, max_elements, p))
         return -1;
     for (int i = 0; i < N_PARAMS; i++)
-        if (api_field_tensor(&P[i], &present[i], body, param_names[i],
+        if (api_field_tensor(&P[i], &m->present[i], body, param_names[i],
                              param_specs[i], max_elements, p))
             return -1;
-    if (api_attention_decode_lens(&a, body, max_elements, p) ||
-        api_attention_decode_grad(&a, body, max_elements, p))
+    if (api_attention_decode_lens(a, body, max_elements, p) ||
+        api_attention_decode_grad(a, body, max_elements, p))
         return -1;
     /* self-attention: keys default to queries, values to keys */
-    a.keys_defaulted = !api_field_value(body, "keys");
-    a.values_defaulted = !api_field_value(body, "values");
-    if (a.keys_defaulted)
-        a.k = a.q;
-    if (a.values_defaulted)
-        a.v = a.k;
+    a->keys_defaulted = !api_field_value(body, "keys");
+    a->values_defaulted = !api_field_value(body, "values");
+    if (a->keys_defaulted)
+        a->k = a->q;
+    if (a->values_defaulted)
+        a->v = a->k;
 
     /* 3. cross-field shapes */
-    if (api_attention_cross_qkv(&a, 0, p) ||
-        (given && cross_params(P, present, &a, p)))
+    int given = m->given;
+    if (api_attention_cross_qkv(a, 0, p) ||
+        (given && cross_params(P, m->present, a, p)))
         return -1;
-    int64_t num_heads = 0, num_hiddens = 0, seed = 0;
+    int64_t num_heads = 0, num_hiddens = 0;
     int heads_big = api_field_int(body, "num_heads", 0, &num_heads);
     int hiddens_big = api_field_int(body, "num_hiddens", 0, &num_hiddens);
-    int seed_big = api_field_int(body, "seed", 0, &seed);
+    int seed_big = api_field_int(body, "seed", 0, &m->seed);
     size_t h = given ? P[P_WQ].shape[0]
                : num_hiddens > 0 && !hiddens_big
                    ? (size_t)num_hiddens
                    : (size_t)(num_hiddens > 0 ? SIZE_MAX : 1);
+    m->h = h;
     /* h is known when given, or drawn with a valid num_hiddens; otherwise
      * num_hiddens is refused below and grad_output has nothing to match */
     int h_known = given || (api_field_value(body, "num_hiddens") &&
                             num_hiddens >= 1 && !hiddens_big);
-    a.d_out = given ? P[P_WO].shape[0] : h;
-    a.heads = 1;
-    if (api_attention_cross_lens(&a, p) ||
-        (h_known && api_attention_cross_grad(&a, p)))
+    a->d_out = given ? P[P_WO].shape[0] : h;
+    a->heads = 1;
+    if (api_attention_cross_lens(a, p) ||
+        (h_known && api_attention_cross_grad(a, p)))
         return -1;
 
     /* 4. derived sizes and work. Only 1 … h heads can divide h; any other
      * num_heads is refused below, so the weights are sized with one. */
     int heads_ok = !heads_big && num_heads >= 1 && (uint64_t)num_heads <= h;
-    a.H = heads_ok ? (size_t)num_heads : 1;
-    size_t wq[2] = {h, a.dq}, wk[2] = {h, a.dk}, wv[2] = {h, a.dv},
+    a->H = heads_ok ? (size_t)num_heads : 1;
+    size_t wq[2] = {h, a->dq}, wk[2] = {h, a->dk}, wv[2] = {h, a->dv},
            wo[2] = {h, h};
-    if (api_attention_check_sizes(&a, max_elements, p) ||
+    if (api_attention_check_sizes(a, max_elements, p) ||
         (!given && (api_limit_elements("W_q", wq, 2, max_elements, p) ||
                     api_limit_elements("W_k", wk, 2, max_elements, p) ||
                     api_limit_elements("W_v", wv, 2, max_elements, p) ||
                     api_limit_elements("W_o", wo, 2, max_elements, p))))
         return -1;
-    api_attention_read_flags(&a, body);
-    const multihead_shapes shapes = {&a, h, present, given};
+    api_attention_read_flags(a, body);
+    const multihead_shapes shapes = {a, h, m->present, given};
     if (api_route_charge(call, &shapes)) /* cost_multihead */
         return -1;
 
@@ -320,13 +335,13 @@ static int handle_multihead(api_call *call) {
     if (num_heads < 1)
         return api_fail(p, API_E_INVALID_VALUE, "/num_heads",
                         "num_heads is the number of heads H, at least 1");
-    if (h_known && (!heads_ok || h % a.H != 0))
+    if (h_known && (!heads_ok || h % a->H != 0))
         return api_fail(p, API_E_INVALID_VALUE, "/num_heads",
                         "num_heads must divide h = %zu: each head gets h / "
                         "H contiguous features of the projections",
                         h);
     for (int i = P_BQ; !given && i <= P_BO; i++)
-        if (present[i])
+        if (m->present[i])
             return api_fail(p, API_E_INVALID_VALUE, param_pointers[i],
                             "drawn parameters (num_hiddens) have no biases; "
                             "give W_q, W_k, W_v and W_o to use %s",
@@ -343,102 +358,122 @@ static int handle_multihead(api_call *call) {
         return api_fail(p, API_E_INVALID_VALUE, "/seed",
                         "seed draws the parameters; with W_q, W_k, W_v and "
                         "W_o given, leave it out");
-    if (seed_big || seed < 0)
+    if (seed_big || m->seed < 0)
         return api_fail(p, API_E_INVALID_VALUE, "/seed",
                         "seed is an integer from 0 to 2^63 - 1");
+    return 0;
+}
 
-    /* 6. one allocation: inputs, outputs, parameters and, with
-     * grad_output, their gradients */
-    size_t H = a.H, d_out = a.d_out;
+/* Steps 6–7: one allocation (inputs, outputs, parameters and, with
+ * grad_output, their gradients), valid_lens and the mask, then the
+ * parameters read or drawn (Xavier-uniform W_q, W_k, W_v, W_o). Returns
+ * 0, or -1 with call->problem set and nothing held. */
+static int prepare(api_call *call, multihead_request *m) {
+    api_problem *p = &call->problem;
+    api_attention *a = &m->a;
     size_t count[N_PARAMS];
-    param_counts(&a, h, count);
-    api_arena arena = {0};
-    plan(&a, h, present, &arena);
-    if (api_arena_alloc(&arena))
+    param_counts(a, m->h, count);
+    plan(a, m->h, m->present, &m->arena);
+    if (api_arena_alloc(&m->arena))
         return api_fail(p, API_E_INTERNAL, NULL, "out of memory");
-    api_attention_take(&a, &arena);
-    double *param[N_PARAMS] = {NULL}, *grad[N_PARAMS] = {NULL};
+    api_attention_take(a, &m->arena);
     for (int i = 0; i < N_PARAMS; i++)
-        if (i <= P_WO || present[i]) {
-            param[i] = api_arena_take(&arena, count[i]);
-            grad[i] = a.has_grad ? api_arena_take(&arena, count[i]) : NULL;
+        if (i <= P_WO || m->present[i]) {
+            m->param[i] = api_arena_take(&m->arena, count[i]);
+            m->grad[i] =
+                a->has_grad ? api_arena_take(&m->arena, count[i]) : NULL;
         }
-
-    int rc = api_attention_check_lens(&a, p) ||
-             api_attention_read_mask(&a, body, p) ||
-             api_tensor_format_read(&a.fmt, body, p);
-    if (rc) {
-        api_arena_free(&arena);
+    if (api_attention_check_lens(a, p) ||
+        api_attention_read_mask(a, call->body, p) ||
+        api_tensor_format_read(&a->fmt, call->body, p)) {
+        api_arena_free(&m->arena);
         return -1;
     }
-
-    /* 7. parameters: given, or Xavier-uniform W_q, W_k, W_v, W_o */
-    if (given) {
+    if (m->given) {
         for (int i = 0; i < N_PARAMS; i++)
-            if (param[i])
-                api_tensor_read(param[i], &P[i]);
+            if (m->param[i])
+                api_tensor_read(m->param[i], &m->P[i]);
     } else {
         attn_rng rng;
-        attn_rng_seed(&rng, (uint64_t)seed);
-        attn_multihead_xavier(param[P_WQ], param[P_WK], param[P_WV],
-                              param[P_WO], &rng, a.dq, a.dk, a.dv, h);
+        attn_rng_seed(&rng, (uint64_t)m->seed);
+        attn_multihead_xavier(m->param[P_WQ], m->param[P_WK], m->param[P_WV],
+                              m->param[P_WO], &rng, a->dq, a->dk, a->dv, m->h);
     }
-    const attn_multihead_params params = {param[P_WQ], param[P_WK], param[P_WV],
-                                          param[P_WO], param[P_BQ], param[P_BK],
-                                          param[P_BV], param[P_BO]};
-    const attn_multihead_grads grads = {grad[P_WQ], grad[P_WK], grad[P_WV],
-                                        grad[P_WO], grad[P_BQ], grad[P_BK],
-                                        grad[P_BV], grad[P_BO]};
+    return 0;
+}
 
-    /* 8. compute; a defaulted tensor's gradient goes to its source */
-    attn_fault fault = {0};
+/* Step 8: forward, and backward with grad_output; a defaulted tensor's
+ * gradient goes to its source. */
+static attn_status compute(api_call *call, multihead_request *m,
+                           attn_fault *fault) {
+    api_attention *a = &m->a;
+    double *const *w = m->param, *const *g = m->grad;
+    const attn_multihead_params params = {w[P_WQ], w[P_WK], w[P_WV], w[P_WO],
+                                          w[P_BQ], w[P_BK], w[P_BV], w[P_BO]};
+    const attn_multihead_grads grads = {g[P_WQ], g[P_WK], g[P_WV], g[P_WO],
+                                        g[P_BQ], g[P_BK], g[P_BV], g[P_BO]};
     double t0 = api_clock_ms();
     attn_status st = attn_multihead_forward(
-        a.out, a.weights, a.scores, a.qd, a.kd, a.vd, &params, &a.mask, a.B,
-        a.Nq, a.Nk, a.dq, a.dk, a.dv, h, H, d_out, &fault);
-    if (st == ATTN_OK && a.has_grad) {
-        st = attn_multihead_backward(a.grad_q, a.grad_k, a.grad_v, &grads,
-                                     a.grad_out, a.weights, a.qd, a.kd, a.vd,
-                                     &params, &a.mask, a.B, a.Nq, a.Nk, a.dq,
-                                     a.dk, a.dv, h, H, d_out, &fault);
-        if (a.values_defaulted)
-            api_grads_accumulate(a.grad_k, a.grad_v, a.v.count);
-        if (a.keys_defaulted)
-            api_grads_accumulate(a.grad_q, a.grad_k, a.k.count);
+        a->out, a->weights, a->scores, a->qd, a->kd, a->vd, &params, &a->mask,
+        a->B, a->Nq, a->Nk, a->dq, a->dk, a->dv, m->h, a->H, a->d_out, fault);
+    if (st == ATTN_OK && a->has_grad) {
+        st = attn_multihead_backward(
+            a->grad_q, a->grad_k, a->grad_v, &grads, a->grad_out, a->weights,
+            a->qd, a->kd, a->vd, &params, &a->mask, a->B, a->Nq, a->Nk, a->dq,
+            a->dk, a->dv, m->h, a->H, a->d_out, fault);
+        if (a->values_defaulted)
+            api_grads_accumulate(a->grad_k, a->grad_v, a->v.count);
+        if (a->keys_defaulted)
+            api_grads_accumulate(a->grad_q, a->grad_k, a->k.count);
     }
     if (st == ATTN_OK)
-        api_attention_diagnose(&a);
+        api_attention_diagnose(a);
     call->compute_ms = api_clock_ms() - t0;
+    return st;
+}
 
-    /* 9. answer: the typed result (result.h), or the first problem */
-    if (api_attention_fault(&a, st, &fault, p)) {
-        api_arena_free(&arena);
-        return -1;
-    }
+/* Step 9: the typed result (result.h), which keeps the allocation: one
+ * heatmap panel per head, drawn parameters, gradients. */
+static void answer_result(api_call *call, multihead_request *m) {
+    api_attention *a = &m->a;
     api_result *res = &call->result;
-    /* one heatmap panel per head */
-    api_attention_answer(&a, res, &arena, "Multi-head attention weights");
-    size_t shape[N_PARAMS][2] = {{h, a.dq}, {h, a.dk}, {h, a.dv}, {d_out, h},
-                                 {h},       {h},       {h},       {d_out}};
-    if (!given)
+    size_t h = m->h, d_out = a->d_out;
+    api_attention_answer(a, res, &m->arena, "Multi-head attention weights");
+    size_t shape[N_PARAMS][2] = {{h, a->dq}, {h, a->dk}, {h, a->dv}, {d_out, h},
+                                 {h},        {h},        {h},        {d_out}};
+    if (!m->given)
         for (int i = P_WQ; i <= P_WO; i++)
-            api_result_tensor(res, param_answers[i], param[i], shape[i], 2)
+            api_result_tensor(res, param_answers[i], m->param[i], shape[i], 2)
                 ->fail_detail = "a drawn parameter could not be printed";
     api_grad_entry entries[3 + N_PARAMS];
     size_t n = 0;
     entries[n++] =
-        (api_grad_entry){"grads.queries", a.grad_q, a.q.shape, a.q.rank};
-    if (!a.keys_defaulted)
+        (api_grad_entry){"grads.queries", a->grad_q, a->q.shape, a->q.rank};
+    if (!a->keys_defaulted)
         entries[n++] =
-            (api_grad_entry){"grads.keys", a.grad_k, a.k.shape, a.k.rank};
-    if (!a.values_defaulted)
+            (api_grad_entry){"grads.keys", a->grad_k, a->k.shape, a->k.rank};
+    if (!a->values_defaulted)
         entries[n++] =
-            (api_grad_entry){"grads.values", a.grad_v, a.v.shape, a.v.rank};
+            (api_grad_entry){"grads.values", a->grad_v, a->v.shape, a->v.rank};
     for (int i = 0; i < N_PARAMS; i++)
-        if (grad[i])
-            entries[n++] = (api_grad_entry){grad_answers[i], grad[i], shape[i],
-                                            i <= P_WO ? 2 : 1};
-    api_attention_answer_extras(&a, res, a.has_grad ? entries : NULL, n);
+        if (m->grad[i])
+            entries[n++] = (api_grad_entry){grad_answers[i], m->grad[i],
+                                            shape[i], i <= P_WO ? 2 : 1};
+    api_attention_answer_extras(a, res, a->has_grad ? entries : NULL, n);
+}
+
+static int handle_multihead(api_call *call) {
+    multihead_request m;
+    memset(&m, 0, sizeof m);
+    if (decode(call, &m) || prepare(call, &m))
+        return -1;
+    attn_fault fault = {0};
+    attn_status st = compute(call, &m, &fault);
+    if (api_attention_fault(&m.a, st, &fault, &call->problem)) {
+        api_arena_free(&m.arena);
+        return -1;
+    }
+    answer_result(call, &m);
     return 0;
 }
 

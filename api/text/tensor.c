@@ -161,6 +161,10 @@ static int walk_types(const json_t *a, size_t depth,
     return 0;
 }
 
+/* A fast-path array fits a tensor's shape. */
+_Static_assert(API_FASTPATH_RANK_MAX == API_SHAPE_MAX,
+               "the fast path reads arrays of a tensor's rank");
+
 /* An array read by the fast path (fastpath.h) holds numbers only, so the
  * one type error left is a non-integral entry (the first, row-major, is
  * the first in document order). */
@@ -176,6 +180,22 @@ static int check_types_fast(const api_fastpath_array *fa,
         api_pointer ptr;
         api_tensor_entry_pointer(&ptr, pointer, &t, i);
         return non_integral_error(spec, &ptr, p);
+    }
+    return 0;
+}
+
+/* The same for the "data" of a {"shape", "data"} tensor (ptr at it),
+ * whose numbers count in row-major order: the v2 front passes its nested
+ * data so, flattened. */
+static int check_flat_fast(const api_fastpath_array *fa,
+                           const api_tensor_spec *spec, api_pointer *ptr,
+                           api_problem *p) {
+    for (size_t i = 0; spec->integral && i < fa->count; i++) {
+        double x = fa->data[i];
+        if (isfinite(x) && x == floor(x))
+            continue;
+        api_pointer_push_index(ptr, i);
+        return non_integral_error(spec, ptr, p);
     }
     return 0;
 }
@@ -217,6 +237,9 @@ int api_tensor_check_types(const json_t *v, const api_tensor_spec *spec,
     }
     api_pointer_pop(&ptr, mark);
     api_pointer_push_key(&ptr, "data", 4);
+    const api_fastpath_array *fd = api_fastpath_find(data);
+    if (fd) /* the v2 front's data, read without jansson: numbers only */
+        return check_flat_fast(fd, spec, &ptr, p);
     if (!json_is_array(data))
         return api_fail(p, API_E_WRONG_TYPE, ptr.s,
                         "\"data\" must be a flat array of numbers; got %s",
@@ -375,7 +398,8 @@ static int decode_flat(api_tensor *t, const json_t *v,
                        size_t max_elements, api_problem *p) {
     const json_t *shape = json_object_get(v, "shape");
     const json_t *data = json_object_get(v, "data");
-    if (!json_is_array(shape) || !json_is_array(data))
+    const api_fastpath_array *fd = api_fastpath_find(data);
+    if (!json_is_array(shape) || (!json_is_array(data) && !fd))
         return api_fail(p, API_E_WRONG_TYPE, pointer,
                         "%s needs \"shape\" and \"data\" arrays", spec->name);
     size_t rank = json_array_size(shape);
@@ -409,7 +433,7 @@ static int decode_flat(api_tensor *t, const json_t *v,
     overflow |= shape_count(t);
     if (check_size(t, spec, pointer, max_elements, overflow, p))
         return -1;
-    size_t n = json_array_size(data);
+    size_t n = fd ? fd->count : json_array_size(data);
     if (n != t->count) {
         api_pointer ptr;
         api_pointer_init(&ptr, pointer);

@@ -27,8 +27,9 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "route.h"
 #include "../unit/testfs.h"
+#include "fuzz.h"
+#include "route.h"
 
 #define CASES_DIR "tests/cases"
 #define SUITE_DIR "tests/json/json-test-suite"
@@ -44,9 +45,7 @@ static const char *const corpus_targets[CORPUS_TARGETS] = {
     "fuzz_request", "fuzz_tensor", "fuzz_numfmt", "fuzz_fastpath"};
 
 /* fuzz_fastpath's routes, in its order (byte 0 picks one) */
-static const char *const corpus_fastpath_routes[] = {
-    "/attention/dot", "/attention/additive", "/attention/multihead",
-    "/regression/nw", "/softmax/masked"};
+static const char *const corpus_fastpath_routes[] = FUZZ_FASTPATH_ROUTES;
 enum {
     CORPUS_FASTPATH_ROUTES =
         sizeof corpus_fastpath_routes / sizeof corpus_fastpath_routes[0]
@@ -65,7 +64,6 @@ static size_t n_written[CORPUS_TARGETS];
 /* When set, seeds go here (the input as one buffer) instead of files. */
 static void (*corpus_sink)(int target, const char *name,
                            const unsigned char *data, size_t size);
-
 
 /* OUT/target/name = head + body. */
 static void seed(int target, const char *name, const unsigned char *head,
@@ -91,7 +89,6 @@ static void seed(int target, const char *name, const unsigned char *head,
     fwrite(body, 1, len, f);
     fclose(f);
 }
-
 
 /* fuzz_tensor's field spec for a request field (see fuzz_tensor.c). */
 static unsigned char tensor_spec(const char *key) {

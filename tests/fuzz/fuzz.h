@@ -28,6 +28,15 @@
         }                                                                      \
     } while (0)
 
+/* fuzz_fastpath's routes: byte 0 of an input picks one (corpus.c writes
+ * its seeds with the same byte). */
+#define FUZZ_FASTPATH_ROUTES                                                   \
+    {                                                                          \
+        "/attention/dot", "/attention/additive", "/attention/multihead",       \
+            "/regression/nw", "/softmax/masked", "/grade",                     \
+            "/v2/models/attention_dot/infer", "/v2/models/regression_nw/infer" \
+    }
+
 #endif /* FUZZ_H */
 
 /* libFuzzer's entry points, declared at every inclusion: the replay

@@ -87,9 +87,9 @@ static void compare(const char *route, const char *body, size_t len) {
     free(copy);
 }
 
-/* The fields the route's handler lets the fast path read. */
+/* The paths the route lets the fast path read. */
 static const char *const *fast_fields(const char *route) {
-    const api_route *r = api_route_named(route);
+    const api_route *r = api_route_find(route);
     assert_non_null(r);
     return api_route_fast_fields(r);
 }
@@ -145,6 +145,37 @@ static const struct {
     {"/regression/nw",
      "{\"x_train\":[0.5,1.5,2.5,3.5],\"y_train\":[[1,2],[3,4],[5,6],[7,8]],"
      "\"x_query\":[1,2],\"kernel\":\"gaussian\",\"w\":\"silverman\"}"},
+    /* the fronts: tensors inside the request and the answer */
+    {"/grade",
+     "{\"endpoint\":\"/attention/dot\",\"request\":{\"queries\":[[[1,2]]],"
+     "\"keys\":[[[1,2],[3,4]]],\"values\":[[[1],[2]]],\"valid_lens\":[1]},"
+     "\"answer\":{\"output\":[[[1]]],\"weights\":[[[1,0]]]}}"},
+    {"/grade",
+     "{\"endpoint\":\"/attention/dot\",\"rtol\":0.1,\"answer\":{\"output\":"
+     "[[[1.5]]],\"grads\":{\"queries\":[[[0.1,0.2]]]}},\"request\":{"
+     "\"queries\":[[[1,2]]],\"keys\":[[[1,2],[3,4]]],\"values\":[[[1],[2]]],"
+     "\"grad_output\":[[[0.5]]]}}"},
+    {"/grade",
+     "{\"endpoint\":\"/regression/nw\",\"request\":{\"x_train\":[1,2,4],"
+     "\"y_train\":[0,3,1],\"x_query\":[2.5],\"w\":0.5,\"y_query\":[3]},"
+     "\"answer\":{\"predictions\":[1.2],\"weights\":[[0.3,0.4,0.3]],"
+     "\"loss\":1}}"},
+    {"/grade", "{\"endpoint\":\"/encoding/positional\",\"request\":{"
+               "\"num_steps\":2,\"d\":2},\"answer\":{\"P\":[[0,1],[0.84,"
+               "0.54]]}}"},
+    {"/v2/models/attention_dot/infer",
+     "{\"inputs\":[{\"name\":\"queries\",\"shape\":[1,1,2],\"datatype\":"
+     "\"FP64\",\"data\":[1,2]},{\"name\":\"keys\",\"shape\":[1,2,2],"
+     "\"datatype\":\"FP64\",\"data\":[[[1,2],[3,4]]]},{\"name\":\"values\","
+     "\"shape\":[1,2,1],\"datatype\":\"FP64\",\"data\":[1,2]},{\"name\":"
+     "\"valid_lens\",\"shape\":[1],\"datatype\":\"INT64\",\"data\":[1]}]}"},
+    {"/v2/models/attention_dot/infer",
+     "{\"inputs\":[{\"name\":\"queries\",\"shape\":[1,2],\"datatype\":"
+     "\"FP64\",\"data\":[[1,2]]},{\"name\":\"keys\",\"shape\":[2,2],"
+     "\"datatype\":\"FP64\",\"data\":[1,2,3,4]},{\"name\":\"values\","
+     "\"shape\":[2,1],\"datatype\":\"FP64\",\"data\":[[1],[2]]},{\"name\":"
+     "\"valid_lens\",\"shape\":[1],\"datatype\":\"INT64\",\"data\":[1]}],"
+     "\"outputs\":[{\"name\":\"output\"}]}"},
 };
 
 #define N_BASES (sizeof bases / sizeof bases[0])
@@ -174,8 +205,8 @@ static void test_bases_agree_and_take_fast_path(void **state) {
 static void test_same_numbers_and_shape(void **state) {
     (void)state;
     const char *body =
-        "{\"queries\":[[[1,-0,-0.0,1e-400,9007199254740993,"
-        "-9223372036854775808]],[[0.1,2.5e+3,7E1,1.7976931348623157e308,"
+        "{\"queries\":[[[1,-0,-0.0,1e-400,9007199254740991,"
+        "-9007199254740991]],[[0.1,2.5e+3,7E1,1.7976931348623157e308,"
         "4.9e-324,123456789012345678901234567890.5]]],\"keys\":[[1]],"
         "\"values\":[[2]]}";
     json_error_t error;
@@ -200,6 +231,8 @@ static void test_same_numbers_and_shape(void **state) {
             json_array_get(json_array_get(json_array_get(q, i / 6), 0), i % 6));
         assert_memory_equal(&a->data[i], &want, sizeof want);
     }
+    assert_false(a->integers);
+    assert_true(api_fastpath_find(json_object_get(root, "keys"))->integers);
     /* the placeholder means nothing once released */
     json_t *keys = json_incref(json_object_get(root, "keys"));
     assert_non_null(api_fastpath_find(keys));
@@ -208,6 +241,32 @@ static void test_same_numbers_and_shape(void **state) {
     json_decref(keys);
     json_decref(root);
     json_decref(plain);
+}
+
+/* An integer beyond 2^53 has no exact double, so its array is left to
+ * jansson (json_integer keeps it); the answer is the same. */
+static void test_big_integers_left_to_jansson(void **state) {
+    (void)state;
+    static const char *const bodies[] = {
+        "{\"queries\":[[9007199254740993]],\"keys\":[[1]],\"values\":[[2]]}",
+        "{\"queries\":[[-9223372036854775808]],\"keys\":[[1]],\"values\":"
+        "[[2]]}",
+        "{\"queries\":[[1]],\"keys\":[[1]],\"values\":[[2]],\"valid_lens\":"
+        "[9007199254740993]}",
+    };
+    for (size_t i = 0; i < sizeof bodies / sizeof bodies[0]; i++)
+        compare_text("/attention/dot", bodies[i]);
+    api_fastpath fp;
+    json_error_t error;
+    json_t *root = api_fastpath_load(&fp, fast_fields("/attention/dot"),
+                                     bodies[0], strlen(bodies[0]),
+                                     JSON_DECODE_ANY | JSON_ALLOW_NUL, &error);
+    assert_non_null(root);
+    assert_null(api_fastpath_find(json_object_get(root, "queries")));
+    assert_non_null(api_fastpath_find(json_object_get(root, "keys")));
+    json_decref(root);
+    api_fastpath_release(&fp);
+    finish("integers beyond 2^53", sizeof bodies / sizeof bodies[0]);
 }
 
 /* A string holding \u0000 anywhere turns the fast path off for the body,
@@ -438,6 +497,7 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_bases_agree_and_take_fast_path),
         cmocka_unit_test(test_same_numbers_and_shape),
+        cmocka_unit_test(test_big_integers_left_to_jansson),
         cmocka_unit_test(test_nul_strings_and_forged_placeholders),
         cmocka_unit_test(test_nested_loads),
         cmocka_unit_test(test_edge_cases),

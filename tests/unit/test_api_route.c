@@ -299,6 +299,54 @@ static void test_route_costs(void **state) {
     api_response_free(&res);
 }
 
+static int listed(const char *const *paths, const char *path) {
+    for (; *paths; paths++)
+        if (!strcmp(*paths, path))
+            return 1;
+    return 0;
+}
+
+/* /grade's fast-path paths are every route's: under request/, tensor
+ * fields of real numbers that no route has as a field of another kind
+ * (the endpoint's own decoder reads each placeholder); under answer/,
+ * tensor members of answers. The v2 front's are its inputs' data. */
+static void test_front_fast_paths(void **state) {
+    (void)state;
+    const char *const *paths = api_route_fast_fields(api_route_find("/grade"));
+    size_t n = 0;
+    for (const char *const *p = paths; *p; p++, n++) {
+        if (!strncmp(*p, "answer/", 7))
+            continue;
+        assert_memory_equal(*p, "request/", 8);
+        const char *name = *p + 8;
+        for (size_t i = 0; i < api_route_count(); i++) {
+            const api_schema *s = api_route_at(i)->request;
+            for (size_t j = 0; s && j < s->n; j++)
+                if (!strcmp(s->fields[j].name, name) &&
+                    (s->fields[j].kind != API_FIELD_TENSOR ||
+                     s->fields[j].tensor->integral))
+                    fail_msg("%s: %s has a field %s that is not a tensor of "
+                             "real numbers",
+                             *p, api_route_at(i)->path, name);
+        }
+    }
+    assert_true(n < 64); /* the fast path's most (fastpath.h) */
+    static const char *const expected[] = {
+        "request/queries", "request/keys",       "request/values",
+        "request/W_q",     "request/x_train",    "request/scores",
+        "answer/output",   "answer/weights",     "answer/grads/queries",
+        "answer/P",        "answer/predictions", "answer/diagnostics/entropy"};
+    for (size_t i = 0; i < sizeof expected / sizeof expected[0]; i++)
+        if (!listed(paths, expected[i]))
+            fail_msg("/grade's fast paths lack %s", expected[i]);
+    assert_false(listed(paths, "request/valid_lens")); /* integers */
+    assert_false(listed(paths, "answer/history/w"));   /* records */
+    const char *const *v2 =
+        api_route_fast_fields(api_route_find("/v2/models/attention_dot/infer"));
+    assert_string_equal(v2[0], "inputs/*/data");
+    assert_null(v2[1]);
+}
+
 static void test_ops(void **state) {
     (void)state;
     api_response res = handle("GET", "/v2/health/live", NULL, NULL, NULL, NULL);
@@ -499,6 +547,7 @@ int main(void) {
         cmocka_unit_test(test_response_metadata),
         cmocka_unit_test(test_limits),
         cmocka_unit_test(test_route_costs),
+        cmocka_unit_test(test_front_fast_paths),
         cmocka_unit_test(test_ops),
         cmocka_unit_test(test_problem_table),
         cmocka_unit_test(test_hostile_inputs),
