@@ -94,6 +94,11 @@ enum {
  * "/v2/models/{model}/infer"), or 0 for "other" and NULL. */
 unsigned api_route_flags(const char *route);
 
+/* The template of the route that answers path ("/attention/dot";
+ * "/v2/models/attention_dot/infer" -> "/v2/models/{model}/infer"), or NULL
+ * when none does. */
+const char *api_route_of_path(const char *path);
+
 /* Set readiness (0 while draining: /v2/health/ready answers 503). */
 void api_set_ready(int ready);
 

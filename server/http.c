@@ -34,8 +34,12 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "compute_pool.h"
+#include "conn_slots.h"
 #include "cors.h"
 #include "csp.h"
+#include "framing.h"
+#include "front.h"
 #include "gate.h"
 #include "gzip.h"
 #include "log.h"
@@ -55,6 +59,7 @@
 #define DISCARD_FACTOR 4  /* see on_body */
 #define STREAM_BLOCK (1024u * 1024) /* bytes per read of a streamed answer */
 #define FORWARDED_FOR_MAX 8         /* X-Forwarded-For header lines read */
+#define COMPUTE_QUEUE_MAX 128       /* requests waiting for a compute thread */
 
 struct srv_http {
     struct MHD_Daemon *daemon;
@@ -67,7 +72,9 @@ struct srv_http {
     /* 1 once draining: every answer closes its connection, so that no
      * client sends another request on it that the stop would cut off */
     atomic_int draining;
-    srv_gate *gate; /* borrowed; NULL: every request passes */
+    srv_gate *gate;         /* borrowed; NULL: every request passes */
+    srv_conn_slots *slots;  /* connections per peer address */
+    srv_compute_pool *pool; /* computes, off the HTTP threads */
 };
 
 /* Answers that the request line and headers decide on their own. */
@@ -105,6 +112,11 @@ typedef struct {
     const char *gate_route;   /* the route template the gate ruled on */
     unsigned retry_after_s;   /* Retry-After of that refusal */
     srv_rl_ticket ticket;     /* the client's place, released at the end */
+    /* handed to the compute pool while the connection is suspended */
+    struct MHD_Connection *conn;
+    api_request job_request;
+    api_response job_response;
+    atomic_int computed; /* 1: job_response is the answer */
 } srv_request;
 
 static double elapsed_ms(const struct timespec *since) {
@@ -516,17 +528,11 @@ static enum MHD_Result answer_preflight(srv_request *r,
     return rc;
 }
 
-/* Content-Length as a number; -1 when absent (chunked) or unparsable
- * (libmicrohttpd rejects malformed lengths before we are called). */
-static long long content_length(struct MHD_Connection *conn) {
-    const char *cl = header(conn, MHD_HTTP_HEADER_CONTENT_LENGTH);
-    if (cl == NULL || *cl < '0' || *cl > '9')
-        return -1;
-    char *end;
-    unsigned long long v = strtoull(cl, &end, 10);
-    if (*end != '\0' || v > (unsigned long long)INT64_MAX)
-        return -1;
-    return (long long)v;
+static enum MHD_Result add_framing(void *cls, enum MHD_ValueKind kind,
+                                   const char *key, const char *value) {
+    (void)kind;
+    srv_framing_add(cls, key, value);
+    return MHD_YES;
 }
 
 /* 1 when te is the one transfer coding "chunked" (what libmicrohttpd
@@ -651,11 +657,23 @@ static enum MHD_Result answer_refusal(srv_request *r,
  * its way (the client need not send it, and the connection then closes),
  * else on the last call, which keeps the connection open. */
 static enum MHD_Result on_headers(srv_request *r, struct MHD_Connection *conn,
-                                  const char *url, const char *method) {
+                                  const char *url, const char *method,
+                                  const char *version) {
     snprintf(r->method, sizeof r->method, "%s", method);
     snprintf(r->path, sizeof r->path, "%s", url);
     srv_request_id_make(r->request_id, header(conn, "X-Request-Id"));
-    long long length = content_length(conn);
+    /* an ambiguous head: nothing after it may be read as a request */
+    srv_framing framing;
+    srv_framing_init(&framing);
+    MHD_get_connection_values(conn, MHD_HEADER_KIND, &add_framing, &framing);
+    srv_framing_finish(&framing, version);
+    if (framing.detail != NULL)
+        return answer_problem(r, conn, MHD_HTTP_BAD_REQUEST, framing.detail, 1);
+    /* -1: no length (chunked, or no body); beyond int64: too large */
+    long long length = !framing.has_length ? -1
+                       : framing.length > (unsigned long long)INT64_MAX
+                           ? INT64_MAX
+                           : (long long)framing.length;
     const char *te = header(conn, MHD_HTTP_HEADER_TRANSFER_ENCODING);
     int chunked = te != NULL && ends_with_chunked(te);
     r->has_body = length > 0 || chunked;
@@ -767,14 +785,63 @@ static enum MHD_Result on_body(srv_request *r, const char *data, size_t n) {
     return MHD_YES;
 }
 
+/* A compute pool job: the answer, then the connection resumed, after
+ * which r belongs to the HTTP thread again (it may complete and free r at
+ * once). */
+static void compute_job(void *arg) {
+    srv_request *r = arg;
+    api_handle(&r->job_request, &r->job_response);
+    atomic_store(&r->computed, 1);
+    MHD_resume_connection(r->conn);
+}
+
+/* Suspend the connection and queue its request to the compute pool; a
+ * full queue is 503 overloaded at once. */
+static enum MHD_Result compute_off_thread(srv_request *r,
+                                          struct MHD_Connection *conn,
+                                          const char *url) {
+    fill_api_request(&r->job_request, r, conn, url);
+    memset(&r->job_response, 0, sizeof r->job_response);
+    r->conn = conn;
+    MHD_suspend_connection(conn);
+    if (srv_compute_pool_submit(r->srv->pool, compute_job, r) == 0)
+        return MHD_YES;
+    MHD_resume_connection(conn);
+    api_problem p;
+    memset(&p, 0, sizeof p);
+    api_fail(&p, API_E_OVERLOADED, NULL,
+             "the server is busy: %u requests are already waiting to be "
+             "computed; retry after 1 s",
+             COMPUTE_QUEUE_MAX);
+    api_response res;
+    memset(&res, 0, sizeof res);
+    res.compute_ms = -1;
+    res.route = api_route_of_path(url);
+    api_front_respond_problem(&res, &p, url);
+    r->retry_after_s = 1;
+    enum MHD_Result rc = res.body ? answer(r, conn, &res, 0) : MHD_NO;
+    api_response_free(&res);
+    body_free(r);
+    return rc;
+}
+
+/* The pool's answer, sent from the HTTP thread after the resume. */
+static enum MHD_Result answer_computed(srv_request *r,
+                                       struct MHD_Connection *conn) {
+    enum MHD_Result rc = answer(r, conn, &r->job_response, 0);
+    api_response_free(&r->job_response);
+    body_free(r);
+    return rc;
+}
+
 /* MHD_AccessHandlerCallback: called once with the headers, once per body
  * piece, and once more with *upload_data_size == 0 when the body is in. */
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn,
                                   const char *url, const char *method,
                                   const char *version, const char *upload_data,
                                   size_t *upload_data_size, void **con_cls) {
-    (void)version;
     srv_request *r = *con_cls;
+    url = srv_framing_target_path(url);
     if (r == NULL) {
         r = request_new(cls, NULL);
         if (r == NULL)
@@ -783,7 +850,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn,
     }
     if (!r->started) {
         r->started = 1;
-        return on_headers(r, conn, url, method);
+        return on_headers(r, conn, url, method, version);
     }
     if (*upload_data_size > 0) {
         size_t n = *upload_data_size;
@@ -801,6 +868,11 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn,
     if (r->refused != SRV_GATE_PASS)
         return answer_refusal(r, conn, url, 0);
 
+    if (atomic_load(&r->computed)) /* resumed: the pool has answered */
+        return answer_computed(r, conn);
+    if (api_route_flags(api_route_of_path(url)) & API_ROUTE_COMPUTES)
+        return compute_off_thread(r, conn, url);
+
     api_request req;
     api_response res;
     fill_api_request(&req, r, conn, url);
@@ -810,6 +882,31 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn,
     api_response_free(&res);
     body_free(r);
     return rc;
+}
+
+/* MHD_AcceptPolicyCallback: refuse a peer that holds its share of the
+ * connection slots (conn_slots.h); the connection is closed unanswered. */
+static enum MHD_Result on_accept(void *cls, const struct sockaddr *addr,
+                                 socklen_t addrlen) {
+    (void)addrlen;
+    srv_http *srv = cls;
+    return srv_conn_slots_admit(srv->slots, addr) ? MHD_YES : MHD_NO;
+}
+
+/* MHD_OPTION_NOTIFY_CONNECTION: count a connection from set-up to close. */
+static void on_connection(void *cls, struct MHD_Connection *conn,
+                          void **socket_context,
+                          enum MHD_ConnectionNotificationCode code) {
+    (void)socket_context;
+    srv_http *srv = cls;
+    const union MHD_ConnectionInfo *ci =
+        MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+    if (ci == NULL)
+        return;
+    if (code == MHD_CONNECTION_NOTIFY_STARTED)
+        srv_conn_slots_opened(srv->slots, ci->client_addr);
+    else
+        srv_conn_slots_closed(srv->slots, ci->client_addr);
 }
 
 unsigned srv_http_connection_limit(void) {
@@ -832,7 +929,8 @@ srv_http *srv_http_start(const srv_options *opts, const api_limits *limits,
      * its body buffer until --timeout (64 of 300 in tests/load); poll
      * sees every close, at the same CPU per request. */
     unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_POLL |
-                     MHD_USE_ITC | MHD_USE_ERROR_LOG | MHD_USE_TURBO;
+                     MHD_USE_ITC | MHD_USE_ERROR_LOG | MHD_USE_TURBO |
+                     MHD_ALLOW_SUSPEND_RESUME;
     struct sockaddr_in *v4 = (struct sockaddr_in *)&ss;
     struct sockaddr_in6 *v6 = (struct sockaddr_in6 *)&ss;
     if (inet_pton(AF_INET, opts->bind, &v4->sin_addr) == 1) {
@@ -851,6 +949,22 @@ srv_http *srv_http_start(const srv_options *opts, const api_limits *limits,
         return NULL;
     srv->limits = *limits;
     srv->gate = gate;
+    unsigned connections = srv_http_connection_limit();
+    unsigned per_address = opts->max_connections_per_address;
+    if (per_address == SRV_PER_ADDRESS_AUTO)
+        per_address = connections / 8 > 0 ? connections / 8 : 1;
+    srv_netlist trusted = {0};
+    (void)srv_netlist_parse(&trusted, opts->trusted_proxy); /* checked */
+    srv->slots = srv_conn_slots_new(connections, per_address, &trusted);
+    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    srv->pool = srv_compute_pool_new(cores > 0 ? (unsigned)cores : 1,
+                                     COMPUTE_QUEUE_MAX);
+    if (srv->slots == NULL || srv->pool == NULL) {
+        srv_conn_slots_free(srv->slots);
+        srv_compute_pool_free(srv->pool);
+        free(srv);
+        return NULL;
+    }
     srv->quiesced_fd = MHD_INVALID_SOCKET;
     atomic_init(&srv->in_flight, 0);
     atomic_init(&srv->serving, 0);
@@ -881,18 +995,21 @@ srv_http *srv_http_start(const srv_options *opts, const api_limits *limits,
         pool_options[0].option = MHD_OPTION_END;
 
     srv->daemon = MHD_start_daemon(
-        flags, (uint16_t)opts->port, NULL, NULL, &on_request, srv,
+        flags, (uint16_t)opts->port, &on_accept, srv, &on_request, srv,
         MHD_OPTION_EXTERNAL_LOGGER, &mhd_log, srv, MHD_OPTION_ARRAY,
         tls_options, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&ss,
         MHD_OPTION_ARRAY, pool_options, MHD_OPTION_CONNECTION_TIMEOUT,
-        (unsigned int)opts->timeout_s, MHD_OPTION_CONNECTION_LIMIT,
-        srv_http_connection_limit(), MHD_OPTION_CONNECTION_MEMORY_LIMIT,
-        (size_t)CONNECTION_MEMORY_BYTES, MHD_OPTION_LISTEN_BACKLOG_SIZE,
-        (unsigned int)LISTEN_BACKLOG, MHD_OPTION_URI_LOG_CALLBACK, &on_uri, srv,
-        MHD_OPTION_NOTIFY_COMPLETED, &on_completed, srv, MHD_OPTION_END);
+        (unsigned int)opts->timeout_s, MHD_OPTION_CONNECTION_LIMIT, connections,
+        MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)CONNECTION_MEMORY_BYTES,
+        MHD_OPTION_LISTEN_BACKLOG_SIZE, (unsigned int)LISTEN_BACKLOG,
+        MHD_OPTION_URI_LOG_CALLBACK, &on_uri, srv, MHD_OPTION_NOTIFY_COMPLETED,
+        &on_completed, srv, MHD_OPTION_NOTIFY_CONNECTION, &on_connection, srv,
+        MHD_OPTION_END);
     if (srv->daemon == NULL) {
         srv_log_message("error", "cannot listen on %s port %u", opts->bind,
                         opts->port);
+        srv_conn_slots_free(srv->slots);
+        srv_compute_pool_free(srv->pool);
         free(srv);
         return NULL;
     }
@@ -935,8 +1052,13 @@ unsigned srv_http_connections(const srv_http *srv) {
 void srv_http_stop(srv_http *srv) {
     if (srv == NULL)
         return;
+    /* every job finishes and resumes its connection before the daemon
+     * stops (libmicrohttpd must not stop with connections suspended) */
+    srv_compute_pool_free(srv->pool);
+    srv->pool = NULL;
     MHD_stop_daemon(srv->daemon);
     if (srv->quiesced_fd != MHD_INVALID_SOCKET)
         close(srv->quiesced_fd);
+    srv_conn_slots_free(srv->slots);
     free(srv);
 }

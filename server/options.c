@@ -87,6 +87,11 @@ static const opt_spec specs[] = {
     {"max-connections", "ATTND_MAX_CONNECTIONS", OPT_UINT,
      offsetof(srv_options, max_connections), 0, 1000000,
      "requests in flight in all; over it 503 overloaded (default 0: off)"},
+    {"max-connections-per-address", "ATTND_MAX_CONNECTIONS_PER_ADDRESS",
+     OPT_UINT, offsetof(srv_options, max_connections_per_address), 0, 1000000,
+     "connections one client address may hold, counted from accept (trusted "
+     "proxies exempt); 0: no limit (default: an eighth of the connection "
+     "slots)"},
     {"trusted-proxy", "ATTND_TRUSTED_PROXY", OPT_TEXT,
      offsetof(srv_options, trusted_proxy), 0, FIELD_SIZE(trusted_proxy),
      "comma-separated proxy addresses/CIDRs whose X-Forwarded-For names "
@@ -115,6 +120,7 @@ void srv_options_default(srv_options *opts) {
     opts->max_body_bytes = 16 * MiB;
     opts->max_elements = 16 * MiB;
     opts->max_work = 1ULL << 33;
+    opts->max_connections_per_address = SRV_PER_ADDRESS_AUTO;
     opts->timeout_s = 30;
     strcpy(opts->cors_origin, "*");
     opts->log_format = SRV_LOG_TEXT;

@@ -13,6 +13,8 @@
 
 typedef enum { SRV_LOG_TEXT = 0, SRV_LOG_JSON } srv_log_format;
 
+#define SRV_PER_ADDRESS_AUTO 0xffffffffu
+
 typedef struct {
     unsigned port;          /* TCP port, 0 = any free port */
     char bind[64];          /* numeric IPv4 or IPv6 address */
@@ -31,6 +33,9 @@ typedef struct {
     unsigned burst;                     /* bucket size; 0 = ceil(rate) */
     unsigned max_concurrent_per_client; /* requests in flight per client */
     unsigned max_connections;           /* requests in flight in all */
+    /* connections one peer address may hold, from accept; 0: no limit;
+     * SRV_PER_ADDRESS_AUTO: an eighth of the connection slots */
+    unsigned max_connections_per_address;
     char trusted_proxy[1024]; /* addresses/CIDRs whose X-Forwarded-For counts */
     char auth_token_file[4096]; /* bearer tokens, one per line */
     int metrics_public;         /* 1: /metrics needs no token */
@@ -47,8 +52,9 @@ typedef enum {
 
 /* Fill opts with the defaults: port 8080, bind 127.0.0.1, threads = online
  * CPUs, 16 MiB body, 16 Mi elements, 2^33 work, 30 s timeout, CORS "*",
- * text logs, 8 s shutdown grace, gzip from 1 KiB; no rate limit, no caps,
- * no trusted proxy, no token, no TLS. */
+ * text logs, 8 s shutdown grace, gzip from 1 KiB; no rate limit, no caps
+ * but an eighth of the connection slots per address, no trusted proxy, no
+ * token, no TLS. */
 void srv_options_default(srv_options *opts);
 
 /* Read ATTND_* variables from the environment, then argv (argv[0] is the

@@ -78,6 +78,11 @@ unsigned api_route_flags(const char *route) {
     return r ? r->flags : 0;
 }
 
+const char *api_route_of_path(const char *path) {
+    const api_route *r = api_route_find(path);
+    return r ? r->path : NULL;
+}
+
 size_t api_route_count(void) {
     return N_ROUTES;
 }

@@ -17,7 +17,10 @@
 #   4. SIGTERM under load (16 closed-loop keep-alive clients, drain.pl):
 #      every request on a connection the daemon accepted is answered (as
 #      many answers as access-log lines, none cut off), exit status 0;
-#   5. with ASAN_ATTND: 2 to 4 against the AddressSanitizer daemon, which
+#   5. health under compute: two additive requests computing for seconds
+#      while /healthz is probed for HEALTH_SECONDS: p99 under HEALTH_P99_MS
+#      (health_probe.py);
+#   6. with ASAN_ATTND: 2 to 4 against the AddressSanitizer daemon, which
 #      must then exit 0 with no report (LeakSanitizer runs at exit).
 # Needs wrk, perl, curl and jq.
 #   usage: sh tests/load/smoke.sh ATTND [ASAN_ATTND]
@@ -35,6 +38,8 @@ PROBE_REQUESTS=${PROBE_REQUESTS:-300}
 PROBE_P99_MS=${PROBE_P99_MS:-100}
 DISCONNECTS=${DISCONNECTS:-100}
 DISCONNECT_RSS_KB=${DISCONNECT_RSS_KB:-4096}
+HEALTH_SECONDS=${HEALTH_SECONDS:-3}
+HEALTH_P99_MS=${HEALTH_P99_MS:-50}
 TMP=$(mktemp -d)
 PIDS=""
 trap 'for p in $PIDS; do kill -KILL "$p" 2>/dev/null; done; rm -rf "$TMP"' EXIT
@@ -245,7 +250,40 @@ sigterm_under_load() {
     fi
 }
 
-# --- 1..4 against the release daemon -------------------------------------------
+# health_under_compute: two additive requests that compute for seconds
+# (Nq = Nk = 1024, num_hiddens 1000) while /healthz is probed on new
+# connections: the compute pool leaves the HTTP threads free, so its p99
+# stays under HEALTH_P99_MS
+health_under_compute() {
+    jq -cn 'def mat(n; m; s): [range(n) as $i | [range(m) as $j |
+                ((($i * m + $j) * s) | sin)]];
+            [mat(1024; 4; 0.3)] as $t |
+            {queries: $t, keys: $t, values: $t, num_hiddens: 1000, seed: 1,
+             return_weights: false}' >"$TMP/heavy.json"
+    heavy=""
+    for i in 1 2; do
+        curl -s -o /dev/null -w '%{http_code}' --max-time 120 \
+            -H 'Content-Type: application/json' \
+            --data-binary @"$TMP/heavy.json" \
+            "http://127.0.0.1:$PORT/attention/additive" >"$TMP/heavy$i.code" &
+        heavy="$heavy $!"
+    done
+    sleep 0.3
+    python3 "$DIR/health_probe.py" "$PORT" "$HEALTH_SECONDS" >"$TMP/probe.out"
+    # shellcheck disable=SC2086 # a list of process ids
+    wait $heavy
+    p99=$(sed -n 's/.*p99_ms=\([0-9.]*\).*/\1/p' "$TMP/probe.out")
+    codes="$(cat "$TMP/heavy1.code") $(cat "$TMP/heavy2.code")"
+    what="healthz while two additive requests compute: $(cat "$TMP/probe.out"); the two answered $codes; p99 < $HEALTH_P99_MS ms"
+    if [ "$codes" = "200 200" ] && grep -q 'failed=0' "$TMP/probe.out" &&
+        awk "BEGIN { exit !(${p99:-1e9} < $HEALTH_P99_MS) }"; then
+        ok "$what"
+    else
+        not_ok "$what"
+    fi
+}
+
+# --- 1..5 against the release daemon -------------------------------------------
 LOG="$TMP/attnd.log"
 if ! start "$LOG" "$ATTND"; then
     not_ok "attnd starts" "$(head -c 300 "$LOG")"
@@ -274,9 +312,10 @@ check "saturation: VmRSS $rss_start kB at start, $rss_warm after ${LOAD_WARMUP}s
 slowloris_probe "slowloris"
 check "healthz answers after the slow clients" healthz
 disconnects "disconnects" "$DISCONNECTS" "$DISCONNECT_RSS_KB"
+health_under_compute
 sigterm_under_load "release" "$LOG"
 
-# --- 5. the AddressSanitizer daemon ----------------------------------------------
+# --- 6. the AddressSanitizer daemon ----------------------------------------------
 if [ -n "$ASAN_ATTND" ]; then
     ALOG="$TMP/asan.log"
     if start "$ALOG" "$ASAN_ATTND"; then

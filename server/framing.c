@@ -1,0 +1,115 @@
+/*
+ * framing.c — request-head framing rules (see framing.h).
+ */
+#include "framing.h"
+
+#include <string.h>
+#include <strings.h>
+
+/* RFC 9110 section 5.6.2: tchar. */
+static int is_token_char(unsigned char c) {
+    if ((c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') ||
+        (c >= 'A' && c <= 'Z'))
+        return 1;
+    return c != '\0' && strchr("!#$%&'*+-.^_`|~", c) != NULL;
+}
+
+static int is_token(const char *s) {
+    if (*s == '\0')
+        return 0;
+    for (; *s; s++)
+        if (!is_token_char((unsigned char)*s))
+            return 0;
+    return 1;
+}
+
+/* Content-Length = 1*DIGIT (RFC 9110 section 8.6), with optional
+ * whitespace around it. Returns 0 with *v (saturated at 2^64 - 1), or -1. */
+static int parse_length(const char *s, unsigned long long *v) {
+    while (*s == ' ' || *s == '\t')
+        s++;
+    if (*s < '0' || *s > '9')
+        return -1;
+    *v = 0;
+    for (; *s >= '0' && *s <= '9'; s++) {
+        unsigned d = (unsigned)(*s - '0');
+        *v = *v > (~0ULL - d) / 10 ? ~0ULL : *v * 10 + d;
+    }
+    while (*s == ' ' || *s == '\t')
+        s++;
+    return *s == '\0' ? 0 : -1;
+}
+
+/* libmicrohttpd 0.9.75 joins an obs-fold line to the field's name:
+ * "Content-Length: 4\r\n 5" arrives as "Content-Length5: 4", and
+ * "Content-Length:\r\n 45" as "Content-Length45" with an empty value, so
+ * the body is framed as having no length. A name that starts with a
+ * framing field's and goes on is such a fold. */
+static int is_folded_framing(const char *name) {
+    static const char *const framing[] = {"Content-Length",
+                                          "Transfer-Encoding"};
+    for (size_t i = 0; i < 2; i++) {
+        size_t n = strlen(framing[i]);
+        if (strlen(name) > n && !strncasecmp(name, framing[i], n))
+            return 1;
+    }
+    return 0;
+}
+
+void srv_framing_init(srv_framing *f) {
+    memset(f, 0, sizeof *f);
+}
+
+void srv_framing_add(srv_framing *f, const char *name, const char *value) {
+    if (f->detail != NULL)
+        return;
+    if (!is_token(name)) {
+        f->detail = "a header field name holds whitespace or a character "
+                    "that is not a token character (RFC 9112 section 5.1: "
+                    "no whitespace before the colon)";
+    } else if (is_folded_framing(name)) {
+        f->detail = "a folded header line (obs-fold) in the framing headers "
+                    "is not accepted (RFC 9112 section 5.2)";
+    } else if (!strcasecmp(name, "Host")) {
+        f->hosts++;
+    } else if (!strcasecmp(name, "Transfer-Encoding")) {
+        f->codings++;
+    } else if (!strcasecmp(name, "Content-Length")) {
+        unsigned long long v = 0;
+        if (parse_length(value ? value : "", &v))
+            f->detail = "Content-Length must be one decimal number (RFC "
+                        "9112 section 6.3)";
+        else if (f->lengths++ > 0 && v != f->length)
+            f->detail = "Content-Length is given twice with different values "
+                        "(RFC 9112 section 6.3)";
+        f->length = v;
+        f->has_length = f->detail == NULL;
+    }
+}
+
+void srv_framing_finish(srv_framing *f, const char *version) {
+    if (f->detail != NULL)
+        return;
+    if (f->codings > 1)
+        f->detail = "Transfer-Encoding is given more than once: send one "
+                    "line, \"Transfer-Encoding: chunked\" (RFC 9112 section "
+                    "6.1)";
+    else if (f->codings && f->lengths)
+        f->detail = "Transfer-Encoding and Content-Length together: the "
+                    "body's end would be ambiguous (RFC 9112 section 6.1)";
+    else if ((version == NULL || !strcmp(version, "HTTP/1.1")) && f->hosts != 1)
+        f->detail = f->hosts ? "HTTP/1.1 needs exactly one Host header, not "
+                               "several (RFC 9112 section 3.2)"
+                             : "HTTP/1.1 needs a Host header (RFC 9112 "
+                               "section 3.2)";
+}
+
+const char *srv_framing_target_path(const char *target) {
+    size_t scheme = !strncasecmp(target, "http://", 7)    ? 7
+                    : !strncasecmp(target, "https://", 8) ? 8
+                                                          : 0;
+    if (scheme == 0)
+        return target;
+    const char *path = strchr(target + scheme, '/');
+    return path != NULL ? path : "/";
+}

@@ -1,0 +1,53 @@
+/*
+ * framing.h — RFC 9112's rules on a request head that decide where the
+ * message ends, checked before any byte of the body is read.
+ *
+ * A request whose end two parties could find in different places lets a
+ * second request hide inside the first (request smuggling): a proxy in
+ * front reads one message, attnd another. So every ambiguous head is
+ * refused with 400 and its connection closed (docs/contract.md section 1,
+ * "HTTP behaviour"; RFC 9112 sections 3.2, 5.1, 6.1–6.3):
+ *   - a field name with whitespace or another character that is not a
+ *     token character ("Transfer-Encoding : chunked");
+ *   - Transfer-Encoding together with Content-Length;
+ *   - Transfer-Encoding more than once;
+ *   - a Content-Length that is not one decimal number (a list, a sign,
+ *     letters, empty, an obs-fold's leftovers), or repeated with differing
+ *     values;
+ *   - HTTP/1.1 without exactly one Host.
+ * And an absolute-form target is routed by its path.
+ * What libmicrohttpd answers itself before attnd sees the head is listed
+ * in docs/operations.md.
+ */
+#ifndef SRV_FRAMING_H
+#define SRV_FRAMING_H
+
+#include <stddef.h>
+
+/* The framing of a request head, read one header line at a time. */
+typedef struct {
+    const char *detail; /* why it is refused (400), or NULL when it is not */
+    int has_length;     /* a valid Content-Length was given */
+    unsigned long long length;      /* its value (saturated at 2^64 - 1) */
+    size_t lengths, codings, hosts; /* lines of each seen */
+} srv_framing;
+
+/* Start checking a head. */
+void srv_framing_init(srv_framing *f);
+
+/* One header line as received (NUL-terminated name and value; a NULL
+ * value counts as empty). The first broken rule is kept in f->detail. */
+void srv_framing_add(srv_framing *f, const char *name, const char *value);
+
+/* The rules about the whole head, for HTTP version `version` ("HTTP/1.1";
+ * NULL counts as 1.1). Afterwards f->detail, when not NULL, is a static
+ * string naming the rule and its RFC section. */
+void srv_framing_finish(srv_framing *f, const char *version);
+
+/* The path of a request target: itself in origin form ("/attention/dot"),
+ * the path of an absolute-form target ("http://host:8080/attention/dot"
+ * -> "/attention/dot"; "http://host" -> "/"), which a server must accept
+ * (RFC 9112 section 3.2.2). A pointer into target, or a static "/". */
+const char *srv_framing_target_path(const char *target);
+
+#endif /* SRV_FRAMING_H */
