@@ -229,6 +229,9 @@ static void request_free(srv_request *r) {
     free(r->query);
     body_free(r);
     api_stream_free(r->stream);
+    /* a computed answer never sent: the connection closed after the pool
+     * resumed it (a stop, or the client gone) */
+    api_response_free(&r->job_response);
     free(r);
 }
 
