@@ -86,8 +86,13 @@ enum {
     API_ROUTE_COMPUTES = 1u << 2,    /* it calls the attention library */
     API_ROUTE_OPEN = 1u << 3,        /* no token needed (--token-file) */
     API_ROUTE_OPEN_IF_METRICS_PUBLIC = 1u << 4, /* open with --metrics-public */
-    API_ROUTE_UNLIMITED = 1u << 5 /* no limit counts it: health probes, so
-                                     that a busy server is never restarted */
+    API_ROUTE_UNLIMITED = 1u << 5, /* no limit counts it: health probes, so
+                                      that a busy server is never restarted */
+    /* its work is at most quadratic in the numbers of its body (every
+     * size comes from a tensor sent, none from a parameter such as
+     * num_hiddens or epochs): a small body is a short computation, which
+     * the server may run on its HTTP thread */
+    API_ROUTE_WORK_OF_BODY = 1u << 6
 };
 
 /* The API_ROUTE_* flags of the route named route ("/healthz",

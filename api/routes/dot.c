@@ -169,7 +169,8 @@ const api_route api_route_dot = {
     .method = "POST",
     .path = "/attention/dot",
     .handler = handle_dot,
-    .flags = API_ROUTE_JSON_BODY | API_ROUTE_VARY_ACCEPT | API_ROUTE_COMPUTES,
+    .flags = API_ROUTE_JSON_BODY | API_ROUTE_VARY_ACCEPT | API_ROUTE_COMPUTES |
+             API_ROUTE_WORK_OF_BODY,
     .request = &schema,
     .answer = &answer,
     .model = "attention_dot",

@@ -161,7 +161,8 @@ const api_route api_route_softmax_masked = {
     .method = "POST",
     .path = "/softmax/masked",
     .handler = handle_softmax_masked,
-    .flags = API_ROUTE_JSON_BODY | API_ROUTE_VARY_ACCEPT | API_ROUTE_COMPUTES,
+    .flags = API_ROUTE_JSON_BODY | API_ROUTE_VARY_ACCEPT | API_ROUTE_COMPUTES |
+             API_ROUTE_WORK_OF_BODY,
     .request = &schema,
     .answer = &answer,
     .cost = cost_softmax,
