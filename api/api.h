@@ -17,6 +17,12 @@ typedef struct {
     size_t max_body_bytes; /* 16 MiB */
     size_t max_elements;   /* 16 Mi doubles per tensor */
     uint64_t max_work;     /* 2^33 estimated scalar operations */
+    /* the JSON tree jansson may build for a body, estimated before it is
+     * built (api_json_tree_bytes): 64 MiB, four times max_body_bytes in the
+     * server; 0: no limit */
+    size_t max_tree_bytes;
+    /* seconds a request may compute (lib/'s deadline, attn.h); 0: none */
+    unsigned compute_timeout_s;
 } api_limits;
 
 void api_limits_default(api_limits *limits);
@@ -39,6 +45,10 @@ typedef struct {
      * read, so that the caller may free it before the answer is computed. */
     void (*body_done)(void *ctx);
     void *body_ctx;
+    /* 1: a reservation of the memory budget that does not fit may wait for
+     * room (a compute thread); 0: it is refused at once (an HTTP thread,
+     * which must never block) */
+    int may_wait;
 } api_request;
 
 typedef struct {
@@ -54,6 +64,10 @@ typedef struct {
     int vary_accept; /* 1: add "Vary: Accept" */
     api_stream *stream; /* non-NULL: the body comes from api_stream_read
                            (body NULL, length unknown in advance) */
+    /* bytes of the memory budget that body or stream holds, given back
+     * (api_budget_give) by whoever frees them: api_response_free, or the
+     * server once the answer is sent */
+    uint64_t charged;
 } api_response;
 
 /* Handle one request. Never fails: every error becomes a problem+json
@@ -71,6 +85,41 @@ ssize_t api_stream_read(api_stream *s, char *dst, size_t max);
 /* Free a stream (api_response_free does it for res->stream); NULL is
  * fine. */
 void api_stream_free(api_stream *s);
+
+/* The server-wide memory budget (docs/contract.md "Sharing one server"):
+ * every request reserves what it will hold before it holds it (its body,
+ * its JSON tree, its tensors, working set and answer; api/core/budget.h).
+ * total_bytes 0: no budget (the default). At most max_waiters reservations
+ * wait for room at a time, each at most max_wait_ms; others are refused at
+ * once. */
+void api_budget_set(uint64_t total_bytes, unsigned max_waiters,
+                    unsigned max_wait_ms);
+
+enum {
+    API_BUDGET_OK = 0,    /* reserved */
+    API_BUDGET_NEVER = 1, /* more than the whole budget: 413 */
+    API_BUDGET_BUSY = 2   /* no room now, nor after waiting: 503 */
+};
+
+/* Reserve bytes (waiting for room when may_wait and a waiter's place is
+ * free). Returns API_BUDGET_*; only API_BUDGET_OK reserves. */
+int api_budget_take(uint64_t bytes, int may_wait);
+
+/* Reserve bytes without a check (memory already held). */
+void api_budget_force(uint64_t bytes);
+
+/* Give back bytes reserved before. */
+void api_budget_give(uint64_t bytes);
+
+typedef struct {
+    uint64_t total;    /* the budget, or 0 when there is none */
+    uint64_t used;     /* reserved now */
+    uint64_t peak;     /* most reserved at once since start */
+    unsigned waiting;  /* reservations waiting for room now */
+    uint64_t refusals; /* reservations refused for want of room (503) */
+} api_budget_usage;
+
+void api_budget_stats(api_budget_usage *u);
 
 /* Early decision from the headers alone, before the body arrives:
  * 404, 405, 415 and 413 (by Content-Length; content_length < 0 = unknown).

@@ -75,6 +75,7 @@ typedef struct {
     size_t Nq, Nk, h;
     int exp_form; /* features from eq, ek, mq and mk */
     int nomem;    /* set when a range could not get its scratch */
+    int expired;  /* set when a range stopped at the deadline */
 } scores_job;
 
 /* Scores of the query rows [begin, end) of (B·Nq): for each, the features
@@ -92,6 +93,10 @@ static void additive_scores(void *ctx, size_t begin, size_t end) {
     }
     unsigned char *cancels = (unsigned char *)(feat + block * h); /* block */
     for (size_t row = begin; row < end; row++) {
+        if (attn_deadline_passed()) {
+            job->expired = 1; /* one int, only ever set to 1 */
+            break;
+        }
         size_t b = row / Nq;
         const double *pqi = job->pq + row * h;
         double *si = job->s + row * Nk;
@@ -171,13 +176,15 @@ attn_status attn_additive_forward(double *out, double *weights, double *scores,
     if (exp_form)
         to_exp_form(eq, mq, pq, np);
     scores_job job = {pq, pk, w_v, eq, eq + B * Nq * h, mq, mq + B * Nq * h,
-                      s,  Nq, Nk,  h,  exp_form,        0};
+                      s,  Nq, Nk,  h,  exp_form,        0,  0};
     size_t per_query = Nk * h;
     attn_parallel_for(B * Nq, FEATURES_PER_THREAD / per_query + 1,
                       additive_scores, &job);
     free(pq);
     if (job.nomem)
         return ATTN_E_NOMEM;
+    if (job.expired)
+        return ATTN_E_DEADLINE;
 
     /* 3. mask and stable softmax (rejects non-finite visible scores) */
     st = attn_softmax_masked(weights, s, mask, B, Nq, Nk, fault);

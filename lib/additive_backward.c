@@ -136,6 +136,10 @@ attn_status attn_additive_backward(
          *    (1 − t²). Zero entries (masked keys, fully masked rows) add
          *    nothing and are skipped. */
         for (size_t i = 0; i < Nq; i++) {
+            if (attn_deadline_passed()) {
+                free(pq);
+                return ATTN_E_DEADLINE;
+            }
             const double *pqi = pq + (b * Nq + i) * h;
             double *gqi = grad_pq + (b * Nq + i) * h;
             for (size_t j = 0; j < Nk; j++) {

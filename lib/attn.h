@@ -41,7 +41,9 @@ typedef enum {
     ATTN_E_ZERO_MASS, /* NW query with zero kernel mass; fault->index = query */
     ATTN_E_BAD_STEP,  /* NW fit step made w <= 0 or non-finite; fault->index =
                          epoch (from 1) */
-    ATTN_E_TOO_FEW /* NW needs more points (train_loo n < 2, bandwidth rule) */
+    ATTN_E_TOO_FEW, /* NW needs more points (train_loo n < 2, bandwidth rule) */
+    ATTN_E_DEADLINE /* the calling thread's deadline passed mid-call
+                       (attn_deadline_set); the outputs are unspecified */
 } attn_status;
 
 /* Static English text for a status; never NULL ("unknown status" for
@@ -57,6 +59,19 @@ typedef struct {
     size_t index;
     int by_causal;
 } attn_fault;
+
+/* -------------------------------------------------------------- deadline */
+
+/* A time limit for the calls this thread makes from now on: once
+ * attn_clock_seconds() passes `at`, the long loops of every call (over
+ * examples, heads, query rows, epochs and bandwidth candidates, and the
+ * threads a call starts) stop at their next check and the call returns
+ * ATTN_E_DEADLINE. at = 0 clears it. A check costs one clock read; the
+ * work between two checks is one row of a call, or one BLAS product. */
+void attn_deadline_set(double at);
+
+/* Seconds on CLOCK_MONOTONIC, the clock of attn_deadline_set. */
+double attn_clock_seconds(void);
 
 /* ------------------------------------------------------------ size maths */
 

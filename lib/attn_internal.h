@@ -43,6 +43,13 @@ attn_status attn_softmax_rows(double *weights, const double *scores,
                               const attn_mask *mask, size_t Nq, size_t Nk,
                               size_t begin, size_t end, attn_fault *fault);
 
+/* 1 once this thread's deadline (attn_deadline_set) has passed. */
+int attn_deadline_passed(void);
+
+/* This thread's deadline, 0 when none: attn_parallel_for gives it to the
+ * threads it starts. */
+double attn_deadline_get(void);
+
 /* Reset *fault (may be NULL) to {0, 0}. */
 void attn_fault_clear(attn_fault *fault);
 

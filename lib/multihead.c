@@ -128,6 +128,10 @@ attn_status attn_multihead_forward(
     project(Vp, v, params->W_v, params->b_v, B * Nk, dv, h);
 
     for (size_t b = 0; b < B && st == ATTN_OK; b++) {
+        if (attn_deadline_passed()) {
+            st = ATTN_E_DEADLINE;
+            break;
+        }
         attn_mask mb = example_mask(mask, b, Nq);
         double *Qb = Qp + b * Nq * h;
         const double *Kb = Kp + b * Nk * h;

@@ -121,6 +121,8 @@ attn_status attn_nw_predict(double *pred, double *weights,
         return st;
     /* 1. weights[q, :] = α(x_query[q], ·) */
     for (size_t q = 0; q < m; q++) {
+        if (attn_deadline_passed())
+            return ATTN_E_DEADLINE;
         st = nw_row(weights + q * n, NULL, x_query[q], x_train, n, NO_SKIP,
                     kernel, w);
         if (st != ATTN_OK)
@@ -148,6 +150,8 @@ static attn_status nw_loss_eval(double *loss, double *grad,
                                 attn_fault *fault) {
     double sum_loss = 0.0, sum_grad = 0.0;
     for (size_t q = 0; q < m; q++) {
+        if (attn_deadline_passed())
+            return ATTN_E_DEADLINE;
         attn_status st = nw_row(alpha, shifted, x_query[q], x_train, n,
                                 loo ? q : NO_SKIP, kernel, w);
         if (st != ATTN_OK)

@@ -17,10 +17,12 @@ typedef struct {
     attn_range_fn fn;
     void *ctx;
     size_t begin, end;
+    double deadline; /* the caller's, for the threads started here */
 } range_job;
 
 static void *run_range(void *arg) {
     range_job *j = arg;
+    attn_deadline_set(j->deadline);
     j->fn(j->ctx, j->begin, j->end);
     return NULL;
 }
@@ -39,7 +41,8 @@ void attn_parallel_for(size_t n, size_t min_per_thread, attn_range_fn fn,
     int started[THREADS_MAX] = {0};
     for (size_t t = 0; t < threads; t++)
         jobs[t] = (range_job){fn, ctx, n / threads * t,
-                              t + 1 == threads ? n : n / threads * (t + 1)};
+                              t + 1 == threads ? n : n / threads * (t + 1),
+                              attn_deadline_get()};
     for (size_t t = 1; t < threads; t++)
         started[t] = pthread_create(&tid[t], NULL, run_range, &jobs[t]) == 0;
     run_range(&jobs[0]);

@@ -25,6 +25,8 @@ const char *attn_status_str(attn_status s) {
         return "gradient step left the valid range";
     case ATTN_E_TOO_FEW:
         return "too few points";
+    case ATTN_E_DEADLINE:
+        return "the time limit passed";
     }
     return "unknown status";
 }

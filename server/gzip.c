@@ -99,3 +99,64 @@ int srv_gzip_compress(char **out, size_t *out_len, const char *in, size_t len) {
     *out_len = produced;
     return 0;
 }
+
+/* Plain bytes read from the source at a time. */
+#define GZIP_IN_BYTES (256u * 1024)
+
+struct srv_gzip_stream {
+    z_stream zs;
+    srv_gzip_source source;
+    void *ctx;
+    int at_end; /* the source has ended: finishing */
+    int done;   /* Z_STREAM_END given */
+    char in[GZIP_IN_BYTES];
+};
+
+srv_gzip_stream *srv_gzip_stream_new(srv_gzip_source source, void *ctx) {
+    srv_gzip_stream *z = calloc(1, sizeof *z);
+    if (z == NULL)
+        return NULL;
+    if (deflateInit2(&z->zs, 1, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) !=
+        Z_OK) {
+        free(z);
+        return NULL;
+    }
+    z->source = source;
+    z->ctx = ctx;
+    return z;
+}
+
+ssize_t srv_gzip_stream_read(srv_gzip_stream *z, char *dst, size_t max) {
+    if (z->done)
+        return 0;
+    if (max > UINT32_MAX)
+        max = UINT32_MAX;
+    z->zs.next_out = (Bytef *)dst;
+    z->zs.avail_out = (uInt)max;
+    /* until some output is ready: deflate keeps what it can */
+    while (z->zs.avail_out == max) {
+        if (z->zs.avail_in == 0 && !z->at_end) {
+            ssize_t n = z->source(z->ctx, z->in, sizeof z->in);
+            if (n < 0)
+                return -1;
+            z->at_end = n == 0;
+            z->zs.next_in = (Bytef *)z->in;
+            z->zs.avail_in = (uInt)n;
+        }
+        int rc = deflate(&z->zs, z->at_end ? Z_FINISH : Z_NO_FLUSH);
+        if (rc == Z_STREAM_END) {
+            z->done = 1;
+            break;
+        }
+        if (rc != Z_OK && rc != Z_BUF_ERROR)
+            return -1;
+    }
+    return (ssize_t)(max - z->zs.avail_out);
+}
+
+void srv_gzip_stream_free(srv_gzip_stream *z) {
+    if (z == NULL)
+        return;
+    deflateEnd(&z->zs);
+    free(z);
+}

@@ -6,6 +6,7 @@
 #define SRV_GZIP_H
 
 #include <stddef.h>
+#include <sys/types.h>
 
 /* Bodies shorter than this (bytes) are sent as they are, by default
  * (--gzip-min-bytes). */
@@ -28,5 +29,30 @@ int srv_gzip_accepted(const char *accept_encoding);
  * *out_len bytes, owned by the caller (free()). Returns 0, or -1 (nothing
  * allocated) when memory runs out or the result is not smaller than in. */
 int srv_gzip_compress(char **out, size_t *out_len, const char *in, size_t len);
+
+/* Answers from this many bytes are compressed as they are sent
+ * (srv_gzip_stream), not whole: a whole copy would double what a large
+ * answer holds, and compressing it would hold an HTTP thread for seconds
+ * (a 350 MB answer: 4 s). Below it they are compressed whole and keep
+ * their Content-Length. */
+#define SRV_GZIP_WHOLE_MAX ((size_t)1 << 20)
+
+/* Where a stream's plain bytes come from: the next at most max of them
+ * into dst; returns how many (> 0), 0 at the end, -1 on an error. */
+typedef ssize_t (*srv_gzip_source)(void *ctx, char *dst, size_t max);
+
+typedef struct srv_gzip_stream srv_gzip_stream;
+
+/* A gzip stream over source (level 1, RFC 1952 framing). NULL when memory
+ * runs out. */
+srv_gzip_stream *srv_gzip_stream_new(srv_gzip_source source, void *ctx);
+
+/* The next compressed bytes, at most max of them, into dst: how many
+ * (> 0), 0 once the stream has ended, -1 on an error of the source or of
+ * zlib. */
+ssize_t srv_gzip_stream_read(srv_gzip_stream *z, char *dst, size_t max);
+
+/* NULL is fine. */
+void srv_gzip_stream_free(srv_gzip_stream *z);
 
 #endif /* SRV_GZIP_H */

@@ -36,6 +36,7 @@
 
 #include "compute_pool.h"
 #include "conn_slots.h"
+#include "conn_watch.h"
 #include "cors.h"
 #include "csp.h"
 #include "framing.h"
@@ -76,6 +77,7 @@ struct srv_http {
     srv_gate *gate;         /* borrowed; NULL: every request passes */
     srv_conn_slots *slots;  /* connections per peer address */
     srv_compute_pool *pool; /* computes, off the HTTP threads */
+    srv_conn_watch *watch;  /* header and body deadlines */
 };
 
 /* Answers that the request line and headers decide on their own. */
@@ -106,9 +108,12 @@ typedef struct {
     int body_mapped; /* body is a body_map of body_cap bytes, not malloc'd */
     unsigned long long body_seen; /* body bytes received, kept or not */
     int overflow;                 /* body_seen outgrew max_body_bytes */
-    int status;               /* for the access line; 0 = no answer from us */
-    size_t bytes;             /* response body bytes sent (0 for HEAD) */
-    api_stream *stream;       /* a body printed as it is sent, or NULL */
+    int status;          /* for the access line; 0 = no answer from us */
+    size_t bytes;        /* response body bytes sent (0 for HEAD) */
+    api_stream *stream;  /* a body printed as it is sent, or NULL */
+    srv_gzip_stream *gz; /* compressing the answer as it is sent */
+    char *plain;         /* the whole answer gz compresses, or NULL */
+    size_t plain_len, plain_pos;
     srv_gate_verdict refused; /* the gate's refusal, or SRV_GATE_PASS */
     const char *gate_route;   /* the route template the gate ruled on */
     unsigned retry_after_s;   /* Retry-After of that refusal */
@@ -117,7 +122,12 @@ typedef struct {
     struct MHD_Connection *conn;
     api_request job_request;
     api_response job_response;
-    atomic_int computed; /* 1: job_response is the answer */
+    atomic_int computed;  /* 1: job_response is the answer */
+    srv_watched *watched; /* its connection's deadlines (conn_watch.h) */
+    /* memory budget reservations (api.h): the body's buffer, and the
+     * answers queued, held until they are sent */
+    uint64_t body_charged, answer_charged;
+    int budget_refusal; /* API_BUDGET_* of a chunked body that outgrew it */
 } srv_request;
 
 static double elapsed_ms(const struct timespec *since) {
@@ -215,6 +225,8 @@ static char *body_grow(srv_request *r, size_t cap) {
 }
 
 static void body_free(srv_request *r) {
+    api_budget_give(r->body_charged);
+    r->body_charged = 0;
     if (r->body_mapped)
         munmap(r->body, body_map_len(r->body_cap));
     else
@@ -230,6 +242,9 @@ static void request_free(srv_request *r) {
     free(r->query);
     body_free(r);
     api_stream_free(r->stream);
+    srv_gzip_stream_free(r->gz);
+    free(r->plain);
+    api_budget_give(r->answer_charged);
     /* a computed answer never sent: the connection closed after the pool
      * resumed it (a stop, or the client gone) */
     api_response_free(&r->job_response);
@@ -254,6 +269,7 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
     if (r == NULL)
         return;
     *con_cls = NULL;
+    srv_conn_watch_idle(r->watched); /* a kept-alive connection's next head */
     srv_access rec = {
         .request_id = r->request_id[0] ? r->request_id : "-",
         .method = r->method[0] ? r->method : "-",
@@ -349,20 +365,53 @@ static ssize_t stream_read(void *cls, uint64_t pos, char *buf, size_t max) {
                   : MHD_CONTENT_READER_END_WITH_ERROR;
 }
 
+/* srv_gzip_source of a compressed answer: its plain bytes, from the
+ * stream or the whole body. */
+static ssize_t gzip_source(void *cls, char *dst, size_t max) {
+    srv_request *r = cls;
+    if (r->stream != NULL)
+        return api_stream_read(r->stream, dst, max);
+    size_t n = r->plain_len - r->plain_pos;
+    if (n > max)
+        n = max;
+    memcpy(dst, r->plain + r->plain_pos, n);
+    r->plain_pos += n;
+    return (ssize_t)n;
+}
+
+/* MHD_ContentReaderCallback of an answer compressed as it is sent. */
+static ssize_t gzip_read(void *cls, uint64_t pos, char *buf, size_t max) {
+    (void)pos;
+    srv_request *r = cls;
+    ssize_t n = srv_gzip_stream_read(r->gz, buf, max);
+    if (n > 0) {
+        r->bytes += (size_t)n;
+        return n;
+    }
+    return n == 0 ? MHD_CONTENT_READER_END_OF_STREAM
+                  : MHD_CONTENT_READER_END_WITH_ERROR;
+}
+
 /* Send res (its body is taken over and res->body set to NULL). With
  * close_conn the connection closes after the response, for answers given
  * before the request body was read. */
 static enum MHD_Result answer(srv_request *r, struct MHD_Connection *conn,
                               api_response *res, int close_conn) {
+    if (srv_conn_watch_busy(r->watched) != 0)
+        return MHD_NO; /* cut for being slow: it closes unanswered */
+    /* the answer's reservation is held until the request is freed */
+    r->answer_charged += res->charged;
+    res->charged = 0;
     char *body = res->body;
     size_t len = res->body_len;
     res->body = NULL;
     int streamed = res->stream != NULL;
     int vary_encoding = srv_gzip_eligible(streamed ? SIZE_MAX : len);
     int gzipped = 0;
+    int wants_gzip =
+        vary_encoding && srv_gzip_accepted(header(conn, "Accept-Encoding"));
     /* HEAD too, so that its Content-Length is the one GET would send */
-    if (!streamed && vary_encoding &&
-        srv_gzip_accepted(header(conn, "Accept-Encoding"))) {
+    if (!streamed && wants_gzip && len < SRV_GZIP_WHOLE_MAX) {
         char *z;
         size_t zlen;
         if (srv_gzip_compress(&z, &zlen, body, len) == 0) {
@@ -371,11 +420,23 @@ static enum MHD_Result answer(srv_request *r, struct MHD_Connection *conn,
             len = zlen;
             gzipped = 1;
         }
+    } else if (wants_gzip) { /* large: compressed as it is sent */
+        r->gz = srv_gzip_stream_new(gzip_source, r);
+        gzipped = r->gz != NULL;
     }
     struct MHD_Response *resp;
     if (streamed) { /* r owns the stream until on_completed */
         r->stream = res->stream;
         res->stream = NULL;
+    }
+    if (r->gz != NULL) {
+        if (!streamed) { /* r owns the plain text until on_completed */
+            r->plain = body;
+            r->plain_len = len;
+        }
+        resp = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, STREAM_BLOCK,
+                                                 gzip_read, r, NULL);
+    } else if (streamed) {
         resp = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, STREAM_BLOCK,
                                                  stream_read, r, NULL);
     } else {
@@ -436,7 +497,8 @@ static enum MHD_Result answer(srv_request *r, struct MHD_Connection *conn,
         r->answered = 1;
         r->status = res->status;
         r->route = res->route;
-        r->bytes = strcmp(r->method, "HEAD") == 0 || streamed ? 0 : len;
+        r->bytes =
+            strcmp(r->method, "HEAD") == 0 || streamed || r->gz ? 0 : len;
     }
     return rc;
 }
@@ -477,12 +539,10 @@ static void fill_api_request(api_request *req, srv_request *r,
     req->limits = &r->srv->limits;
     req->body_done = body_done;
     req->body_ctx = r;
-    /* A large answer is streamed (chunked, no Content-Length), except to
-     * HEAD, which needs the length, and to a client that takes gzip, whose
-     * answer is compressed whole. */
-    req->stream_ok = strcmp(r->method, "HEAD") != 0 &&
-                     !(srv_gzip_eligible(SIZE_MAX) &&
-                       srv_gzip_accepted(header(conn, "Accept-Encoding")));
+    /* A large answer is streamed (chunked, no Content-Length), and
+     * compressed as it is sent for a client that takes gzip; HEAD needs
+     * the length of the plain answer. */
+    req->stream_ok = strcmp(r->method, "HEAD") != 0;
 }
 
 /* OPTIONS: a CORS preflight (Fetch standard), never behind a token. The
@@ -522,7 +582,7 @@ static enum MHD_Result answer_preflight(srv_request *r,
         ok &= MHD_add_response_header(resp, MHD_HTTP_HEADER_CONNECTION,
                                       "close") == MHD_YES;
     enum MHD_Result rc = MHD_NO;
-    if (ok)
+    if (ok && srv_conn_watch_busy(r->watched) == 0)
         rc = MHD_queue_response(conn, MHD_HTTP_NO_CONTENT, resp);
     MHD_destroy_response(resp);
     if (rc == MHD_YES) {
@@ -657,6 +717,11 @@ static enum MHD_Result answer_refusal(srv_request *r,
     return rc;
 }
 
+static enum MHD_Result answer_no_room(srv_request *r,
+                                      struct MHD_Connection *conn,
+                                      const char *url, int room, uint64_t bytes,
+                                      int close_conn);
+
 /* Headers are in. What they decide is answered at once when a body is on
  * its way (the client need not send it, and the connection then closes),
  * else on the last call, which keeps the connection open. */
@@ -665,6 +730,9 @@ static enum MHD_Result on_headers(srv_request *r, struct MHD_Connection *conn,
                                   const char *version) {
     snprintf(r->method, sizeof r->method, "%s", method);
     snprintf(r->path, sizeof r->path, "%s", url);
+    const union MHD_ConnectionInfo *sc =
+        MHD_get_connection_info(conn, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+    r->watched = sc != NULL ? sc->socket_context : NULL;
     srv_request_id_make(r->request_id, header(conn, "X-Request-Id"));
     /* an ambiguous head: nothing after it may be read as a request */
     srv_framing framing;
@@ -681,6 +749,8 @@ static enum MHD_Result on_headers(srv_request *r, struct MHD_Connection *conn,
     const char *te = header(conn, MHD_HTTP_HEADER_TRANSFER_ENCODING);
     int chunked = te != NULL && ends_with_chunked(te);
     r->has_body = length > 0 || chunked;
+    if (srv_conn_watch_head_done(r->watched, r->has_body) != 0)
+        return MHD_NO; /* too late: cut by the header deadline */
 
     size_t header_bytes = 0;
     MHD_get_connection_values(conn, MHD_HEADER_KIND, &add_header_bytes,
@@ -727,6 +797,10 @@ static enum MHD_Result on_headers(srv_request *r, struct MHD_Connection *conn,
     }
     if (length > 0 &&
         (unsigned long long)length <= r->srv->limits.max_body_bytes) {
+        int room = api_budget_take((uint64_t)length, 0);
+        if (room != API_BUDGET_OK)
+            return answer_no_room(r, conn, url, room, (uint64_t)length, 1);
+        r->body_charged = (uint64_t)length;
         r->body = body_alloc(r, (size_t)length);
         if (r->body == NULL)
             return MHD_NO;
@@ -766,7 +840,9 @@ answer_too_large(srv_request *r, struct MHD_Connection *conn, const char *url) {
 static enum MHD_Result on_body(srv_request *r, const char *data, size_t n) {
     size_t limit = r->srv->limits.max_body_bytes;
     r->body_seen += n;
-    if (r->overflow) {
+    if (srv_conn_watch_body(r->watched, n) != 0)
+        return MHD_NO; /* cut for sending too slowly */
+    if (r->overflow || r->budget_refusal) {
         return r->body_seen / DISCARD_FACTOR > limit ? MHD_NO : MHD_YES;
     }
     if (n > limit - r->body_len) {
@@ -778,6 +854,15 @@ static enum MHD_Result on_body(srv_request *r, const char *data, size_t n) {
         size_t cap = r->body_cap ? r->body_cap : 64 * 1024;
         while (cap < r->body_len + n)
             cap = cap > limit / 2 ? limit : cap * 2;
+        if (cap > r->body_charged) { /* a chunked body: reserve as it grows */
+            int room = api_budget_take(cap - r->body_charged, 0);
+            if (room != API_BUDGET_OK) {
+                r->budget_refusal = room; /* answered once it is read */
+                body_free(r);
+                return MHD_YES;
+            }
+            r->body_charged = cap;
+        }
         char *grown = body_grow(r, cap);
         if (grown == NULL)
             return MHD_NO;
@@ -810,34 +895,75 @@ static void compute_job(void *arg) {
     MHD_resume_connection(r->conn);
 }
 
+/* A problem of the api's (code, detail) answered here, for a request the
+ * api has not seen: 503 overloaded (with Retry-After 1) or 413. */
+static enum MHD_Result answer_refused(srv_request *r,
+                                      struct MHD_Connection *conn,
+                                      const char *url, api_error code,
+                                      const char *detail, int close_conn) {
+    api_problem p;
+    memset(&p, 0, sizeof p);
+    api_fail(&p, code, NULL, "%s", detail);
+    api_response res;
+    memset(&res, 0, sizeof res);
+    res.compute_ms = -1;
+    res.route = api_route_of_path(url);
+    api_front_respond_problem(&res, &p, url);
+    if (code == API_E_OVERLOADED)
+        r->retry_after_s = 1;
+    enum MHD_Result rc = res.body ? answer(r, conn, &res, close_conn) : MHD_NO;
+    api_response_free(&res);
+    body_free(r);
+    return rc;
+}
+
+/* The body of `bytes` bytes finds no room in the memory budget (room:
+ * API_BUDGET_NEVER or _BUSY). */
+static enum MHD_Result answer_no_room(srv_request *r,
+                                      struct MHD_Connection *conn,
+                                      const char *url, int room, uint64_t bytes,
+                                      int close_conn) {
+    api_budget_usage u;
+    api_budget_stats(&u);
+    char detail[256];
+    double mib = 1024.0 * 1024.0;
+    if (room == API_BUDGET_NEVER)
+        snprintf(detail, sizeof detail,
+                 "the body's %.1f MiB are more than the server's whole "
+                 "memory budget of %.1f MiB (--memory-budget)",
+                 (double)bytes / mib, (double)u.total / mib);
+    else
+        snprintf(detail, sizeof detail,
+                 "the body needs %.1f MiB of memory, and other requests hold "
+                 "%.1f of the server's %.1f MiB (--memory-budget); retry "
+                 "after 1 s",
+                 (double)bytes / mib, (double)u.used / mib,
+                 (double)u.total / mib);
+    return answer_refused(r, conn, url,
+                          room == API_BUDGET_NEVER ? API_E_PAYLOAD_TOO_LARGE
+                                                   : API_E_OVERLOADED,
+                          detail, close_conn);
+}
+
 /* Suspend the connection and queue its request to the compute pool; a
  * full queue is 503 overloaded at once. */
 static enum MHD_Result compute_off_thread(srv_request *r,
                                           struct MHD_Connection *conn,
                                           const char *url) {
     fill_api_request(&r->job_request, r, conn, url);
+    r->job_request.may_wait = 1; /* a compute thread may wait for memory */
     memset(&r->job_response, 0, sizeof r->job_response);
     r->conn = conn;
     MHD_suspend_connection(conn);
     if (srv_compute_pool_submit(r->srv->pool, compute_job, r) == 0)
         return MHD_YES;
     MHD_resume_connection(conn);
-    api_problem p;
-    memset(&p, 0, sizeof p);
-    api_fail(&p, API_E_OVERLOADED, NULL,
+    char detail[160];
+    snprintf(detail, sizeof detail,
              "the server is busy: %u requests are already waiting to be "
              "computed; retry after 1 s",
              COMPUTE_QUEUE_MAX);
-    api_response res;
-    memset(&res, 0, sizeof res);
-    res.compute_ms = -1;
-    res.route = api_route_of_path(url);
-    api_front_respond_problem(&res, &p, url);
-    r->retry_after_s = 1;
-    enum MHD_Result rc = res.body ? answer(r, conn, &res, 0) : MHD_NO;
-    api_response_free(&res);
-    body_free(r);
-    return rc;
+    return answer_refused(r, conn, url, API_E_OVERLOADED, detail, 0);
 }
 
 /* The pool's answer, sent from the HTTP thread after the resume. */
@@ -878,6 +1004,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn,
         return MHD_YES;
     if (r->overflow)
         return answer_too_large(r, conn, url);
+    if (r->budget_refusal)
+        return answer_no_room(r, conn, url, r->budget_refusal, r->body_seen, 0);
     if (r->early != EARLY_NONE)
         return answer_early(r, conn, url, 0);
     if (r->refused != SRV_GATE_PASS)
@@ -885,6 +1013,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn,
 
     if (atomic_load(&r->computed)) /* resumed: the pool has answered */
         return answer_computed(r, conn);
+    if (srv_conn_watch_busy(r->watched) != 0)
+        return MHD_NO; /* cut for sending too slowly */
     if (computes_long(api_route_flags(api_route_of_path(url)), r->body_len))
         return compute_off_thread(r, conn, url);
 
@@ -909,11 +1039,21 @@ static enum MHD_Result on_accept(void *cls, const struct sockaddr *addr,
 }
 
 /* MHD_OPTION_NOTIFY_CONNECTION: count a connection from set-up to close. */
+/* Its deadlines are watched from set-up to close as well (conn_watch.h),
+ * the record kept as the connection's socket context. */
 static void on_connection(void *cls, struct MHD_Connection *conn,
                           void **socket_context,
                           enum MHD_ConnectionNotificationCode code) {
-    (void)socket_context;
     srv_http *srv = cls;
+    if (code == MHD_CONNECTION_NOTIFY_STARTED) {
+        const union MHD_ConnectionInfo *fd =
+            MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CONNECTION_FD);
+        *socket_context =
+            fd != NULL ? srv_conn_watch_open(srv->watch, fd->connect_fd) : NULL;
+    } else {
+        srv_conn_watch_close(srv->watch, *socket_context);
+        *socket_context = NULL;
+    }
     const union MHD_ConnectionInfo *ci =
         MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
     if (ci == NULL)
@@ -974,9 +1114,13 @@ srv_http *srv_http_start(const srv_options *opts, const api_limits *limits,
     long cores = sysconf(_SC_NPROCESSORS_ONLN);
     srv->pool = srv_compute_pool_new(cores > 0 ? (unsigned)cores : 1,
                                      COMPUTE_QUEUE_MAX);
-    if (srv->slots == NULL || srv->pool == NULL) {
+    srv->watch = srv_conn_watch_start(opts->header_timeout_s, opts->timeout_s,
+                                      opts->min_body_rate,
+                                      tls == NULL || tls->cert_pem == NULL);
+    if (srv->slots == NULL || srv->pool == NULL || srv->watch == NULL) {
         srv_conn_slots_free(srv->slots);
         srv_compute_pool_free(srv->pool);
+        srv_conn_watch_stop(srv->watch);
         free(srv);
         return NULL;
     }
@@ -1025,6 +1169,7 @@ srv_http *srv_http_start(const srv_options *opts, const api_limits *limits,
                         opts->port);
         srv_conn_slots_free(srv->slots);
         srv_compute_pool_free(srv->pool);
+        srv_conn_watch_stop(srv->watch);
         free(srv);
         return NULL;
     }
@@ -1075,5 +1220,6 @@ void srv_http_stop(srv_http *srv) {
     if (srv->quiesced_fd != MHD_INVALID_SOCKET)
         close(srv->quiesced_fd);
     srv_conn_slots_free(srv->slots);
+    srv_conn_watch_stop(srv->watch);
     free(srv);
 }

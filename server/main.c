@@ -28,12 +28,15 @@
 #include "healthcheck.h"
 #include "http.h"
 #include "log.h"
+#include "memory_budget.h"
 #include "metrics.h"
 #include "options.h"
 #include "request_id.h"
 #include "tls.h"
 
 #define HEALTHCHECK_TIMEOUT_MS 3000
+/* how long a request waits for room in the memory budget before its 503 */
+#define BUDGET_WAIT_MS 2000
 #define DRAIN_POLL_MS 20
 #define DRAIN_SETTLE_MS 250 /* see drain */
 /* Connections kept free under libmicrohttpd's limit for the 503 answers
@@ -59,9 +62,15 @@ static int blas_threads_for(unsigned http_threads) {
  * the heap instead, freed blocks are reused; a heap keeps up to
  * KEEP_FREE_BYTES of free memory before it is trimmed. */
 #define KEEP_FREE_BYTES (256 << 20)
-static void keep_freed_memory(void) {
-    mallopt(M_MMAP_THRESHOLD, KEEP_FREE_BYTES);
-    mallopt(M_TRIM_THRESHOLD, KEEP_FREE_BYTES);
+/* Under a memory budget, the free memory each heap keeps is outside it:
+ * at most a sixteenth of the budget, so that heaps keeping memory leave
+ * the process within the limit the budget was taken from. */
+static void keep_freed_memory(uint64_t budget) {
+    uint64_t keep = KEEP_FREE_BYTES;
+    if (budget > 0 && budget / 16 < keep)
+        keep = budget / 16;
+    mallopt(M_MMAP_THRESHOLD, (int)keep);
+    mallopt(M_TRIM_THRESHOLD, (int)keep);
 }
 
 static long long now_ms(void) {
@@ -274,7 +283,6 @@ int main(int argc, char **argv) {
         return 1;
     }
 
-    keep_freed_memory();
     int blas_threads =
         api_set_threads((int)opts.threads, blas_threads_for(opts.threads));
     api_set_ready(1);
@@ -284,6 +292,18 @@ int main(int argc, char **argv) {
     limits.max_body_bytes = opts.max_body_bytes;
     limits.max_elements = opts.max_elements;
     limits.max_work = opts.max_work;
+    limits.max_tree_bytes =
+        opts.max_body_bytes > SIZE_MAX / 4 ? SIZE_MAX : opts.max_body_bytes * 4;
+    limits.compute_timeout_s = opts.compute_timeout_s;
+    const char *budget_source = "--memory-budget";
+    uint64_t budget = opts.memory_budget == SRV_MEMORY_BUDGET_AUTO
+                          ? srv_memory_budget_default(&budget_source)
+                          : opts.memory_budget;
+    /* half the compute threads may wait for room, so that the others
+     * keep computing what fits */
+    unsigned cores = (unsigned)sysconf(_SC_NPROCESSORS_ONLN);
+    api_budget_set(budget, cores > 3 ? cores / 2 : 1, BUDGET_WAIT_MS);
+    keep_freed_memory(budget);
 
     if (srv_csp_init() != 0) {
         srv_log_message("error", "cannot hash the lab page for its "
@@ -302,12 +322,17 @@ int main(int argc, char **argv) {
     int v6 = 0;
     for (const char *p = host; *p; p++)
         v6 |= *p == ':';
+    char budget_text[96] = "no memory budget";
+    if (budget > 0)
+        snprintf(budget_text, sizeof budget_text,
+                 "a memory budget of %.1f MiB, %s",
+                 (double)budget / (1024.0 * 1024.0), budget_source);
     srv_log_message("info",
                     "attnd listening on %s://%s%s%s:%u (%u HTTP threads, "
-                    "%d BLAS threads)",
+                    "%d BLAS threads, %s)",
                     tls.cert_pem != NULL ? "https" : "http", v6 ? "[" : "",
                     host, v6 ? "]" : "", srv_http_port(srv), opts.threads,
-                    blas_threads);
+                    blas_threads, budget_text);
     log_safety(gate, opts.trusted_proxy);
 
     int sig = wait_stop_signal(-1);

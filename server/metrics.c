@@ -259,6 +259,31 @@ char *srv_metrics_render(size_t *len) {
          "# TYPE attnd_response_bytes_total counter\n"
          "attnd_response_bytes_total %llu\n",
          flying > 0 ? flying : 0, load(&request_bytes), load(&response_bytes));
+    api_budget_usage u;
+    api_budget_stats(&u);
+    putf(&t,
+         "# HELP attnd_memory_budget_bytes The server-wide memory budget "
+         "(--memory-budget; 0: none).\n"
+         "# TYPE attnd_memory_budget_bytes gauge\n"
+         "attnd_memory_budget_bytes %llu\n"
+         "# HELP attnd_memory_reserved_bytes Memory requests hold now: "
+         "bodies, trees, tensors and answers being sent.\n"
+         "# TYPE attnd_memory_reserved_bytes gauge\n"
+         "attnd_memory_reserved_bytes %llu\n"
+         "# HELP attnd_memory_reserved_peak_bytes The most reserved at once "
+         "since start.\n"
+         "# TYPE attnd_memory_reserved_peak_bytes gauge\n"
+         "attnd_memory_reserved_peak_bytes %llu\n"
+         "# HELP attnd_memory_waiting_requests Requests waiting for room in "
+         "the memory budget.\n"
+         "# TYPE attnd_memory_waiting_requests gauge\n"
+         "attnd_memory_waiting_requests %u\n"
+         "# HELP attnd_memory_refusals_total Requests answered 503 for want "
+         "of room in the memory budget.\n"
+         "# TYPE attnd_memory_refusals_total counter\n"
+         "attnd_memory_refusals_total %llu\n",
+         (unsigned long long)u.total, (unsigned long long)u.used,
+         (unsigned long long)u.peak, u.waiting, (unsigned long long)u.refusals);
     if (t.failed) {
         free(t.data);
         return NULL;

@@ -61,6 +61,23 @@ static const opt_spec specs[] = {
      "allowed (default 8G = 2^33)"},
     {"timeout", "ATTND_TIMEOUT", OPT_UINT, offsetof(srv_options, timeout_s), 1,
      86400, "idle connection timeout in seconds (default 30)"},
+    {"memory-budget", "ATTND_MEMORY_BUDGET", OPT_U64,
+     offsetof(srv_options, memory_budget), 0, 1ULL << 50,
+     "bytes all requests may hold at once (bodies, trees, tensors, answers "
+     "being sent), K/M/G suffixes allowed; 0: no budget (default: 3/4 of "
+     "the cgroup memory limit, else half of RAM)"},
+    {"compute-timeout", "ATTND_COMPUTE_TIMEOUT", OPT_UINT,
+     offsetof(srv_options, compute_timeout_s), 1, 86400,
+     "seconds one request may compute; past it 503 (default 10)"},
+    {"header-timeout", "ATTND_HEADER_TIMEOUT", OPT_UINT,
+     offsetof(srv_options, header_timeout_s), 1, 3600,
+     "seconds from accept to the end of the request headers; past it 408 "
+     "and close (default 10)"},
+    {"min-body-rate", "ATTND_MIN_BODY_RATE", OPT_SIZE,
+     offsetof(srv_options, min_body_rate), 0, 1ULL << 40,
+     "bytes per second a request body must arrive at, on average once "
+     "--header-timeout has passed; slower: 408 and close; K/M suffixes "
+     "allowed, 0: off (default 8K)"},
     {"cors-origin", "ATTND_CORS_ORIGIN", OPT_ORIGIN,
      offsetof(srv_options, cors_origin), 0, 0,
      "\"*\" or a comma-separated list of allowed origins (default *)"},
@@ -122,6 +139,10 @@ void srv_options_default(srv_options *opts) {
     opts->max_work = 1ULL << 33;
     opts->max_connections_per_address = SRV_PER_ADDRESS_AUTO;
     opts->timeout_s = 30;
+    opts->memory_budget = SRV_MEMORY_BUDGET_AUTO;
+    opts->compute_timeout_s = 10;
+    opts->header_timeout_s = 10;
+    opts->min_body_rate = 8 * KiB;
     strcpy(opts->cors_origin, "*");
     opts->log_format = SRV_LOG_TEXT;
     opts->shutdown_grace_s = 8;

@@ -14,16 +14,23 @@
 typedef enum { SRV_LOG_TEXT = 0, SRV_LOG_JSON } srv_log_format;
 
 #define SRV_PER_ADDRESS_AUTO 0xffffffffu
+#define SRV_MEMORY_BUDGET_AUTO UINT64_MAX
 
 typedef struct {
-    unsigned port;          /* TCP port, 0 = any free port */
-    char bind[64];          /* numeric IPv4 or IPv6 address */
-    unsigned threads;       /* HTTP worker threads, >= 1 */
-    size_t max_body_bytes;  /* request body limit, bytes */
-    size_t max_elements;    /* per-tensor limit, doubles */
-    uint64_t max_work;      /* estimated scalar operations per request */
-    unsigned timeout_s;     /* idle connection timeout, seconds */
-    char cors_origin[1024]; /* "*" or a comma-separated allow-list */
+    unsigned port;         /* TCP port, 0 = any free port */
+    char bind[64];         /* numeric IPv4 or IPv6 address */
+    unsigned threads;      /* HTTP worker threads, >= 1 */
+    size_t max_body_bytes; /* request body limit, bytes */
+    size_t max_elements;   /* per-tensor limit, doubles */
+    uint64_t max_work;     /* estimated scalar operations per request */
+    unsigned timeout_s;    /* idle connection timeout, seconds */
+    /* server-wide memory budget, bytes; 0: none; SRV_MEMORY_BUDGET_AUTO:
+     * from the cgroup limit or RAM (memory_budget.h) */
+    uint64_t memory_budget;
+    unsigned compute_timeout_s; /* per-request computing time limit */
+    unsigned header_timeout_s;  /* request line and headers deadline */
+    size_t min_body_rate;       /* body bytes/s a sender must keep; 0: off */
+    char cors_origin[1024];     /* "*" or a comma-separated allow-list */
     srv_log_format log_format;
     size_t gzip_min_bytes;     /* compress answers from this size; 0: never */
     unsigned shutdown_grace_s; /* seconds to finish in-flight requests */
@@ -51,7 +58,9 @@ typedef enum {
 } srv_opt_result;
 
 /* Fill opts with the defaults: port 8080, bind 127.0.0.1, threads = online
- * CPUs, 16 MiB body, 16 Mi elements, 2^33 work, 30 s timeout, CORS "*",
+ * CPUs, 16 MiB body, 16 Mi elements, 2^33 work, 30 s timeout, a memory
+ * budget from the cgroup limit or RAM, 10 s to compute, 10 s for the
+ * headers, bodies at 8 KiB/s at least, CORS "*",
  * text logs, 8 s shutdown grace, gzip from 1 KiB; no rate limit, no caps
  * but an eighth of the connection slots per address, no trusted proxy, no
  * token, no TLS. */

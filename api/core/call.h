@@ -12,6 +12,7 @@
 #include <jansson.h>
 
 #include "api.h"
+#include "budget.h"
 #include "buf.h"
 #include "cost.h"
 #include "problem.h"
@@ -30,6 +31,7 @@ typedef struct api_call {
     int status;          /* 200 unless the handler says otherwise */
     double compute_ms;   /* time spent in lib/, or < 0 when none */
     api_cost cost;       /* what the route counted (api_route_charge) */
+    api_ledger *ledger;  /* the request's memory reservations (budget.h) */
     const char *content_type; /* static type of out, NULL: application/json */
 } api_call;
 

@@ -36,6 +36,14 @@ typedef void (*api_cost_fn)(const struct api_call *call, const void *shapes,
 /* Room for the keys, brackets and scalars of any answer. */
 #define API_COST_ANSWER_FRAME 4096
 
+/* The most text a streamed answer holds at once, besides its working set:
+ * each of its items printed whole below API_STREAM_DEFER_MIN entries
+ * (result.h, stream.h). */
+#define API_COST_STREAMED_TEXT                                                 \
+    ((uint64_t)API_RESULT_ITEMS_MAX * API_STREAM_DEFER_MIN *                   \
+         API_COST_NUMBER_TEXT +                                                \
+     API_COST_ANSWER_FRAME)
+
 /* The cost of a request whose allocation is planned as plan, the first
  * input_slots of them the request's own tensors, doing ops operations.
  * Every number an answer holds lies in the allocation beyond the inputs

@@ -12,9 +12,11 @@
 #include <strings.h>
 #include <time.h>
 
+#include "budget.h"
 #include "call.h"
 #include "fastpath.h"
 #include "front.h"
+#include "limit.h"
 #include "problem.h"
 #include "result_json.h"
 #include "route.h"
@@ -25,6 +27,7 @@ void api_limits_default(api_limits *limits) {
     limits->max_body_bytes = (size_t)16 << 20;
     limits->max_elements = (size_t)16 << 20;
     limits->max_work = (uint64_t)1 << 33;
+    limits->max_tree_bytes = (size_t)64 << 20;
 }
 
 double api_clock_ms(void) {
@@ -34,6 +37,8 @@ double api_clock_ms(void) {
 }
 
 void api_response_free(api_response *res) {
+    api_budget_give(res->charged);
+    res->charged = 0;
     free(res->body);
     res->body = NULL;
     res->body_len = 0;
@@ -198,6 +203,36 @@ static int encode_result(api_call *call) {
     return rc;
 }
 
+/* The tree gate of a body (fastpath.h): the JSON tree jansson would build
+ * is bounded by --max-tree-bytes and reserved from the memory budget
+ * before it is built. */
+typedef struct {
+    api_call *call;
+    api_ledger tree; /* the reservation of the tree being parsed */
+} tree_check;
+
+static int admit_tree(void *ctx, uint64_t bytes) {
+    tree_check *t = ctx;
+    api_ledger_settle(&t->tree, 0); /* a second text replaces the first */
+    size_t max = t->call->limits->max_tree_bytes;
+    if (max > 0 && bytes > max)
+        return api_fail(&t->call->problem, API_E_PAYLOAD_TOO_LARGE, NULL,
+                        "the body's JSON would take about %llu MiB of memory "
+                        "as a tree of values, over the limit of %zu MiB (four "
+                        "times --max-body-bytes): it holds too many values "
+                        "outside arrays of numbers; send each tensor as "
+                        "(nested) arrays of numbers or as {\"shape\", "
+                        "\"data\"}",
+                        (unsigned long long)(bytes >> 20), max >> 20);
+    return api_ledger_reserve(&t->tree, bytes, "the JSON tree of the body",
+                              &t->call->problem);
+}
+
+/* What res holds once made: the stream's text and tensors, or the body. */
+static uint64_t held_bytes(const api_response *res) {
+    return res->stream ? api_stream_held_bytes(res->stream) : res->body_len;
+}
+
 void api_handle(const api_request *req, api_response *res) {
     api_limits defaults;
     const api_limits *limits = limits_of(req, &defaults);
@@ -208,6 +243,9 @@ void api_handle(const api_request *req, api_response *res) {
     call.limits = limits;
     call.status = 200;
     call.compute_ms = -1;
+    api_ledger ledger = {0, req->may_wait};
+    call.ledger = &ledger;
+    tree_check tree = {&call, {0, req->may_wait}};
     const api_route *route;
     int rc = check_headers(req, limits, (long long)req->body_len, &route, res,
                            &call.problem);
@@ -228,12 +266,14 @@ void api_handle(const api_request *req, api_response *res) {
                       (size_t)(nul - req->body));
     } else if (rc == 0 && (route->flags & API_ROUTE_JSON_BODY)) {
         json_error_t error;
-        root = api_fastpath_load(&fast, api_route_fast_fields(route), req->body,
-                                 req->body_len,
-                                 JSON_DECODE_ANY | JSON_ALLOW_NUL, &error);
-        if (!root)
-            api_problem_from_json_error(&call.problem, &error);
-        else if (!json_is_object(root))
+        api_tree_gate gate = {admit_tree, &tree};
+        root = api_fastpath_load(
+            &fast, api_route_fast_fields(route), req->body, req->body_len,
+            JSON_DECODE_ANY | JSON_ALLOW_NUL, &gate, &error);
+        if (!root) {
+            if (!fast.refused) /* else admit_tree said why */
+                api_problem_from_json_error(&call.problem, &error);
+        } else if (!json_is_object(root))
             rc = api_fail(&call.problem, API_E_WRONG_TYPE, "",
                           "the body must be a JSON object {...}; got %s",
                           api_json_kind(root));
@@ -247,26 +287,29 @@ void api_handle(const api_request *req, api_response *res) {
         rc = route->handler(&call);
     if (rc == 0 && call.result.n > 0)
         rc = encode_result(&call);
+    api_limit_deadline_start(0);
     api_result_free(&call.result);
     json_decref(root);
     api_fastpath_release(&fast);
+    api_ledger_settle(&tree.tree, 0);
     if (rc == 0) {
         res->status = call.status;
         res->content_type = call.content_type ? call.content_type : API_CT_JSON;
         res->compute_ms = call.compute_ms;
-        if (api_stream_has_holes(&call.out) && !call.out.failed) {
+        if (api_stream_has_holes(&call.out) && !call.out.failed)
             res->stream = api_stream_take(&call.out);
-            if (res->stream)
-                return;
-        } else {
+        else
             res->body = api_buf_release(&call.out, &res->body_len);
-            if (res->body)
-                return;
+        if (res->stream || res->body) {
+            /* the answer keeps its reservation while it is held */
+            res->charged = api_ledger_settle(&ledger, held_bytes(res));
+            return;
         }
         api_fail(&call.problem, API_E_INTERNAL, NULL,
                  "out of memory while writing the answer");
     }
     api_buf_free(&call.out);
+    api_ledger_settle(&ledger, 0);
     if (call.problem.code == API_E_NONE)
         api_fail(&call.problem, API_E_INTERNAL, NULL, "unexpected failure");
     res->compute_ms = -1;

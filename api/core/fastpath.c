@@ -25,6 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "json_tree.h"
 #include "numparse.h"
 
 static atomic_int enabled = 1;
@@ -433,13 +434,26 @@ static char *substitute(const char *body, size_t len, const region *regions,
     return text;
 }
 
+/* json_loadb, once the gate admits the tree it would build. */
+static json_t *load_gated(api_fastpath *fp, const char *text, size_t len,
+                          size_t flags, const api_tree_gate *gate,
+                          json_error_t *error) {
+    if (gate != NULL &&
+        gate->admit(gate->ctx, api_json_tree_bytes(text, len)) != 0) {
+        fp->refused = 1;
+        memset(error, 0, sizeof *error);
+        return NULL;
+    }
+    return json_loadb(text, len, flags, error);
+}
+
 json_t *api_fastpath_load(api_fastpath *fp, const char *const *fields,
                           const char *body, size_t len, size_t flags,
-                          json_error_t *error) {
+                          const api_tree_gate *gate, json_error_t *error) {
     memset(fp, 0, sizeof *fp);
     if (!atomic_load(&enabled) || fields == NULL || !fields[0] ||
         !(flags & JSON_ALLOW_NUL) || body == NULL)
-        return json_loadb(body ? body : "", len, flags, error);
+        return load_gated(fp, body ? body : "", len, flags, gate, error);
 
     path_set set;
     parse_paths(&set, fields);
@@ -454,12 +468,17 @@ json_t *api_fastpath_load(api_fastpath *fp, const char *const *fields,
         fp->text =
             substitute(body, len, regions, (size_t)n, fp->serial, &text_len);
         if (fp->text)
-            root = json_loadb(fp->text, text_len, flags, error);
+            root = load_gated(fp, fp->text, text_len, flags, gate, error);
     }
     free(regions);
+    if (root == NULL && fp->refused) {
+        api_fastpath_release(fp);
+        fp->refused = 1;
+        return NULL;
+    }
     if (root == NULL) {
         api_fastpath_release(fp);
-        return json_loadb(body, len, flags, error);
+        return load_gated(fp, body, len, flags, gate, error);
     }
     for (size_t i = 0; i < fp->n_arrays; i++)
         fp->arrays[i].data = fp->numbers + fp->arrays[i].first;

@@ -27,6 +27,7 @@
 
 #include <jansson.h>
 #include <stddef.h>
+#include <stdint.h>
 
 /* The deepest array read (a tensor's rank: API_SHAPE_MAX, problem.h). */
 #define API_FASTPATH_RANK_MAX 8
@@ -54,7 +55,16 @@ typedef struct api_fastpath {
     unsigned long long serial;        /* names this load's placeholders */
     const struct api_fastpath *outer; /* the one active before this one */
     int active;                       /* placeholders resolve to arrays */
+    int refused;                      /* the tree gate said no */
 } api_fastpath;
+
+/* Asked before jansson parses a text, with the bytes its tree would take
+ * (api_json_tree_bytes, budget.h): admit returns 0 to parse it, anything
+ * else to give up (the caller records why). */
+typedef struct {
+    int (*admit)(void *ctx, uint64_t tree_bytes);
+    void *ctx;
+} api_tree_gate;
 
 /* Parse body[0 .. len) exactly as
  *   json_loadb(body, len, flags, error)
@@ -64,13 +74,16 @@ typedef struct api_fastpath {
  * path of member names joined by '/' ("*": any member or array index; at
  * most 4 segments, 64 paths): the route's (api_route_fast_fields,
  * route.h), whose readers resolve placeholders; NULL or an empty list
- * gives plain json_loadb. Returns the
- * new reference or NULL (error filled). Until
+ * gives plain json_loadb. gate (NULL: none) is asked before each text is
+ * given to jansson: the body with placeholders, and the body itself when
+ * that fails; when it refuses, the load returns NULL with fp->refused set
+ * and error->text empty. Returns the new reference or NULL (error
+ * filled). Until
  * api_fastpath_release, on this thread, api_fastpath_find resolves the
  * placeholders in the returned document. */
 json_t *api_fastpath_load(api_fastpath *fp, const char *const *fields,
                           const char *body, size_t len, size_t flags,
-                          json_error_t *error);
+                          const api_tree_gate *gate, json_error_t *error);
 
 /* Free what fp holds and stop resolving its placeholders (restoring the
  * api_fastpath active before it, so loads may nest); fp is zeroed. Call

@@ -23,6 +23,7 @@ int api_invoke_result(api_call *call, const api_route *route,
     inner.req = &req;
     inner.route = route;
     inner.limits = call->limits;
+    inner.ledger = call->ledger;
     inner.body = (route->flags & API_ROUTE_JSON_BODY) ? body : NULL;
     inner.status = 200;
     inner.compute_ms = -1;

@@ -5,6 +5,8 @@
 
 #include <stdio.h>
 
+#include "attn.h"
+
 uint64_t api_work_mul(uint64_t a, uint64_t b) {
     if (a && b > UINT64_MAX / a)
         return UINT64_MAX;
@@ -47,4 +49,31 @@ int api_limit_work(uint64_t work, uint64_t max_work, api_problem *p) {
                     "this request needs about %llu multiply-adds; the limit "
                     "is %llu (--max-work)",
                     (unsigned long long)work, (unsigned long long)max_work);
+}
+
+static _Thread_local unsigned deadline_s; /* the limit in force, for messages */
+
+int api_limit_time(uint64_t work, unsigned timeout_s, api_problem *p) {
+    if (timeout_s == 0 || (double)work / API_OPS_PER_SECOND_MAX <= timeout_s)
+        return 0;
+    return api_fail(p, API_E_PAYLOAD_TOO_LARGE, NULL,
+                    "the estimated %llu operations would take more than the "
+                    "server's time limit of %u s per request "
+                    "(--compute-timeout) even at %.0f G operations per "
+                    "second; ask for less work",
+                    (unsigned long long)work, timeout_s,
+                    API_OPS_PER_SECOND_MAX / 1e9);
+}
+
+void api_limit_deadline_start(unsigned timeout_s) {
+    deadline_s = timeout_s;
+    attn_deadline_set(timeout_s ? attn_clock_seconds() + timeout_s : 0);
+}
+
+int api_limit_deadline_passed(api_problem *p) {
+    return api_fail(p, API_E_OVERLOADED, NULL,
+                    "the computation ran past the server's time limit of %u "
+                    "s per request (--compute-timeout) and was stopped; ask "
+                    "for less work (smaller tensors, num_hiddens, epochs)",
+                    deadline_s);
 }

@@ -34,4 +34,22 @@ int api_limit_elements(const char *what, const size_t *dims, size_t n,
  * max_work. Returns 0 or -1. */
 int api_limit_work(uint64_t work, uint64_t max_work, api_problem *p);
 
+/* The fastest any route computes, in counted operations per second (a
+ * product on every core of a large machine): a request whose estimate
+ * needs longer than --compute-timeout even at this speed is refused up
+ * front, the same on every machine. */
+#define API_OPS_PER_SECOND_MAX 5e10
+
+/* 413 payload_too_large when work would take more than timeout_s seconds
+ * at API_OPS_PER_SECOND_MAX (timeout_s 0: no limit). Returns 0 or -1. */
+int api_limit_time(uint64_t work, unsigned timeout_s, api_problem *p);
+
+/* Start this thread's compute time limit: lib/'s loops stop timeout_s
+ * seconds from now (attn_deadline_set); 0 clears it. */
+void api_limit_deadline_start(unsigned timeout_s);
+
+/* The 503 overloaded of a computation stopped at its time limit
+ * (ATTN_E_DEADLINE), naming --compute-timeout. Returns -1. */
+int api_limit_deadline_passed(api_problem *p);
+
 #endif /* API_LIMIT_H */

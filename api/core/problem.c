@@ -46,6 +46,7 @@ static const struct {
     {401, "Unauthorized"},
     {404, "Not Found"},
     {405, "Method Not Allowed"},
+    {408, "Request Timeout"},
     {413, "Content Too Large"},
     {414, "URI Too Long"},
     {415, "Unsupported Media Type"},

@@ -9,6 +9,8 @@
 #include <string.h>
 
 #include "limit.h"
+#include "result.h"
+#include "stream.h"
 
 extern const api_route api_route_dot, api_route_additive, api_route_multihead,
     api_route_nw, api_route_dataset, api_route_softmax_masked, api_route_posenc,
@@ -121,6 +123,23 @@ int api_route_charge(api_call *call, const void *shapes) {
         return api_fail(&call->problem, API_E_INTERNAL, NULL,
                         "the route counts no cost");
     call->route->cost(call, shapes, &call->cost);
-    return api_limit_work(call->cost.ops, call->limits->max_work,
-                          &call->problem);
+    if (api_limit_work(call->cost.ops, call->limits->max_work,
+                       &call->problem) ||
+        api_limit_time(call->cost.ops, call->limits->compute_timeout_s,
+                       &call->problem))
+        return -1;
+    /* the clock runs from here: what follows is the computing */
+    api_limit_deadline_start(call->limits->compute_timeout_s);
+    const api_cost *c = &call->cost;
+    /* A streamed answer prints its large tensors as they are sent, from
+     * the working set: only the tensors below API_STREAM_DEFER_MIN entries
+     * are text at once. */
+    uint64_t answer = c->answer_bytes;
+    if (call->req != NULL && call->req->stream_ok &&
+        answer > API_COST_STREAMED_TEXT)
+        answer = API_COST_STREAMED_TEXT;
+    return api_ledger_reserve(
+        call->ledger,
+        api_work_add(c->input_bytes, api_work_add(c->working_bytes, answer)),
+        "its tensors, working set and answer", &call->problem);
 }

@@ -80,8 +80,11 @@ const char *const *api_route_fast_fields(const api_route *r);
 /* Count what call's request costs with its route's cost function (shapes:
  * the route's decoded shapes, as its cost function documents) into
  * call->cost, and refuse it when it is beyond the limits: more operations
- * than --max-work -> 413 payload_too_large (limit.h). Returns 0, or -1
- * with call->problem set. */
+ * than --max-work -> 413 payload_too_large (limit.h). Then reserve its
+ * input, working set and answer from the memory budget through
+ * call->ledger (budget.h): 413 when they exceed the whole budget, 503
+ * overloaded when they do not fit now. Returns 0, or -1 with
+ * call->problem set. */
 int api_route_charge(api_call *call, const void *shapes);
 
 /* The Allow value of a route: "GET, HEAD, OPTIONS" or "POST, OPTIONS". */

@@ -337,6 +337,8 @@ int api_attention_fault(const api_attention *a, attn_status st,
         return api_fail(p, API_E_INVALID_VALUE, NULL,
                         "the result is not finite (a score or output "
                         "overflowed a double); scale the inputs down");
+    case ATTN_E_DEADLINE:
+        return api_limit_deadline_passed(p);
     default:
         return api_fail(p, API_E_INTERNAL, NULL, "attention failed: %s",
                         attn_status_str(st));

@@ -328,6 +328,8 @@ static int nw_fault(const nw_request *r, attn_status st,
         return api_fail(p, API_E_INVALID_VALUE, NULL,
                         "the result is not finite (a value overflowed a "
                         "double); scale the inputs down");
+    case ATTN_E_DEADLINE:
+        return api_limit_deadline_passed(p);
     default:
         return api_fail(p, API_E_INTERNAL, NULL, "regression failed: %s",
                         attn_status_str(st));
@@ -348,6 +350,8 @@ static int bandwidth_fault(const nw_request *r, attn_status st,
                         "this x_train (its spread overflows a double or is "
                         "too small); give w as a number",
                         r->rule_name);
+    case ATTN_E_DEADLINE:
+        return api_limit_deadline_passed(p);
     default:
         return api_fail(p, API_E_INTERNAL, NULL, "bandwidth rule failed: %s",
                         attn_status_str(st));

@@ -184,6 +184,17 @@ api_stream *api_stream_take(api_buf *out) {
     return s;
 }
 
+size_t api_stream_held_bytes(const api_stream *s) {
+    if (s == NULL)
+        return 0;
+    size_t bytes = s->text.cap + sizeof *s;
+    if (s->holes != NULL)
+        bytes += (size_t)(s->holes->hi - s->holes->lo) +
+                 s->holes->cap * sizeof *s->holes->v;
+    /* the blocks printed ahead and the one being sent, at their largest */
+    return bytes + (AHEAD + 1) * BLOCK_ENTRIES * (API_NUM_MAX + 1 + 2 * 8);
+}
+
 /* Print block b: entries of one hole, BLOCK_ENTRIES of them but the last. */
 static int print_block(api_buf *out, const struct api_holes *h, size_t b) {
     for (size_t i = 0; i < h->n; i++) {

@@ -27,6 +27,10 @@
 #include "buf.h"
 #include "entries.h"
 
+/* The fewest entries of a tensor left as a hole: smaller ones are printed
+ * at once (api_tensor_encode). */
+#define API_STREAM_DEFER_MIN ((size_t)1 << 15)
+
 /* Let out leave holes for tensors that lie inside arena's allocation, when
  * req asks for it (req->stream_ok). Without this call nothing is left. */
 void api_stream_allow(api_buf *out, const api_arena *arena,
@@ -56,6 +60,10 @@ int api_stream_flatten(api_buf *out);
 /* Take out's text, holes and kept allocation into a new stream (out is
  * left empty). NULL when memory runs out (out is then freed). */
 api_stream *api_stream_take(api_buf *out);
+
+/* The bytes s holds at most while it is read: its text, the allocation
+ * its holes point into, and the blocks printed ahead. 0 for NULL. */
+size_t api_stream_held_bytes(const api_stream *s);
 
 /* api_stream_read and api_stream_free are in api.h (the server's side). */
 

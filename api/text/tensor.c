@@ -566,10 +566,6 @@ int api_tensor_format_read(api_tensor_format *fmt, const json_t *obj,
     return 0;
 }
 
-enum {
-    DEFER_MIN = 1 << 15 /* entries worth printing later (api/text/stream.h) */
-};
-
 /* Entries that cannot fail to print: finite (or NaN printed as null), and
  * small enough that rounding to any precision stays a double. */
 static int printable(const api_tensor_entries *e) {
@@ -591,7 +587,7 @@ static int put_entries(api_buf *out, const double *x, size_t count,
         block *= shape[k];
         e.inner[k - 1] = block;
     }
-    if (count >= DEFER_MIN && api_stream_may_defer(out, x, count) &&
+    if (count >= API_STREAM_DEFER_MIN && api_stream_may_defer(out, x, count) &&
         printable(&e))
         return api_stream_defer(out, &e);
     return api_tensor_print(out, &e, 0, count);

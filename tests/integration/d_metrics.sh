@@ -98,11 +98,16 @@ if "$PY" "$DIR/metrics_read.py" <"$TMP/first.txt" >"$TMP/first.json" \
 else
     not_ok "prometheus_client parses it" "$(cat "$TMP/parse.err")"
 fi
-check "families and types: requests counter, duration histogram, in-flight gauge, byte counters, build info" \
+check "families and types: requests counter, duration histogram, in-flight gauge, byte counters, memory budget gauges and refusals, build info" \
     jq -e '.families == {"attnd_requests": "counter",
         "attnd_request_duration_seconds": "histogram",
         "attnd_in_flight_requests": "gauge",
         "attnd_request_bytes": "counter", "attnd_response_bytes": "counter",
+        "attnd_memory_budget_bytes": "gauge",
+        "attnd_memory_reserved_bytes": "gauge",
+        "attnd_memory_reserved_peak_bytes": "gauge",
+        "attnd_memory_waiting_requests": "gauge",
+        "attnd_memory_refusals": "counter",
         "attnd_build_info": "gauge"}' "$TMP/first.json"
 http GET /version
 version=$(jq -r .version "$TMP/body")

@@ -1,7 +1,7 @@
 #!/bin/sh
 # t_stream.sh — large answers are printed while they are sent (chunked
 # transfer coding, no Content-Length) and are byte for byte the answers a
-# client gets whole: compressed (gzip answers are never streamed), over
+# client gets whole: compressed as they are sent (gzip, chunked), over
 # HTTP/1.0 (no chunked coding: the connection closes at the end), with the
 # flat tensor form, a precision, and masked scores printed as null. Small
 # answers keep their Content-Length.
@@ -34,7 +34,8 @@ for req in dot dot_flat; do
         "grep -qi '^X-Request-Id:' '$TMP/headers' && grep -qi '^Server-Timing: compute' '$TMP/headers'"
     cp "$TMP/body" "$TMP/$req.streamed"
     post_file /attention/dot "$TMP/$req.json" -H 'Accept-Encoding: gzip'
-    check "$req: with Accept-Encoding: gzip it has a Content-Length" has_length
+    check "$req: with Accept-Encoding: gzip it is compressed as it is sent (chunked)" \
+        sh -c "[ \"\$(grep -i '^Content-Encoding:' '$TMP/headers' | tr -d '\r' | cut -d' ' -f2)\" = gzip ] && grep -qi '^Transfer-Encoding: chunked' '$TMP/headers'"
     check "$req: and decompresses to the streamed bytes" unzips_to "$TMP/$req.streamed"
     post_file /attention/dot "$TMP/$req.json" --http1.0
     check "$req: over HTTP/1.0 the same bytes arrive" same_as "$TMP/$req.streamed"

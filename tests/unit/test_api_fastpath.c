@@ -189,9 +189,10 @@ static void test_bases_agree_and_take_fast_path(void **state) {
         compare_text(bases[i].route, bases[i].body);
         api_fastpath fp;
         json_error_t error;
-        json_t *root = api_fastpath_load(
-            &fp, fast_fields(bases[i].route), bases[i].body,
-            strlen(bases[i].body), JSON_DECODE_ANY | JSON_ALLOW_NUL, &error);
+        json_t *root =
+            api_fastpath_load(&fp, fast_fields(bases[i].route), bases[i].body,
+                              strlen(bases[i].body),
+                              JSON_DECODE_ANY | JSON_ALLOW_NUL, NULL, &error);
         assert_non_null(root);
         assert_true(fp.n_arrays >= 1); /* every base has a fast array */
         json_decref(root);
@@ -213,9 +214,9 @@ static void test_same_numbers_and_shape(void **state) {
     json_t *plain = json_loadb(body, strlen(body), 0, &error);
     assert_non_null(plain);
     api_fastpath fp;
-    json_t *root = api_fastpath_load(&fp, fast_fields("/attention/dot"), body,
-                                     strlen(body),
-                                     JSON_DECODE_ANY | JSON_ALLOW_NUL, &error);
+    json_t *root = api_fastpath_load(
+        &fp, fast_fields("/attention/dot"), body, strlen(body),
+        JSON_DECODE_ANY | JSON_ALLOW_NUL, NULL, &error);
     assert_non_null(root);
     const api_fastpath_array *a =
         api_fastpath_find(json_object_get(root, "queries"));
@@ -258,9 +259,9 @@ static void test_big_integers_left_to_jansson(void **state) {
         compare_text("/attention/dot", bodies[i]);
     api_fastpath fp;
     json_error_t error;
-    json_t *root = api_fastpath_load(&fp, fast_fields("/attention/dot"),
-                                     bodies[0], strlen(bodies[0]),
-                                     JSON_DECODE_ANY | JSON_ALLOW_NUL, &error);
+    json_t *root = api_fastpath_load(
+        &fp, fast_fields("/attention/dot"), bodies[0], strlen(bodies[0]),
+        JSON_DECODE_ANY | JSON_ALLOW_NUL, NULL, &error);
     assert_non_null(root);
     assert_null(api_fastpath_find(json_object_get(root, "queries")));
     assert_non_null(api_fastpath_find(json_object_get(root, "keys")));
@@ -286,9 +287,9 @@ static void test_nul_strings_and_forged_placeholders(void **state) {
         compare_text("/attention/dot", bodies[i]);
     api_fastpath fp;
     json_error_t error;
-    json_t *root = api_fastpath_load(&fp, fast_fields("/attention/dot"),
-                                     bodies[0], strlen(bodies[0]),
-                                     JSON_DECODE_ANY | JSON_ALLOW_NUL, &error);
+    json_t *root = api_fastpath_load(
+        &fp, fast_fields("/attention/dot"), bodies[0], strlen(bodies[0]),
+        JSON_DECODE_ANY | JSON_ALLOW_NUL, NULL, &error);
     assert_non_null(root);
     assert_int_equal(fp.n_arrays, 0);
     assert_null(api_fastpath_find(json_object_get(root, "queries")));
@@ -308,10 +309,10 @@ static void test_nested_loads(void **state) {
     size_t flags = JSON_DECODE_ANY | JSON_ALLOW_NUL;
     json_t *a =
         api_fastpath_load(&outer, fast_fields("/attention/dot"), outer_body,
-                          strlen(outer_body), flags, &error);
+                          strlen(outer_body), flags, NULL, &error);
     json_t *b =
         api_fastpath_load(&inner, fast_fields("/attention/dot"), inner_body,
-                          strlen(inner_body), flags, &error);
+                          strlen(inner_body), flags, NULL, &error);
     assert_non_null(a);
     assert_non_null(b);
     const api_fastpath_array *qa =

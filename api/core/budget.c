@@ -1,0 +1,146 @@
+/*
+ * budget.c — the server-wide memory budget (api.h) and one request's
+ * ledger of it (budget.h).
+ *
+ * One counter under one lock: a reservation is a few instructions, and
+ * requests reserve two or three times each. A reservation that does not
+ * fit waits on a condition variable, at most max_waiters of them at a
+ * time and each at most max_wait_ms, woken whenever memory comes back.
+ */
+#include "budget.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <time.h>
+
+#include "api.h"
+
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t room = PTHREAD_COND_INITIALIZER;
+static uint64_t total;   /* 0: no budget */
+static uint64_t used;    /* reserved now */
+static uint64_t peak;    /* most reserved at once */
+static unsigned waiting; /* reservations waiting for room */
+static unsigned max_waiters = 1;
+static unsigned max_wait_ms = 1000;
+static uint64_t refusals; /* 503s for want of room */
+
+void api_budget_set(uint64_t total_bytes, unsigned waiters, unsigned wait_ms) {
+    pthread_mutex_lock(&lock);
+    total = total_bytes;
+    max_waiters = waiters;
+    max_wait_ms = wait_ms;
+    pthread_mutex_unlock(&lock);
+}
+
+/* The monotonic time wait_ms from now, for pthread_cond_timedwait on a
+ * condition variable with the default (realtime) clock. */
+static struct timespec deadline_in(unsigned wait_ms) {
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    ts.tv_sec += wait_ms / 1000;
+    ts.tv_nsec += (long)(wait_ms % 1000) * 1000000L;
+    if (ts.tv_nsec >= 1000000000L) {
+        ts.tv_sec++;
+        ts.tv_nsec -= 1000000000L;
+    }
+    return ts;
+}
+
+int api_budget_take(uint64_t bytes, int may_wait) {
+    pthread_mutex_lock(&lock);
+    int rc = API_BUDGET_OK;
+    if (total == 0) {
+        used += bytes;
+    } else if (bytes > total) {
+        rc = API_BUDGET_NEVER;
+    } else if (bytes <= total - (used < total ? used : total)) {
+        used += bytes;
+    } else if (!may_wait || waiting >= max_waiters) {
+        rc = API_BUDGET_BUSY;
+    } else {
+        struct timespec until = deadline_in(max_wait_ms);
+        waiting++;
+        int timed_out = 0;
+        while (!timed_out && used <= total && bytes > total - used)
+            timed_out =
+                pthread_cond_timedwait(&room, &lock, &until) == ETIMEDOUT;
+        waiting--;
+        if (used <= total && bytes <= total - used)
+            used += bytes;
+        else
+            rc = API_BUDGET_BUSY;
+    }
+    if (rc == API_BUDGET_BUSY)
+        refusals++;
+    if (used > peak)
+        peak = used;
+    pthread_mutex_unlock(&lock);
+    return rc;
+}
+
+void api_budget_force(uint64_t bytes) {
+    pthread_mutex_lock(&lock);
+    used += bytes;
+    if (used > peak)
+        peak = used;
+    pthread_mutex_unlock(&lock);
+}
+
+void api_budget_give(uint64_t bytes) {
+    if (bytes == 0)
+        return;
+    pthread_mutex_lock(&lock);
+    used = bytes < used ? used - bytes : 0;
+    pthread_cond_broadcast(&room);
+    pthread_mutex_unlock(&lock);
+}
+
+void api_budget_stats(api_budget_usage *u) {
+    pthread_mutex_lock(&lock);
+    u->total = total;
+    u->used = used;
+    u->peak = peak;
+    u->waiting = waiting;
+    u->refusals = refusals;
+    pthread_mutex_unlock(&lock);
+}
+
+static double mib(uint64_t bytes) {
+    return (double)bytes / (1024.0 * 1024.0);
+}
+
+int api_ledger_reserve(api_ledger *ledger, uint64_t bytes, const char *what,
+                       api_problem *p) {
+    if (ledger == NULL || bytes == 0)
+        return 0;
+    int rc = api_budget_take(bytes, ledger->may_wait);
+    if (rc == API_BUDGET_OK) {
+        ledger->held += bytes;
+        return 0;
+    }
+    api_budget_usage u;
+    api_budget_stats(&u);
+    if (rc == API_BUDGET_NEVER)
+        return api_fail(p, API_E_PAYLOAD_TOO_LARGE, NULL,
+                        "%s would take %.1f MiB of memory, more than the "
+                        "server's whole memory budget of %.1f MiB "
+                        "(--memory-budget); ask for smaller tensors",
+                        what, mib(bytes), mib(u.total));
+    return api_fail(p, API_E_OVERLOADED, NULL,
+                    "%s needs %.1f MiB of memory, and other requests hold "
+                    "%.1f of the server's %.1f MiB (--memory-budget); retry "
+                    "after 1 s",
+                    what, mib(bytes), mib(u.used), mib(u.total));
+}
+
+uint64_t api_ledger_settle(api_ledger *ledger, uint64_t keep) {
+    if (ledger == NULL)
+        return 0;
+    if (keep <= ledger->held)
+        api_budget_give(ledger->held - keep);
+    else
+        api_budget_force(keep - ledger->held);
+    ledger->held = 0;
+    return keep;
+}

@@ -1,0 +1,47 @@
+/*
+ * budget.h — one request's share of the server-wide memory budget
+ * (docs/contract.md, "Sharing one server"; the budget itself: api.h).
+ *
+ * Everything a request holds in memory is reserved before it is taken:
+ *   - its body's text, by the server, from its Content-Length (or as a
+ *     chunked body grows);
+ *   - the JSON tree jansson would build, from a cheap pass over the text
+ *     (api_json_tree_bytes, json_tree.h), before jansson builds it;
+ *   - its route's cost (cost.h: input, working set and answer), once its
+ *     shapes are known and before it computes (api_route_charge);
+ *   - its answer for as long as it is held, a slow reader included: what
+ *     the answer really holds (api_response.charged) stays reserved until
+ *     the server frees it.
+ * A request's reservations are kept in its ledger, which the dispatcher
+ * reconciles when the answer is made.
+ */
+#ifndef API_BUDGET_H
+#define API_BUDGET_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "problem.h"
+
+/* What one request has reserved, and whether it may wait for room. */
+typedef struct {
+    uint64_t held; /* bytes reserved through this ledger */
+    int may_wait;  /* 1: may wait in the budget's queue (api_request) */
+} api_ledger;
+
+/* Reserve bytes for what the request is about to hold (what: "the JSON
+ * tree of the body", "its tensors, working set and answer"): 413
+ * payload_too_large when it exceeds the whole budget, 503 overloaded when
+ * it does not fit now and waiting (if allowed) did not make room. Returns
+ * 0 (ledger->held grown) or -1 with p set. A NULL ledger reserves
+ * nothing. */
+int api_ledger_reserve(api_ledger *ledger, uint64_t bytes, const char *what,
+                       api_problem *p);
+
+/* Keep `keep` bytes of what ledger holds and give the rest back; returns
+ * what is kept. When keep is more than is held, the difference is taken
+ * without waiting and even beyond the budget (an answer is never thrown
+ * away once made). */
+uint64_t api_ledger_settle(api_ledger *ledger, uint64_t keep);
+
+#endif /* API_BUDGET_H */

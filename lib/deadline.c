@@ -1,0 +1,29 @@
+/*
+ * deadline.c — the calling thread's time limit (attn.h, "deadline"): one
+ * thread-local instant, read by the long loops through
+ * attn_deadline_passed (attn_internal.h) and handed by attn_parallel_for
+ * to the threads it starts.
+ */
+#include "attn_internal.h"
+
+#include <time.h>
+
+static _Thread_local double deadline; /* 0: none */
+
+void attn_deadline_set(double at) {
+    deadline = at;
+}
+
+double attn_deadline_get(void) {
+    return deadline;
+}
+
+double attn_clock_seconds(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+int attn_deadline_passed(void) {
+    return deadline > 0 && attn_clock_seconds() > deadline;
+}

@@ -1,0 +1,68 @@
+/*
+ * conn_watch.h — deadlines for clients that send slowly: the request line
+ * and headers must arrive within --header-timeout of accept (or of the
+ * end of the previous request on a keep-alive connection, plus the idle
+ * --timeout), and a body at --min-body-rate on average once that long has
+ * passed (docs/contract.md section 1, "Sharing one server").
+ *
+ * libmicrohttpd's own --timeout counts idleness, so a client that sends a
+ * byte every few seconds holds its connection, and its memory, for ever.
+ * A watcher thread looks at every connection a few times a second; one
+ * past its deadline gets a 408 problem+json written on its socket (plain
+ * HTTP only: over TLS the bytes would have to be encrypted by the
+ * library) and the socket is shut down, after which libmicrohttpd closes
+ * the connection on its own thread as for any client that went away.
+ * Nothing is written while libmicrohttpd may be writing: only while a
+ * connection waits for its head or its body.
+ */
+#ifndef SRV_CONN_WATCH_H
+#define SRV_CONN_WATCH_H
+
+#include <stddef.h>
+
+typedef struct srv_conn_watch srv_conn_watch;
+
+/* One connection's record, from srv_conn_watch_open to _close. */
+typedef struct srv_watched srv_watched;
+
+/* Start the watcher. header_timeout_s ≥ 1; idle_timeout_s: libmicrohttpd's
+ * --timeout; min_body_rate in bytes/s, 0: no rate; write_408: 1 on plain
+ * HTTP. NULL when memory or a thread cannot be had. */
+srv_conn_watch *srv_conn_watch_start(unsigned header_timeout_s,
+                                     unsigned idle_timeout_s,
+                                     size_t min_body_rate, int write_408);
+
+/* Stop the thread and free w (every record must be closed). NULL is
+ * fine. */
+void srv_conn_watch_stop(srv_conn_watch *w);
+
+/* A connection on socket fd was accepted: it waits for its head. NULL when
+ * memory runs out (the connection is then not watched). */
+srv_watched *srv_conn_watch_open(srv_conn_watch *w, int fd);
+
+/* The connection is closing: no more checks; c is freed. NULL is fine. */
+void srv_conn_watch_close(srv_conn_watch *w, srv_watched *c);
+
+/* The calls below return 0, or -1 once the watcher has cut the
+ * connection: the caller must then answer nothing (return MHD_NO). A NULL
+ * record is never cut. */
+
+/* Its headers are in; a body follows (has_body) or not. */
+int srv_conn_watch_head_done(srv_watched *c, int has_body);
+
+/* n more body bytes arrived. */
+int srv_conn_watch_body(srv_watched *c, size_t n);
+
+/* The body is in, or an answer is about to be queued: no deadline until
+ * the request completes. Call before queueing any response. */
+int srv_conn_watch_busy(srv_watched *c);
+
+/* The request completed: on a kept-alive connection the next head may
+ * come, within the idle timeout and the header timeout. */
+void srv_conn_watch_idle(srv_watched *c);
+
+/* Connections closed by a deadline since start: heads, bodies. */
+void srv_conn_watch_counts(srv_conn_watch *w, unsigned long *heads,
+                           unsigned long *bodies);
+
+#endif /* SRV_CONN_WATCH_H */

@@ -1,0 +1,339 @@
+#!/usr/bin/env python3
+"""sharing.py — the rules that keep one server shared (docs/contract.md,
+"Sharing one server"), over sockets against daemons of its own:
+
+  * a head not complete within --header-timeout gets a 408 problem+json
+    with Connection: close, and the connection closes; so does a body
+    sent below --min-body-rate, and a kept-alive connection that trickles
+    its next head past the idle timeout and the header timeout;
+  * a request that does not fit the memory budget now gets 503
+    overloaded with Retry-After, naming --memory-budget; one larger than
+    the whole budget gets 413; a body larger than the budget gets 413
+    before it is read;
+  * a 16 MiB body of [{},{},...] is refused (413) without the process
+    growing by its tree;
+  * a computation that runs past --compute-timeout is stopped: 503
+    naming the limit, in about that time;
+  * gzip answers of a streamed size are compressed as they are sent.
+
+    usage: python3 tests/http/sharing.py BUILD/attnd
+Prints TAP. Loopback only.
+"""
+import gzip
+import json
+import re
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+
+def start(binary, *args):
+    log = tempfile.NamedTemporaryFile(prefix="attnd-share-", delete=False)
+    proc = subprocess.Popen([binary, "--port", "0"] + list(args),
+                            stdout=subprocess.DEVNULL, stderr=log)
+    for _ in range(200):
+        with open(log.name) as f:
+            m = re.search(r"listening on http://[^ ]*:(\d+)", f.read())
+        if m:
+            return proc, int(m.group(1))
+        if proc.poll() is not None:
+            break
+        time.sleep(0.05)
+    proc.kill()
+    sys.exit("attnd did not start")
+
+
+def rss_kb(pid):
+    with open("/proc/%d/status" % pid) as f:
+        for line in f:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1])
+    return 0
+
+
+def read_all(s, limit=30):
+    """Everything until the peer closes, or limit seconds pass."""
+    s.settimeout(limit)
+    data = b""
+    try:
+        while True:
+            chunk = s.recv(65536)
+            if not chunk:
+                return data, True
+            data += chunk
+    except socket.timeout:
+        return data, False
+
+
+def split(response):
+    head, _, body = response.partition(b"\r\n\r\n")
+    lines = head.decode("latin-1").split("\r\n")
+    headers = {}
+    for line in lines[1:]:
+        name, _, value = line.partition(":")
+        headers[name.strip().lower()] = value.strip()
+    return lines[0], headers, body
+
+
+def request(port, method, path, body=b"", headers=(), timeout=30):
+    s = socket.create_connection(("127.0.0.1", port))
+    head = "%s %s HTTP/1.1\r\nHost: x\r\nConnection: close\r\n" % (method, path)
+    if body:
+        head += "Content-Type: application/json\r\n"
+        head += "Content-Length: %d\r\n" % len(body)
+    for h in headers:
+        head += h + "\r\n"
+    s.sendall(head.encode() + b"\r\n" + body)
+    data, _ = read_all(s, timeout)
+    s.close()
+    return split(data)
+
+
+def dechunk(body):
+    out = b""
+    while body:
+        size, _, rest = body.partition(b"\r\n")
+        n = int(size.split(b";")[0], 16)
+        if n == 0:
+            break
+        out += rest[:n]
+        body = rest[n + 2:]
+    return out
+
+
+def dot_body(n, d=1):
+    rows = [[0.001 * ((i * 7) % 13) for _ in range(d)] for i in range(n)]
+    return json.dumps({"queries": [rows], "keys": [rows],
+                       "values": [rows]}).encode()
+
+
+def additive_body(n, h):
+    rows = [[0.01 * ((i * 7) % 13), 0.02] for i in range(n)]
+    return json.dumps({"queries": [rows], "keys": [rows], "values": [rows],
+                       "num_hiddens": h, "seed": 1}).encode()
+
+
+def main():
+    binary = sys.argv[1]
+    n = 0
+
+    def report(ok, name, extra=""):
+        nonlocal n
+        n += 1
+        print("%s %d - %s" % ("ok" if ok else "not ok", n, name))
+        if not ok and extra:
+            print("#   " + str(extra)[:300])
+
+    # --- deadlines ---------------------------------------------------------
+    proc, port = start(binary, "--header-timeout", "1", "--min-body-rate",
+                       "4K", "--timeout", "2")
+    try:
+        s = socket.create_connection(("127.0.0.1", port))
+        t0 = time.time()
+        s.sendall(b"GET /healthz HTTP/1.1\r\nHo")
+        data, closed = read_all(s, 10)
+        took = time.time() - t0
+        line, headers, body = split(data)
+        report(line == "HTTP/1.1 408 Request Timeout" and closed,
+               "a head not complete within --header-timeout 1: 408 and a "
+               "close (after %.1f s)" % took, data[:200])
+        report(headers.get("content-type") == "application/problem+json"
+               and headers.get("connection") == "close"
+               and json.loads(body).get("status") == 408
+               and "--header-timeout" in json.loads(body).get("detail", ""),
+               "  problem+json with Connection: close, naming the option",
+               data[:300])
+        report(0.9 <= took < 3, "  within a second of the deadline")
+
+        # a trickled head: a byte every 0.3 s keeps it from being idle
+        s = socket.create_connection(("127.0.0.1", port))
+        t0 = time.time()
+        s.settimeout(0.3)
+        answer = b""
+        for ch in b"GET /healthz HTTP/1.1\r\nHost: x\r\nX-Pad: aaaaaaaaaaaa":
+            try:
+                s.sendall(bytes([ch]))
+                answer += s.recv(4096)
+                break
+            except socket.timeout:
+                continue
+            except OSError:
+                break
+        if not answer:
+            answer, _ = read_all(s, 5)
+        report(answer.startswith(b"HTTP/1.1 408 ") and time.time() - t0 < 4,
+               "a head trickled a byte at a time is cut at the deadline",
+               answer[:100])
+
+        # a body below the minimum rate
+        s = socket.create_connection(("127.0.0.1", port))
+        s.sendall(b"POST /attention/dot HTTP/1.1\r\nHost: x\r\n"
+                  b"Content-Type: application/json\r\n"
+                  b"Content-Length: 100000\r\n\r\n{\"queries\":")
+        t0 = time.time()
+        cut = False
+        s.settimeout(0.5)
+        data = b""
+        while time.time() - t0 < 8:
+            try:
+                s.sendall(b"[" * 100)  # 200 B/s, far below 4 KiB/s
+                chunk = s.recv(4096)
+                data += chunk
+                if not chunk or data:
+                    cut = True
+                    break
+            except socket.timeout:
+                continue
+            except OSError:
+                cut = True
+                break
+        took = time.time() - t0
+        report(cut and data.startswith(b"HTTP/1.1 408 ") and took < 4,
+               "a body at 200 B/s under --min-body-rate 4K: 408 and a close "
+               "(after %.1f s)" % took, data[:120])
+
+        # a kept-alive connection: the next head within idle + header
+        s = socket.create_connection(("127.0.0.1", port))
+        s.sendall(b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
+        s.settimeout(2)
+        first = s.recv(4096)
+        time.sleep(1.5)  # idle, within --timeout 2 and past --header-timeout
+        s.sendall(b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
+        second = s.recv(4096)
+        report(first.startswith(b"HTTP/1.1 200 ")
+               and second.startswith(b"HTTP/1.1 200 "),
+               "a kept-alive connection idle 1.5 s is still served",
+               second[:80])
+        s.close()
+
+        # the fast clients were never disturbed
+        line, _, _ = request(port, "GET", "/healthz")
+        report(line.startswith("HTTP/1.1 200"), "and a normal request is "
+               "answered 200")
+    finally:
+        proc.terminate()
+        proc.wait(10)
+
+    # --- the memory budget -------------------------------------------------
+    proc, port = start(binary, "--memory-budget", "64M", "--compute-timeout",
+                       "1")
+    try:
+        # Nq = Nk = 3000: 9 M weights, 72 MB: never fits a 64 MiB budget
+        line, headers, body = request(port, "POST", "/attention/dot",
+                                      dot_body(3000))
+        p = json.loads(body or b"{}")
+        report(line.startswith("HTTP/1.1 413") and
+               p.get("code") == "payload_too_large" and
+               "--memory-budget" in p.get("detail", ""),
+               "a request larger than the whole budget: 413 naming "
+               "--memory-budget", body[:300])
+        line, headers, body = request(port, "POST", "/attention/dot",
+                                      dot_body(100))
+        report(line.startswith("HTTP/1.1 200"), "a small one: 200")
+
+        # three readers that do not read hold answers of ~20 MB each
+        holders = []
+        big = dot_body(1500)  # 2.25 M weights: 18 MB held while streamed
+        for _ in range(3):
+            s = socket.create_connection(("127.0.0.1", port))
+            s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+            s.sendall(b"POST /attention/dot HTTP/1.1\r\nHost: x\r\n"
+                      b"Content-Type: application/json\r\n"
+                      b"Content-Length: %d\r\n\r\n" % len(big) + big)
+            holders.append(s)
+            time.sleep(0.3)
+        time.sleep(0.5)
+        line, headers, body = request(port, "POST", "/attention/dot", big,
+                                      timeout=10)
+        p = json.loads(body or b"{}") if line.startswith("HTTP/1.1 503") \
+            else {}
+        report(line.startswith("HTTP/1.1 503") and
+               p.get("code") == "overloaded" and
+               headers.get("retry-after") == "1" and
+               "--memory-budget" in p.get("detail", ""),
+               "while non-readers hold the budget: 503 overloaded, "
+               "Retry-After: 1, naming --memory-budget", line + " " +
+               body[:200].decode("latin-1"))
+        line, _, _ = request(port, "GET", "/healthz")
+        report(line.startswith("HTTP/1.1 200"), "  /healthz still answers")
+        for s in holders:
+            s.close()
+        time.sleep(0.5)
+        line, _, _ = request(port, "POST", "/attention/dot", big)
+        report(line.startswith("HTTP/1.1 200"),
+               "once they close, the same request is answered", line)
+
+        # a body larger than the whole budget: 413 before it is read
+        s = socket.create_connection(("127.0.0.1", port))
+        s.sendall(b"POST /attention/dot HTTP/1.1\r\nHost: x\r\n"
+                  b"Content-Type: application/json\r\n"
+                  b"Content-Length: 100000000\r\n\r\n")
+        data, closed = read_all(s, 5)
+        report(data.startswith(b"HTTP/1.1 413 ") and closed,
+               "a 100 MB Content-Length over a 64 MiB budget: 413 at once, "
+               "closed", data[:100])
+
+        # the tree bomb
+        before = rss_kb(proc.pid)
+        peak = [before]
+        done = threading.Event()
+
+        def watch():
+            while not done.is_set():
+                peak[0] = max(peak[0], rss_kb(proc.pid))
+                time.sleep(0.005)
+        watcher = threading.Thread(target=watch)
+        watcher.start()
+        objects = b"[" + b"{}," * ((16 << 20) // 3 - 8) + b"{}]"
+        line, _, body = request(port, "POST", "/attention/dot",
+                                b'{"queries":' + objects + b"}")
+        done.set()
+        watcher.join()
+        grown = (peak[0] - before) / 1024
+        report(line.startswith("HTTP/1.1 413") and b"as a tree" in body,
+               "a 16 MiB body of [{},...]: 413 before a tree is built",
+               line + " " + body[:200].decode("latin-1"))
+        report(grown < 100, "  its peak was %.0f MB above idle (under 100)"
+               % grown)
+
+        # the time limit
+        t0 = time.time()
+        line, headers, body = request(port, "POST", "/attention/additive",
+                                      additive_body(1200, 1500))
+        took = time.time() - t0
+        p = json.loads(body or b"{}")
+        report(line.startswith("HTTP/1.1 503") and
+               p.get("code") == "overloaded" and
+               "--compute-timeout" in p.get("detail", ""),
+               "an additive request past --compute-timeout 1: 503 naming the "
+               "limit", line + " " + body[:200].decode("latin-1"))
+        report(took < 5, "  stopped after %.1f s" % took)
+    finally:
+        proc.terminate()
+        proc.wait(10)
+
+    # --- gzip as it is sent ------------------------------------------------
+    proc, port = start(binary)
+    try:
+        path = "/encoding/positional?num_steps=256&d=512"
+        _, _, plain = request(port, "GET", path, headers=["Connection: close"])
+        line, headers, body = request(port, "GET", path,
+                                      headers=["Accept-Encoding: gzip"])
+        report(headers.get("content-encoding") == "gzip" and
+               headers.get("transfer-encoding") == "chunked" and
+               "content-length" not in headers,
+               "a 2.5 MB answer to gzip: compressed as it is sent (chunked)",
+               headers)
+        report(gzip.decompress(dechunk(body)) == dechunk(plain),
+               "  and decompresses to the plain answer")
+    finally:
+        proc.terminate()
+        proc.wait(10)
+    print("1..%d" % n)
+
+
+if __name__ == "__main__":
+    main()
