@@ -137,8 +137,9 @@ typedef struct {
     int given;
 } additive_shapes;
 
-/* Projections B·Nq·h·dq + B·Nk·h·dk, then B·Nq·Nk·h for w_vᵀ tanh(...)
- * and B·Nq·Nk·dv for weights·V; tripled with grad_output. Given
+/* Projections B·Nq·h·dq + B·Nk·h·dk, then B·Nq·Nk·h features for w_vᵀ
+ * tanh(...), each counting API_WORK_TANH, and B·Nq·Nk·dv for weights·V;
+ * tripled with grad_output. Given
  * parameters are read from the request (inputs); drawn ones are not. */
 static void cost_additive(const api_call *call, const void *shapes,
                           api_cost *cost) {
@@ -150,7 +151,9 @@ static void cost_additive(const api_call *call, const void *shapes,
         api_work_add(api_work_mul(a->Nq, a->dq), api_work_mul(a->Nk, a->dk)));
     size_t bqk[3] = {a->B, a->Nq, a->Nk};
     work = api_work_add(
-        work, api_work_mul(api_work_prod(bqk, 3), api_work_add(s->h, a->dv)));
+        work, api_work_mul(api_work_prod(bqk, 3),
+                           api_work_add(api_work_mul(s->h, API_WORK_TANH),
+                                        a->dv)));
     api_arena arena = {0};
     plan(a, s->h, &arena);
     size_t inputs = api_attention_input_slots(a);
