@@ -836,10 +836,10 @@ def additive_grad_cases():
         dict(base, w_v=wv[:5], grad_output=[[[0]]]))
     add(E, "unknown_field_num_heads", problem("unknown_field", "/num_heads"),
         dict(base, num_heads=2))
-    # B·h·(Nq·dq + Nk·dk) + B·Nq·Nk·(h + dv) = 4e6·60 + 900·(4e6 + 1)
-    # ≈ 3.8e9 fits 2^33, three times that does not
+    # B·h·(Nq·dq + Nk·dk) + B·Nq·Nk·(4h + dv) = 1e6·60 + 900·(4e6 + 1)
+    # ≈ 3.7e9 fits 2^33, three times that does not
     big = {"queries": [[0.1]] * 30, "keys": [[0.2]] * 30,
-           "values": [[1.0]] * 30, "num_hiddens": 4000000}
+           "values": [[1.0]] * 30, "num_hiddens": 1000000}
     add(E, "work_fits_without_grad_output",
         problem("invalid_value", "/causal"), dict(big, causal="sideways"))
     add(E, "too_large_work_tripled_by_grad_output",

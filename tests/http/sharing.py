@@ -302,7 +302,7 @@ def main():
         # the time limit
         t0 = time.time()
         line, headers, body = request(port, "POST", "/attention/additive",
-                                      additive_body(1200, 1500))
+                                      additive_body(1400, 1000))
         took = time.time() - t0
         p = json.loads(body or b"{}")
         report(line.startswith("HTTP/1.1 503") and
