@@ -193,19 +193,22 @@ fuzz-smoke: fuzz-build ## each libFuzzer target for FUZZ_SMOKE_SECONDS (25)
 	@sh tests/fuzz/run.sh build-fuzz $(FUZZ_SMOKE_SECONDS)
 
 # Load and faults on loopback (tests/load/smoke.sh, wrk and perl): saturation
-# with RSS drift, slowloris, disconnects, SIGTERM under load, the same
-# against the ASan daemon. load-smoke ≈ 1.5 min; soak runs it longer.
-.PHONY: load-smoke soak asan-attnd
+# with RSS drift, slowloris, disconnects, SIGTERM under load, the resource
+# attacks (tests/load/attacks.py), the same against the ASan daemon.
+# load-smoke ≈ 3 min; soak runs it longer.
+.PHONY: load-smoke soak asan-attnd attacks
 asan-attnd:
 	$(MAKE) BUILD=build-asan CC=clang \
 	  CFLAGS="-O1 -g -fno-omit-frame-pointer $(SAN_FLAGS)" \
 	  LDFLAGS="$(SAN_FLAGS)" build-asan/attnd
-load-smoke: all asan-attnd ## load and faults on loopback (about 1.5 min)
+load-smoke: all asan-attnd ## load, faults and resource attacks on loopback (about 3 min)
 	@sh tests/load/smoke.sh $(BUILD)/attnd build-asan/attnd
-soak: all asan-attnd ## load-smoke, longer
+soak: all asan-attnd ## load-smoke, longer (about 7 min)
 	@LOAD_SECONDS=60 LOAD_WARMUP=10 SLOW_SECONDS=60 SLOW_INTERVAL=10 \
-	  PROBE_REQUESTS=1000 DISCONNECTS=500 \
+	  PROBE_REQUESTS=1000 DISCONNECTS=500 ATTACKS_MODE=--long \
 	  sh tests/load/smoke.sh $(BUILD)/attnd build-asan/attnd
+attacks: all ## the resource attacks alone (tests/load/attacks.py --short, about 1 min)
+	@python3 tests/load/attacks.py --short $(BUILD)/attnd
 
 # Install attnd, libattn (static), attn.h, attn.pc and the man page under
 # PREFIX (default /usr/local), staged under DESTDIR when set (GNU coding

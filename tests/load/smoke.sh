@@ -1,6 +1,6 @@
 #!/bin/sh
 # smoke.sh — load and fault checks against daemons of its own, on loopback,
-# bounded in time (`make load-smoke` ≈ 1.5 min; `make soak` runs the same
+# bounded in time (`make load-smoke` ≈ 3 min; `make soak` runs the same
 # checks longer). Prints TAP and ends with "load: N passed, N failed".
 #   1. saturation: wrk on LOAD_CONNECTIONS keep-alive connections cycling
 #      dot, additive and NW bodies (mixed.lua) for LOAD_SECONDS after a
@@ -20,7 +20,13 @@
 #   5. health under compute: two additive requests computing for seconds
 #      while /healthz is probed for HEALTH_SECONDS: p99 under HEALTH_P99_MS
 #      (health_probe.py);
-#   6. with ASAN_ATTND: 2 to 4 against the AddressSanitizer daemon, which
+#   6. resource attacks (attacks.py, ATTACKS_MODE --short or --long, each
+#      against daemons of its own): huge answers to clients that do not
+#      read, a slow reader, tree bombs, health beside maximal compute, slow
+#      headers, slow uploads, gzip answers, HEAD of a huge answer, a tiny
+#      multihead request with a huge answer; each of its TAP lines counts
+#      here as one check;
+#   7. with ASAN_ATTND: 2 to 4 against the AddressSanitizer daemon, which
 #      must then exit 0 with no report (LeakSanitizer runs at exit).
 # Needs wrk, perl, curl and jq.
 #   usage: sh tests/load/smoke.sh ATTND [ASAN_ATTND]
@@ -40,6 +46,7 @@ DISCONNECTS=${DISCONNECTS:-100}
 DISCONNECT_RSS_KB=${DISCONNECT_RSS_KB:-4096}
 HEALTH_SECONDS=${HEALTH_SECONDS:-3}
 HEALTH_P99_MS=${HEALTH_P99_MS:-50}
+ATTACKS_MODE=${ATTACKS_MODE:---short}
 TMP=$(mktemp -d)
 PIDS=""
 trap 'for p in $PIDS; do kill -KILL "$p" 2>/dev/null; done; rm -rf "$TMP"' EXIT
@@ -283,6 +290,24 @@ health_under_compute() {
     fi
 }
 
+# attacks: attacks.py's checks, renumbered into this script's TAP; its
+# other lines become comments
+attacks() {
+    python3 "$DIR/attacks.py" "$ATTACKS_MODE" "$ATTND" >"$TMP/attacks.out" 2>&1
+    rc=$?
+    while IFS= read -r line; do
+        case $line in
+        "ok "*) ok "attacks: ${line#ok * - }" ;;
+        "not ok "*) not_ok "attacks: ${line#not ok * - }" ;;
+        "#"*) echo "$line" ;;
+        *) echo "# $line" ;;
+        esac
+    done <"$TMP/attacks.out"
+    if ! tail -n 1 "$TMP/attacks.out" | grep -q '^attacks: [0-9]* passed, [0-9]* failed$'; then
+        not_ok "attacks.py ran to its end (exit status $rc)"
+    fi
+}
+
 # --- 1..5 against the release daemon -------------------------------------------
 LOG="$TMP/attnd.log"
 if ! start "$LOG" "$ATTND"; then
@@ -315,7 +340,10 @@ disconnects "disconnects" "$DISCONNECTS" "$DISCONNECT_RSS_KB"
 health_under_compute
 sigterm_under_load "release" "$LOG"
 
-# --- 6. the AddressSanitizer daemon ----------------------------------------------
+# --- 6. resource attacks, each against daemons of its own ---------------------
+attacks
+
+# --- 7. the AddressSanitizer daemon ----------------------------------------------
 if [ -n "$ASAN_ATTND" ]; then
     ALOG="$TMP/asan.log"
     if start "$ALOG" "$ASAN_ATTND"; then
