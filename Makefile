@@ -189,8 +189,22 @@ $(BUILD)/fuzz/corpus: tests/fuzz/corpus.c $(BUILD)/libapi.a $(BUILD)/libattn.a
 	$(Q)$(CC) $(LAYER_INC) $(CPPFLAGS) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $< $(BUILD)/libapi.a $(BUILD)/libattn.a $(LDLIBS)
 fuzz: fuzz-build ## each libFuzzer target for FUZZ_SECONDS (600)
 	@sh tests/fuzz/run.sh build-fuzz $(FUZZ_SECONDS)
-fuzz-smoke: fuzz-build ## each libFuzzer target for FUZZ_SMOKE_SECONDS (25)
-	@sh tests/fuzz/run.sh build-fuzz $(FUZZ_SMOKE_SECONDS)
+fuzz-smoke: fuzz-build all ## each libFuzzer target for FUZZ_SMOKE_SECONDS (25), then 300 socket cases
+	@sh tests/fuzz/run.sh build-fuzz $(FUZZ_SMOKE_SECONDS); rc=$$?; \
+	  $(FUZZ_HTTP) --attnd $(BUILD)/attnd --cases 300 || rc=1; exit $$rc
+
+# Request heads and chunked framing, mutated, over a raw socket against a
+# live daemon (tests/http/fuzz_heads.py): each case a generated request with
+# a GET /version smuggled behind it, after the kept regressions. The seed is
+# printed; FUZZ_HTTP_SEED=S replays a run.
+FUZZ_HTTP_CASES ?= 20000
+FUZZ_HTTP_SEED  ?=
+FUZZ_HTTP = python3 tests/http/fuzz_heads.py $(if $(FUZZ_HTTP_SEED),--seed $(FUZZ_HTTP_SEED))
+.PHONY: fuzz-http fuzz-http-smoke
+fuzz-http-smoke: all ## request heads over a raw socket: 300 cases, seconds
+	$(FUZZ_HTTP) --attnd $(BUILD)/attnd --cases 300
+fuzz-http: asan-attnd ## request heads over a raw socket: FUZZ_HTTP_CASES (20000) against the ASan daemon
+	$(SAN_ENV) $(FUZZ_HTTP) --attnd build-asan/attnd --cases $(FUZZ_HTTP_CASES)
 
 # Load and faults on loopback (tests/load/smoke.sh, wrk and perl): saturation
 # with RSS drift, slowloris, disconnects, SIGTERM under load, the resource
@@ -270,4 +284,4 @@ help: ## this list
 	  awk -F'|' '{ printf "  %-16s %s\n", $$1, $$2 }'
 	@echo "Variables: BUILD (build), PORT (8080), CC, CFLAGS, PREFIX, DESTDIR."
 
--include $(LIB_OBJ:.o=.d) $(API_OBJ:.o=.d) $(SRV_OBJ:.o=.d) $(UNIT_BIN:=.d)
+-include $(LIB_OBJ:.o=.d) $(API_OBJ:.o=.d) $(SRV_OBJ:.o=.d) $(UNIT_BIN:=.d) $(FUZZ_BIN:=.d)

@@ -43,17 +43,24 @@ static int parse_length(const char *s, unsigned long long *v) {
 /* libmicrohttpd 0.9.75 joins an obs-fold line to the field's name:
  * "Content-Length: 4\r\n 5" arrives as "Content-Length5: 4", and
  * "Content-Length:\r\n 45" as "Content-Length45" with an empty value, so
- * the body is framed as having no length. A name that starts with a
- * framing field's and goes on is such a fold. */
-static int is_folded_framing(const char *name) {
+ * the body is framed as having no length; "Host:\r\n x" arrives as a
+ * field "Hostx" with no value, beside which a second Host would pass. A
+ * name that starts with a framing field's and goes on is such a fold, and
+ * so is one that starts with "Host" and has no value ("Host: a\r\n b"
+ * arrives as "Hostb: a", which cannot be told from a field of that
+ * name). */
+static int is_folded_framing(const char *name, const char *value) {
     static const char *const framing[] = {"Content-Length",
                                           "Transfer-Encoding"};
-    for (size_t i = 0; i < 2; i++) {
+    for (size_t i = 0; i < sizeof framing / sizeof framing[0]; i++) {
         size_t n = strlen(framing[i]);
         if (strlen(name) > n && !strncasecmp(name, framing[i], n))
             return 1;
     }
-    return 0;
+    /* other fields begin with "Host" ("Hostname: y"): only a name with no
+     * value is taken for a fold */
+    return strlen(name) > 4 && !strncasecmp(name, "Host", 4) &&
+           (value == NULL || *value == '\0');
 }
 
 void srv_framing_init(srv_framing *f) {
@@ -67,7 +74,7 @@ void srv_framing_add(srv_framing *f, const char *name, const char *value) {
         f->detail = "a header field name holds whitespace or a character "
                     "that is not a token character (RFC 9112 section 5.1: "
                     "no whitespace before the colon)";
-    } else if (is_folded_framing(name)) {
+    } else if (is_folded_framing(name, value)) {
         f->detail = "a folded header line (obs-fold) in the framing headers "
                     "is not accepted (RFC 9112 section 5.2)";
     } else if (!strcasecmp(name, "Host")) {

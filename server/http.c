@@ -638,8 +638,9 @@ static enum MHD_Result answer_early(srv_request *r, struct MHD_Connection *conn,
             "the request header block is larger than 16384 bytes", close_conn);
     case EARLY_BAD_FRAMING:
         return answer_problem(r, conn, MHD_HTTP_BAD_REQUEST,
-                              "Transfer-Encoding must end with chunked "
-                              "(RFC 9112 section 6.3)",
+                              "Transfer-Encoding must end with chunked, "
+                              "written as the bare word (RFC 9112 section "
+                              "6.3)",
                               1);
     case EARLY_CODING_UNKNOWN:
         return answer_problem(r, conn, MHD_HTTP_NOT_IMPLEMENTED,
@@ -757,6 +758,10 @@ static enum MHD_Result on_headers(srv_request *r, struct MHD_Connection *conn,
                               &header_bytes);
     if (te != NULL && !chunked)
         r->early = EARLY_BAD_FRAMING; /* body length unknowable: close */
+    else if (te != NULL && only_chunked(te) && strcasecmp(te, "chunked") != 0)
+        /* "chunked " : libmicrohttpd decodes only the bare word and would
+         * wait for a body it never sees the end of */
+        r->early = EARLY_BAD_FRAMING;
     else if (te != NULL && !only_chunked(te))
         r->early = EARLY_CODING_UNKNOWN; /* e.g. "gzip, chunked": close */
     else if (r->uri_len > SRV_MAX_URI_BYTES)

@@ -3,6 +3,8 @@
 # and report in TAP: executions, executions per second, coverage
 # (libFuzzer's "cov", edges, and "ft", features), corpus size and peak RSS.
 # The seed corpora are written first (BUILD/fuzz/corpus, tests/fuzz/corpus.c);
+# a target with seeds kept as files (tests/fuzz/seeds/<target>, e.g. the
+# request heads of fuzz_framing) is given those as well;
 # what a target learns is kept in BUILD/fuzz/learned/<target> for the next
 # run. A crash, a sanitizer report, a leak, a broken invariant or a timeout
 # (an input slower than 10 s) fails: the input is saved under
@@ -39,18 +41,21 @@ for bin in "$FUZZ"/fuzz_*; do
     fuzz_request) opts="-max_len=16384 -dict=$DIR/request.dict" ;;
     fuzz_tensor) opts="-max_len=8192" ;;
     fuzz_numfmt) opts="-max_len=9" ;;
+    fuzz_framing) opts="-max_len=4096 -dict=$DIR/framing.dict" ;;
     *) opts="-max_len=16384" ;;
     esac
     mkdir -p "$FUZZ/seeds/$target"
     corpus="$FUZZ/learned/$target"
     log="$FUZZ/$target.log"
     mkdir -p "$corpus"
+    kept=
+    [ -d "$DIR/seeds/$target" ] && kept="$DIR/seeds/$target"
     rm -f "$FUZZ/crashes/$target-"*
     # shellcheck disable=SC2086 # $opts is a list of flags
     "$FUZZ/$target" -max_total_time="$SECONDS_EACH" -timeout=10 \
         -rss_limit_mb=2560 -print_final_stats=1 $opts \
         -artifact_prefix="$FUZZ/crashes/$target-" \
-        "$corpus" "$FUZZ/seeds/$target" >"$log" 2>&1
+        "$corpus" "$FUZZ/seeds/$target" ${kept:+"$kept"} >"$log" 2>&1
     rc=$?
     runs=$(final_stat number_of_executed_units "$log")
     speed=$(final_stat average_exec_per_sec "$log")

@@ -74,6 +74,17 @@ CASES = [
      400, 1),
     ("a Transfer-Encoding that does not end with chunked",
      head(b"Transfer-Encoding: gzip") + BODY + SMUGGLED, 400, 1),
+    ("chunked with a blank after it, which the HTTP library does not decode",
+     head(b"Transfer-Encoding: chunked ") + CHUNKED + SMUGGLED, 400, 1),
+    ("a GET whose Content-Length is beyond int64: 413 at once, no wait",
+     b"GET /healthz HTTP/1.1\r\nHost: x\r\n"
+     b"Content-Length: 9223372036854775808\r\n\r\n", 413, 1),
+    ("a GET whose Content-Length is over --max-body-bytes, with Expect",
+     b"GET /healthz HTTP/1.1\r\nHost: x\r\nContent-Length: 20000000\r\n"
+     b"Expect: 100-continue\r\n\r\n", 413, 1),
+    ("a folded Host beside a second Host",
+     b"GET /healthz HTTP/1.1\r\nHost:\r\n x\r\nHost: y\r\n\r\n"
+     + SMUGGLED, 400, 1),
     # well framed: answered, and the next request on the connection too
     ("two equal Content-Length lines are one length",
      head(b"Content-Length: " + LEN, b"Content-Length: " + LEN)
