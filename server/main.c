@@ -206,10 +206,12 @@ static int setup_safety(const srv_options *opts, srv_gate **gate,
     if (opts->burst > 0 && opts->rate_limit <= 0 && warn[0] == '\0')
         snprintf(warn, cap, "--burst has no effect without --rate-limit");
     if (cfg.trusted.n > 0 && opts->rate_limit <= 0 &&
-        opts->max_concurrent_per_client == 0 && warn[0] == '\0')
+        opts->max_concurrent_per_client == 0 &&
+        opts->max_connections_per_address == 0 && warn[0] == '\0')
         snprintf(warn, cap,
-                 "--trusted-proxy has no effect without --rate-limit or "
-                 "--max-concurrent-per-client");
+                 "--trusted-proxy has no effect without --rate-limit, "
+                 "--max-concurrent-per-client or "
+                 "--max-connections-per-address");
     *gate = srv_gate_new(&cfg);
     if (*gate == NULL) {
         fprintf(stderr, "attnd: out of memory\n");

@@ -1,8 +1,9 @@
 #!/bin/sh
 # run.sh — the operations checks (make ops-test): install and uninstall
-# with pkg-config (t_install.sh), nginx in front of two attnd processes
-# with one of them stopped under load (t_lb.sh), and the Kubernetes,
-# compose and nginx files (t_deploy.sh). Each prints TAP; this ends with
+# with pkg-config (t_install.sh), nginx in front of two attnd processes:
+# its rate limit per client, a rolling restart under load, X-Forwarded-For
+# (t_lb.sh), and the Kubernetes, KServe, compose and nginx files
+# (t_deploy.sh). Each prints TAP; this ends with
 # one line "N passed, N failed".
 # Needs nginx, docker-compose, node, and tests/ops/k8s/node_modules
 # (`npm ci` there; the Makefile target runs it).

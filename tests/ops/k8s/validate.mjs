@@ -11,11 +11,21 @@
 //  4. attnd's rules: probes on /v2/health/ready and /v2/health/live at the
 //     container's port, requests and limits for CPU and memory, a non-root
 //     user, a read-only root file system, no privilege escalation, every
-//     capability dropped; the Service, the autoscaler and the disruption
-//     budget point at the Deployment's pods.
+//     capability dropped, no connection cap per address and a trusted
+//     proxy list of private networks (everything comes through a proxy);
+//     the Service, the autoscaler and the disruption budget point at the
+//     Deployment's pods.
+//  5. The KServe InferenceService (inferenceservice.yaml), whose CRD has no
+//     schema in kubernetes-models: its structure (serving.kserve.io/v1beta1,
+//     spec.predictor with KServe's fields only, one custom container), the
+//     predictor's pod fields against the core v1 PodSpec schema (types and
+//     unknown fields, as above), Knative's limits (one port named http1,
+//     h2c or nothing; no lifecycle hooks), and the same image, port,
+//     probes, resources, security context and settings as the Deployment.
 // Prints TAP; exits 1 when a check fails.
 //   usage: node validate.mjs DIR   (every *.yaml in DIR)
 import fs from "node:fs";
+import net from "node:net";
 import path from "node:path";
 import { createRequire } from "node:module";
 import { fileURLToPath } from "node:url";
@@ -120,6 +130,91 @@ function unknownFields(value, file, where) {
     return out;
 }
 
+// --- KServe's InferenceService, by structure --------------------------
+
+// The fields of KServe's v1beta1 PredictorSpec besides the inlined core v1
+// PodSpec (pkg/apis/serving/v1beta1/predictor.go and component.go):
+// the model and framework predictors, and ComponentExtensionSpec.
+const KSERVE_IMPLEMENTATIONS = ["sklearn", "xgboost", "tensorflow", "pytorch",
+    "triton", "onnx", "huggingface", "pmml", "lightgbm", "paddle", "model"];
+const KSERVE_PREDICTOR_OTHER = ["storageUris", "workerSpec"];
+const KSERVE_EXTENSION = {
+    minReplicas: "integer", maxReplicas: "integer", scaleTarget: "integer",
+    scaleMetric: ["cpu", "memory", "concurrency", "rps"],
+    containerConcurrency: "integer", timeout: "integer",
+    canaryTrafficPercent: "integer", logger: "object", batcher: "object",
+    labels: "object", annotations: "object", deploymentStrategy: "object",
+};
+const KSERVE_SPEC = ["predictor", "transformer", "explainer"];
+const declOf = (module) => path.join(
+    path.dirname(require.resolve("kubernetes-models/package.json")),
+    module.slice("kubernetes-models/".length) + ".d.ts");
+const OBJECT_META = path.join(
+    path.dirname(require.resolve("@kubernetes-models/apimachinery/package.json")),
+    "apis/meta/v1/ObjectMeta.d.ts");
+
+// The predictor split into its pod part (checked as a core v1 PodSpec) and
+// KServe's own fields.
+function predictorParts(pred) {
+    const pod = {};
+    const own = {};
+    for (const [k, v] of Object.entries(pred ?? {})) {
+        if (k in KSERVE_EXTENSION || KSERVE_IMPLEMENTATIONS.includes(k) ||
+                KSERVE_PREDICTOR_OTHER.includes(k))
+            own[k] = v;
+        else
+            pod[k] = v;
+    }
+    return { pod, own };
+}
+
+async function checkInferenceServiceShape(file, obj) {
+    const e = [];
+    if (obj.apiVersion !== "serving.kserve.io/v1beta1")
+        e.push(`apiVersion ${obj.apiVersion}, expected serving.kserve.io/v1beta1`);
+    for (const k of Object.keys(obj))
+        if (!["apiVersion", "kind", "metadata", "spec"].includes(k))
+            e.push(`/${k}: unknown field`);
+    // KServe's rule for names: a DNS label that starts with a letter
+    if (!/^[a-z]([-a-z0-9]*[a-z0-9])?$/.test(obj.metadata?.name ?? ""))
+        e.push(`metadata.name "${obj.metadata?.name}" is not a DNS label starting with a letter`);
+    e.push(...unknownFields(obj.metadata ?? {}, OBJECT_META, "/metadata"));
+    for (const k of Object.keys(obj.spec ?? {}))
+        if (!KSERVE_SPEC.includes(k)) e.push(`/spec/${k}: unknown field`);
+    const pred = obj.spec?.predictor;
+    if (!pred || typeof pred !== "object") e.push("no spec.predictor");
+    const { own } = predictorParts(pred);
+    const impls = KSERVE_IMPLEMENTATIONS.filter((k) => k in own);
+    if (!(pred?.containers?.length > 0))
+        e.push("spec.predictor.containers is empty: a custom predictor needs its container");
+    if (impls.length > 0)
+        e.push(`spec.predictor has ${impls.join(", ")} besides containers: KServe wants exactly one implementation`);
+    for (const [k, type] of Object.entries(KSERVE_EXTENSION)) {
+        if (!(k in own)) continue;
+        const v = own[k];
+        if (Array.isArray(type) ? !type.includes(v)
+            : type === "integer" ? !Number.isInteger(v)
+            : (v === null || typeof v !== "object"))
+            e.push(`/spec/predictor/${k} must be ${Array.isArray(type) ? "one of " + type.join(", ") : type}`);
+    }
+    if ("protocolVersion" in (pred ?? {}))
+        e.push("/spec/predictor/protocolVersion: unknown field (it belongs to spec.predictor.model; a custom container sets the env PROTOCOL)");
+    check(`${file}: ${obj.apiVersion} ${obj.kind} "${obj.metadata?.name}" has KServe's structure (one custom predictor container)`, e);
+
+    // the pod part, by the core API's schema and declarations
+    const { pod } = predictorParts(pred);
+    const errors = [];
+    const { PodSpec } = await import("kubernetes-models/v1/PodSpec");
+    try {
+        new PodSpec(pod).validate();
+    } catch (err) {
+        errors.push(...String(err.message).split(", "));
+    }
+    errors.push(...unknownFields(pod, declOf("kubernetes-models/v1/PodSpec"), "/spec/predictor")
+        .filter((x) => !/^\/spec\/predictor\/protocolVersion:/.test(x)));
+    check(`${file}: spec.predictor's pod fields match the core v1 PodSpec schema, no unknown field`, errors);
+}
+
 // --- the manifests ------------------------------------------------------
 
 const files = fs.readdirSync(dir).filter((f) => f.endsWith(".yaml")).sort();
@@ -139,6 +234,11 @@ for (const f of files) {
 const byKind = {};
 for (const { file, obj } of objects) {
     const errors = [];
+    if (obj?.kind === "InferenceService") {
+        await checkInferenceServiceShape(file, obj);
+        byKind[obj.kind] = obj;
+        continue;
+    }
     const model = MODELS[obj?.kind];
     if (!model) {
         check(`${file}: a kind this check knows (${obj?.kind})`, [
@@ -168,10 +268,12 @@ const dep = byKind.Deployment;
 const svc = byKind.Service;
 const hpa = byKind.HorizontalPodAutoscaler;
 const pdb = byKind.PodDisruptionBudget;
+const isvc = byKind.InferenceService;
 for (const [kind, obj] of Object.entries({ Deployment: dep, Service: svc,
-        HorizontalPodAutoscaler: hpa, PodDisruptionBudget: pdb }))
-    check(`a ${kind} is among the manifests`, obj ? [] : [`no ${kind}`]);
-if (!dep || !svc || !hpa || !pdb) {
+        HorizontalPodAutoscaler: hpa, PodDisruptionBudget: pdb,
+        InferenceService: isvc }))
+    check(`a${/^[AEIOU]/.test(kind) ? "n" : ""} ${kind} is among the manifests`, obj ? [] : [`no ${kind}`]);
+if (!dep || !svc || !hpa || !pdb || !isvc) {
     console.log(`1..${n}`);
     process.exit(1);
 }
@@ -243,13 +345,55 @@ for (const [probe, route] of [["readinessProbe", "/v2/health/ready"],
     if (cs.privileged) e.push("privileged");
     check("Deployment: non-root, read-only root file system, no escalation, every capability dropped", e);
 }
+// A trusted-proxy list as attnd reads it (comma-separated addresses and
+// CIDR networks, at most 32), each entry inside a private or loopback
+// range: trusting a public network would let anyone there name any client.
+function trustedProxyErrors(list) {
+    const e = [];
+    if (typeof list !== "string" || list.trim() === "")
+        return ["ATTND_TRUSTED_PROXY is not set (nginx or the ingress is every client's peer)"];
+    const entries = list.split(",").map((x) => x.trim());
+    if (entries.length > 32) e.push(`${entries.length} entries, attnd takes at most 32`);
+    const private4 = [["10.0.0.0", 8], ["172.16.0.0", 12], ["192.168.0.0", 16], ["127.0.0.0", 8]];
+    const v4 = (a) => a.split(".").reduce((n, o) => n * 256 + Number(o), 0);
+    for (const x of entries) {
+        const [addr, bits, extra] = x.split("/");
+        const family = net.isIP(addr);
+        const max = family === 4 ? 32 : 128;
+        const prefix = bits === undefined ? max : Number(bits);
+        if (family === 0 || extra !== undefined || !Number.isInteger(prefix) ||
+                prefix < 0 || prefix > max || (bits !== undefined && !/^[0-9]+$/.test(bits))) {
+            e.push(`"${x}" is not an address or CIDR network`);
+            continue;
+        }
+        const inside = family === 4
+            ? private4.some(([n, p]) => prefix >= p &&
+                Math.floor(v4(addr) / 2 ** (32 - p)) === Math.floor(v4(n) / 2 ** (32 - p)))
+            : (addr === "::1" && prefix === 128) || (/^f[cd]/i.test(addr) && prefix >= 7);
+        if (!inside) e.push(`"${x}" is not inside a private or loopback range`);
+    }
+    return e;
+}
+
+{
+    const e = [];
+    if (env.ATTND_MAX_CONNECTIONS_PER_ADDRESS !== "0")
+        e.push(`ATTND_MAX_CONNECTIONS_PER_ADDRESS is ${env.ATTND_MAX_CONNECTIONS_PER_ADDRESS}, expected "0" (the ingress is every client's peer)`);
+    e.push(...trustedProxyErrors(env.ATTND_TRUSTED_PROXY));
+    check(`Deployment: behind a proxy: no connection cap per address, ATTND_TRUSTED_PROXY ${env.ATTND_TRUSTED_PROXY} (private networks)`, e);
+}
 {
     const grace = pod.terminationGracePeriodSeconds ?? 30;
     const pre = c.lifecycle?.preStop?.exec?.command;
     const sleep = pre && pre[0] === "sleep" ? Number(pre[1]) : 0;
     const drain = Number(env.ATTND_SHUTDOWN_GRACE ?? 8);
-    check(`Deployment: terminationGracePeriodSeconds ${grace} covers preStop ${sleep} s + --shutdown-grace ${drain} s`,
-        grace > sleep + drain ? [] : ["the kubelet would kill attnd before it drains"]);
+    const e = [];
+    // endpoints are removed while the pod already terminates: a pause
+    // before SIGTERM keeps it serving until the Service has let go of it
+    if (!(sleep >= 1))
+        e.push(`no preStop pause (lifecycle.preStop.exec ["sleep", N]): ${JSON.stringify(pre ?? null)}`);
+    if (!(grace > sleep + drain)) e.push("the kubelet would kill attnd before it drains");
+    check(`Deployment: a preStop pause of ${sleep} s before SIGTERM; terminationGracePeriodSeconds ${grace} covers it + --shutdown-grace ${drain} s`, e);
 }
 {
     const e = [];
@@ -275,6 +419,120 @@ for (const [probe, route] of [["readinessProbe", "/v2/health/ready"],
 check("PodDisruptionBudget: selects the pods, keeps fewer than the autoscaler's minimum",
     selects(pdb.spec.selector?.matchLabels) && pdb.spec.minAvailable < hpa.spec.minReplicas
         ? [] : ["selector or minAvailable"]);
+
+// --- the InferenceService against the Deployment ------------------------
+
+{
+    const pred = isvc.spec?.predictor ?? {};
+    const ic = (pred.containers ?? []).find((x) => x.name === "kserve-container");
+    const ienv = Object.fromEntries((ic?.env ?? []).map((x) => [x.name, x.value]));
+    const iports = ic?.ports ?? [];
+    {
+        const e = [];
+        if (!ic) e.push("no container named kserve-container (KServe's predictor container)");
+        else {
+            if (ic.image !== c.image) e.push(`image ${ic.image}, the Deployment runs ${c.image}`);
+            if (ienv.PROTOCOL !== "v2")
+                e.push(`env PROTOCOL is ${ienv.PROTOCOL}, expected v2 (how KServe learns a custom container's protocol)`);
+        }
+        check(`InferenceService: container kserve-container runs the Deployment's image (${c.image}), PROTOCOL=v2`, e);
+    }
+    if (ic) {
+        {
+            const e = [];
+            if (iports.length !== 1) e.push(`${iports.length} ports; Knative allows exactly one`);
+            const p0 = iports[0] ?? {};
+            if (String(p0.containerPort) !== (ienv.ATTND_PORT ?? "8080") ||
+                    p0.containerPort !== port?.containerPort)
+                e.push(`containerPort ${p0.containerPort}, attnd serves ${ienv.ATTND_PORT} (the Deployment ${port?.containerPort})`);
+            if (!["", "http1", "h2c", undefined].includes(p0.name))
+                e.push(`port name "${p0.name}": Knative allows only http1, h2c or none`);
+            if (ienv.ATTND_BIND !== "0.0.0.0") e.push("ATTND_BIND must be 0.0.0.0");
+            check(`InferenceService: one port, ${p0.containerPort}, named for Knative (${p0.name ?? "none"}), attnd on all addresses`, e);
+        }
+        const iresolves = (p) => iports.some((x) => (x.name && x.name === p) || x.containerPort === p);
+        for (const [probe, route] of [["readinessProbe", "/v2/health/ready"],
+                ["livenessProbe", "/v2/health/live"]]) {
+            const p = ic[probe];
+            const e = [];
+            if (!p?.httpGet) e.push(`no ${probe}.httpGet`);
+            else {
+                if (p.httpGet.path !== route) e.push(`path ${p.httpGet.path}, expected ${route}`);
+                if (!iresolves(p.httpGet.port)) e.push(`port ${p.httpGet.port} is not the container port`);
+            }
+            check(`InferenceService: ${probe} GET ${route} on the container's port`, e);
+        }
+        // JSON with the keys sorted: the same object whatever their order
+        const canon = (v) => JSON.stringify(v, (k, x) => x && typeof x === "object" &&
+            !Array.isArray(x) ? Object.fromEntries(Object.entries(x).sort()) : x);
+        check("InferenceService: the Deployment's resources (requests and limits)",
+            canon(ic.resources ?? {}) === canon(c.resources ?? {})
+                ? [] : [`${JSON.stringify(ic.resources)} against ${JSON.stringify(c.resources)}`]);
+        {
+            // the effective settings: the container's, else the pod's
+            const eff = (podSc, cSc) => {
+                const ps = podSc ?? {};
+                const cs = cSc ?? {};
+                return {
+                    runAsNonRoot: cs.runAsNonRoot ?? ps.runAsNonRoot,
+                    runAsUser: cs.runAsUser ?? ps.runAsUser,
+                    runAsGroup: cs.runAsGroup ?? ps.runAsGroup,
+                    seccompProfile: (cs.seccompProfile ?? ps.seccompProfile)?.type,
+                    readOnlyRootFilesystem: cs.readOnlyRootFilesystem,
+                    allowPrivilegeEscalation: cs.allowPrivilegeEscalation,
+                    drop: [...(cs.capabilities?.drop ?? [])].sort().join(","),
+                    add: [...(cs.capabilities?.add ?? [])].sort().join(","),
+                    privileged: cs.privileged ?? false,
+                };
+            };
+            const want = eff(pod.securityContext, c.securityContext);
+            const got = eff(pred.securityContext, ic.securityContext);
+            const e = [];
+            for (const k of Object.keys(want))
+                if (JSON.stringify(got[k]) !== JSON.stringify(want[k]))
+                    e.push(`${k}: ${JSON.stringify(got[k])}, the Deployment has ${JSON.stringify(want[k])}`);
+            check("InferenceService: the Deployment's security context (non-root 10001, read-only, no escalation, no capability, RuntimeDefault seccomp)", e);
+        }
+        {
+            const e = [];
+            for (const [k, v] of Object.entries(env)) {
+                if (k === "ATTND_TRUSTED_PROXY") {
+                    const mine = (ienv[k] ?? "").split(",").map((x) => x.trim());
+                    for (const x of v.split(",").map((y) => y.trim()))
+                        if (!mine.includes(x)) e.push(`ATTND_TRUSTED_PROXY lacks the Deployment's ${x}`);
+                } else if (ienv[k] !== v) {
+                    e.push(`${k} is ${ienv[k]}, the Deployment sets ${v}`);
+                }
+            }
+            e.push(...trustedProxyErrors(ienv.ATTND_TRUSTED_PROXY));
+            const threads = Number(ienv.ATTND_THREADS);
+            const cpu = (q) => String(q).endsWith("m") ? parseFloat(q) / 1000 : parseFloat(q);
+            if (!(threads >= 1 && threads <= Math.ceil(cpu(ic.resources?.limits?.cpu))))
+                e.push(`ATTND_THREADS ${ienv.ATTND_THREADS} should be 1 .. the CPU limit`);
+            check("InferenceService: the Deployment's ATTND_* settings (trusted proxies: the Deployment's and more)", e);
+        }
+        {
+            const e = [];
+            if (ic.lifecycle) e.push("lifecycle hooks: Knative refuses them (queue-proxy drains the pod)");
+            if (pred.containers.length !== 1) e.push(`${pred.containers.length} containers; one is enough`);
+            if (pred.securityContext && Object.keys(pred.securityContext).length > 0)
+                e.push("a pod securityContext: Knative takes it only behind a feature flag; set it on the container");
+            const min = pred.minReplicas ?? 1;
+            if (!(min >= 1 && (pred.maxReplicas === undefined || min <= pred.maxReplicas)))
+                e.push(`minReplicas ${pred.minReplicas} must be 1 .. maxReplicas ${pred.maxReplicas}`);
+            check(`InferenceService: within Knative's limits (no lifecycle hook, no pod securityContext), ${min} .. ${pred.maxReplicas ?? "any"} replicas`, e);
+        }
+        {
+            // the plain Service and the budget must not take its pods
+            const labels = { ...(isvc.metadata?.labels ?? {}), ...(pred.labels ?? {}) };
+            const takes = (sel) => Object.keys(sel ?? {}).length > 0 &&
+                Object.entries(sel).every(([k, v]) => labels[k] === v);
+            check("InferenceService: its pods are not selected by service.yaml or pdb.yaml",
+                takes(svc.spec.selector) || takes(pdb.spec.selector?.matchLabels)
+                    ? ["its labels match the Deployment's selector"] : []);
+        }
+    }
+}
 
 console.log(`1..${n}`);
 process.exit(failed ? 1 : 0);
