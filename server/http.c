@@ -802,10 +802,14 @@ static enum MHD_Result on_headers(srv_request *r, struct MHD_Connection *conn,
     }
     if (length > 0 &&
         (unsigned long long)length <= r->srv->limits.max_body_bytes) {
-        int room = api_budget_take((uint64_t)length, 0);
+        /* a mapped body takes whole huge pages, its first byte 2 MB */
+        uint64_t held = (size_t)length >= BODY_MAP_MIN
+                            ? body_map_len((size_t)length)
+                            : (uint64_t)length;
+        int room = api_budget_take(held, 0);
         if (room != API_BUDGET_OK)
             return answer_no_room(r, conn, url, room, (uint64_t)length, 1);
-        r->body_charged = (uint64_t)length;
+        r->body_charged = held;
         r->body = body_alloc(r, (size_t)length);
         if (r->body == NULL)
             return MHD_NO;
@@ -859,14 +863,15 @@ static enum MHD_Result on_body(srv_request *r, const char *data, size_t n) {
         size_t cap = r->body_cap ? r->body_cap : 64 * 1024;
         while (cap < r->body_len + n)
             cap = cap > limit / 2 ? limit : cap * 2;
-        if (cap > r->body_charged) { /* a chunked body: reserve as it grows */
-            int room = api_budget_take(cap - r->body_charged, 0);
+        uint64_t held = cap >= BODY_MAP_MIN ? body_map_len(cap) : cap;
+        if (held > r->body_charged) { /* a chunked body: reserve as it grows */
+            int room = api_budget_take(held - r->body_charged, 0);
             if (room != API_BUDGET_OK) {
                 r->budget_refusal = room; /* answered once it is read */
                 body_free(r);
                 return MHD_YES;
             }
-            r->body_charged = cap;
+            r->body_charged = held;
         }
         char *grown = body_grow(r, cap);
         if (grown == NULL)
