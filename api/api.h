@@ -121,6 +121,12 @@ typedef struct {
 
 void api_budget_stats(api_budget_usage *u);
 
+/* The detail of a refused reservation of bytes for what ("the body"):
+ * room API_BUDGET_NEVER (413) or API_BUDGET_BUSY (503), with sizes in
+ * KiB, MiB or GiB. */
+void api_budget_refusal(char *buf, size_t cap, int room, const char *what,
+                        uint64_t bytes);
+
 /* Early decision from the headers alone, before the body arrives:
  * 404, 405, 415 and 413 (by Content-Length; content_length < 0 = unknown).
  * Returns 0 when the request may proceed, else fills res like api_handle. */

@@ -933,22 +933,8 @@ static enum MHD_Result answer_no_room(srv_request *r,
                                       struct MHD_Connection *conn,
                                       const char *url, int room, uint64_t bytes,
                                       int close_conn) {
-    api_budget_usage u;
-    api_budget_stats(&u);
-    char detail[256];
-    double mib = 1024.0 * 1024.0;
-    if (room == API_BUDGET_NEVER)
-        snprintf(detail, sizeof detail,
-                 "the body's %.1f MiB are more than the server's whole "
-                 "memory budget of %.1f MiB (--memory-budget)",
-                 (double)bytes / mib, (double)u.total / mib);
-    else
-        snprintf(detail, sizeof detail,
-                 "the body needs %.1f MiB of memory, and other requests hold "
-                 "%.1f of the server's %.1f MiB (--memory-budget); retry "
-                 "after 1 s",
-                 (double)bytes / mib, (double)u.used / mib,
-                 (double)u.total / mib);
+    char detail[512];
+    api_budget_refusal(detail, sizeof detail, room, "the body", bytes);
     return answer_refused(r, conn, url,
                           room == API_BUDGET_NEVER ? API_E_PAYLOAD_TOO_LARGE
                                                    : API_E_OVERLOADED,

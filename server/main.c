@@ -325,10 +325,14 @@ int main(int argc, char **argv) {
     for (const char *p = host; *p; p++)
         v6 |= *p == ':';
     char budget_text[96] = "no memory budget";
-    if (budget > 0)
+    if (budget >= (1u << 20))
         snprintf(budget_text, sizeof budget_text,
                  "a memory budget of %.1f MiB, %s",
                  (double)budget / (1024.0 * 1024.0), budget_source);
+    else if (budget > 0)
+        snprintf(budget_text, sizeof budget_text,
+                 "a memory budget of %llu bytes, %s",
+                 (unsigned long long)budget, budget_source);
     srv_log_message("info",
                     "attnd listening on %s://%s%s%s:%u (%u HTTP threads, "
                     "%d BLAS threads, %s)",

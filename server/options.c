@@ -76,7 +76,7 @@ static const opt_spec specs[] = {
     {"min-body-rate", "ATTND_MIN_BODY_RATE", OPT_SIZE,
      offsetof(srv_options, min_body_rate), 0, 1ULL << 40,
      "bytes per second a request body must arrive at, on average once "
-     "--header-timeout has passed; slower: 408 and close; K/M suffixes "
+     "--header-timeout has passed; slower: 408 and close; K/M/G suffixes "
      "allowed, 0: off (default 8K)"},
     {"cors-origin", "ATTND_CORS_ORIGIN", OPT_ORIGIN,
      offsetof(srv_options, cors_origin), 0, 0,

@@ -11,6 +11,7 @@
 
 #include <errno.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <time.h>
 
 #include "api.h"
@@ -106,8 +107,38 @@ void api_budget_stats(api_budget_usage *u) {
     pthread_mutex_unlock(&lock);
 }
 
-static double mib(uint64_t bytes) {
-    return (double)bytes / (1024.0 * 1024.0);
+/* bytes as text with a unit that keeps three digits: "812 KiB",
+ * "44.3 MiB", "1.5 GiB". */
+static void bytes_text(char *buf, size_t cap, uint64_t bytes) {
+    if (bytes < ((uint64_t)1 << 20))
+        snprintf(buf, cap, "%.0f KiB", (double)bytes / 1024.0);
+    else if (bytes < ((uint64_t)1 << 30))
+        snprintf(buf, cap, "%.1f MiB", (double)bytes / 1048576.0);
+    else
+        snprintf(buf, cap, "%.1f GiB", (double)bytes / 1073741824.0);
+}
+
+void api_budget_refusal(char *buf, size_t cap, int verdict, const char *what,
+                        uint64_t bytes) {
+    api_budget_usage u;
+    api_budget_stats(&u);
+    char need[32], whole[32], taken[32];
+    bytes_text(need, sizeof need, bytes);
+    bytes_text(whole, sizeof whole, u.total);
+    bytes_text(taken, sizeof taken, u.used);
+    if (verdict == API_BUDGET_NEVER)
+        snprintf(buf, cap,
+                 "%s would take %s of memory, more than the server's whole "
+                 "memory budget of %s (--memory-budget): ask for smaller "
+                 "tensors, or ask the operator for a larger budget",
+                 what, need, whole);
+    else
+        snprintf(buf, cap,
+                 "%s needs %s of memory, and %s of the server's memory "
+                 "budget of %s (--memory-budget) is taken by the requests "
+                 "in progress, this one's earlier parts included; retry "
+                 "after 1 s",
+                 what, need, taken, whole);
 }
 
 int api_ledger_reserve(api_ledger *ledger, uint64_t bytes, const char *what,
@@ -119,19 +150,11 @@ int api_ledger_reserve(api_ledger *ledger, uint64_t bytes, const char *what,
         ledger->held += bytes;
         return 0;
     }
-    api_budget_usage u;
-    api_budget_stats(&u);
-    if (rc == API_BUDGET_NEVER)
-        return api_fail(p, API_E_PAYLOAD_TOO_LARGE, NULL,
-                        "%s would take %.1f MiB of memory, more than the "
-                        "server's whole memory budget of %.1f MiB "
-                        "(--memory-budget); ask for smaller tensors",
-                        what, mib(bytes), mib(u.total));
-    return api_fail(p, API_E_OVERLOADED, NULL,
-                    "%s needs %.1f MiB of memory, and other requests hold "
-                    "%.1f of the server's %.1f MiB (--memory-budget); retry "
-                    "after 1 s",
-                    what, mib(bytes), mib(u.used), mib(u.total));
+    char detail[512];
+    api_budget_refusal(detail, sizeof detail, rc, what, bytes);
+    return api_fail(
+        p, rc == API_BUDGET_NEVER ? API_E_PAYLOAD_TOO_LARGE : API_E_OVERLOADED,
+        NULL, "%s", detail);
 }
 
 uint64_t api_ledger_settle(api_ledger *ledger, uint64_t keep) {

@@ -6,6 +6,7 @@
 #include "route.h"
 
 #include <pthread.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "limit.h"
@@ -97,14 +98,25 @@ const char *api_route_allow(const api_route *r) {
     return strcmp(r->method, "GET") ? "POST, OPTIONS" : "GET, HEAD, OPTIONS";
 }
 
-/* Each route's fast-path fields, derived once from its schema. */
-static const char *fast_fields[N_ROUTES][API_FIELDS_MAX + 1];
+/* Each route's fast-path fields, derived once from its schema: each
+ * tensor field of real numbers, and its "data" member for the {"shape",
+ * "data"} form. */
+#define FAST_NAME_MAX 64
+static const char *fast_fields[N_ROUTES][2 * API_FIELDS_MAX + 1];
+static char fast_data[N_ROUTES][API_FIELDS_MAX][FAST_NAME_MAX];
 static pthread_once_t fast_once = PTHREAD_ONCE_INIT;
 
 static void derive_fast_fields(void) {
-    for (size_t i = 0; i < N_ROUTES; i++)
-        api_schema_real_tensors(routes[i]->request, fast_fields[i],
-                                API_FIELDS_MAX + 1);
+    for (size_t i = 0; i < N_ROUTES; i++) {
+        const char **names = fast_fields[i];
+        size_t k = api_schema_real_tensors(routes[i]->request, names,
+                                           API_FIELDS_MAX + 1);
+        for (size_t j = 0; j < k; j++) {
+            snprintf(fast_data[i][j], FAST_NAME_MAX, "%s/data", names[j]);
+            names[k + j] = fast_data[i][j];
+        }
+        names[2 * k] = NULL;
+    }
 }
 
 const char *const *api_route_fast_fields(const api_route *r) {

@@ -1007,6 +1007,20 @@ static void derive_fast_paths(void) {
                 add_fast_path(&n, "answer", f->name);
         }
     }
+    /* then, while there is room, the "data" of the {"shape", "data"} form */
+    for (size_t r = 0; r < api_route_count(); r++) {
+        const api_route *route = api_route_at(r);
+        if (!route->answer || route == &api_route_grade)
+            continue;
+        const char *names[API_FIELDS_MAX + 1];
+        size_t k =
+            api_schema_real_tensors(route->request, names, API_FIELDS_MAX + 1);
+        for (size_t i = 0; i < k; i++) {
+            char data[API_POINTER_MAX];
+            snprintf(data, sizeof data, "%s/data", names[i]);
+            add_fast_path(&n, "request", data);
+        }
+    }
     fast_paths[n] = NULL;
 }
 

@@ -1007,7 +1007,9 @@ static int handle_v2_infer(api_call *call) {
     memset(&answer, 0, sizeof answer);
     int rc = translate(&k);
     if (rc == 0) {
+        api_tensor_allow_nested_data(1); /* the protocol allows it */
         rc = api_invoke_result(call, k.model->route, k.body, NULL, &answer);
+        api_tensor_allow_nested_data(0);
         if (rc)
             map_pointer(&k, k.p);
     }
