@@ -159,6 +159,11 @@ unsigned api_route_flags(const char *route);
  * when none does. */
 const char *api_route_of_path(const char *path);
 
+/* Stop every computation: those in progress at their next check, later
+ * ones at their first, each answered 503 overloaded ("the server is
+ * stopping"). For a server whose drain grace has run out. */
+void api_cancel_computing(void);
+
 /* Set readiness (0 while draining: /v2/health/ready answers 503). */
 void api_set_ready(int ready);
 

@@ -70,6 +70,10 @@ typedef struct {
  * work between two checks is one row of a call, or one BLAS product. */
 void attn_deadline_set(double at);
 
+/* From now on, every thread's deadline has passed, set or not: the calls
+ * in progress stop at their next check (a process that is stopping). */
+void attn_deadline_cancel_all(void);
+
 /* Seconds on CLOCK_MONOTONIC, the clock of attn_deadline_set. */
 double attn_clock_seconds(void);
 

@@ -6,9 +6,15 @@
  */
 #include "attn_internal.h"
 
+#include <stdatomic.h>
 #include <time.h>
 
 static _Thread_local double deadline; /* 0: none */
+static atomic_int cancelled;          /* every deadline has passed */
+
+void attn_deadline_cancel_all(void) {
+    atomic_store(&cancelled, 1);
+}
 
 void attn_deadline_set(double at) {
     deadline = at;
@@ -25,5 +31,6 @@ double attn_clock_seconds(void) {
 }
 
 int attn_deadline_passed(void) {
-    return deadline > 0 && attn_clock_seconds() > deadline;
+    return (deadline > 0 && attn_clock_seconds() > deadline) ||
+           atomic_load_explicit(&cancelled, memory_order_relaxed);
 }

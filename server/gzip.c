@@ -101,7 +101,7 @@ int srv_gzip_compress(char **out, size_t *out_len, const char *in, size_t len) {
 }
 
 /* Plain bytes read from the source at a time. */
-#define GZIP_IN_BYTES (256u * 1024)
+#define GZIP_IN_BYTES (64u * 1024)
 
 struct srv_gzip_stream {
     z_stream zs;

@@ -59,6 +59,7 @@
 #define LOG_PATH_MAX 1024 /* bytes of the path kept for the access line */
 #define DISCARD_FACTOR 4  /* see on_body */
 #define STREAM_BLOCK (1024u * 1024) /* bytes per read of a streamed answer */
+#define GZIP_PIECE (32u * 1024)     /* compressed bytes per read: about 1 ms */
 #define FORWARDED_FOR_MAX 8         /* X-Forwarded-For header lines read */
 #define COMPUTE_QUEUE_MAX 128       /* requests waiting for a compute thread */
 #define INLINE_BODY_BYTES 2048      /* see computes_long */
@@ -74,6 +75,7 @@ struct srv_http {
     /* 1 once draining: every answer closes its connection, so that no
      * client sends another request on it that the stop would cut off */
     atomic_int draining;
+    atomic_int stopping;    /* 1 once the drain is over: queued jobs not run */
     srv_gate *gate;         /* borrowed; NULL: every request passes */
     srv_conn_slots *slots;  /* connections per peer address */
     srv_compute_pool *pool; /* computes, off the HTTP threads */
@@ -128,6 +130,7 @@ typedef struct {
      * answers queued, held until they are sent */
     uint64_t body_charged, answer_charged;
     int budget_refusal; /* API_BUDGET_* of a chunked body that outgrew it */
+    int close_after;    /* the framing is faulty though readable: close */
 } srv_request;
 
 static double elapsed_ms(const struct timespec *since) {
@@ -383,6 +386,10 @@ static ssize_t gzip_source(void *cls, char *dst, size_t max) {
 static ssize_t gzip_read(void *cls, uint64_t pos, char *buf, size_t max) {
     (void)pos;
     srv_request *r = cls;
+    /* a small piece at a time: compressing runs on the HTTP thread, and
+     * other connections on it (health probes) wait for each piece */
+    if (max > GZIP_PIECE)
+        max = GZIP_PIECE;
     ssize_t n = srv_gzip_stream_read(r->gz, buf, max);
     if (n > 0) {
         r->bytes += (size_t)n;
@@ -486,7 +493,7 @@ static enum MHD_Result answer(srv_request *r, struct MHD_Connection *conn,
         strcmp(res->route, "/") == 0)
         ok &= MHD_add_response_header(resp, "Content-Security-Policy", csp) ==
               MHD_YES;
-    if (close_conn || atomic_load(&r->srv->draining))
+    if (close_conn || r->close_after || atomic_load(&r->srv->draining))
         ok &= MHD_add_response_header(resp, MHD_HTTP_HEADER_CONNECTION,
                                       "close") == MHD_YES;
     enum MHD_Result rc = MHD_NO;
@@ -750,6 +757,9 @@ static enum MHD_Result on_headers(srv_request *r, struct MHD_Connection *conn,
     const char *te = header(conn, MHD_HTTP_HEADER_TRANSFER_ENCODING);
     int chunked = te != NULL && ends_with_chunked(te);
     r->has_body = length > 0 || chunked;
+    /* HTTP/1.0 has no chunked coding: read the body, then close (RFC
+     * 9112 section 6.1) */
+    r->close_after = te != NULL && strcmp(version, "HTTP/1.0") == 0;
     if (srv_conn_watch_head_done(r->watched, r->has_body) != 0)
         return MHD_NO; /* too late: cut by the header deadline */
 
@@ -802,14 +812,14 @@ static enum MHD_Result on_headers(srv_request *r, struct MHD_Connection *conn,
     }
     if (length > 0 &&
         (unsigned long long)length <= r->srv->limits.max_body_bytes) {
-        /* a mapped body takes whole huge pages, its first byte 2 MB */
-        uint64_t held = (size_t)length >= BODY_MAP_MIN
-                            ? body_map_len((size_t)length)
-                            : (uint64_t)length;
-        int room = api_budget_take(held, 0);
-        if (room != API_BUDGET_OK)
-            return answer_no_room(r, conn, url, room, (uint64_t)length, 1);
-        r->body_charged = held;
+        /* a body that can never fit is refused now; one that can is
+         * reserved as its bytes arrive (on_body), so that heads which
+         * announce large bodies and send nothing hold nothing */
+        api_budget_usage u;
+        api_budget_stats(&u);
+        if (u.total > 0 && (uint64_t)length > u.total)
+            return answer_no_room(r, conn, url, API_BUDGET_NEVER,
+                                  (uint64_t)length, 1);
         r->body = body_alloc(r, (size_t)length);
         if (r->body == NULL)
             return MHD_NO;
@@ -859,20 +869,27 @@ static enum MHD_Result on_body(srv_request *r, const char *data, size_t n) {
         body_free(r);
         return MHD_YES;
     }
-    if (r->body_len + n > r->body_cap) {
-        size_t cap = r->body_cap ? r->body_cap : 64 * 1024;
+    size_t cap = r->body_cap;
+    if (r->body_len + n > cap) {
+        cap = cap ? cap : 64 * 1024;
         while (cap < r->body_len + n)
             cap = cap > limit / 2 ? limit : cap * 2;
-        uint64_t held = cap >= BODY_MAP_MIN ? body_map_len(cap) : cap;
-        if (held > r->body_charged) { /* a chunked body: reserve as it grows */
-            int room = api_budget_take(held - r->body_charged, 0);
-            if (room != API_BUDGET_OK) {
-                r->budget_refusal = room; /* answered once it is read */
-                body_free(r);
-                return MHD_YES;
-            }
-            r->body_charged = held;
+    }
+    /* reserved as it arrives: a heap buffer whole, mapped pages as the
+     * bytes written reach them (each huge page whole) */
+    uint64_t held = !r->body_mapped && cap < BODY_MAP_MIN
+                        ? cap
+                        : body_map_len(r->body_len + n);
+    if (held > r->body_charged) {
+        int room = api_budget_take(held - r->body_charged, 0);
+        if (room != API_BUDGET_OK) {
+            r->budget_refusal = room; /* answered once it is read */
+            body_free(r);
+            return MHD_YES;
         }
+        r->body_charged = held;
+    }
+    if (r->body_len + n > r->body_cap) {
         char *grown = body_grow(r, cap);
         if (grown == NULL)
             return MHD_NO;
@@ -900,7 +917,18 @@ static int computes_long(unsigned flags, size_t body_len) {
  * once). */
 static void compute_job(void *arg) {
     srv_request *r = arg;
-    api_handle(&r->job_request, &r->job_response);
+    if (atomic_load(&r->srv->stopping)) { /* the drain's grace is over */
+        api_problem p;
+        memset(&p, 0, sizeof p);
+        api_fail(&p, API_E_OVERLOADED, NULL,
+                 "the server is stopping; retry on another replica or after "
+                 "it restarts");
+        r->job_response.compute_ms = -1;
+        r->job_response.route = api_route_of_path(r->job_request.path);
+        api_front_respond_problem(&r->job_response, &p, r->job_request.path);
+    } else {
+        api_handle(&r->job_request, &r->job_response);
+    }
     atomic_store(&r->computed, 1);
     MHD_resume_connection(r->conn);
 }
@@ -1124,6 +1152,7 @@ srv_http *srv_http_start(const srv_options *opts, const api_limits *limits,
     atomic_init(&srv->in_flight, 0);
     atomic_init(&srv->serving, 0);
     atomic_init(&srv->draining, 0);
+    atomic_init(&srv->stopping, 0);
 
     /* HTTPS: libmicrohttpd's GnuTLS back end; the PEM text stays ours */
     struct MHD_OptionItem tls_options[] = {
@@ -1209,7 +1238,11 @@ void srv_http_stop(srv_http *srv) {
     if (srv == NULL)
         return;
     /* every job finishes and resumes its connection before the daemon
-     * stops (libmicrohttpd must not stop with connections suspended) */
+     * stops (libmicrohttpd must not stop with connections suspended):
+     * those running stop at their next check, those queued are answered
+     * 503 without computing */
+    atomic_store(&srv->stopping, 1);
+    api_cancel_computing();
     srv_compute_pool_free(srv->pool);
     srv->pool = NULL;
     MHD_stop_daemon(srv->daemon);

@@ -3,8 +3,10 @@
  */
 #include "limit.h"
 
+#include <stdatomic.h>
 #include <stdio.h>
 
+#include "api.h"
 #include "attn.h"
 
 uint64_t api_work_mul(uint64_t a, uint64_t b) {
@@ -52,6 +54,12 @@ int api_limit_work(uint64_t work, uint64_t max_work, api_problem *p) {
 }
 
 static _Thread_local unsigned deadline_s; /* the limit in force, for messages */
+static atomic_int stopping;               /* api_cancel_computing was called */
+
+void api_cancel_computing(void) {
+    atomic_store(&stopping, 1);
+    attn_deadline_cancel_all();
+}
 
 int api_limit_time(uint64_t work, unsigned timeout_s, api_problem *p) {
     if (timeout_s == 0 || (double)work / API_OPS_PER_SECOND_MAX <= timeout_s)
@@ -71,6 +79,11 @@ void api_limit_deadline_start(unsigned timeout_s) {
 }
 
 int api_limit_deadline_passed(api_problem *p) {
+    if (atomic_load(&stopping))
+        return api_fail(p, API_E_OVERLOADED, NULL,
+                        "the server is stopping and its computations were "
+                        "cut short; retry on another replica or after it "
+                        "restarts");
     return api_fail(p, API_E_OVERLOADED, NULL,
                     "the computation ran past the server's time limit of %u "
                     "s per request (--compute-timeout) and was stopped; ask "

@@ -90,6 +90,12 @@ static void put_fmt(api_buf *out, const char *fmt, ...) {
         api_buf_append(out, s, (size_t)n < sizeof s ? (size_t)n : sizeof s - 1);
 }
 
+/* The most SVG text a panel's frame and a cell take (measured: 1.1 to
+ * 1.8 KB per panel of one to four cells, 72 to 122 bytes per cell of
+ * grids with values and tooltips). */
+#define SVG_PANEL_BYTES 2048
+#define SVG_CELL_BYTES 160
+
 static size_t min_z(size_t a, size_t b) {
     return a < b ? a : b;
 }
@@ -468,6 +474,18 @@ int api_svg_respond(api_call *call, const char *title, const double *weights,
                         "examples or heads",
                         cells, B * H, API_SVG_MAX_SIDE, API_SVG_MAX_SIDE,
                         API_SVG_MAX_CELLS);
+    if (B * H > API_SVG_MAX_PANELS) /* cells <= 2^20 bounds B·H */
+        return api_fail(&call->problem, API_E_PAYLOAD_TOO_LARGE, NULL,
+                        "the heatmap would draw %zu panels (one per example "
+                        "and head); a picture has at most %d: ask for JSON "
+                        "(Accept: application/json) or send fewer examples "
+                        "or heads",
+                        B * H, API_SVG_MAX_PANELS);
+    /* the picture is text of its own, reserved before it is drawn */
+    uint64_t bytes = 4096 + (uint64_t)B * H * SVG_PANEL_BYTES +
+                     (uint64_t)cells * SVG_CELL_BYTES;
+    if (api_ledger_reserve(call->ledger, bytes, "the heatmap", &call->problem))
+        return -1;
     api_buf_free(&call->out);
     if (api_svg_heatmap_write(&call->out, &h))
         return api_fail(&call->problem, API_E_INTERNAL, NULL,

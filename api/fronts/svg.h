@@ -35,6 +35,8 @@
 /* Most cells drawn in one picture (all panels together, 16 full 256 × 256
  * panels): the SVG then stays below about 80 MB. More → 413. */
 #define API_SVG_MAX_CELLS ((size_t)1 << 20)
+/* Most panels (examples × heads) a picture draws. */
+#define API_SVG_MAX_PANELS 1024
 
 /* One picture: B × H panels of Nq × Nk weights.
  * weights: (B, H, Nq, Nk), row-major, outermost axis first; values ≥ 0 and

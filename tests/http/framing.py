@@ -85,6 +85,10 @@ CASES = [
     ("a folded Host beside a second Host",
      b"GET /healthz HTTP/1.1\r\nHost:\r\n x\r\nHost: y\r\n\r\n"
      + SMUGGLED, 400, 1),
+    ("HTTP/1.0 with Transfer-Encoding: answered, then closed (RFC 9112 6.1)",
+     b"POST /softmax/masked HTTP/1.0\r\nConnection: keep-alive\r\n"
+     b"Content-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n"
+     b"12\r\n{\"scores\":[[1,2]]}\r\n0\r\n\r\n" + SMUGGLED, 200, 1),
     # well framed: answered, and the next request on the connection too
     ("two equal Content-Length lines are one length",
      head(b"Content-Length: " + LEN, b"Content-Length: " + LEN)

@@ -266,6 +266,31 @@ def main():
         report(line.startswith("HTTP/1.1 200"),
                "once they close, the same request is answered", line)
 
+        # heads that announce large bodies and send nothing hold nothing
+        idle = []
+        for _ in range(8):
+            s = socket.create_connection(("127.0.0.1", port))
+            s.sendall(b"POST /attention/dot HTTP/1.1\r\nHost: x\r\n"
+                      b"Content-Type: application/json\r\n"
+                      b"Content-Length: 16000000\r\n\r\n")
+            idle.append(s)
+        time.sleep(0.3)
+        line, _, _ = request(port, "POST", "/attention/dot", big)
+        report(line.startswith("HTTP/1.1 200"),
+               "8 heads announcing 16 MB bodies and sending none take no "
+               "room: a 20 MB answer is still served", line)
+        for s in idle:
+            s.close()
+
+        # a picture is reserved before it is drawn, and has at most 1024
+        # panels
+        scores = json.dumps({"scores": {"shape": [2000, 1, 1],
+                                        "data": [0] * 2000}}).encode()
+        line, _, body = request(port, "POST", "/softmax/masked", scores,
+                                headers=["Accept: image/svg+xml"])
+        report(line.startswith("HTTP/1.1 413") and b"panels" in body,
+               "an SVG of 2000 panels: 413 before it is drawn", line)
+
         # a body larger than the whole budget: 413 before it is read
         s = socket.create_connection(("127.0.0.1", port))
         s.sendall(b"POST /attention/dot HTTP/1.1\r\nHost: x\r\n"
