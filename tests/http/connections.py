@@ -7,28 +7,11 @@ is served all the while. Loopback only: the other address is 127.0.0.2.
     usage: python3 tests/http/connections.py BUILD/attnd
 Prints TAP. Starts its own daemons on free loopback ports.
 """
-import re
 import socket
-import subprocess
 import sys
-import tempfile
 import time
 
-
-def start(binary, *args):
-    log = tempfile.NamedTemporaryFile(prefix="attnd-conn-", delete=False)
-    proc = subprocess.Popen([binary, "--port", "0"] + list(args),
-                            stdout=subprocess.DEVNULL, stderr=log)
-    for _ in range(200):
-        with open(log.name) as f:
-            m = re.search(r"listening on http://[^ ]*:(\d+)", f.read())
-        if m:
-            return proc, int(m.group(1))
-        if proc.poll() is not None:
-            break
-        time.sleep(0.05)
-    proc.kill()
-    sys.exit("attnd did not start")
+from daemon import start
 
 
 def slow_header(port, source="127.0.0.1"):
@@ -72,7 +55,7 @@ def main():
         if not ok and extra:
             print("#   " + extra)
 
-    proc, port = start(binary, "--max-connections-per-address", "8",
+    proc, port, _ = start(binary, "--max-connections-per-address", "8",
                        "--timeout", "20")
     try:
         held = [slow_header(port) for _ in range(40)]
@@ -105,7 +88,7 @@ def main():
         proc.wait(timeout=15)
 
     # --max-connections-per-address 0: no limit
-    proc, port = start(binary, "--max-connections-per-address", "0")
+    proc, port, _ = start(binary, "--max-connections-per-address", "0")
     try:
         held = [slow_header(port) for _ in range(40)]
         time.sleep(0.3)

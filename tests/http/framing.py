@@ -14,10 +14,10 @@ Prints TAP. Starts its own daemon on a free loopback port.
 import os
 import re
 import socket
-import subprocess
 import sys
-import tempfile
 import time
+
+from daemon import start
 
 BODY = b'{"queries":[[1]],"keys":[[1]],"values":[[1]]}'
 LEN = str(len(BODY)).encode()
@@ -124,22 +124,6 @@ def exchange(port, data, timeout=2.0):
         closed = True
     s.close()
     return out.decode("latin-1"), closed
-
-
-def start(binary):
-    log = tempfile.NamedTemporaryFile(prefix="attnd-http-", delete=False)
-    proc = subprocess.Popen([binary, "--port", "0"], stdout=subprocess.DEVNULL,
-                            stderr=log)
-    for _ in range(200):
-        with open(log.name) as f:
-            m = re.search(r"listening on http://[^ ]*:(\d+)", f.read())
-        if m:
-            return proc, int(m.group(1)), log.name
-        if proc.poll() is not None:
-            break
-        time.sleep(0.05)
-    proc.kill()
-    sys.exit("attnd did not start")
 
 
 def main():

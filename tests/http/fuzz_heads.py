@@ -68,6 +68,8 @@ import sys
 import tempfile
 import time
 
+from daemon import start
+
 BODY = b'{"queries":[[1]],"keys":[[1]],"values":[[1]]}'
 # a bigger body, for splitting into several chunks
 BODY2 = (b'{"queries":[[1,2],[3,4]],"keys":[[1,0],[0,1],[1,1]],'
@@ -1093,21 +1095,6 @@ def healthz(port, timeout=3.0):
         return False
 
 
-def start(binary, log):
-    proc = subprocess.Popen([binary, "--port", "0", "--log-format", "json"],
-                            stdout=subprocess.DEVNULL, stderr=log)
-    for _ in range(200):
-        with open(log.name, errors="replace") as f:
-            m = re.search(r"listening on http://[^ ]*:(\d+)", f.read())
-        if m:
-            return proc, int(m.group(1))
-        if proc.poll() is not None:
-            break
-        time.sleep(0.05)
-    proc.kill()
-    sys.exit("attnd did not start")
-
-
 def log_problems(path):
     """Sanitizer reports and 5xx (but 501) in the daemon's log."""
     problems = []
@@ -1163,7 +1150,7 @@ def main():
     proc, log = None, None
     if args.port is None:
         log = tempfile.NamedTemporaryFile(prefix="attnd-fuzz-", delete=False)
-        proc, port = start(binary, log)
+        proc, port, _ = start(binary, "--log-format", "json", log=log)
     else:
         port = args.port
     if args.case is not None:

@@ -21,29 +21,12 @@ Prints TAP. Loopback only.
 """
 import gzip
 import json
-import re
 import socket
-import subprocess
 import sys
-import tempfile
 import threading
 import time
 
-
-def start(binary, *args):
-    log = tempfile.NamedTemporaryFile(prefix="attnd-share-", delete=False)
-    proc = subprocess.Popen([binary, "--port", "0"] + list(args),
-                            stdout=subprocess.DEVNULL, stderr=log)
-    for _ in range(200):
-        with open(log.name) as f:
-            m = re.search(r"listening on http://[^ ]*:(\d+)", f.read())
-        if m:
-            return proc, int(m.group(1))
-        if proc.poll() is not None:
-            break
-        time.sleep(0.05)
-    proc.kill()
-    sys.exit("attnd did not start")
+from daemon import start
 
 
 def rss_kb(pid):
@@ -128,7 +111,7 @@ def main():
             print("#   " + str(extra)[:300])
 
     # --- deadlines ---------------------------------------------------------
-    proc, port = start(binary, "--header-timeout", "1", "--min-body-rate",
+    proc, port, _ = start(binary, "--header-timeout", "1", "--min-body-rate",
                        "4K", "--timeout", "2")
     try:
         s = socket.create_connection(("127.0.0.1", port))
@@ -218,7 +201,7 @@ def main():
         proc.wait(10)
 
     # --- the memory budget -------------------------------------------------
-    proc, port = start(binary, "--memory-budget", "64M", "--compute-timeout",
+    proc, port, _ = start(binary, "--memory-budget", "64M", "--compute-timeout",
                        "1")
     try:
         # Nq = Nk = 3000: 9 M weights, 72 MB: never fits a 64 MiB budget
@@ -341,7 +324,7 @@ def main():
         proc.wait(10)
 
     # --- gzip as it is sent ------------------------------------------------
-    proc, port = start(binary)
+    proc, port, _ = start(binary)
     try:
         path = "/encoding/positional?num_steps=256&d=512"
         _, _, plain = request(port, "GET", path, headers=["Connection: close"])

@@ -8,4 +8,4 @@ if [ ! -d "$dir/node_modules/@seriousme/openapi-schema-validator" ]; then
     echo "not ok - the validator is not installed: run 'npm ci' in tests/openapi" >&2
     exit 1
 fi
-cd "$dir" && node validate.mjs "$root/api/openapi.json"
+cd "$dir" && node validate.mjs "$root/api/fronts/openapi.json"

@@ -1,7 +1,7 @@
 /*
- * test_api_openapi.c — api/fronts/openapi.json is the machine-readable contract:
- * its paths are exactly the route table (with each route's method), its
- * problem code enum is exactly the error enum, and GET /openapi.json serves
+ * test_api_openapi.c — api/fronts/openapi.json is the machine-readable
+ * contract: its paths are exactly the route table (with each route's method),
+ * its problem code enum is exactly the error enum, and GET /openapi.json serves
  * the embedded bytes.
  */
 #include <setjmp.h>
@@ -66,8 +66,11 @@ static void test_paths_are_the_route_table(void **state) {
         assert_non_null(json_object_get(responses, "200"));
         assert_non_null(json_object_get(responses, "404"));
         assert_non_null(json_object_get(responses, "405"));
-        /* an ambiguous request head (RFC 9112), on every route */
+        /* an ambiguous request head (RFC 9112), a request sent too slowly
+         * and a body over --max-body-bytes, on every route */
         assert_non_null(json_object_get(responses, "400"));
+        assert_non_null(json_object_get(responses, "408"));
+        assert_non_null(json_object_get(responses, "413"));
         if ((r->flags & API_ROUTE_JSON_BODY)) {
             assert_non_null(json_object_get(responses, "413"));
             assert_non_null(json_object_get(responses, "415"));
