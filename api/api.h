@@ -37,6 +37,10 @@ typedef struct {
     const char *query;        /* raw query string without '?', or NULL */
     const char *content_type; /* Content-Type header or NULL */
     const char *accept;       /* Accept header or NULL */
+    const char *content_encoding; /* Content-Encoding header or NULL */
+    /* Inference-Header-Content-Length (the Open Inference Protocol's binary
+     * tensor data extension) or NULL */
+    const char *inference_header_length;
     const char *body; /* may contain NUL bytes; NULL when body_len == 0 */
     size_t body_len;
     const api_limits *limits;
@@ -57,6 +61,9 @@ typedef struct {
     char *body; /* malloc'd, owned by the caller (api_response_free) */
     size_t body_len;
     const char *allow; /* static "Allow" value for 405, else NULL */
+    /* static "Accept-Encoding" value for a 415 refusing the body's content
+     * coding (RFC 9110 section 15.5.16), else NULL */
+    const char *accept_encoding;
     double compute_ms; /* >= 0: time in the library, for Server-Timing; < 0:
                           none */
     const char
@@ -147,7 +154,10 @@ enum {
      * size comes from a tensor sent, none from a parameter such as
      * num_hiddens or epochs): a small body is a short computation, which
      * the server may run on its HTTP thread */
-    API_ROUTE_WORK_OF_BODY = 1u << 6
+    API_ROUTE_WORK_OF_BODY = 1u << 6,
+    /* the Open Inference Protocol's infer: its binary tensor data
+     * extension's header (Inference-Header-Content-Length) applies */
+    API_ROUTE_TENSOR_PROTOCOL = 1u << 7
 };
 
 /* The API_ROUTE_* flags of the route named route ("/healthz",

@@ -67,6 +67,10 @@ void srv_framing_init(srv_framing *f) {
     memset(f, 0, sizeof *f);
 }
 
+/* A value hiding more than a head's line can hold is not looked for:
+ * the pointers then are not neighbours in one buffer. */
+#define SRV_FRAMING_GAP_MAX 8192
+
 void srv_framing_add(srv_framing *f, const char *name, const char *value) {
     if (f->detail != NULL)
         return;
@@ -92,6 +96,29 @@ void srv_framing_add(srv_framing *f, const char *name, const char *value) {
         f->length = v;
         f->has_length = f->detail == NULL;
     }
+}
+
+int srv_framing_path_has_nul(const char *target, size_t len) {
+    for (size_t i = 0; i + 2 < len; i++)
+        if (target[i] == '%' && target[i + 1] == '0' && target[i + 2] == '0')
+            return 1;
+    return 0;
+}
+
+static int is_line_filler(char c) {
+    return c == '\0' || c == '\r' || c == '\n' || c == ' ' || c == '\t';
+}
+
+int srv_framing_value_hides(const char *value_end, const char *next) {
+    if (next == NULL)
+        return !is_line_filler(value_end[1]);
+    /* the next name follows within the head, after the line end */
+    if (next <= value_end || next - value_end > SRV_FRAMING_GAP_MAX)
+        return 0;
+    for (const char *c = value_end; c < next; c++)
+        if (!is_line_filler(*c))
+            return 1;
+    return 0;
 }
 
 void srv_framing_finish(srv_framing *f, const char *version) {

@@ -44,6 +44,25 @@ void srv_framing_add(srv_framing *f, const char *name, const char *value);
  * string naming the rule and its RFC section. */
 void srv_framing_finish(srv_framing *f, const char *version);
 
+/* Whether the first len bytes of a request target (its path) hold the
+ * escape %00: decoded, it would cut the path short ("/openapi.json%00.html"
+ * would be served as "/openapi.json"). */
+int srv_framing_path_has_nul(const char *target, size_t len);
+
+/* The detail for a header value that holds a NUL byte. */
+#define SRV_FRAMING_NUL_IN_VALUE                                               \
+    "a header value holds a NUL byte (RFC 9110 section 5.5)"
+
+/* Whether a header value that ends (as a C string) at value_end hid bytes
+ * after a NUL: libmicrohttpd keeps a head in its read buffer, cuts each
+ * value at its first NUL and writes NULs over the line ends, so the bytes
+ * from value_end up to the next line's name (next) are only NULs, CR,
+ * LF, SP and HT unless the value went on past a NUL. For the last line
+ * (next NULL) only the byte after the terminator is looked at: a line end
+ * and the blank line follow it, so it is a NUL, CR or LF. Reads only
+ * bytes of the head. */
+int srv_framing_value_hides(const char *value_end, const char *next);
+
 /* The path of a request target: itself in origin form ("/attention/dot"),
  * the path of an absolute-form target ("http://host:8080/attention/dot"
  * -> "/attention/dot"; "http://host" -> "/"), which a server must accept

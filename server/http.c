@@ -97,6 +97,7 @@ typedef struct {
     struct timespec start;
     char *query;        /* raw query string, without '?'; NULL when absent */
     size_t uri_len;     /* bytes of the request target */
+    int nul_in_path;    /* the target's path holds %00 (a NUL byte) */
     int started;        /* on_request has seen the headers */
     int has_body;       /* Content-Length > 0, or chunked */
     early_answer early; /* decided from the headers alone */
@@ -150,6 +151,8 @@ static srv_request *request_new(srv_http *srv, const char *uri) {
     if (uri != NULL) {
         r->uri_len = strlen(uri);
         const char *q = strchr(uri, '?');
+        r->nul_in_path = srv_framing_path_has_nul(uri, q ? (size_t)(q - uri)
+                                                         : r->uri_len);
         if (q != NULL) {
             r->query = strdup(q + 1);
             if (r->query == NULL) {
@@ -462,6 +465,9 @@ static enum MHD_Result answer(srv_request *r, struct MHD_Connection *conn,
     if (res->allow != NULL)
         ok &= MHD_add_response_header(resp, MHD_HTTP_HEADER_ALLOW,
                                       res->allow) == MHD_YES;
+    if (res->accept_encoding != NULL)
+        ok &= MHD_add_response_header(resp, MHD_HTTP_HEADER_ACCEPT_ENCODING,
+                                      res->accept_encoding) == MHD_YES;
     if (gzipped)
         ok &= MHD_add_response_header(resp, "Content-Encoding", "gzip") ==
               MHD_YES;
@@ -541,6 +547,9 @@ static void fill_api_request(api_request *req, srv_request *r,
     req->query = r->query;
     req->content_type = header(conn, MHD_HTTP_HEADER_CONTENT_TYPE);
     req->accept = header(conn, MHD_HTTP_HEADER_ACCEPT);
+    req->content_encoding = header(conn, MHD_HTTP_HEADER_CONTENT_ENCODING);
+    req->inference_header_length =
+        header(conn, "Inference-Header-Content-Length");
     req->body = r->body_len > 0 ? r->body : NULL;
     req->body_len = r->body_len;
     req->limits = &r->srv->limits;
@@ -599,10 +608,24 @@ static enum MHD_Result answer_preflight(srv_request *r,
     return rc;
 }
 
+/* The head's lines for srv_framing, and the NUL check of each value
+ * against the next line's name (srv_framing_value_hides). */
+typedef struct {
+    srv_framing *framing;
+    const char *value_end; /* the previous line's value's end, or NULL */
+} framing_walk;
+
 static enum MHD_Result add_framing(void *cls, enum MHD_ValueKind kind,
-                                   const char *key, const char *value) {
+                                   const char *key, size_t key_size,
+                                   const char *value, size_t value_size) {
     (void)kind;
-    srv_framing_add(cls, key, value);
+    (void)key_size;
+    framing_walk *w = cls;
+    if (w->value_end != NULL &&
+        srv_framing_value_hides(w->value_end, key) && !w->framing->detail)
+        w->framing->detail = SRV_FRAMING_NUL_IN_VALUE;
+    srv_framing_add(w->framing, key, value);
+    w->value_end = value != NULL ? value + value_size : NULL;
     return MHD_YES;
 }
 
@@ -745,7 +768,14 @@ static enum MHD_Result on_headers(srv_request *r, struct MHD_Connection *conn,
     /* an ambiguous head: nothing after it may be read as a request */
     srv_framing framing;
     srv_framing_init(&framing);
-    MHD_get_connection_values(conn, MHD_HEADER_KIND, &add_framing, &framing);
+    framing_walk walk = {&framing, NULL};
+    MHD_get_connection_values_n(conn, MHD_HEADER_KIND, &add_framing, &walk);
+    if (walk.value_end != NULL && srv_framing_value_hides(walk.value_end, NULL) &&
+        !framing.detail)
+        framing.detail = SRV_FRAMING_NUL_IN_VALUE;
+    if (r->nul_in_path && !framing.detail)
+        framing.detail = "the request target's path holds %00, a NUL byte, "
+                         "which no path may contain (RFC 3986 section 7.3)";
     srv_framing_finish(&framing, version);
     if (framing.detail != NULL)
         return answer_problem(r, conn, MHD_HTTP_BAD_REQUEST, framing.detail, 1);

@@ -8,8 +8,9 @@
  * the Open Inference Protocol front (kserve.h) lists and names its outputs
  * from it, so both follow the routes in one place.
  *
- * Left out on purpose: diagnostics.warnings (a list of events, not numbers
- * to compare or a tensor to send) and the query echoes of nothing else.
+ * Left out on purpose: diagnostics.warnings (a list of events, not a
+ * tensor to send; /grade compares it entry by entry on its own) and the
+ * query echoes of nothing else.
  */
 #ifndef API_ANSWERS_H
 #define API_ANSWERS_H

@@ -143,6 +143,22 @@ static int check_headers(const api_request *req, const api_limits *limits,
                         "send the body as Content-Type: application/json "
                         "(UTF-8); got %.100s",
                         req->content_type ? req->content_type : "none");
+    if (json_body && req->content_encoding &&
+        strcasecmp(req->content_encoding, "identity") != 0) {
+        res->accept_encoding = "identity";
+        return api_fail(p, API_E_UNSUPPORTED_MEDIA_TYPE, NULL,
+                        "the body is sent with Content-Encoding: %.40s, "
+                        "which attnd does not decode; send it uncompressed "
+                        "(answers are still compressed for Accept-Encoding: "
+                        "gzip)",
+                        req->content_encoding);
+    }
+    if (json_body && req->inference_header_length &&
+        (r->flags & API_ROUTE_TENSOR_PROTOCOL))
+        return api_fail(p, API_E_INVALID_JSON, NULL,
+                        "the binary tensor data extension is not supported "
+                        "(Inference-Header-Content-Length): send tensor data "
+                        "as JSON arrays and ask for JSON outputs");
     if (content_length >= 0 &&
         (unsigned long long)content_length > limits->max_body_bytes)
         return api_fail(p, API_E_PAYLOAD_TOO_LARGE, NULL,
@@ -273,7 +289,8 @@ void api_handle(const api_request *req, api_response *res) {
             JSON_DECODE_ANY | JSON_ALLOW_NUL, &gate, &error);
         if (!root) {
             if (!fast.refused) /* else admit_tree said why */
-                api_problem_from_json_error(&call.problem, &error);
+                api_problem_from_json_error(&call.problem, &error,
+                                            req->body, req->body_len);
         } else if (!json_is_object(root))
             rc = api_fail(&call.problem, API_E_WRONG_TYPE, "",
                           "the body must be a JSON object {...}; got %s",

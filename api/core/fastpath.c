@@ -25,6 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "big_integers.h"
 #include "json_tree.h"
 #include "numparse.h"
 
@@ -444,7 +445,21 @@ static json_t *load_gated(api_fastpath *fp, const char *text, size_t len,
         memset(error, 0, sizeof *error);
         return NULL;
     }
-    return json_loadb(text, len, flags, error);
+    json_t *root = json_loadb(text, len, flags, error);
+    if (root == NULL && api_json_error_is_big_integer(error)) {
+        /* rare: read those literals as reals, as the contract asks */
+        api_widening map;
+        size_t wide_len;
+        char *wide = api_json_widen_big_integers(text, len, &wide_len, &map);
+        if (wide != NULL) {
+            root = json_loadb(wide, wide_len, flags, error);
+            if (root == NULL)
+                api_widening_map_error(&map, error);
+            api_widening_free(&map);
+            free(wide);
+        }
+    }
+    return root;
 }
 
 json_t *api_fastpath_load(api_fastpath *fp, const char *const *fields,

@@ -6,6 +6,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "foreign_names.h"
 #include "pointer.h"
 #include "suggest.h"
 
@@ -14,13 +15,6 @@ static const api_field *find(const api_schema *s, const char *name) {
         if (!strcmp(s->fields[i].name, name))
             return &s->fields[i];
     return NULL;
-}
-
-static int is_later(const api_schema *s, const char *name) {
-    for (const char *const *l = s->later; l && *l; l++)
-        if (!strcmp(*l, name))
-            return 1;
-    return 0;
 }
 
 /* pointer = base + "/" + name */
@@ -40,11 +34,6 @@ static int unknown_key(const api_schema *s, const char *key, const char *base,
                        api_problem *p) {
     api_pointer ptr;
     child(&ptr, base, key);
-    if (is_later(s, key))
-        return api_fail(p, API_E_UNKNOWN_FIELD, ptr.s,
-                        "`%s` belongs to a later version of the attnd "
-                        "contract; this server does not offer it on %s yet",
-                        key, s->what);
     const char *names[32];
     size_t n = s->n < 32 ? s->n : 32;
     char known[512];
@@ -56,11 +45,15 @@ static int unknown_key(const api_schema *s, const char *key, const char *base,
             len += (size_t)snprintf(known + len, sizeof known - len, "%s%s",
                                     i ? ", " : "", names[i]);
     }
-    const char *best = api_suggest(key, strlen(key), names, n);
+    const char *foreign = api_foreign_name(key, names, n);
+    if (foreign)
+        return api_fail(p, API_E_UNKNOWN_FIELD, ptr.s,
+                        "unknown field `%s` in %s: `%s` %s. Known fields: %s",
+                        key, s->what, key, foreign, known);
+    char hint[API_SUGGEST_TEXT];
     return api_fail(p, API_E_UNKNOWN_FIELD, ptr.s,
-                    "unknown field `%s` in %s; did you mean `%s`? Known "
-                    "fields: %s",
-                    key, s->what, best ? best : "", known);
+                    "unknown field `%s` in %s%s Known fields: %s", key, s->what,
+                    api_did_you_mean(hint, key, strlen(key), names, n), known);
 }
 
 int api_fields_unknown(const json_t *obj, const api_schema *s, const char *base,

@@ -42,10 +42,6 @@ typedef struct api_schema {
     const char *what;        /* for details: "/attention/dot", "fit" */
     const api_field *fields; /* table order = the contract's field order */
     size_t n;
-    /* Names the contract defines for features this version does not offer
-     * (NULL-terminated, may be NULL): still unknown_field, with a detail
-     * that says so instead of guessing a spelling. */
-    const char *const *later;
 } api_schema;
 
 /* Most fields a schema has. */

@@ -39,9 +39,10 @@ int api_limit_elements(const char *what, const size_t *dims, size_t n,
                                 i ? ", " : "", dims[i]);
     snprintf(shape + len, sizeof shape - len, ")");
     return api_fail(p, API_E_PAYLOAD_TOO_LARGE, NULL,
-                    "the %s would have shape %s: %llu elements, over the "
-                    "limit of %zu per tensor (--max-elements)",
-                    what, shape, (unsigned long long)count, max_elements);
+                    "the %s would have shape %s: %llu %s, over the limit of "
+                    "%zu per tensor (--max-elements)",
+                    what, shape, (unsigned long long)count,
+                    api_plural(count, "element", "elements"), max_elements);
 }
 
 int api_limit_work(uint64_t work, uint64_t max_work, api_problem *p) {

@@ -144,7 +144,75 @@ void api_problem_shapes_z(api_problem *p, const long long *expected,
     api_problem_shapes(p, expected, expected_rank, got ? g : NULL, n);
 }
 
-void api_problem_from_json_error(api_problem *p, const json_error_t *error) {
+const char *api_plural(size_t n, const char *one, const char *many) {
+    return n == 1 ? one : many;
+}
+
+/* Whether the len bytes of s are only JSON whitespace (RFC 8259). */
+static int only_whitespace(const char *s, size_t len) {
+    for (size_t i = 0; i < len; i++)
+        if (s[i] != ' ' && s[i] != '\t' && s[i] != '\n' && s[i] != '\r')
+            return 0;
+    return 1;
+}
+
+static int is_letter(char c) {
+    return (c | 0x20) >= 'a' && (c | 0x20) <= 'z';
+}
+
+/* Whether s[0 .. len) starts with the whole word (lower case), ignoring
+ * case: "inf" but not "info". */
+static int starts_with_word(const char *s, size_t len, const char *word) {
+    size_t n = strlen(word);
+    if (len < n)
+        return 0;
+    for (size_t i = 0; i < n; i++)
+        if ((s[i] | 0x20) != word[i])
+            return 0;
+    return len == n || !is_letter(s[n]);
+}
+
+/* The non-JSON literal (NaN, Infinity, inf, with a sign) that jansson
+ * stopped at, or NULL: its invalid token is "NaN", or the sign alone
+ * with the word after it (the position is past what it read). */
+static const char *non_finite_literal(const json_error_t *error,
+                                      const char *body, size_t len) {
+    static const char *const words[] = {"nan", "infinity", "inf"};
+    const char *near = strstr(error->text, "invalid token near '");
+    if (near == NULL || error->position < 0 || (size_t)error->position > len)
+        return NULL;
+    near += strlen("invalid token near '");
+    size_t at = (size_t)error->position;
+    if (*near == '-' || *near == '+')
+        near++;
+    else /* the token itself: step back over it */
+        while (at > 0 && is_letter(body[at - 1]))
+            at--;
+    for (size_t i = 0; i < sizeof words / sizeof words[0]; i++)
+        if (starts_with_word(near, strlen(near), words[i]) ||
+            (*near == '\'' && starts_with_word(body + at, len - at, words[i])))
+            return words[i];
+    return NULL;
+}
+
+void api_problem_from_json_error(api_problem *p, const json_error_t *error,
+                                 const char *body, size_t len) {
+    if (body == NULL || only_whitespace(body, len)) {
+        api_fail(p, API_E_INVALID_JSON, NULL,
+                 "the body is empty: this route reads one JSON object "
+                 "{...} of its fields (listed in /openapi.json), sent with "
+                 "Content-Type: application/json");
+        return;
+    }
+    if (non_finite_literal(error, body, len)) {
+        api_fail(p, API_E_INVALID_JSON, NULL,
+                 "the body is not valid JSON: JSON has no NaN or Infinity "
+                 "(line %d, column %d, byte %d). Send finite numbers: a "
+                 "masked entry is expressed by valid_lens or causal, not by "
+                 "-inf; Python's json.dumps(x, allow_nan=False) finds them",
+                 error->line, error->column, error->position);
+        return;
+    }
     api_fail(p, API_E_INVALID_JSON, NULL,
              "the body is not valid JSON: %s (line %d, column %d, byte %d)",
              error->text, error->line, error->column, error->position);

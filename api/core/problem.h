@@ -84,9 +84,16 @@ void api_problem_shapes_z(api_problem *p, const long long *expected,
                           size_t expected_rank, const size_t *got,
                           size_t got_rank);
 
+/* one when n is 1, else many: "1 example", "2 examples" in a detail. */
+const char *api_plural(size_t n, const char *one, const char *many);
+
 /* The one place where a jansson parse error becomes the wire's 400
- * invalid_json (detail: jansson's text with line and column). */
-void api_problem_from_json_error(api_problem *p, const json_error_t *error);
+ * invalid_json. body[0 .. len) is the text jansson read; the detail says
+ * "the body is empty" for an empty (or blank) body, names JSON's lack of
+ * NaN and Infinity when one of those literals stopped it, and otherwise
+ * gives jansson's text with line, column and byte. */
+void api_problem_from_json_error(api_problem *p, const json_error_t *error,
+                                 const char *body, size_t len);
 
 /* "a string", "an integer", "null", ... for details (a fast-path
  * placeholder is "an array", as the client sent it: fastpath.h). */

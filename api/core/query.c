@@ -82,10 +82,18 @@ int api_query_parse(char **storage, const char *query, api_query_param *params,
             api_pointer ptr;
             api_pointer_init(&ptr, "");
             api_pointer_push_key(&ptr, s, name_len);
-            const char *best = api_suggest(s, name_len, names, m);
+            char hint[API_SUGGEST_TEXT], known[256];
+            size_t used = 0;
+            known[0] = '\0';
+            for (size_t i = 0; i < m && used + 40 < sizeof known; i++)
+                used += (size_t)snprintf(known + used, sizeof known - used,
+                                        "%s%.32s", i ? ", " : "", names[i]);
             return api_fail(p, API_E_UNKNOWN_FIELD, ptr.s,
-                            "unknown query parameter %s; did you mean `%s`?",
-                            ptr.s + 1, best ? best : "");
+                            "unknown query parameter %s%s Known parameters: "
+                            "%s",
+                            ptr.s + 1,
+                            api_did_you_mean(hint, s, name_len, names, m),
+                            known);
         }
         /* "5%00x" must not read as "5": such a value is no number and no
          * allowed string */

@@ -81,10 +81,13 @@ static int check_members(const json_t *body, api_problem *p) {
         api_pointer ptr;
         api_pointer_init(&ptr, "");
         api_pointer_push_key(&ptr, key, strlen(key));
+        char hint[API_SUGGEST_TEXT];
         return api_fail(p, API_E_UNKNOWN_FIELD, ptr.s,
-                        "unknown field `%s` in /grade; did you mean `%s`? "
-                        "Known fields: endpoint, request, answer, rtol, atol",
-                        key, api_suggest(key, strlen(key), members, N_MEMBERS));
+                        "unknown field `%s` in /grade%s Known fields: "
+                        "endpoint, request, answer, rtol, atol",
+                        key,
+                        api_did_you_mean(hint, key, strlen(key), members,
+                                         N_MEMBERS));
     }
     /* missing_field (null = absent) */
     for (size_t i = 0; i < 3; i++)
@@ -197,26 +200,32 @@ static int unknown_answer_field(const grader *g, const char *name, size_t plen,
             len += (size_t)snprintf(known + len, sizeof known - len, "%s%s",
                                     i ? ", " : "", names[i]);
     }
-    if (plen == 11 && !memcmp(name, "diagnostics", 11) &&
-        !strcmp(key, "warnings"))
-        return api_fail(g->p, API_E_UNKNOWN_FIELD, pointer,
-                        "diagnostics.warnings is not graded (it lists events, "
-                        "not numbers); grade %s",
-                        known);
-    const char *best = api_suggest(key, strlen(key), list, n);
+    char hint[API_SUGGEST_TEXT];
+    api_did_you_mean(hint, key, strlen(key), list, n);
     if (plen == 0)
         return api_fail(g->p, API_E_UNKNOWN_FIELD, pointer,
-                        "unknown field `%s` in the answer; did you mean "
-                        "`%s`? %s answers with: %s",
-                        key, best ? best : "", g->route->path, known);
+                        "unknown field `%s` in the answer%s %s answers with: "
+                        "%s",
+                        key, hint, g->route->path, known);
     return api_fail(g->p, API_E_UNKNOWN_FIELD, pointer,
-                    "unknown field `%s` in the answer's %s; did you mean "
-                    "`%s`? %s holds: %s",
-                    key, name, best ? best : "", name, known);
+                    "unknown field `%s` in the answer's %s%s %s holds: %s",
+                    key, name, hint, name, known);
 }
 
 static int leaf(grader *g, enum phase ph, const char *name, const json_t *v,
                 api_pointer *ptr);
+
+/* diagnostics.warnings: a list of events (diagnostics.h), not in the
+ * answer table (it is no tensor for the v2 front), graded as a list. */
+static const char events_name[] = "diagnostics.warnings";
+
+static int is_events(const api_answer_table *t, const char *name, size_t len) {
+    return len == sizeof events_name - 1 && !memcmp(name, events_name, len) &&
+           api_answers_is_group(t, "diagnostics", 11);
+}
+
+static int events_leaf(grader *g, enum phase ph, const char *name,
+                       const json_t *v, api_pointer *ptr);
 
 /* Visit the members of the answer object obj (group name[0 .. plen),
  * plen 0 at the top) for one phase. name has room for
@@ -242,9 +251,13 @@ static int walk(grader *g, enum phase ph, const json_t *obj, char *name,
         int dotted = memchr(key, '.', klen) != NULL;
         const api_answer_field *f =
             dotted ? NULL : api_answers_field(g->table, name, len);
-        int group = !f && !dotted && api_answers_is_group(g->table, name, len);
+        int events = !f && !dotted && is_events(g->table, name, len);
+        int group = !f && !dotted && !events &&
+                    api_answers_is_group(g->table, name, len);
         int records = group && is_records(g->table, name, len);
-        if (!f && !group) {
+        if (events) {
+            rc = json_is_null(v) ? 0 : events_leaf(g, ph, name, v, ptr);
+        } else if (!f && !group) {
             name[plen] = '\0';
             if (ph == PHASE_UNKNOWN)
                 rc = unknown_answer_field(g, name, plen, key, ptr->s);
@@ -694,6 +707,120 @@ static int grade_field(grader *g, const char *name, const json_t *v,
     return 0;
 }
 
+/* Equal JSON values, numbers by value (1 and 1.0 are equal). */
+static int same_value(const json_t *a, const json_t *b) {
+    if (json_is_number(a) || json_is_number(b))
+        return json_is_number(a) && json_is_number(b) &&
+               json_number_value(a) == json_number_value(b);
+    if (json_is_array(a) && json_is_array(b)) {
+        if (json_array_size(a) != json_array_size(b))
+            return 0;
+        for (size_t i = 0; i < json_array_size(a); i++)
+            if (!same_value(json_array_get(a, i), json_array_get(b, i)))
+                return 0;
+        return 1;
+    }
+    if (json_is_object(a) && json_is_object(b)) {
+        if (json_object_size(a) != json_object_size(b))
+            return 0;
+        const char *key;
+        const json_t *m;
+        json_object_foreach((json_t *)a, key, m) {
+            if (!same_value(m, json_object_get(b, key)))
+                return 0;
+        }
+        return 1;
+    }
+    return json_equal(a, b);
+}
+
+/* Grade the events list v against the reference's and write "name":
+ * {"pass", "mismatches", "first_mismatch"}: entries compared in order,
+ * each equal or not (codes and row indices have no tolerance). The
+ * reference's list exists only as its writer's JSON (result.h), at most
+ * API_DIAG_MAX_WARNINGS + 1 small entries, so it is written and read
+ * here. */
+static int grade_events(grader *g, const char *name, const json_t *v,
+                        const api_pointer *ptr) {
+    const api_result_item *ref = reference_item(g, name);
+    api_buf text = {0};
+    if (ref && ref->kind == API_ITEM_EVENTS)
+        ref->write(&text, ref);
+    json_t *want = text.failed || !text.data
+                       ? NULL
+                       : json_loadb(text.data, text.len, 0, NULL);
+    api_buf_free(&text);
+    if (!json_is_array(want)) {
+        json_decref(want);
+        return api_fail(g->p, API_E_INTERNAL, NULL,
+                        "the reference's %s could not be read", name);
+    }
+    size_t n_want = json_array_size(want), n_got = json_array_size(v);
+    size_t n = n_want > n_got ? n_want : n_got, mismatches = 0, first = 0;
+    for (size_t i = 0; i < n; i++) {
+        const json_t *e = json_array_get(want, i), *x = json_array_get(v, i);
+        if (e && x && same_value(e, x))
+            continue;
+        if (mismatches++ == 0)
+            first = i;
+    }
+    api_buf *out = g->out;
+    if (!g->first)
+        api_buf_putc(out, ',');
+    g->first = 0;
+    api_buf_json_string(out, name, strlen(name));
+    api_buf_puts(out, mismatches ? ":{\"pass\":false" : ":{\"pass\":true");
+    api_buf_puts(out, ",\"mismatches\":");
+    api_buf_uint(out, mismatches);
+    api_buf_puts(out, ",\"first_mismatch\":");
+    if (mismatches) {
+        api_pointer at = *ptr;
+        api_pointer_push_index(&at, first);
+        api_buf_puts(out, "{\"pointer\":");
+        api_buf_json_string(out, at.s, at.len);
+        api_buf_puts(out, ",\"expected\":");
+        put_value(out, json_array_get(want, first));
+        api_buf_puts(out, ",\"got\":");
+        put_value(out, json_array_get(v, first));
+        api_buf_putc(out, '}');
+    } else {
+        api_buf_puts(out, "null");
+    }
+    api_buf_putc(out, '}');
+    g->all_pass &= mismatches == 0;
+    json_decref(want);
+    return 0;
+}
+
+static int events_leaf(grader *g, enum phase ph, const char *name,
+                       const json_t *v, api_pointer *ptr) {
+    switch (ph) {
+    case PHASE_UNKNOWN:
+        g->fields++;
+        return 0;
+    case PHASE_TYPES:
+        if (json_is_array(v))
+            return 0;
+        return api_fail(g->p, API_E_WRONG_TYPE, ptr->s,
+                        "%s is an array of {\"code\", \"row\"} objects, as "
+                        "the endpoint answers it; got %s",
+                        name, api_json_kind(v));
+    case PHASE_PRESENT:
+        if (reference_item(g, name))
+            return 0;
+        return api_fail(g->p, API_E_INVALID_VALUE, ptr->s,
+                        "the reference answer has no %s: %s answers it only "
+                        "with %s in the request",
+                        name, g->route->path, API_ANSWER_DIAG);
+    case PHASE_GRADE:
+        return grade_events(g, name, v, ptr);
+    case PHASE_MISSING:
+    case PHASE_SIZES:
+        break;
+    }
+    return 0;
+}
+
 /* ------------------------------------------------ phases at one field */
 
 /* The wrong_type checks of a {"shape", "data"} answer: shape an array of
@@ -754,9 +881,10 @@ static int flat_sizes(const grader *g, const json_t *v, api_pointer *ptr) {
     if (overflow || count != n) {
         api_pointer_push_key(ptr, "data", 4);
         api_fail(g->p, API_E_SHAPE_MISMATCH, ptr->s,
-                 "the answer's shape holds %s%zu numbers but \"data\" has "
-                 "%zu",
-                 overflow ? "more than " : "", overflow ? SIZE_MAX : count, n);
+                 "the answer's shape holds %s%zu %s but \"data\" has %zu",
+                 overflow ? "more than " : "", overflow ? SIZE_MAX : count,
+                 api_plural(overflow ? SIZE_MAX : count, "number", "numbers"),
+                 n);
         long long e = overflow ? -1 : (long long)count, got = (long long)n;
         api_problem_shapes(g->p, &e, 1, &got, 1);
         return -1;

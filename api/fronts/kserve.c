@@ -295,10 +295,10 @@ static int unknown_keys(const json_t *obj, const char *const *names, size_t n,
         for (size_t i = 0; i < n; i++)
             len += (size_t)snprintf(list + len, sizeof list - len, "%s%s",
                                     i ? ", " : "", names[i]);
+        char hint[API_SUGGEST_TEXT];
         return api_fail(p, API_E_UNKNOWN_FIELD, ptr.s,
-                        "unknown field `%s` in %s; did you mean `%s`? Known "
-                        "fields: %s",
-                        key, what, api_suggest(key, strlen(key), names, n),
+                        "unknown field `%s` in %s%s Known fields: %s", key,
+                        what, api_did_you_mean(hint, key, strlen(key), names, n),
                         list);
     }
     return 0;
@@ -381,13 +381,24 @@ static int check_unknown(const kserve_infer *k) {
                             "outputs always carry a shape and flat "
                             "row-major data; tensor_format has no "
                             "meaning here");
+        if (!strcmp(key, "fit") && model_param(m, "fit_epochs") >= 0)
+            return api_fail(p, API_E_UNKNOWN_FIELD, ptr.s,
+                            "parameters are flat on this front: fit's "
+                            "members are the parameters fit_epochs, fit_lr "
+                            "and fit_data");
+        char hint[API_SUGGEST_TEXT], list[512];
+        size_t used = 0;
+        list[0] = '\0';
+        for (size_t i = 0; i < m->n_params && used + 40 < sizeof list; i++)
+            used += (size_t)snprintf(list + used, sizeof list - used,
+                                     "%s%.32s", i ? ", " : "", m->params[i]);
         return api_fail(p, API_E_UNKNOWN_FIELD, ptr.s,
-                        "unknown parameter `%s` for %s; did you mean "
-                        "`%s`? GET /v2/models/%s lists the inputs; the "
-                        "parameters are the route's other fields",
+                        "unknown parameter `%s` for %s%s Its parameters: %s "
+                        "(GET /v2/models/%s lists the inputs)",
                         key, m->name,
-                        api_suggest(key, strlen(key), m->params, m->n_params),
-                        m->name);
+                        api_did_you_mean(hint, key, strlen(key), m->params,
+                                         m->n_params),
+                        list, m->name);
     }
     for (size_t i = 0; object_at(req, "inputs", i); i++) {
         const json_t *in = object_at(req, "inputs", i);
@@ -413,11 +424,14 @@ static int check_unknown(const kserve_infer *k) {
         const char *names[INPUTS_MAX];
         for (size_t j = 0; j < m->n_inputs; j++)
             names[j] = m->inputs[j].name;
+        char hint[API_SUGGEST_TEXT];
         return api_fail(p, API_E_UNKNOWN_FIELD, base,
-                        "%s has no input `%.100s`; did you mean `%s`? GET "
-                        "/v2/models/%s lists its inputs",
+                        "%s has no input `%.100s`%s GET /v2/models/%s lists "
+                        "its inputs",
                         m->name, s,
-                        api_suggest(s, strlen(s), names, m->n_inputs), m->name);
+                        api_did_you_mean(hint, s, strlen(s), names,
+                                         m->n_inputs),
+                        m->name);
     }
     const api_answer_table *t = m->route->answer;
     for (size_t i = 0; object_at(req, "outputs", i); i++) {
@@ -441,11 +455,13 @@ static int check_unknown(const kserve_infer *k) {
         const char *names[32];
         for (size_t j = 0; j < t->n && j < 32; j++)
             names[j] = t->fields[j].name;
+        char hint[API_SUGGEST_TEXT];
         return api_fail(p, API_E_UNKNOWN_FIELD, base,
-                        "%s has no output `%.100s`; did you mean `%s`? GET "
-                        "/v2/models/%s lists its outputs",
+                        "%s has no output `%.100s`%s GET /v2/models/%s lists "
+                        "its outputs",
                         m->name, s,
-                        api_suggest(s, strlen(s), names, t->n < 32 ? t->n : 32),
+                        api_did_you_mean(hint, s, strlen(s), names,
+                                         t->n < 32 ? t->n : 32),
                         m->name);
     }
     return 0;
@@ -770,10 +786,39 @@ static int nested_leaf(const json_t *a, size_t *k, api_pointer *ptr) {
     return 0;
 }
 
+/* Replace every `from` in the detail with `to` (as far as it fits). */
+static void replace_in_detail(api_problem *p, const char *from,
+                              const char *to) {
+    size_t nf = strlen(from), nt = strlen(to);
+    if (nf == 0)
+        return;
+    char text[API_DETAIL_MAX];
+    size_t w = 0;
+    for (const char *s = p->detail; *s && w + 1 < sizeof text;) {
+        if (!strncmp(s, from, nf) && w + nt + 1 < sizeof text) {
+            memcpy(text + w, to, nt);
+            w += nt;
+            s += nf;
+        } else {
+            text[w++] = *s++;
+        }
+    }
+    text[w] = '\0';
+    memcpy(p->detail, text, w + 1);
+}
+
+/* The detail in the protocol's names: the route's pointer becomes the
+ * protocol's, and fit's members (fit.lr) its flattened parameters
+ * (fit_lr). */
+static void map_detail(api_problem *p, const char *route_pointer) {
+    replace_in_detail(p, route_pointer, p->pointer);
+    replace_in_detail(p, "fit.", "fit_");
+}
+
 /* Rewrite a pointer into the route's request as a pointer into the
  * protocol's request: /queries/data/5 -> /inputs/0/data/5 (or the nested
  * position), /scale -> /parameters/scale, /fit/lr -> /parameters/fit_lr,
- * a missing tensor -> /inputs. */
+ * a missing tensor -> /inputs; and the detail to match (map_detail). */
 static void map_pointer(const kserve_infer *k, api_problem *p) {
     if (!p->has_pointer || p->pointer[0] != '/')
         return;
@@ -823,7 +868,10 @@ static void map_pointer(const kserve_infer *k, api_problem *p) {
     } else {
         return;
     }
+    char route_pointer[API_POINTER_MAX];
+    memcpy(route_pointer, p->pointer, sizeof route_pointer);
     join(p->pointer, sizeof p->pointer, ptr.s, "");
+    map_detail(p, route_pointer);
 }
 
 /* ------------------------------------------- inference: the answer */
@@ -1058,6 +1106,7 @@ const api_route api_route_v2_infer = {
     .method = "POST",
     .path = "/v2/models/{model}/infer",
     .handler = handle_v2_infer,
-    .flags = API_ROUTE_JSON_BODY | API_ROUTE_COMPUTES,
+    .flags = API_ROUTE_JSON_BODY | API_ROUTE_COMPUTES |
+             API_ROUTE_TENSOR_PROTOCOL,
     .fast_paths = infer_fast_paths,
 };

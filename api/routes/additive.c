@@ -57,7 +57,7 @@ static const api_field fields[] = {
 };
 
 static const api_schema schema = {"/attention/additive", fields,
-                                  sizeof fields / sizeof fields[0], NULL};
+                                  sizeof fields / sizeof fields[0]};
 
 static const char *const param_names[3] = {"W_q", "W_k", "w_v"};
 
@@ -95,9 +95,10 @@ static int cross_params(const api_tensor *W, const api_attention *a,
     long long ev[1] = {(long long)h};
     if (W[0].shape[1] != a->dq) {
         api_fail(p, API_E_SHAPE_MISMATCH, "/W_q",
-                 "W_q is (h, dq) in nn.Linear layout: its %zu columns must "
-                 "match the %zu features of queries",
-                 W[0].shape[1], a->dq);
+                 "W_q is (h, dq) in nn.Linear layout: its %zu %s must "
+                 "match the %zu %s of queries",
+                 W[0].shape[1], api_plural(W[0].shape[1], "column", "columns"),
+                 a->dq, api_plural(a->dq, "feature", "features"));
         api_problem_shapes_z(p, eq, 2, W[0].shape, 2);
         return -1;
     }
@@ -111,7 +112,8 @@ static int cross_params(const api_tensor *W, const api_attention *a,
     }
     if (W[2].shape[0] != h) {
         api_fail(p, API_E_SHAPE_MISMATCH, "/w_v",
-                 "w_v must have h = %zu entries, one per row of W_q", h);
+                 "w_v must have h = %zu %s, one per row of W_q", h,
+                 api_plural(h, "entry", "entries"));
         api_problem_shapes_z(p, ev, 1, W[2].shape, 1);
         return -1;
     }
@@ -215,6 +217,10 @@ static int decode(api_call *call, additive_request *r) {
     int64_t num_hiddens = 0;
     int hiddens_big = api_field_int(body, "num_hiddens", 0, &num_hiddens);
     int seed_big = api_field_int(body, "seed", 0, &r->seed);
+    if (hiddens_big) /* beyond int64: no size to check it against */
+        return api_fail(p, API_E_INVALID_VALUE, "/num_hiddens",
+                        "num_hiddens is the number of hidden units h, an "
+                        "integer from 1 to 2^63 - 1");
     size_t h = given ? r->W[0].shape[0]
                : num_hiddens > 0 && !hiddens_big
                    ? (size_t)num_hiddens

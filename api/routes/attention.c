@@ -81,17 +81,19 @@ int api_attention_cross_qkv(api_attention *a, int same_d, api_problem *p) {
                         k->rank, q->rank);
     if (a->batched && k->shape[0] != a->B)
         return mismatch(p, "/keys", ekp, q->rank, k,
-                        "keys has %zu examples but queries has %zu: the "
-                        "batch sizes must agree",
-                        k->shape[0], a->B);
+                        "keys has %zu %s but queries has %zu: the batch "
+                        "sizes must agree",
+                        k->shape[0],
+                        api_plural(k->shape[0], "example", "examples"), a->B);
     a->Nk = k->shape[o];
     a->dk = k->shape[o + 1];
     if (same_d && a->dk != a->dq)
         return mismatch(p, "/keys", ekp, q->rank, k,
-                        "queries rows have %zu features but keys have %zu: "
-                        "dot attention needs equal sizes; use "
+                        "queries rows have %zu %s but keys have %zu: dot "
+                        "attention needs equal sizes; use "
                         "/attention/additive for different ones",
-                        a->dq, a->dk);
+                        a->dq, api_plural(a->dq, "feature", "features"),
+                        a->dk);
 
     /* values: same rank and batch, one row per key */
     long long ev[3] = {B, (long long)a->Nk, -1};
@@ -104,14 +106,15 @@ int api_attention_cross_qkv(api_attention *a, int same_d, api_problem *p) {
                         v->rank, q->rank);
     if (a->batched && v->shape[0] != a->B)
         return mismatch(p, "/values", evp, q->rank, v,
-                        "values has %zu examples but queries and keys have "
-                        "%zu",
-                        v->shape[0], a->B);
+                        "values has %zu %s but queries and keys have %zu",
+                        v->shape[0],
+                        api_plural(v->shape[0], "example", "examples"), a->B);
     if (v->shape[o] != a->Nk)
         return mismatch(p, "/values", evp, q->rank, v,
-                        "values has %zu rows per example but keys has %zu: "
+                        "values has %zu %s per example but keys has %zu: "
                         "each key needs exactly one value",
-                        v->shape[o], a->Nk);
+                        v->shape[o], api_plural(v->shape[o], "row", "rows"),
+                        a->Nk);
     a->dv = v->shape[o + 1];
     a->H = 1;
     a->d_out = a->dv;

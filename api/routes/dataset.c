@@ -27,8 +27,8 @@
 enum { P_N_TRAIN, P_NOISE, P_SEED, P_TENSOR_FORMAT, P_PRECISION, P_COUNT };
 
 /* Checks in the contract's order: unknown names, then types (table order),
- * then ranges (table order; with n_train's range comes the --max-elements
- * bound on the generated tensors). */
+ * then ranges (table order; n_train's range is bounded by --max-elements
+ * too). */
 static int read_params(const api_query_param *q, int64_t *n_train,
                        double *noise, int64_t *seed, api_tensor_format *fmt,
                        size_t max_elements, api_problem *p) {
@@ -49,14 +49,17 @@ static int read_params(const api_query_param *q, int64_t *n_train,
         (big_prec = api_query_int(&q[P_PRECISION], &prec, p)) < 0)
         return -1;
 
-    if (big_n || *n_train < 1 || *n_train > N_TRAIN_MAX)
+    /* a --max-elements below N_TRAIN_MAX bounds it further: a parameter's
+     * range, so 422 (413 is for what a request sends) */
+    size_t n_max = N_TRAIN_MAX < max_elements ? N_TRAIN_MAX : max_elements;
+    if (big_n || *n_train < 1 || (uint64_t)*n_train > n_max)
         return api_fail(p, API_E_INVALID_VALUE, "/n_train",
-                        "n_train is the number of training points, 1 … %d",
-                        N_TRAIN_MAX);
-    /* a --max-elements below N_TRAIN_MAX bounds it further */
-    size_t n = (size_t)*n_train, nt = ATTN_NW_DATASET_TEST;
-    if (api_limit_elements("x_train", &n, 1, max_elements, p) ||
-        api_limit_elements("x_test", &nt, 1, max_elements, p))
+                        "n_train is the number of training points, 1 … %zu%s",
+                        n_max,
+                        n_max < N_TRAIN_MAX ? " on this server (--max-elements)"
+                                            : "");
+    size_t nt = ATTN_NW_DATASET_TEST;
+    if (api_limit_elements("x_test", &nt, 1, max_elements, p))
         return -1;
     if (big_noise || !(*noise >= 0 && *noise <= NOISE_MAX))
         return api_fail(p, API_E_INVALID_VALUE, "/noise",

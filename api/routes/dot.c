@@ -48,7 +48,7 @@ static const api_field fields[] = {
 };
 
 static const api_schema schema = {"/attention/dot", fields,
-                                  sizeof fields / sizeof fields[0], NULL};
+                                  sizeof fields / sizeof fields[0]};
 
 /* shapes: the decoded api_attention, flags read. Work B·Nq·Nk·(d + dv),
  * tripled with grad_output (grads.h). */

@@ -79,7 +79,7 @@ static const api_field fields[] = {
 };
 
 static const api_schema schema = {"/attention/multihead", fields,
-                                  sizeof fields / sizeof fields[0], NULL};
+                                  sizeof fields / sizeof fields[0]};
 
 /* The eight parameter tensors, in table order: weights 0 … 3, biases
  * 4 … 7. */
@@ -140,9 +140,11 @@ static int cross_params(const api_tensor *P, const int *present,
     if (P[P_WQ].shape[1] != a->dq) {
         long long e[2] = {-1, (long long)a->dq};
         snprintf(detail, sizeof detail,
-                 "W_q is (h, dq) in nn.Linear layout: its %zu columns must "
-                 "match the %zu features of queries",
-                 P[P_WQ].shape[1], a->dq);
+                 "W_q is (h, dq) in nn.Linear layout: its %zu %s must "
+                 "match the %zu %s of queries",
+                 P[P_WQ].shape[1],
+                 api_plural(P[P_WQ].shape[1], "column", "columns"), a->dq,
+                 api_plural(a->dq, "feature", "features"));
         return param_mismatch(p, P_WQ, e, &P[P_WQ], detail);
     }
     const size_t din[3] = {a->dq, a->dk, a->dv};
@@ -160,9 +162,11 @@ static int cross_params(const api_tensor *P, const int *present,
     if (P[P_WO].shape[1] != h) {
         long long e[2] = {-1, H};
         snprintf(detail, sizeof detail,
-                 "W_o is (d_out, h): its %zu columns must match the h = %zu "
-                 "rows of W_q (the concatenated heads)",
-                 P[P_WO].shape[1], h);
+                 "W_o is (d_out, h): its %zu %s must match the h = %zu %s "
+                 "of W_q (the concatenated heads)",
+                 P[P_WO].shape[1],
+                 api_plural(P[P_WO].shape[1], "column", "columns"), h,
+                 api_plural(h, "row", "rows"));
         return param_mismatch(p, P_WO, e, &P[P_WO], detail);
     }
     size_t d_out = P[P_WO].shape[0];
@@ -172,10 +176,11 @@ static int cross_params(const api_tensor *P, const int *present,
             continue;
         long long e[1] = {(long long)want};
         snprintf(detail, sizeof detail,
-                 "%s is added to the %s and must have %s = %zu entries",
+                 "%s is added to the %s and must have %s = %zu %s",
                  param_names[i],
                  i == P_BO ? "output projection" : "projected features",
-                 i == P_BO ? "d_out (W_o's rows)" : "h (W_q's rows)", want);
+                 i == P_BO ? "d_out (W_o's rows)" : "h (W_q's rows)", want,
+                 api_plural(want, "entry", "entries"));
         return param_mismatch(p, i, e, &P[i], detail);
     }
     return 0;
@@ -299,6 +304,10 @@ static int decode(api_call *call, multihead_request *m) {
     int heads_big = api_field_int(body, "num_heads", 0, &num_heads);
     int hiddens_big = api_field_int(body, "num_hiddens", 0, &num_hiddens);
     int seed_big = api_field_int(body, "seed", 0, &m->seed);
+    if (hiddens_big) /* beyond int64: no size to check it against */
+        return api_fail(p, API_E_INVALID_VALUE, "/num_hiddens",
+                        "num_hiddens is the number of hidden units h, an "
+                        "integer from 1 to 2^63 - 1");
     size_t h = given ? P[P_WQ].shape[0]
                : num_hiddens > 0 && !hiddens_big
                    ? (size_t)num_hiddens

@@ -40,7 +40,7 @@ static const api_field fit_fields[] = {
 };
 
 static const api_schema fit_schema = {
-    "fit", fit_fields, sizeof fit_fields / sizeof fit_fields[0], NULL};
+    "fit", fit_fields, sizeof fit_fields / sizeof fit_fields[0]};
 
 /* The contract's field table (docs/contract.md section 4), in its order. */
 static const api_field fields[] = {
@@ -56,7 +56,7 @@ static const api_field fields[] = {
 };
 
 static const api_schema schema = {"/regression/nw", fields,
-                                  sizeof fields / sizeof fields[0], NULL};
+                                  sizeof fields / sizeof fields[0]};
 
 static const struct {
     const char *name;
@@ -142,9 +142,10 @@ static int cross_shapes(nw_request *r, api_problem *p) {
     long long e[2] = {(long long)r->n, -1};
     if (yt->shape[0] != r->n) {
         api_fail(p, API_E_SHAPE_MISMATCH, "/y_train",
-                 "y_train has %zu rows but x_train has %zu points: one "
-                 "target per training point",
-                 yt->shape[0], r->n);
+                 "y_train has %zu %s but x_train has %zu %s: one target "
+                 "per training point",
+                 yt->shape[0], api_plural(yt->shape[0], "row", "rows"), r->n,
+                 api_plural(r->n, "point", "points"));
         api_problem_shapes_z(p, e, yt->rank, yt->shape, yt->rank);
         return -1;
     }
@@ -293,6 +294,8 @@ static uint64_t estimate_work(const nw_request *r, const json_t *body) {
     if (json_is_object(fit)) {
         int64_t epochs = 5;
         api_field_int(fit, "epochs", 5, &epochs);
+        if (epochs > FIT_EPOCHS_MAX) /* refused at /fit/epochs later */
+            epochs = 0;
         const char *data = api_field_string(fit, "data", "train_loo");
         uint64_t fit_m = !strcmp(data, "query") ? r->m : r->n;
         work =

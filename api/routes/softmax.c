@@ -36,7 +36,7 @@ static const api_field fields[] = {
 };
 
 static const api_schema schema = {"/softmax/masked", fields,
-                                  sizeof fields / sizeof fields[0], NULL};
+                                  sizeof fields / sizeof fields[0]};
 
 /* valid_lens as integers for the mask, converted in place (the doubles
  * are read into the slots first). Out-of-range entries are clamped to -1

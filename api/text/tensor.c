@@ -84,11 +84,12 @@ int api_tensor_check_keys(const json_t *v, const char *pointer,
         api_pointer ptr;
         api_pointer_init(&ptr, pointer);
         api_pointer_push_key(&ptr, key, strlen(key));
+        char hint[API_SUGGEST_TEXT];
         return api_fail(p, API_E_UNKNOWN_FIELD, ptr.s,
                         "unknown field `%s` in the tensor %s: a tensor "
-                        "object has only \"shape\" and \"data\"; did you "
-                        "mean `%s`?",
-                        key, pointer, api_suggest(key, strlen(key), names, 2));
+                        "object has only \"shape\" and \"data\"%s",
+                        key, pointer,
+                        api_did_you_mean(hint, key, strlen(key), names, 2));
     }
     return 0;
 }
@@ -283,10 +284,11 @@ static int walk_ragged(const json_t *a, size_t level, const size_t *shape,
     size_t n = json_array_size(a);
     if (n != shape[level])
         return api_fail(p, API_E_RAGGED_ARRAY, ptr->s,
-                        "%s is ragged: the row at %s has %zu entries but its "
+                        "%s is ragged: the row at %s has %zu %s but its "
                         "first sibling has %zu; every row of one level must "
                         "have the same length",
-                        spec->name, ptr->s, n, shape[level]);
+                        spec->name, ptr->s, n, api_plural(n, "entry", "entries"),
+                        shape[level]);
     int leaf = level + 1 == rank;
     for (size_t i = 0; i < n; i++) {
         const json_t *e = json_array_get(a, i);
@@ -453,9 +455,9 @@ static int decode_flat(api_tensor *t, const json_t *v,
         api_pointer_push_key(&ptr, "data", 4);
         char text[160];
         api_fail(p, API_E_SHAPE_MISMATCH, ptr.s,
-                 "%s has shape %s, so \"data\" needs %zu numbers; it has %zu",
+                 "%s has shape %s, so \"data\" needs %zu %s; it has %zu",
                  spec->name, shape_text(text, sizeof text, t->shape, rank),
-                 t->count, n);
+                 t->count, api_plural(t->count, "number", "numbers"), n);
         long long e = (long long)t->count, g = (long long)n;
         api_problem_shapes(p, &e, 1, &g, 1);
         return -1;

@@ -1,0 +1,20 @@
+/*
+ * foreign_names.h — field names users bring from PyTorch and d2l that
+ * attnd does not take, with what to send instead: `is_causal` is attnd's
+ * `causal`, `dropout` has no counterpart (attnd computes as in eval mode).
+ * Such a name is still 422 unknown_field (docs/contract.md section 1);
+ * the detail says what it is rather than guessing a spelling.
+ */
+#ifndef API_FOREIGN_NAMES_H
+#define API_FOREIGN_NAMES_H
+
+#include <stddef.h>
+
+/* What to say about the request field key on a route whose fields are
+ * names[0 … n-1]: a static sentence that follows "`key` ", or NULL when
+ * key is no such name or its advice does not fit this route (it names a
+ * field the route lacks). */
+const char *api_foreign_name(const char *key, const char *const *names,
+                             size_t n);
+
+#endif /* API_FOREIGN_NAMES_H */
