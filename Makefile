@@ -90,6 +90,12 @@ $(BUILD)/tests/test_srv_%: tests/unit/test_srv_%.c $(SRV_LIB_OBJ) $(BUILD)/libap
 	$(Q)$(CC) $(LAYER_INC) $(CPPFLAGS) -iquote server $(ALL_CFLAGS) $(LDFLAGS) -o $@ $< $(SRV_LIB_OBJ) $(BUILD)/libapi.a $(BUILD)/libattn.a $(LDLIBS) -lcmocka
 
 run: all ## serve on http://127.0.0.1:$(PORT) (PORT=8080)
+	@curl -s -o /dev/null --max-time 1 http://127.0.0.1:$(PORT)/; \
+	if [ $$? -ne 7 ]; then \
+	    echo "port $(PORT) is in use (is attnd already running?): stop what holds it," >&2; \
+	    echo "or pick another port: make run PORT=9090, or build/attnd --port 0 for a free one" >&2; \
+	    exit 1; \
+	fi
 	@echo "attnd on http://127.0.0.1:$(PORT)  — try:"
 	@echo "  curl -s http://127.0.0.1:$(PORT)/regression/nw -H 'Content-Type: application/json' \\"
 	@echo "    -d '{\"x_train\":[1,2,4],\"y_train\":[0,3,1],\"x_query\":[2.5],\"w\":0.5,\"y_query\":[3]}'"

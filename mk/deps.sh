@@ -17,12 +17,25 @@ if [ "$1" = test ]; then
     /usr/bin/python3 -c 'import prometheus_client.parser' 2>/dev/null || missing=yes
 fi
 [ -z "$missing" ] && exit 0
+# only the packages that are not installed: an installed one is never
+# upgraded (a shared machine's ca-certificates stays as it is)
+if command -v dpkg-query >/dev/null 2>&1; then
+    absent=""
+    for pkg in $PKGS; do
+        dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null |
+            grep -q "install ok installed" || absent="$absent $pkg"
+    done
+    PKGS=${absent# }
+    [ -n "$PKGS" ] || exit 0
+fi
 if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
-    echo "installing: $PKGS"
+    echo "attnd needs these packages, which are not installed; installing them"
+    echo "(nothing already installed is upgraded): $PKGS"
     DEBIAN_FRONTEND=noninteractive apt-get update -q && \
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends $PKGS
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends \
+        --no-upgrade $PKGS
     exit $?
 fi
 echo "attnd needs these packages; install them with:" >&2
-echo "  sudo apt-get install -y $PKGS" >&2
+echo "  sudo apt-get install -y --no-upgrade $PKGS" >&2
 exit 1

@@ -20,6 +20,7 @@
 #include "http.h"
 
 #include <arpa/inet.h>
+#include <errno.h>
 #include <microhttpd.h>
 #include <netinet/in.h>
 #include <stdatomic.h>
@@ -1220,8 +1221,13 @@ srv_http *srv_http_start(const srv_options *opts, const api_limits *limits,
         &on_completed, srv, MHD_OPTION_NOTIFY_CONNECTION, &on_connection, srv,
         MHD_OPTION_END);
     if (srv->daemon == NULL) {
-        srv_log_message("error", "cannot listen on %s port %u", opts->bind,
-                        opts->port);
+        int in_use = errno == EADDRINUSE;
+        srv_log_message("error", "cannot listen on %s port %u%s", opts->bind,
+                        opts->port,
+                        in_use ? ": the port is in use; stop what holds it, "
+                                 "or pick another with --port N (make run "
+                                 "PORT=N), or --port 0 for a free one"
+                               : "");
         srv_conn_slots_free(srv->slots);
         srv_compute_pool_free(srv->pool);
         srv_conn_watch_stop(srv->watch);

@@ -293,8 +293,8 @@ static uint64_t estimate_work(const nw_request *r, const json_t *body) {
     const json_t *fit = api_field_value(body, "fit");
     if (json_is_object(fit)) {
         int64_t epochs = 5;
-        api_field_int(fit, "epochs", 5, &epochs);
-        if (epochs > FIT_EPOCHS_MAX) /* refused at /fit/epochs later */
+        /* beyond int64 it is no count of work (refused at /fit/epochs) */
+        if (api_field_int(fit, "epochs", 5, &epochs))
             epochs = 0;
         const char *data = api_field_string(fit, "data", "train_loo");
         uint64_t fit_m = !strcmp(data, "query") ? r->m : r->n;

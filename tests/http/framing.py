@@ -89,7 +89,23 @@ CASES = [
      b"POST /softmax/masked HTTP/1.0\r\nConnection: keep-alive\r\n"
      b"Content-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n"
      b"12\r\n{\"scores\":[[1,2]]}\r\n0\r\n\r\n" + SMUGGLED, 200, 1),
+    ("%00 in the path: /openapi.json%00.html is no file to serve",
+     b"GET /openapi.json%00.html HTTP/1.1\r\nHost: x\r\n\r\n"
+     + SMUGGLED, 400, 1),
+    ("a NUL byte inside a header value, text after it (not the last line)",
+     head(b"X-Token: abc\x00junk", b"Content-Length: " + LEN) + BODY
+     + SMUGGLED, 400, 1),
+    ("a NUL byte inside the last header value, text after it",
+     head(b"Content-Length: " + LEN, b"Authorization: Bearer t\x00junk")
+     + BODY + SMUGGLED, 400, 1),
     # well framed: answered, and the next request on the connection too
+    ("%00 in the query is the api's to judge (/healthz ignores it)",
+     b"GET /healthz?x=%00 HTTP/1.1\r\nHost: x\r\n\r\n" + SMUGGLED,
+     200, 0),
+    ("header values with trailing blanks and bare LF line ends",
+     b"POST /attention/dot HTTP/1.1\nHost: x  \nContent-Type: "
+     b"application/json\t\nContent-Length: " + LEN + b"\n\n" + BODY
+     + SMUGGLED, 200, 0),
     ("two equal Content-Length lines are one length",
      head(b"Content-Length: " + LEN, b"Content-Length: " + LEN)
      + BODY + SMUGGLED, 200, 0),

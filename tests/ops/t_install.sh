@@ -50,6 +50,10 @@ if LC_ALL=C.UTF-8 MANWIDTH=80 man --warnings -E UTF-8 -l \
 else
     not_ok "man -l attnd.8 renders without a warning" "$(head -c 400 "$TMP/man.err")"
 fi
+# JSON in the text keeps its quotes (a bare " is a roff argument quote)
+json=$(grep -c '{"status": "ok"}\|{"ready": false}' "$TMP/man.txt")
+check "the man page prints {\"status\": \"ok\"} and {\"ready\": false} as JSON" \
+    [ "$json" -eq 2 ]
 missing=""
 for flag in $(sed -n 's/^  \(--[a-z-]*\).*/\1/p' "$TMP/help"); do
     grep -q -- "^ *$flag\b" "$TMP/man.txt" || missing="$missing $flag"

@@ -117,7 +117,7 @@ static void check_problem(const api_case *c, const json_t *exp_body,
     assert_string_equal(json_string_value(json_object_get(body, "type")),
                         "about:blank");
     assert_true(json_is_string(json_object_get(body, "title")));
-    assert_int_equal(json_integer_value(json_object_get(body, "status")),
+    assert_int_equal((int)json_number_value(json_object_get(body, "status")),
                      status);
     const char *detail = json_string_value(json_object_get(body, "detail"));
     assert_non_null(detail);
@@ -193,6 +193,9 @@ static void run_case(void **state) {
     }
     json_error_t err;
     json_t *got = json_loadb(res.body, res.body_len, 0, &err);
+    if (!got) /* attnd prints integral doubles below 1e21 in full
+               * (123456789012345680000), beyond what a json_int_t holds */
+        got = json_loadb(res.body, res.body_len, JSON_DECODE_INT_AS_REAL, &err);
     if (!got)
         fail_msg("%s: the answer is not JSON: %s", c->name, err.text);
     const json_t *exp_body = json_object_get(expected, "body");

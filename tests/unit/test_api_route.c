@@ -236,7 +236,7 @@ static void test_limits(void **state) {
     limits.max_elements = 10;
     res = handle("GET", "/regression/nw/dataset", "n_train=11", NULL, NULL,
                  &limits);
-    assert_int_equal(res.status, 413);
+    assert_int_equal(res.status, 422); /* a parameter's range, not a body */
     api_response_free(&res);
     res = handle("GET", "/regression/nw/dataset", "n_train=10", NULL, NULL,
                  &limits);
