@@ -253,7 +253,7 @@ install: all ## install attnd, libattn, attn.h, attn.pc and the man page under P
 	$(INSTALL) -m 755 $(BUILD)/attnd "$(DESTDIR)$(BINDIR)/attnd"
 	$(INSTALL) -m 644 $(BUILD)/libattn.a "$(DESTDIR)$(LIBDIR)/libattn.a"
 	$(INSTALL) -m 644 lib/attn.h "$(DESTDIR)$(INCLUDEDIR)/attn.h"
-	$(INSTALL) -m 644 doc/attnd.8 "$(DESTDIR)$(MANDIR)/man8/attnd.8"
+	$(INSTALL) -m 644 docs/attnd.8 "$(DESTDIR)$(MANDIR)/man8/attnd.8"
 	sed -e '/^#/d' -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|$(VERSION)|' \
 	  -e 's|@LIBDIR@|$(patsubst $(PREFIX)/%,$${prefix}/%,$(LIBDIR))|' \
 	  -e 's|@INCLUDEDIR@|$(patsubst $(PREFIX)/%,$${prefix}/%,$(INCLUDEDIR))|' \
