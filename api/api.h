@@ -34,9 +34,9 @@ typedef struct {
     const char *method; /* "GET", "POST", ... */
     const char
         *path; /* decoded path without the query, e.g. "/attention/dot" */
-    const char *query;        /* raw query string without '?', or NULL */
-    const char *content_type; /* Content-Type header or NULL */
-    const char *accept;       /* Accept header or NULL */
+    const char *query;            /* raw query string without '?', or NULL */
+    const char *content_type;     /* Content-Type header or NULL */
+    const char *accept;           /* Accept header or NULL */
     const char *content_encoding; /* Content-Encoding header or NULL */
     /* Inference-Header-Content-Length (the Open Inference Protocol's binary
      * tensor data extension) or NULL */

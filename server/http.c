@@ -152,8 +152,8 @@ static srv_request *request_new(srv_http *srv, const char *uri) {
     if (uri != NULL) {
         r->uri_len = strlen(uri);
         const char *q = strchr(uri, '?');
-        r->nul_in_path = srv_framing_path_has_nul(uri, q ? (size_t)(q - uri)
-                                                         : r->uri_len);
+        r->nul_in_path =
+            srv_framing_path_has_nul(uri, q ? (size_t)(q - uri) : r->uri_len);
         if (q != NULL) {
             r->query = strdup(q + 1);
             if (r->query == NULL) {
@@ -622,8 +622,8 @@ static enum MHD_Result add_framing(void *cls, enum MHD_ValueKind kind,
     (void)kind;
     (void)key_size;
     framing_walk *w = cls;
-    if (w->value_end != NULL &&
-        srv_framing_value_hides(w->value_end, key) && !w->framing->detail)
+    if (w->value_end != NULL && srv_framing_value_hides(w->value_end, key) &&
+        !w->framing->detail)
         w->framing->detail = SRV_FRAMING_NUL_IN_VALUE;
     srv_framing_add(w->framing, key, value);
     w->value_end = value != NULL ? value + value_size : NULL;
@@ -771,8 +771,8 @@ static enum MHD_Result on_headers(srv_request *r, struct MHD_Connection *conn,
     srv_framing_init(&framing);
     framing_walk walk = {&framing, NULL};
     MHD_get_connection_values_n(conn, MHD_HEADER_KIND, &add_framing, &walk);
-    if (walk.value_end != NULL && srv_framing_value_hides(walk.value_end, NULL) &&
-        !framing.detail)
+    if (walk.value_end != NULL &&
+        srv_framing_value_hides(walk.value_end, NULL) && !framing.detail)
         framing.detail = SRV_FRAMING_NUL_IN_VALUE;
     if (r->nul_in_path && !framing.detail)
         framing.detail = "the request target's path holds %00, a NUL byte, "

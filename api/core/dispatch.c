@@ -289,8 +289,8 @@ void api_handle(const api_request *req, api_response *res) {
             JSON_DECODE_ANY | JSON_ALLOW_NUL, &gate, &error);
         if (!root) {
             if (!fast.refused) /* else admit_tree said why */
-                api_problem_from_json_error(&call.problem, &error,
-                                            req->body, req->body_len);
+                api_problem_from_json_error(&call.problem, &error, req->body,
+                                            req->body_len);
         } else if (!json_is_object(root))
             rc = api_fail(&call.problem, API_E_WRONG_TYPE, "",
                           "the body must be a JSON object {...}; got %s",

@@ -87,7 +87,7 @@ int api_query_parse(char **storage, const char *query, api_query_param *params,
             known[0] = '\0';
             for (size_t i = 0; i < m && used + 40 < sizeof known; i++)
                 used += (size_t)snprintf(known + used, sizeof known - used,
-                                        "%s%.32s", i ? ", " : "", names[i]);
+                                         "%s%.32s", i ? ", " : "", names[i]);
             return api_fail(p, API_E_UNKNOWN_FIELD, ptr.s,
                             "unknown query parameter %s%s Known parameters: "
                             "%s",

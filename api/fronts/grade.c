@@ -82,12 +82,11 @@ static int check_members(const json_t *body, api_problem *p) {
         api_pointer_init(&ptr, "");
         api_pointer_push_key(&ptr, key, strlen(key));
         char hint[API_SUGGEST_TEXT];
-        return api_fail(p, API_E_UNKNOWN_FIELD, ptr.s,
-                        "unknown field `%s` in /grade%s Known fields: "
-                        "endpoint, request, answer, rtol, atol",
-                        key,
-                        api_did_you_mean(hint, key, strlen(key), members,
-                                         N_MEMBERS));
+        return api_fail(
+            p, API_E_UNKNOWN_FIELD, ptr.s,
+            "unknown field `%s` in /grade%s Known fields: "
+            "endpoint, request, answer, rtol, atol",
+            key, api_did_you_mean(hint, key, strlen(key), members, N_MEMBERS));
     }
     /* missing_field (null = absent) */
     for (size_t i = 0; i < 3; i++)
@@ -208,8 +207,8 @@ static int unknown_answer_field(const grader *g, const char *name, size_t plen,
                         "%s",
                         key, hint, g->route->path, known);
     return api_fail(g->p, API_E_UNKNOWN_FIELD, pointer,
-                    "unknown field `%s` in the answer's %s%s %s holds: %s",
-                    key, name, hint, name, known);
+                    "unknown field `%s` in the answer's %s%s %s holds: %s", key,
+                    name, hint, name, known);
 }
 
 static int leaf(grader *g, enum phase ph, const char *name, const json_t *v,

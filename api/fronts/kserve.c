@@ -296,10 +296,10 @@ static int unknown_keys(const json_t *obj, const char *const *names, size_t n,
             len += (size_t)snprintf(list + len, sizeof list - len, "%s%s",
                                     i ? ", " : "", names[i]);
         char hint[API_SUGGEST_TEXT];
-        return api_fail(p, API_E_UNKNOWN_FIELD, ptr.s,
-                        "unknown field `%s` in %s%s Known fields: %s", key,
-                        what, api_did_you_mean(hint, key, strlen(key), names, n),
-                        list);
+        return api_fail(
+            p, API_E_UNKNOWN_FIELD, ptr.s,
+            "unknown field `%s` in %s%s Known fields: %s", key, what,
+            api_did_you_mean(hint, key, strlen(key), names, n), list);
     }
     return 0;
 }
@@ -390,15 +390,15 @@ static int check_unknown(const kserve_infer *k) {
         size_t used = 0;
         list[0] = '\0';
         for (size_t i = 0; i < m->n_params && used + 40 < sizeof list; i++)
-            used += (size_t)snprintf(list + used, sizeof list - used,
-                                     "%s%.32s", i ? ", " : "", m->params[i]);
-        return api_fail(p, API_E_UNKNOWN_FIELD, ptr.s,
-                        "unknown parameter `%s` for %s%s Its parameters: %s "
-                        "(GET /v2/models/%s lists the inputs)",
-                        key, m->name,
-                        api_did_you_mean(hint, key, strlen(key), m->params,
-                                         m->n_params),
-                        list, m->name);
+            used += (size_t)snprintf(list + used, sizeof list - used, "%s%.32s",
+                                     i ? ", " : "", m->params[i]);
+        return api_fail(
+            p, API_E_UNKNOWN_FIELD, ptr.s,
+            "unknown parameter `%s` for %s%s Its parameters: %s "
+            "(GET /v2/models/%s lists the inputs)",
+            key, m->name,
+            api_did_you_mean(hint, key, strlen(key), m->params, m->n_params),
+            list, m->name);
     }
     for (size_t i = 0; object_at(req, "inputs", i); i++) {
         const json_t *in = object_at(req, "inputs", i);
@@ -425,13 +425,12 @@ static int check_unknown(const kserve_infer *k) {
         for (size_t j = 0; j < m->n_inputs; j++)
             names[j] = m->inputs[j].name;
         char hint[API_SUGGEST_TEXT];
-        return api_fail(p, API_E_UNKNOWN_FIELD, base,
-                        "%s has no input `%.100s`%s GET /v2/models/%s lists "
-                        "its inputs",
-                        m->name, s,
-                        api_did_you_mean(hint, s, strlen(s), names,
-                                         m->n_inputs),
-                        m->name);
+        return api_fail(
+            p, API_E_UNKNOWN_FIELD, base,
+            "%s has no input `%.100s`%s GET /v2/models/%s lists "
+            "its inputs",
+            m->name, s,
+            api_did_you_mean(hint, s, strlen(s), names, m->n_inputs), m->name);
     }
     const api_answer_table *t = m->route->answer;
     for (size_t i = 0; object_at(req, "outputs", i); i++) {
@@ -456,13 +455,13 @@ static int check_unknown(const kserve_infer *k) {
         for (size_t j = 0; j < t->n && j < 32; j++)
             names[j] = t->fields[j].name;
         char hint[API_SUGGEST_TEXT];
-        return api_fail(p, API_E_UNKNOWN_FIELD, base,
-                        "%s has no output `%.100s`%s GET /v2/models/%s lists "
-                        "its outputs",
-                        m->name, s,
-                        api_did_you_mean(hint, s, strlen(s), names,
-                                         t->n < 32 ? t->n : 32),
-                        m->name);
+        return api_fail(
+            p, API_E_UNKNOWN_FIELD, base,
+            "%s has no output `%.100s`%s GET /v2/models/%s lists "
+            "its outputs",
+            m->name, s,
+            api_did_you_mean(hint, s, strlen(s), names, t->n < 32 ? t->n : 32),
+            m->name);
     }
     return 0;
 }
@@ -1106,7 +1105,7 @@ const api_route api_route_v2_infer = {
     .method = "POST",
     .path = "/v2/models/{model}/infer",
     .handler = handle_v2_infer,
-    .flags = API_ROUTE_JSON_BODY | API_ROUTE_COMPUTES |
-             API_ROUTE_TENSOR_PROTOCOL,
+    .flags =
+        API_ROUTE_JSON_BODY | API_ROUTE_COMPUTES | API_ROUTE_TENSOR_PROTOCOL,
     .fast_paths = infer_fast_paths,
 };

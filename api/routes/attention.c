@@ -92,8 +92,7 @@ int api_attention_cross_qkv(api_attention *a, int same_d, api_problem *p) {
                         "queries rows have %zu %s but keys have %zu: dot "
                         "attention needs equal sizes; use "
                         "/attention/additive for different ones",
-                        a->dq, api_plural(a->dq, "feature", "features"),
-                        a->dk);
+                        a->dq, api_plural(a->dq, "feature", "features"), a->dk);
 
     /* values: same rank and batch, one row per key */
     long long ev[3] = {B, (long long)a->Nk, -1};

@@ -53,11 +53,10 @@ static int read_params(const api_query_param *q, int64_t *n_train,
      * range, so 422 (413 is for what a request sends) */
     size_t n_max = N_TRAIN_MAX < max_elements ? N_TRAIN_MAX : max_elements;
     if (big_n || *n_train < 1 || (uint64_t)*n_train > n_max)
-        return api_fail(p, API_E_INVALID_VALUE, "/n_train",
-                        "n_train is the number of training points, 1 … %zu%s",
-                        n_max,
-                        n_max < N_TRAIN_MAX ? " on this server (--max-elements)"
-                                            : "");
+        return api_fail(
+            p, API_E_INVALID_VALUE, "/n_train",
+            "n_train is the number of training points, 1 … %zu%s", n_max,
+            n_max < N_TRAIN_MAX ? " on this server (--max-elements)" : "");
     size_t nt = ATTN_NW_DATASET_TEST;
     if (api_limit_elements("x_test", &nt, 1, max_elements, p))
         return -1;

@@ -39,8 +39,8 @@ static const api_field fit_fields[] = {
     {"data", API_FIELD_STRING, 0, NULL, NULL},
 };
 
-static const api_schema fit_schema = {
-    "fit", fit_fields, sizeof fit_fields / sizeof fit_fields[0]};
+static const api_schema fit_schema = {"fit", fit_fields,
+                                      sizeof fit_fields / sizeof fit_fields[0]};
 
 /* The contract's field table (docs/contract.md section 4), in its order. */
 static const api_field fields[] = {

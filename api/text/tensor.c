@@ -287,8 +287,8 @@ static int walk_ragged(const json_t *a, size_t level, const size_t *shape,
                         "%s is ragged: the row at %s has %zu %s but its "
                         "first sibling has %zu; every row of one level must "
                         "have the same length",
-                        spec->name, ptr->s, n, api_plural(n, "entry", "entries"),
-                        shape[level]);
+                        spec->name, ptr->s, n,
+                        api_plural(n, "entry", "entries"), shape[level]);
     int leaf = level + 1 == rank;
     for (size_t i = 0; i < n; i++) {
         const json_t *e = json_array_get(a, i);
