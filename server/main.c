@@ -334,11 +334,12 @@ int main(int argc, char **argv) {
                  "a memory budget of %llu bytes, %s",
                  (unsigned long long)budget, budget_source);
     srv_log_message("info",
-                    "attnd listening on %s://%s%s%s:%u (%u HTTP threads, "
-                    "%d BLAS threads, %s)",
+                    "attnd listening on %s://%s%s%s:%u (%u HTTP %s, %d "
+                    "BLAS %s, %s)",
                     tls.cert_pem != NULL ? "https" : "http", v6 ? "[" : "",
                     host, v6 ? "]" : "", srv_http_port(srv), opts.threads,
-                    blas_threads, budget_text);
+                    opts.threads == 1 ? "thread" : "threads", blas_threads,
+                    blas_threads == 1 ? "thread" : "threads", budget_text);
     log_safety(gate, opts.trusted_proxy);
 
     int sig = wait_stop_signal(-1);

@@ -128,6 +128,16 @@ static int type_error(const char *pointer, const char *name, const char *want,
                     want, api_json_kind(v));
 }
 
+/* The pointer /fit/epochs as the name "fit.epochs" (schema names need no
+ * RFC 6901 escapes). */
+static void dotted_name(char out[API_POINTER_MAX], const char *pointer) {
+    size_t n = 0;
+    for (const char *c = pointer + (*pointer == '/'); *c && n + 1 < API_POINTER_MAX;
+         c++)
+        out[n++] = *c == '/' ? '.' : *c;
+    out[n] = '\0';
+}
+
 int api_fields_types(const json_t *obj, const api_schema *s, const char *base,
                      api_problem *p) {
     for (size_t i = 0; i < s->n; i++) {
@@ -137,6 +147,9 @@ int api_fields_types(const json_t *obj, const api_schema *s, const char *base,
             continue;
         api_pointer ptr;
         child(&ptr, base, f->name);
+        /* a nested field is named by its path: fit.epochs */
+        char name[API_POINTER_MAX];
+        dotted_name(name, ptr.s);
         switch (f->kind) {
         case API_FIELD_TENSOR:
             if (api_tensor_check_types(v, f->tensor, ptr.s, p))
@@ -144,37 +157,37 @@ int api_fields_types(const json_t *obj, const api_schema *s, const char *base,
             break;
         case API_FIELD_NUMBER:
             if (!json_is_number(v))
-                return type_error(ptr.s, f->name, "a number", v, p);
+                return type_error(ptr.s, name, "a number", v, p);
             break;
         case API_FIELD_INTEGER:
             if (!json_is_number(v))
-                return type_error(ptr.s, f->name, "an integer", v, p);
+                return type_error(ptr.s, name, "an integer", v, p);
             if (!integral(v))
                 return api_fail(p, API_E_WRONG_TYPE, ptr.s,
                                 "%s must be an integer (2 or 2.0); got a "
                                 "number with a fraction",
-                                f->name);
+                                name);
             break;
         case API_FIELD_BOOL:
             if (!json_is_boolean(v))
-                return type_error(ptr.s, f->name, "true or false", v, p);
+                return type_error(ptr.s, name, "true or false", v, p);
             break;
         case API_FIELD_STRING:
             if (!json_is_string(v))
-                return type_error(ptr.s, f->name, "a string", v, p);
+                return type_error(ptr.s, name, "a string", v, p);
             break;
         case API_FIELD_BOOL_OR_STRING:
             if (!json_is_boolean(v) && !json_is_string(v))
-                return type_error(ptr.s, f->name, "true, false or a string", v,
+                return type_error(ptr.s, name, "true, false or a string", v,
                                   p);
             break;
         case API_FIELD_NUMBER_OR_STRING:
             if (!json_is_number(v) && !json_is_string(v))
-                return type_error(ptr.s, f->name, "a number or a string", v, p);
+                return type_error(ptr.s, name, "a number or a string", v, p);
             break;
         case API_FIELD_OBJECT:
             if (!json_is_object(v))
-                return type_error(ptr.s, f->name, "an object", v, p);
+                return type_error(ptr.s, name, "an object", v, p);
             if (api_fields_types(v, f->object, ptr.s, p))
                 return -1;
             break;

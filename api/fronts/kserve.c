@@ -18,6 +18,7 @@
 #include "call.h"
 #include "fastpath.h"
 #include "fields.h"
+#include "foreign_names.h"
 #include "invoke.h"
 #include "pointer.h"
 #include "route.h"
@@ -386,6 +387,19 @@ static int check_unknown(const kserve_infer *k) {
                             "parameters are flat on this front: fit's "
                             "members are the parameters fit_epochs, fit_lr "
                             "and fit_data");
+        /* PyTorch's names: the route's fields are its parameters and its
+         * inputs here */
+        const char *fields[PARAMS_MAX + INPUTS_MAX];
+        size_t n_fields = 0;
+        for (size_t i = 0; i < m->n_params; i++)
+            fields[n_fields++] = m->params[i];
+        for (size_t i = 0; i < m->n_inputs; i++)
+            fields[n_fields++] = m->inputs[i].name;
+        const char *foreign = api_foreign_name(key, fields, n_fields);
+        if (foreign)
+            return api_fail(p, API_E_UNKNOWN_FIELD, ptr.s,
+                            "unknown parameter `%s` for %s: `%s` %s", key,
+                            m->name, key, foreign);
         char hint[API_SUGGEST_TEXT], list[512];
         size_t used = 0;
         list[0] = '\0';
@@ -729,6 +743,8 @@ static int translate(kserve_infer *k) {
     json_object_foreach((json_t *)params, key, v) {
         if (!strcmp(key, "binary_data_output"))
             continue; /* false: JSON outputs, as always */
+        if (json_is_null(v))
+            continue; /* absent, as everywhere: fit_epochs null fits nothing */
         int rc;
         if (!strncmp(key, "fit_", 4)) {
             if (!fit && !(fit = json_object()))

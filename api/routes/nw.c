@@ -155,11 +155,16 @@ static int cross_shapes(nw_request *r, api_problem *p) {
     long long eq[2] = {(long long)r->m, (long long)r->dv};
     if (yq->rank != yt->rank || yq->shape[0] != r->m ||
         (yq->rank == 2 && yq->shape[1] != r->dv)) {
-        api_fail(p, API_E_SHAPE_MISMATCH, "/y_query",
-                 "y_query holds one target per query, shaped like y_train: "
-                 "(m)%s = (%zu%s)",
-                 yt->rank == 2 ? " ... (m, dv)" : "", r->m,
-                 yt->rank == 2 ? ", dv" : "");
+        if (yt->rank == 2)
+            api_fail(p, API_E_SHAPE_MISMATCH, "/y_query",
+                     "y_query holds one target per query, shaped like "
+                     "y_train: (m, dv) = (%zu, %zu)",
+                     r->m, r->dv);
+        else
+            api_fail(p, API_E_SHAPE_MISMATCH, "/y_query",
+                     "y_query holds one target per query, shaped like "
+                     "y_train: (m) = (%zu)",
+                     r->m);
         api_problem_shapes_z(p, eq, yt->rank, yq->shape, yq->rank);
         return -1;
     }

@@ -54,7 +54,9 @@ static int dimension(const api_query_param *q, int big, int64_t v,
     }
     char pointer[64];
     snprintf(pointer, sizeof pointer, "/%s", q->name);
-    return api_fail(p, API_E_INVALID_VALUE, pointer, "%s is %s, an integer ≥ 1",
+    return api_fail(p, API_E_INVALID_VALUE, pointer,
+                    "%s is %s, an integer from 1 to 2^63 - 1 (and the size of "
+                    "P within --max-elements)",
                     q->name, what);
 }
 

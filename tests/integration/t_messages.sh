@@ -98,6 +98,27 @@ post_json /v2/models/attention_dot/infer '{"inputs": [
     {"name": "valid_lens", "shape": [1], "datatype": "INT64", "data": [3]}]}'
 check_json "v2: a valid_lens error quotes the protocol's pointer only" \
     '.error | startswith("invalid_value at /inputs/3/data/0:") and (contains("/valid_lens") | not)'
+post_json /v2/models/regression_nw/infer "{\"inputs\": [$NW], \"parameters\": {\"fit_epochs\": null}}"
+check_json "v2: fit_epochs null is absent: no fit" '.outputs | map(.name) | index("history.w") == null'
+post_json /v2/models/regression_nw/infer "{\"inputs\": [$NW], \"parameters\": {\"fit_epochs\": 1.5}}"
+check_json "v2: a fit_epochs of the wrong type is named fit_epochs" \
+    '.error | startswith("wrong_type at /parameters/fit_epochs: fit_epochs must be an integer")'
+post_json /regression/nw '{"x_train": [1, 2], "y_train": [1, 2], "x_query": [1], "fit": {"epochs": 1.5}}'
+check_json "native: a fit.epochs of the wrong type is named fit.epochs" \
+    '.detail | startswith("fit.epochs must be an integer")'
+post_json /v2/models/attention_dot/infer '{"inputs": [
+    {"name": "queries", "shape": [1, 1], "datatype": "FP64", "data": [1]},
+    {"name": "keys", "shape": [1, 1], "datatype": "FP64", "data": [1]},
+    {"name": "values", "shape": [1, 1], "datatype": "FP64", "data": [1]}],
+  "parameters": {"dropout": 0.1}}'
+check_json "v2: dropout gets the same sentence as on the native route" \
+    '.error | contains("no dropout")'
+post_json /regression/nw '{"x_train": [1, 2], "y_train": [[1], [2]], "x_query": [1], "y_query": [[1, 2]]}'
+check_json "y_query shaped like a (n, 1) y_train says (m, dv) = (1, 1)" \
+    '.detail | endswith("(m, dv) = (1, 1)")'
+http GET '/encoding/positional?num_steps=1e20&d=2'
+check_json "num_steps 1e20 states the range it is out of" '.detail | contains("from 1 to 2^63 - 1")'
+
 http POST /v2/models/attention_dot/infer -H 'Content-Type: application/json' \
     -H 'Inference-Header-Content-Length: 10' --data-binary '{"inputs":[]}0123456789'
 check_status "v2: Inference-Header-Content-Length is 400" 400
