@@ -358,18 +358,22 @@ typedef enum {
     ATTN_NW_BW_CV         /* leave-one-out least squares */
 } attn_nw_bw_rule;
 
-/* Leave-one-out squared error of NW regression at bandwidth h (w = 1/h):
+/* Leave-one-out squared error of NW regression at bandwidth h:
  *   sse = Σᵢ Σ_c (y[i, c] − ŷ₋ᵢ(xᵢ)[c])², ŷ₋ᵢ the NW prediction at xᵢ from
- *   the other n − 1 pairs with kernel argument (xᵢ − xⱼ)·w.
+ *   the other n − 1 pairs with kernel argument u = (xᵢ − xⱼ)/h.
  *   x_train: (n)  y_train: (n, dv)  -> *sse.
- * The Gaussian is shifted by the nearest other point, so its mass is never
- * 0; its weights below e^-64 of the nearest one's are dropped. Works on a
- * sorted copy of the pairs (allocated, n·(dv + 4) doubles) and visits only
- * the neighbours with a non-zero weight.
+ * A compact kernel's support is |xᵢ − xⱼ| < h, decided on the distance and
+ * h themselves (not on how 1/h rounds); inside it u = |xᵢ − xⱼ|/h. The
+ * Gaussian is shifted by the nearest other point, so its mass is never 0;
+ * its weights below e^-64 of the nearest one's are dropped. Any finite
+ * h > 0 works, as do x near ±DBL_MAX (x and h are then scaled by 1/4,
+ * which changes no u). Works on a sorted copy of the pairs (allocated,
+ * n·(dv + 4) doubles) and visits only the neighbours with a non-zero
+ * weight.
  * Errors: ATTN_E_INVALID_ARG (NULL, zero size, h not finite > 0, unknown
  * kernel); ATTN_E_OVERFLOW; ATTN_E_NOMEM; ATTN_E_TOO_FEW (n < 2);
  * ATTN_E_ZERO_MASS (a compact kernel leaves xᵢ no other point:
- * fault->index = i; fault may be NULL); ATTN_E_NONFINITE (1/h or the sum
+ * fault->index = i; fault may be NULL); ATTN_E_NONFINITE (the sum
  * overflows). */
 attn_status attn_nw_loo_sse(double *sse, const double *x_train,
                             const double *y_train, attn_kernel kernel, double h,
@@ -380,21 +384,39 @@ attn_status attn_nw_loo_sse(double *sse, const double *x_train,
  *   be NULL)  -> *h, *w.
  * Scott / Silverman (Scott 1992; Silverman 1986 eq. 3.31): A = min(sample
  * std (n − 1 divisor), IQR/1.349), quartiles linearly interpolated as
- * numpy.quantile's default; A = std when the IQR is 0.
+ * numpy.quantile's default; A = std when the IQR is 0. Computed on x
+ * scaled by a power of two to unit size (the same roundings, no square or
+ * sum under- or overflowing), so any x whose h and w are doubles works:
+ * spacing 1e-300 or 1e300, values near ±DBL_MAX.
  * CV (Racine & Li 2004; statsmodels KernelReg reg_type='lc', bw='cv_ls'):
  * attn_nw_loo_sse minimised over 200 log-spaced h in [smallest positive
  * gap of x / 20, 100·(max x − min x)] (first minimum on ties), then refined
  * by golden-section search between the best point's neighbours until the
  * bracket is within 1e-6 of its midpoint; the best h evaluated is returned.
- * An h at which a compact kernel leaves some xᵢ with zero mass is never
- * chosen (the largest candidate always covers every point). Costs about
- * 230 LOO evaluations of up to n² kernel terms (an exp each for the
- * Gaussian): n = 1000 takes about 1 s for the Gaussian, 0.3 s for the
- * compact kernels on one core.
+ * The candidates are computed in long double and rounded (correctly but
+ * for about 1 in 400, one ulp off), on x scaled by a power of two when
+ * |x| < 0.5 or > 2^1000, so that data spaced 1e-300 or 1e306 apart is
+ * searched as at unit scale (an answer beyond doubles is
+ * ATTN_E_NONFINITE). For a compact kernel the LOO error changes only
+ * where h crosses a pair distance; when one lies within a few ulps of a
+ * candidate (where rounding decides the side), the support on each side
+ * is scored, at a point away from the distance, so the result is no worse
+ * than the exact grid's best point (the boxcar's exactly, the others' up
+ * to that 1e-12 step). The answer is then kept at least
+ * 1e-12·h from every pair distance (within its plateau: for the boxcar
+ * with the same error), so that reading it back as 1/w gives the same
+ * support. An h at which a compact kernel leaves some xᵢ with zero mass is
+ * never chosen (the largest candidate always covers every point).
+ * Costs about 230 LOO evaluations, never more than 262 (200 candidates,
+ * at most 62 golden-section steps; the edge checks above take at most 9
+ * more, and golden section ends early rather than exceed 262), of up to
+ * n² kernel terms (an exp each for the Gaussian): n = 1000 takes about
+ * 1 s for the Gaussian, 0.3 s for the compact kernels on one core.
  * Errors: ATTN_E_INVALID_ARG (NULL, n == 0, non-finite x, unknown kernel or
  * rule; for CV: y_train NULL, dv == 0, kernel CONSTANT); ATTN_E_OVERFLOW;
  * ATTN_E_NOMEM; ATTN_E_TOO_FEW (fewer than 2 distinct x); ATTN_E_NONFINITE
- * (h or w not finite > 0, or every CV candidate overflows). */
+ * (h or w not finite > 0 — h beyond DBL_MAX, or h so small that 1/h
+ * overflows — or no CV candidate usable). */
 attn_status attn_nw_bandwidth(double *h, double *w, const double *x_train,
                               const double *y_train, attn_kernel kernel,
                               attn_nw_bw_rule rule, size_t n, size_t dv);

@@ -347,10 +347,19 @@ static void test_errors(void **state) {
     assert_int_equal(attn_nw_bandwidth(&h, &w, x, NULL, ATTN_KERNEL_CONSTANT,
                                        ATTN_NW_BW_SCOTT, 3, 0),
                      ATTN_OK);
-    /* a range that overflows */
+    /* a range beyond DBL_MAX: the two points predict each other at any h,
+     * so the first candidate, gap/20 = 2e308/20, is the answer */
     const double huge[] = {-1e308, 1e308};
     assert_int_equal(attn_nw_bandwidth(&h, &w, huge, y, ATTN_KERNEL_GAUSSIAN,
                                        ATTN_NW_BW_CV, 2, 1),
+                     ATTN_OK);
+    assert_near(h / 1e307, 1.0, 1e-15);
+    assert_true(w == 1.0 / h);
+    /* an h whose w overflows: x one and two subnormal steps from 0, where
+     * the boxcar's best h is just above 2·2^-1074 */
+    const double sub[] = {0.0, 0x1p-1074, 0x1p-1073};
+    assert_int_equal(attn_nw_bandwidth(&h, &w, sub, y, ATTN_KERNEL_BOXCAR,
+                                       ATTN_NW_BW_CV, 3, 1),
                      ATTN_E_NONFINITE);
     /* LOO: n < 2, h not finite > 0, sizes that overflow */
     assert_int_equal(
