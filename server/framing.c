@@ -3,6 +3,7 @@
  */
 #include "framing.h"
 
+#include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
@@ -67,10 +68,6 @@ void srv_framing_init(srv_framing *f) {
     memset(f, 0, sizeof *f);
 }
 
-/* A value hiding more than a head's line can hold is not looked for:
- * the pointers then are not neighbours in one buffer. */
-#define SRV_FRAMING_GAP_MAX 8192
-
 void srv_framing_add(srv_framing *f, const char *name, const char *value) {
     if (f->detail != NULL)
         return;
@@ -105,20 +102,33 @@ int srv_framing_path_has_nul(const char *target, size_t len) {
     return 0;
 }
 
-static int is_line_filler(char c) {
-    return c == '\0' || c == '\r' || c == '\n' || c == ' ' || c == '\t';
+static int is_separator(char c) {
+    return c == '\0' || c == '\r' || c == '\n' || c == ' ' || c == '\t' ||
+           c == ':';
 }
 
-int srv_framing_value_hides(const char *value_end, const char *next) {
-    if (next == NULL)
-        return !is_line_filler(value_end[1]);
-    /* the next name follows within the head, after the line end */
-    if (next <= value_end || next - value_end > SRV_FRAMING_GAP_MAX)
+int srv_framing_head_hides(const char *head, size_t size, const srv_span *spans,
+                           size_t n) {
+    if (head == NULL || size == 0)
         return 0;
-    for (const char *c = value_end; c < next; c++)
-        if (!is_line_filler(*c))
-            return 1;
-    return 0;
+    unsigned char *read = calloc(size, 1); /* 1: a byte of some part */
+    if (read == NULL)
+        return 0;
+    int inside = 1;
+    for (size_t i = 0; i < n && inside; i++) {
+        const char *s = spans[i].start;
+        if (s == NULL)
+            continue;
+        inside = s >= head && spans[i].len <= size &&
+                 (size_t)(s - head) <= size - spans[i].len;
+        if (inside)
+            memset(read + (s - head), 1, spans[i].len);
+    }
+    int hides = 0;
+    for (size_t i = 0; inside && i < size && !hides; i++)
+        hides = !read[i] && !is_separator(head[i]);
+    free(read);
+    return hides;
 }
 
 void srv_framing_finish(srv_framing *f, const char *version) {

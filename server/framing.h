@@ -49,19 +49,27 @@ void srv_framing_finish(srv_framing *f, const char *version);
  * would be served as "/openapi.json"). */
 int srv_framing_path_has_nul(const char *target, size_t len);
 
-/* The detail for a header value that holds a NUL byte. */
-#define SRV_FRAMING_NUL_IN_VALUE                                               \
-    "a header value holds a NUL byte (RFC 9110 section 5.5)"
+/* The detail for a request head that hides bytes behind a NUL. */
+#define SRV_FRAMING_NUL_IN_HEAD                                                \
+    "the request line or a header value holds a NUL byte (RFC 9110 section "  \
+    "5.5, RFC 9112 section 3)"
 
-/* Whether a header value that ends (as a C string) at value_end hid bytes
- * after a NUL: libmicrohttpd keeps a head in its read buffer, cuts each
- * value at its first NUL and writes NULs over the line ends, so the bytes
- * from value_end up to the next line's name (next) are only NULs, CR,
- * LF, SP and HT unless the value went on past a NUL. For the last line
- * (next NULL) only the byte after the terminator is looked at: a line end
- * and the blank line follow it, so it is a NUL, CR or LF. Reads only
- * bytes of the head. */
-int srv_framing_value_hides(const char *value_end, const char *next);
+/* Where a part of the head lies: [start, start + len). */
+typedef struct {
+    const char *start;
+    size_t len;
+} srv_span;
+
+/* Whether the head head[0 .. size) hides bytes behind a NUL. libmicrohttpd
+ * keeps a head in its read buffer and cuts each part (method, target,
+ * version, each name and value) at its first NUL, writing NULs over the
+ * separators and line ends; so every byte of the head outside the parts
+ * it read (spans[0 .. n)) is a NUL, CR, LF, SP, HT or ':' unless a part
+ * went on past a NUL ("Content-Length: 2" NUL " 53"). Returns 0 when some
+ * span lies outside the head (a folded line's value is copied
+ * elsewhere): nothing can be told then. */
+int srv_framing_head_hides(const char *head, size_t size, const srv_span *spans,
+                           size_t n);
 
 /* The path of a request target: itself in origin form ("/attention/dot"),
  * the path of an absolute-form target ("http://host:8080/attention/dot"

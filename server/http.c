@@ -93,12 +93,18 @@ typedef enum {
     EARLY_PREFLIGHT
 } early_answer;
 
+/* Room for a content coding's name in a 415's detail. */
+#define SRV_CODING_MAX 48
+
 typedef struct {
     srv_http *srv;
     struct timespec start;
     char *query;        /* raw query string, without '?'; NULL when absent */
     size_t uri_len;     /* bytes of the request target */
     int nul_in_path;    /* the target's path holds %00 (a NUL byte) */
+    const char *raw_uri; /* the target in the head, as received */
+    char coding[SRV_CODING_MAX]; /* a Content-Encoding attnd cannot decode,
+                                    or "" */
     int started;        /* on_request has seen the headers */
     int has_body;       /* Content-Length > 0, or chunked */
     early_answer early; /* decided from the headers alone */
@@ -151,6 +157,7 @@ static srv_request *request_new(srv_http *srv, const char *uri) {
     clock_gettime(CLOCK_MONOTONIC, &r->start);
     if (uri != NULL) {
         r->uri_len = strlen(uri);
+        r->raw_uri = uri;
         const char *q = strchr(uri, '?');
         r->nul_in_path =
             srv_framing_path_has_nul(uri, q ? (size_t)(q - uri) : r->uri_len);
@@ -540,6 +547,36 @@ static void body_done(void *ctx) {
     body_free(ctx);
 }
 
+/* MHD_KeyValueIterator over the headers: the first content coding other
+ * than identity in any Content-Encoding line (a list, blanks around each
+ * coding; an empty value counts as a coding), copied into cls
+ * (SRV_CODING_MAX bytes). */
+static enum MHD_Result find_coding(void *cls, enum MHD_ValueKind kind,
+                                   const char *key, const char *value) {
+    (void)kind;
+    char *coding = cls;
+    if (strcasecmp(key, MHD_HTTP_HEADER_CONTENT_ENCODING) != 0)
+        return MHD_YES;
+    const char *s = value != NULL ? value : "";
+    if (s[strspn(s, " \t")] == '\0') {
+        snprintf(coding, SRV_CODING_MAX, "(empty)");
+        return MHD_NO;
+    }
+    for (;;) {
+        s += strspn(s, " \t,");
+        if (*s == '\0')
+            return MHD_YES;
+        size_t n = strcspn(s, ","), len = n;
+        while (len > 0 && (s[len - 1] == ' ' || s[len - 1] == '\t'))
+            len--;
+        if (!(len == 8 && strncasecmp(s, "identity", 8) == 0)) {
+            snprintf(coding, SRV_CODING_MAX, "%.*s", (int)len, s);
+            return MHD_NO;
+        }
+        s += n;
+    }
+}
+
 static void fill_api_request(api_request *req, srv_request *r,
                              struct MHD_Connection *conn, const char *url) {
     memset(req, 0, sizeof *req);
@@ -548,7 +585,9 @@ static void fill_api_request(api_request *req, srv_request *r,
     req->query = r->query;
     req->content_type = header(conn, MHD_HTTP_HEADER_CONTENT_TYPE);
     req->accept = header(conn, MHD_HTTP_HEADER_ACCEPT);
-    req->content_encoding = header(conn, MHD_HTTP_HEADER_CONTENT_ENCODING);
+    r->coding[0] = '\0';
+    MHD_get_connection_values(conn, MHD_HEADER_KIND, &find_coding, r->coding);
+    req->content_encoding = r->coding[0] ? r->coding : NULL;
     req->inference_header_length =
         header(conn, "Inference-Header-Content-Length");
     req->body = r->body_len > 0 ? r->body : NULL;
@@ -609,25 +648,40 @@ static enum MHD_Result answer_preflight(srv_request *r,
     return rc;
 }
 
-/* The head's lines for srv_framing, and the NUL check of each value
- * against the next line's name (srv_framing_value_hides). */
+/* The head's lines for srv_framing, and where each name and value lies
+ * (srv_framing_head_hides). */
 typedef struct {
     srv_framing *framing;
-    const char *value_end; /* the previous line's value's end, or NULL */
+    srv_span *spans; /* room for cap */
+    size_t n, cap;
 } framing_walk;
 
 static enum MHD_Result add_framing(void *cls, enum MHD_ValueKind kind,
                                    const char *key, size_t key_size,
                                    const char *value, size_t value_size) {
     (void)kind;
-    (void)key_size;
     framing_walk *w = cls;
-    if (w->value_end != NULL && srv_framing_value_hides(w->value_end, key) &&
-        !w->framing->detail)
-        w->framing->detail = SRV_FRAMING_NUL_IN_VALUE;
     srv_framing_add(w->framing, key, value);
-    w->value_end = value != NULL ? value + value_size : NULL;
+    if (w->n + 2 <= w->cap) {
+        w->spans[w->n++] = (srv_span){key, key_size};
+        w->spans[w->n++] = (srv_span){value, value != NULL ? value_size : 0};
+    }
     return MHD_YES;
+}
+
+/* Whether the head of r hides bytes behind a NUL: in the target (a raw NUL
+ * cuts it: "GET /openapi.json" NUL ".html") or in a header value. */
+static int head_hides_nul(srv_request *r, struct MHD_Connection *conn,
+                          const char *method, const char *version,
+                          framing_walk *w) {
+    const union MHD_ConnectionInfo *info = MHD_get_connection_info(
+        conn, MHD_CONNECTION_INFO_REQUEST_HEADER_SIZE);
+    if (info == NULL || w->n + 3 > w->cap)
+        return 0;
+    w->spans[w->n++] = (srv_span){method, strlen(method)};
+    w->spans[w->n++] = (srv_span){r->raw_uri, r->raw_uri ? r->uri_len : 0};
+    w->spans[w->n++] = (srv_span){version, strlen(version)};
+    return srv_framing_head_hides(method, info->header_size, w->spans, w->n);
 }
 
 /* 1 when te is the one transfer coding "chunked" (what libmicrohttpd
@@ -769,11 +823,17 @@ static enum MHD_Result on_headers(srv_request *r, struct MHD_Connection *conn,
     /* an ambiguous head: nothing after it may be read as a request */
     srv_framing framing;
     srv_framing_init(&framing);
-    framing_walk walk = {&framing, NULL};
+    /* two spans per line, and the request line's three */
+    size_t lines =
+        (size_t)MHD_get_connection_values(conn, MHD_HEADER_KIND, NULL, NULL);
+    framing_walk walk = {&framing, NULL, 0, 2 * lines + 3};
+    walk.spans = malloc(walk.cap * sizeof *walk.spans);
+    if (walk.spans == NULL)
+        walk.cap = 0;
     MHD_get_connection_values_n(conn, MHD_HEADER_KIND, &add_framing, &walk);
-    if (walk.value_end != NULL &&
-        srv_framing_value_hides(walk.value_end, NULL) && !framing.detail)
-        framing.detail = SRV_FRAMING_NUL_IN_VALUE;
+    if (!framing.detail && head_hides_nul(r, conn, method, version, &walk))
+        framing.detail = SRV_FRAMING_NUL_IN_HEAD;
+    free(walk.spans);
     if (r->nul_in_path && !framing.detail)
         framing.detail = "the request target's path holds %00, a NUL byte, "
                          "which no path may contain (RFC 3986 section 7.3)";

@@ -98,7 +98,27 @@ CASES = [
     ("a NUL byte inside the last header value, text after it",
      head(b"Content-Length: " + LEN, b"Authorization: Bearer t\x00junk")
      + BODY + SMUGGLED, 400, 1),
+    ("a NUL hiding a second length in the last line: Content-Length: 2 NUL 53",
+     POST + b"Content-Length: 2\x00 53\r\n\r\n{}" + SMUGGLED, 400, 1),
+    ("a NUL then blanks and text in the last header value",
+     head(b"Content-Length: " + LEN, b"Authorization: Bearer t\x00\t junk")
+     + BODY + SMUGGLED, 400, 1),
+    ("a NUL then 9000 blanks and text in a header value",
+     head(b"X-A: a\x00" + b" " * 9000 + b"junk", b"Content-Length: " + LEN)
+     + BODY + SMUGGLED, 400, 1),
+    ("a raw NUL in the target: GET /openapi.json NUL .html",
+     b"GET /openapi.json\x00.html HTTP/1.1\r\nHost: x\r\n\r\n" + SMUGGLED,
+     400, 1),
     # well framed: answered, and the next request on the connection too
+    ("a folded header line that frames nothing (obs-fold) is read",
+     b"GET /healthz HTTP/1.1\r\nX-A: abc\r\n def\r\nHost: x\r\n\r\n"
+     + SMUGGLED, 200, 0),
+    ("an escaped target, a query and many headers are read",
+     b"GET /regression/nw/dataset?n_train=3&seed=%31 HTTP/1.1\r\nHost: x\r\n"
+     + b"".join(b"X-H%d: v%d \t\r\n" % (i, i) for i in range(300)) + b"\r\n"
+     + SMUGGLED, 200, 0),
+    ("empty lines before the request line are skipped (RFC 9112 2.2)",
+     b"\r\n\r\n" + head(b"Content-Length: " + LEN) + BODY + SMUGGLED, 200, 0),
     ("%00 in the query is the api's to judge (/healthz ignores it)",
      b"GET /healthz?x=%00 HTTP/1.1\r\nHost: x\r\n\r\n" + SMUGGLED,
      200, 0),

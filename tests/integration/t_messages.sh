@@ -79,6 +79,13 @@ check_header "  with Accept-Encoding: identity (RFC 9110 section 15.5.16)" \
     Accept-Encoding identity
 post_json /attention/dot "{$ONE}" -H 'Content-Encoding: identity'
 check_status "Content-Encoding: identity is fine" 200
+post_json /attention/dot "{$ONE}" -H 'Content-Encoding: identity, IDENTITY '
+check_status "  so is a list of identity, with blanks" 200
+http POST /attention/dot -H 'Content-Type: application/json' \
+    -H 'Content-Encoding: identity' -H 'Content-Encoding: gzip' \
+    --data-binary "@$TMP/body.gz"
+check_problem "gzip in a second Content-Encoding line is 415 too" 415 \
+    unsupported_media_type
 
 # --- the KServe front -----------------------------------------------------
 NW='{"name": "x_train", "shape": [3], "datatype": "FP64", "data": [1, 2, 4]},
