@@ -51,7 +51,7 @@ int srv_framing_path_has_nul(const char *target, size_t len);
 
 /* The detail for a request head that hides bytes behind a NUL. */
 #define SRV_FRAMING_NUL_IN_HEAD                                                \
-    "the request line or a header value holds a NUL byte (RFC 9110 section "  \
+    "the request line or a header value holds a NUL byte (RFC 9110 section "   \
     "5.5, RFC 9112 section 3)"
 
 /* Where a part of the head lies: [start, start + len). */

@@ -99,17 +99,17 @@ typedef enum {
 typedef struct {
     srv_http *srv;
     struct timespec start;
-    char *query;        /* raw query string, without '?'; NULL when absent */
-    size_t uri_len;     /* bytes of the request target */
-    int nul_in_path;    /* the target's path holds %00 (a NUL byte) */
+    char *query;         /* raw query string, without '?'; NULL when absent */
+    size_t uri_len;      /* bytes of the request target */
+    int nul_in_path;     /* the target's path holds %00 (a NUL byte) */
     const char *raw_uri; /* the target in the head, as received */
     char coding[SRV_CODING_MAX]; /* a Content-Encoding attnd cannot decode,
                                     or "" */
-    int started;        /* on_request has seen the headers */
-    int has_body;       /* Content-Length > 0, or chunked */
-    early_answer early; /* decided from the headers alone */
-    int answered;       /* a response is queued */
-    const char *route;  /* the answer's route template, for metrics */
+    int started;                 /* on_request has seen the headers */
+    int has_body;                /* Content-Length > 0, or chunked */
+    early_answer early;          /* decided from the headers alone */
+    int answered;                /* a response is queued */
+    const char *route;           /* the answer's route template, for metrics */
     char method[16];
     char path[LOG_PATH_MAX + 1];
     char request_id[SRV_REQUEST_ID_MAX + 1];
@@ -674,8 +674,8 @@ static enum MHD_Result add_framing(void *cls, enum MHD_ValueKind kind,
 static int head_hides_nul(srv_request *r, struct MHD_Connection *conn,
                           const char *method, const char *version,
                           framing_walk *w) {
-    const union MHD_ConnectionInfo *info = MHD_get_connection_info(
-        conn, MHD_CONNECTION_INFO_REQUEST_HEADER_SIZE);
+    const union MHD_ConnectionInfo *info =
+        MHD_get_connection_info(conn, MHD_CONNECTION_INFO_REQUEST_HEADER_SIZE);
     if (info == NULL || w->n + 3 > w->cap)
         return 0;
     w->spans[w->n++] = (srv_span){method, strlen(method)};

@@ -132,8 +132,8 @@ static int type_error(const char *pointer, const char *name, const char *want,
  * RFC 6901 escapes). */
 static void dotted_name(char out[API_POINTER_MAX], const char *pointer) {
     size_t n = 0;
-    for (const char *c = pointer + (*pointer == '/'); *c && n + 1 < API_POINTER_MAX;
-         c++)
+    for (const char *c = pointer + (*pointer == '/');
+         *c && n + 1 < API_POINTER_MAX; c++)
         out[n++] = *c == '/' ? '.' : *c;
     out[n] = '\0';
 }
@@ -178,8 +178,7 @@ int api_fields_types(const json_t *obj, const api_schema *s, const char *base,
             break;
         case API_FIELD_BOOL_OR_STRING:
             if (!json_is_boolean(v) && !json_is_string(v))
-                return type_error(ptr.s, name, "true, false or a string", v,
-                                  p);
+                return type_error(ptr.s, name, "true, false or a string", v, p);
             break;
         case API_FIELD_NUMBER_OR_STRING:
             if (!json_is_number(v) && !json_is_string(v))
