@@ -36,15 +36,10 @@ static int unknown_key(const api_schema *s, const char *key, const char *base,
     child(&ptr, base, key);
     const char *names[32];
     size_t n = s->n < 32 ? s->n : 32;
-    char known[512];
-    size_t len = 0;
-    known[0] = '\0';
-    for (size_t i = 0; i < n; i++) {
+    for (size_t i = 0; i < n; i++)
         names[i] = s->fields[i].name;
-        if (len + strlen(names[i]) + 3 < sizeof known)
-            len += (size_t)snprintf(known + len, sizeof known - len, "%s%s",
-                                    i ? ", " : "", names[i]);
-    }
+    char known[512];
+    api_join_names(known, sizeof known, names, n);
     const char *foreign = api_foreign_name(key, names, n);
     if (foreign)
         return api_fail(p, API_E_UNKNOWN_FIELD, ptr.s,

@@ -83,11 +83,7 @@ int api_query_parse(char **storage, const char *query, api_query_param *params,
             api_pointer_init(&ptr, "");
             api_pointer_push_key(&ptr, s, name_len);
             char hint[API_SUGGEST_TEXT], known[256];
-            size_t used = 0;
-            known[0] = '\0';
-            for (size_t i = 0; i < m && used + 40 < sizeof known; i++)
-                used += (size_t)snprintf(known + used, sizeof known - used,
-                                         "%s%.32s", i ? ", " : "", names[i]);
+            api_join_names(known, sizeof known, names, m);
             return api_fail(p, API_E_UNKNOWN_FIELD, ptr.s,
                             "unknown query parameter %s%s Known parameters: "
                             "%s",

@@ -74,6 +74,22 @@ const char *api_suggest(const char *key, size_t n_key, const char *const *names,
     return best;
 }
 
+const char *api_join_names(char *out, size_t cap, const char *const *names,
+                           size_t n) {
+    size_t len = 0;
+    if (cap == 0)
+        return out;
+    out[0] = '\0';
+    for (size_t i = 0; i < n; i++) {
+        size_t need = strlen(names[i]) + (i ? 2 : 0);
+        if (len + need + 1 > cap)
+            continue;
+        len += (size_t)snprintf(out + len, cap - len, "%s%s", i ? ", " : "",
+                                names[i]);
+    }
+    return out;
+}
+
 const char *api_did_you_mean(char out[API_SUGGEST_TEXT], const char *key,
                              size_t n_key, const char *const *names, size_t n) {
     const char *best = api_suggest(key, n_key, names, n);

@@ -17,6 +17,11 @@
 const char *api_suggest(const char *key, size_t n_key, const char *const *names,
                         size_t n);
 
+/* names[0 … n-1] as "a, b, c" into out (cap bytes), for a detail's list
+ * of known names; names that do not fit are left out. Returns out. */
+const char *api_join_names(char *out, size_t cap, const char *const *names,
+                           size_t n);
+
 /* Room for api_did_you_mean's text. */
 #define API_SUGGEST_TEXT 96
 

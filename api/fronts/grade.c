@@ -190,15 +190,10 @@ static int unknown_answer_field(const grader *g, const char *name, size_t plen,
     char names[32][API_ANSWER_SEGMENT_MAX];
     const char *list[32];
     size_t n = api_answers_children(g->table, name, plen, names, 32);
-    char known[512];
-    size_t len = 0;
-    known[0] = '\0';
-    for (size_t i = 0; i < n; i++) {
+    for (size_t i = 0; i < n; i++)
         list[i] = names[i];
-        if (len + strlen(names[i]) + 3 < sizeof known)
-            len += (size_t)snprintf(known + len, sizeof known - len, "%s%s",
-                                    i ? ", " : "", names[i]);
-    }
+    char known[512];
+    api_join_names(known, sizeof known, list, n);
     char hint[API_SUGGEST_TEXT];
     api_did_you_mean(hint, key, strlen(key), list, n);
     if (plen == 0)

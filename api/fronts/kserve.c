@@ -291,11 +291,7 @@ static int unknown_keys(const json_t *obj, const char *const *names, size_t n,
         api_pointer_init(&ptr, base);
         api_pointer_push_key(&ptr, key, strlen(key));
         char list[256];
-        size_t len = 0;
-        list[0] = '\0';
-        for (size_t i = 0; i < n; i++)
-            len += (size_t)snprintf(list + len, sizeof list - len, "%s%s",
-                                    i ? ", " : "", names[i]);
+        api_join_names(list, sizeof list, names, n);
         char hint[API_SUGGEST_TEXT];
         return api_fail(
             p, API_E_UNKNOWN_FIELD, ptr.s,
@@ -401,11 +397,7 @@ static int check_unknown(const kserve_infer *k) {
                             "unknown parameter `%s` for %s: `%s` %s", key,
                             m->name, key, foreign);
         char hint[API_SUGGEST_TEXT], list[512];
-        size_t used = 0;
-        list[0] = '\0';
-        for (size_t i = 0; i < m->n_params && used + 40 < sizeof list; i++)
-            used += (size_t)snprintf(list + used, sizeof list - used, "%s%.32s",
-                                     i ? ", " : "", m->params[i]);
+        api_join_names(list, sizeof list, m->params, m->n_params);
         return api_fail(
             p, API_E_UNKNOWN_FIELD, ptr.s,
             "unknown parameter `%s` for %s%s Its parameters: %s "
