@@ -31,9 +31,10 @@ FROM ${BASE_IMAGE} AS tests
 ARG DEBIAN_FRONTEND=noninteractive
 # The checks that need a daemon with other options (t_limits.sh) start one
 # of their own from $ATTND: the test image carries attnd and its libraries.
+# Python (standard library and numpy) is the grader's client in some checks.
 RUN apt-get update -q \
  && apt-get install -y -q --no-install-recommends \
-        ca-certificates curl jq libxml2-utils w3c-sgml-lib \
+        ca-certificates curl jq libxml2-utils w3c-sgml-lib python3 python3-numpy \
         libmicrohttpd12 libjansson4 libopenblas0 libgnutls30 zlib1g \
  && rm -rf /var/lib/apt/lists/* \
  && useradd --system --uid 10002 --user-group --create-home tester

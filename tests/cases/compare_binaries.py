@@ -60,7 +60,7 @@ def cases():
             yield endpoint, name, method, path, meta, body
 
 
-def send(port, method, path, meta, body):
+def send(port, method, path, meta, body, host="127.0.0.1"):
     headers = {"Accept-Encoding": "identity"}
     if body is not None:
         headers["Content-Type"] = "application/json"
@@ -74,7 +74,7 @@ def send(port, method, path, meta, body):
     target = meta.get("path", path)
     if meta.get("query"):
         target += "?" + meta["query"]
-    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
+    conn = http.client.HTTPConnection(host, port, timeout=60)
     conn.request(meta.get("method", method), target, body=body,
                  headers=headers)
     r = conn.getresponse()
