@@ -69,6 +69,10 @@ typedef struct {
     const char
         *route;      /* static route template ("/attention/dot"), or "other" */
     int vary_accept; /* 1: add "Vary: Accept" */
+    /* > 0: the answer is a JSON header of this many bytes followed by raw
+     * tensor bytes (the binary tensor data extension): send it as
+     * Inference-Header-Content-Length, and do not compress it */
+    size_t inference_header_length;
     api_stream *stream; /* non-NULL: the body comes from api_stream_read
                            (body NULL, length unknown in advance) */
     /* bytes of the memory budget that body or stream holds, given back
@@ -88,6 +92,11 @@ void api_response_free(api_response *res);
  * number written (> 0), 0 at the end, or -1 when memory runs out. The
  * bytes are exactly those of the unstreamed answer. */
 ssize_t api_stream_read(api_stream *s, char *dst, size_t max);
+
+/* The whole length of a streamed body when it is known before it is
+ * read (every entry left to print is raw bytes: the binary tensor data
+ * extension), else -1. */
+long long api_stream_length(const api_stream *s);
 
 /* Free a stream (api_response_free does it for res->stream); NULL is
  * fine. */

@@ -7,8 +7,12 @@
 
 /* Methods and request headers a preflight allows, and how long a browser
  * may cache the preflight (seconds). */
-#define SRV_CORS_ALLOW_HEADERS "Content-Type, Authorization, X-Request-Id"
-#define SRV_CORS_EXPOSE_HEADERS "X-Request-Id, Server-Timing, Retry-After"
+#define SRV_CORS_ALLOW_HEADERS                                                 \
+    "Content-Type, Authorization, X-Request-Id, "                              \
+    "Inference-Header-Content-Length"
+#define SRV_CORS_EXPOSE_HEADERS                                                \
+    "X-Request-Id, Server-Timing, Retry-After, "                               \
+    "Inference-Header-Content-Length"
 #define SRV_CORS_MAX_AGE "600"
 
 /* Install the policy: "*" allows every origin; otherwise a comma-separated

@@ -424,7 +424,9 @@ static enum MHD_Result answer(srv_request *r, struct MHD_Connection *conn,
     size_t len = res->body_len;
     res->body = NULL;
     int streamed = res->stream != NULL;
-    int vary_encoding = srv_gzip_eligible(streamed ? SIZE_MAX : len);
+    /* raw tensor bytes hardly compress, and their length goes first */
+    int vary_encoding = res->inference_header_length == 0 &&
+                        srv_gzip_eligible(streamed ? SIZE_MAX : len);
     int gzipped = 0;
     int wants_gzip =
         vary_encoding && srv_gzip_accepted(header(conn, "Accept-Encoding"));
@@ -455,8 +457,12 @@ static enum MHD_Result answer(srv_request *r, struct MHD_Connection *conn,
         resp = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, STREAM_BLOCK,
                                                  gzip_read, r, NULL);
     } else if (streamed) {
-        resp = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, STREAM_BLOCK,
-                                                 stream_read, r, NULL);
+        /* known when every part still to print is raw bytes: then a
+         * Content-Length, not chunks */
+        long long known = api_stream_length(r->stream);
+        resp = MHD_create_response_from_callback(
+            known >= 0 ? (uint64_t)known : MHD_SIZE_UNKNOWN, STREAM_BLOCK,
+            stream_read, r, NULL);
     } else {
         resp = MHD_create_response_from_buffer_with_free_callback(len, body,
                                                                   &free);
@@ -479,6 +485,12 @@ static enum MHD_Result answer(srv_request *r, struct MHD_Connection *conn,
     if (gzipped)
         ok &= MHD_add_response_header(resp, "Content-Encoding", "gzip") ==
               MHD_YES;
+    if (res->inference_header_length > 0) {
+        char length[24];
+        snprintf(length, sizeof length, "%zu", res->inference_header_length);
+        ok &= MHD_add_response_header(resp, "Inference-Header-Content-Length",
+                                      length) == MHD_YES;
+    }
     if (res->compute_ms >= 0) {
         char timing[sizeof "compute;dur=" + SRV_MS_TEXT_MAX];
         memcpy(timing, "compute;dur=", sizeof "compute;dur=" - 1);

@@ -33,6 +33,12 @@ typedef struct api_call {
     api_cost cost;       /* what the route counted (api_route_charge) */
     api_ledger *ledger;  /* the request's memory reservations (budget.h) */
     const char *content_type; /* static type of out, NULL: application/json */
+    /* the binary tensor data extension (Inference-Header-Content-Length):
+     * the body's bytes after its JSON header (binary_len 0: none) */
+    const unsigned char *binary;
+    size_t binary_len;
+    /* > 0: out is a JSON header of this many bytes, then raw tensor bytes */
+    size_t inference_header_length;
 } api_call;
 
 /* 0: call->result or call->out holds the answer (status call->status);

@@ -7,6 +7,7 @@
 #include "api.h"
 
 #include <ctype.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -52,17 +53,17 @@ static const char *skip_ows(const char *s) {
     return s;
 }
 
-/* Content-Type is application/json (RFC 8259 section 11), media type
- * case-insensitive (RFC 9110 section 8.3.1), parameters allowed; a charset
- * parameter must say utf-8 (JSON is UTF-8, RFC 8259 section 8.1). */
-static int is_json_content_type(const char *ct) {
-    static const char type[] = "application/json";
+/* Content-Type is `type` (application/json: RFC 8259 section 11), media
+ * type case-insensitive (RFC 9110 section 8.3.1), parameters allowed; a
+ * charset parameter must say utf-8 (JSON is UTF-8, RFC 8259 section 8.1). */
+static int is_content_type(const char *ct, const char *type) {
+    size_t type_len = strlen(type);
     if (!ct)
         return 0;
     ct = skip_ows(ct);
-    if (strncasecmp(ct, type, sizeof type - 1) != 0)
+    if (strncasecmp(ct, type, type_len) != 0)
         return 0;
-    ct = skip_ows(ct + sizeof type - 1);
+    ct = skip_ows(ct + type_len);
     while (*ct == ';') {
         ct = skip_ows(ct + 1);
         const char *name = ct;
@@ -98,6 +99,51 @@ static int is_json_content_type(const char *ct) {
             return 0;
     }
     return *ct == '\0';
+}
+
+/* The JSON header's length on a route of the binary tensor data
+ * extension: Inference-Header-Content-Length (decimal digits, blanks
+ * around them), at most the body's length when that is known
+ * (content_length >= 0); without the header, the whole body. Returns 0,
+ * or -1 with a 400 in p. */
+static int header_length(const api_request *req, long long content_length,
+                         size_t *len, api_problem *p) {
+    const char *s = req->inference_header_length;
+    *len = content_length >= 0 ? (size_t)content_length : 0;
+    if (!s)
+        return 0;
+    const char *digits = skip_ows(s), *end = digits;
+    unsigned long long v = 0;
+    int too_big = 0;
+    for (; *end >= '0' && *end <= '9'; end++) {
+        too_big |= v > (ULLONG_MAX - 9) / 10;
+        v = v * 10 + (unsigned)(*end - '0');
+    }
+    if (end == digits || *skip_ows(end) != '\0')
+        return api_fail(p, API_E_INVALID_JSON, NULL,
+                        "Inference-Header-Content-Length must be the JSON "
+                        "header's length in bytes (decimal digits); got "
+                        "\"%.40s\"",
+                        s);
+    if (content_length >= 0 &&
+        (too_big || v > (unsigned long long)content_length))
+        return api_fail(p, API_E_INVALID_JSON, NULL,
+                        "Inference-Header-Content-Length says the JSON header "
+                        "has %s%llu bytes, but the whole body has %lld",
+                        too_big ? "over " : "", too_big ? ULLONG_MAX : v,
+                        content_length);
+    *len = (size_t)v;
+    return 0;
+}
+
+/* A syntax error in a JSON header that binary tensor data follows: say
+ * where the header ends, since a wrong length is the likely cause. */
+static void header_note(api_problem *p, size_t json_len) {
+    size_t n = strlen(p->detail);
+    snprintf(p->detail + n, sizeof p->detail - n,
+             " (the JSON header is the body's first %zu bytes, as "
+             "Inference-Header-Content-Length says)",
+             json_len);
 }
 
 /* Header-level checks shared by api_precheck and api_handle: 404, 405,
@@ -138,10 +184,19 @@ static int check_headers(const api_request *req, const api_limits *limits,
     /* a route without a body still refuses a body over the limit by its
      * length: a GET that announces 2^63 bytes gets its 413 at once */
     int json_body = (r->flags & API_ROUTE_JSON_BODY) != 0;
-    if (json_body && !is_json_content_type(req->content_type))
+    int tensor_protocol = (r->flags & API_ROUTE_TENSOR_PROTOCOL) != 0;
+    /* Triton's clients send a body with binary tensors as either type */
+    if (json_body && !is_content_type(req->content_type, API_CT_JSON) &&
+        !(tensor_protocol &&
+          is_content_type(req->content_type, API_CT_OCTET_STREAM)))
         return api_fail(p, API_E_UNSUPPORTED_MEDIA_TYPE, NULL,
-                        "send the body as Content-Type: application/json "
-                        "(UTF-8); got %.100s",
+                        tensor_protocol
+                            ? "send the body as Content-Type: application/json "
+                              "(UTF-8), or application/octet-stream for a JSON "
+                              "header followed by binary tensor data; got "
+                              "%.100s"
+                            : "send the body as Content-Type: application/json "
+                              "(UTF-8); got %.100s",
                         req->content_type ? req->content_type : "none");
     if (json_body && req->content_encoding &&
         strcasecmp(req->content_encoding, "identity") != 0) {
@@ -153,12 +208,10 @@ static int check_headers(const api_request *req, const api_limits *limits,
                         "gzip)",
                         req->content_encoding);
     }
-    if (json_body && req->inference_header_length &&
-        (r->flags & API_ROUTE_TENSOR_PROTOCOL))
-        return api_fail(p, API_E_INVALID_JSON, NULL,
-                        "the binary tensor data extension is not supported "
-                        "(Inference-Header-Content-Length): send tensor data "
-                        "as JSON arrays and ask for JSON outputs");
+    size_t header_len;
+    if (json_body && tensor_protocol &&
+        header_length(req, content_length, &header_len, p) != 0)
+        return -1;
     if (content_length >= 0 &&
         (unsigned long long)content_length > limits->max_body_bytes)
         return api_fail(p, API_E_PAYLOAD_TOO_LARGE, NULL,
@@ -269,13 +322,22 @@ void api_handle(const api_request *req, api_response *res) {
     if (rc > 0)
         return;
     call.route = route;
+    /* the JSON text: the whole body, or the header before binary tensor
+     * data (check_headers has checked the length) */
+    size_t json_len = req->body_len;
+    if (rc == 0 && (route->flags & API_ROUTE_TENSOR_PROTOCOL))
+        header_length(req, (long long)req->body_len, &json_len, &call.problem);
+    if (json_len < req->body_len) {
+        call.binary = (const unsigned char *)req->body + json_len;
+        call.binary_len = req->body_len - json_len;
+    }
     json_t *root = NULL;
     api_fastpath fast = {0}; /* numeric arrays read without jansson */
     /* JSON text never holds a raw NUL byte (RFC 8259: control characters
      * are escaped in strings and are not whitespace); jansson 2.14 loses
      * one that follows a character it had to read back (the end of a
      * number), so "123\0" would parse as 123. */
-    const char *nul = req->body ? memchr(req->body, '\0', req->body_len) : NULL;
+    const char *nul = req->body ? memchr(req->body, '\0', json_len) : NULL;
     if (rc == 0 && (route->flags & API_ROUTE_JSON_BODY) && nul) {
         rc = api_fail(&call.problem, API_E_INVALID_JSON, NULL,
                       "the body is not valid JSON: a raw NUL byte at byte "
@@ -285,12 +347,14 @@ void api_handle(const api_request *req, api_response *res) {
         json_error_t error;
         api_tree_gate gate = {admit_tree, &tree};
         root = api_fastpath_load(
-            &fast, api_route_fast_fields(route), req->body, req->body_len,
+            &fast, api_route_fast_fields(route), req->body, json_len,
             JSON_DECODE_ANY | JSON_ALLOW_NUL, &gate, &error);
         if (!root) {
             if (!fast.refused) /* else admit_tree said why */
                 api_problem_from_json_error(&call.problem, &error, req->body,
-                                            req->body_len);
+                                            json_len);
+            if (!fast.refused && json_len < req->body_len)
+                header_note(&call.problem, json_len);
         } else if (!json_is_object(root))
             rc = api_fail(&call.problem, API_E_WRONG_TYPE, "",
                           "the body must be a JSON object {...}; got %s",
@@ -298,7 +362,9 @@ void api_handle(const api_request *req, api_response *res) {
         if (!root)
             rc = -1;
         call.body = root;
-        if (req->body_done) /* the text is not read again */
+        /* the text is not read again; binary tensor data is, by the
+         * handler, and goes with the request */
+        if (req->body_done && call.binary_len == 0)
             req->body_done(req->body_ctx);
     }
     if (rc == 0)
@@ -314,6 +380,7 @@ void api_handle(const api_request *req, api_response *res) {
         res->status = call.status;
         res->content_type = call.content_type ? call.content_type : API_CT_JSON;
         res->compute_ms = call.compute_ms;
+        res->inference_header_length = call.inference_header_length;
         if (api_stream_has_holes(&call.out) && !call.out.failed)
             res->stream = api_stream_take(&call.out);
         else

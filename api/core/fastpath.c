@@ -28,6 +28,7 @@
 #include "big_integers.h"
 #include "json_tree.h"
 #include "numparse.h"
+#include "tensor_bytes.h"
 
 static atomic_int enabled = 1;
 static atomic_ullong serials;
@@ -508,6 +509,8 @@ json_t *api_fastpath_load(api_fastpath *fp, const char *const *fields,
 void api_fastpath_release(api_fastpath *fp) {
     if (fp->active)
         current = fp->outer;
+    for (size_t i = 0; fp->adopted && i < fp->n_arrays; i++)
+        json_decref((json_t *)fp->arrays[i].placeholder);
     free(fp->numbers);
     free(fp->arrays);
     free(fp->text);
@@ -525,9 +528,66 @@ static int read_decimal(unsigned long long *v, const char *s, size_t n,
     return *i == start || *i - start > 19 ? -1 : 0;
 }
 
+void api_fastpath_begin(api_fastpath *fp) {
+    memset(fp, 0, sizeof *fp);
+    fp->serial = atomic_fetch_add(&serials, 1);
+    fp->outer = current;
+    fp->active = 1;
+    fp->adopted = 1;
+    current = fp;
+}
+
+json_t *api_fastpath_adopt_bytes(api_fastpath *fp, const unsigned char *bytes,
+                                 int bytes_type, size_t count) {
+    if (fp->n_arrays == fp->cap_arrays) {
+        size_t cap = fp->cap_arrays ? 2 * fp->cap_arrays : 8;
+        api_fastpath_array *grown =
+            realloc(fp->arrays, cap * sizeof *fp->arrays);
+        if (grown == NULL)
+            return NULL;
+        fp->arrays = grown;
+        fp->cap_arrays = cap;
+    }
+    /* the text says what it is to a reader that prints it; find() goes by
+     * the value's address */
+    json_t *placeholder = json_string("(binary tensor data)");
+    if (placeholder == NULL)
+        return NULL;
+    api_fastpath_array *a = &fp->arrays[fp->n_arrays++];
+    memset(a, 0, sizeof *a);
+    a->rank = 1;
+    a->shape[0] = count;
+    a->count = count;
+    a->integers = bytes_type == API_DT_INT64 || bytes_type == API_DT_INT32 ||
+                  bytes_type == API_DT_BOOL;
+    a->bytes = bytes;
+    a->bytes_type = bytes_type;
+    /* fp keeps a reference until it is released, so that no other value
+     * takes the address while it resolves */
+    a->placeholder = json_incref(placeholder);
+    return placeholder;
+}
+
+double api_fastpath_at(const api_fastpath_array *fa, size_t i) {
+    return fa->bytes ? api_bytes_at(fa->bytes, i, (api_datatype)fa->bytes_type)
+                     : fa->data[i];
+}
+
+void api_fastpath_read(double *dst, const api_fastpath_array *fa) {
+    if (fa->bytes)
+        api_bytes_read(dst, fa->bytes, fa->count,
+                       (api_datatype)fa->bytes_type);
+    else
+        memcpy(dst, fa->data, fa->count * sizeof *dst);
+}
+
 const api_fastpath_array *api_fastpath_find(const json_t *v) {
     if (current == NULL || !json_is_string(v))
         return NULL;
+    for (const api_fastpath *fp = current; fp != NULL; fp = fp->outer)
+        for (size_t i = 0; fp->adopted && i < fp->n_arrays; i++)
+            if (fp->arrays[i].placeholder == v)
+                return &fp->arrays[i];
     const char *s = json_string_value(v);
     size_t n = json_string_length(v), i = 1;
     unsigned long long serial, index;

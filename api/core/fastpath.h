@@ -41,7 +41,13 @@ typedef struct {
     int integers;       /* 1: every number was written as an integer ("3", not
                            "3.0"): jansson would have made json_integer values */
     const double *data; /* count numbers, row-major; owned by the
-                           api_fastpath */
+                           api_fastpath; NULL for an array of bytes */
+    /* an array of bytes (api_fastpath_adopt_bytes): count entries of
+     * datatype bytes_type (api_datatype, tensor_bytes.h) at bytes, owned
+     * by the caller; read them with api_fastpath_at / api_fastpath_read */
+    const unsigned char *bytes;
+    int bytes_type;
+    const json_t *placeholder; /* an adopted array's own placeholder */
 } api_fastpath_array;
 
 /* The state of one body: what was read, and the text jansson parsed.
@@ -56,6 +62,7 @@ typedef struct api_fastpath {
     const struct api_fastpath *outer; /* the one active before this one */
     int active;                       /* placeholders resolve to arrays */
     int refused;                      /* the tree gate said no */
+    int adopted; /* begun by api_fastpath_begin: arrays of bytes */
 } api_fastpath;
 
 /* Asked before jansson parses a text, with the bytes its tree would take
@@ -94,6 +101,29 @@ void api_fastpath_release(api_fastpath *fp);
  * api_fastpath of this thread; NULL for every other value (including
  * NULL). */
 const api_fastpath_array *api_fastpath_find(const json_t *v);
+
+/* Entry i (row-major) of fa as a double, whether fa holds numbers read
+ * from text or bytes. */
+double api_fastpath_at(const api_fastpath_array *fa, size_t i);
+
+/* fa's count entries as doubles into dst: a copy of the numbers, or the
+ * bytes converted (api_bytes_read) — straight into the caller's tensor. */
+void api_fastpath_read(double *dst, const api_fastpath_array *fa);
+
+/* Make fp (zeroed) active without loading a text: its arrays are those
+ * api_fastpath_adopt_bytes adds. Release it with api_fastpath_release,
+ * in the reverse order of activation, like a load. */
+void api_fastpath_begin(api_fastpath *fp);
+
+/* Add a flat tensor given as raw bytes to fp (begun with
+ * api_fastpath_begin): count entries of datatype bytes_type (api_datatype)
+ * at bytes, checked by the caller (BOOL bytes included) and outliving fp;
+ * its array has rank 1, like "data" of {"shape", "data"}. Returns a new
+ * reference to its placeholder: a value that api_fastpath_find resolves
+ * by identity, so that no client string can pass for it; NULL when
+ * memory runs out. */
+json_t *api_fastpath_adopt_bytes(api_fastpath *fp, const unsigned char *bytes,
+                                 int bytes_type, size_t count);
 
 /* Process-wide switch, on by default; off makes api_fastpath_load plain
  * json_loadb. For comparisons in tests and benchmarks. */

@@ -119,5 +119,7 @@ void api_problem_respond_http(api_response *res, int status,
 /* Content types of the two kinds of answer. */
 #define API_CT_JSON "application/json"
 #define API_CT_PROBLEM "application/problem+json"
+/* a JSON header and raw tensor bytes (the binary tensor data extension) */
+#define API_CT_OCTET_STREAM "application/octet-stream"
 
 #endif /* API_PROBLEM_H */

@@ -20,6 +20,7 @@
 #include "fields.h"
 #include "foreign_names.h"
 #include "invoke.h"
+#include "kserve_binary.h"
 #include "pointer.h"
 #include "route.h"
 #include "stream.h"
@@ -182,7 +183,7 @@ void api_kserve_respond_error(api_response *res, const api_problem *p,
 static int handle_v2_server(api_call *call) {
     api_buf_puts(&call->out, "{\"name\":\"attnd\",\"version\":");
     api_buf_json_string(&call->out, ATTND_VERSION, strlen(ATTND_VERSION));
-    api_buf_puts(&call->out, ",\"extensions\":[]}");
+    api_buf_puts(&call->out, ",\"extensions\":[\"binary_tensor_data\"]}");
     return 0;
 }
 
@@ -249,6 +250,7 @@ typedef struct {
     int nested;      /* data was nested arrays, flattened here */
     int empty_shape; /* shape [] read as [1] */
     int scalar;      /* valid_lens sent as its one number */
+    int binary;      /* sent as bytes after the JSON header */
 } kserve_source;
 
 /* The translation of one request. */
@@ -258,6 +260,10 @@ typedef struct {
     kserve_source src[INPUTS_MAX];
     json_t *body; /* the route's request */
     api_problem *p;
+    /* the inputs sent as bytes (kserve_binary.h), indexed as "inputs",
+     * and the placeholders that stand for them in body */
+    kserve_binary_input bin[INPUTS_MAX];
+    api_fastpath bytes;
 } kserve_infer;
 
 static int model_input(const kserve_model *m, const char *name) {
@@ -273,8 +279,6 @@ static int model_param(const kserve_model *m, const char *name) {
             return (int)i;
     return -1;
 }
-
-static const char *const datatypes[] = {"FP64", "FP32", "INT32", "INT64"};
 
 /* unknown_field for a key of obj outside names (pointer base/key). */
 static int unknown_keys(const json_t *obj, const char *const *names, size_t n,
@@ -308,61 +312,35 @@ static const json_t *object_at(const json_t *obj, const char *name, size_t i) {
     return json_is_object(e) ? e : NULL;
 }
 
-static int binary_error(api_call *call, const char *where) {
-    call->status = 400;
-    api_buf_free(&call->out);
-    api_buf_puts(&call->out,
-                 "{\"error\":\"the binary tensor data extension is not "
-                 "supported (");
-    api_buf_puts(&call->out, where);
-    api_buf_puts(&call->out, "): send tensor data as JSON arrays and ask for "
-                             "JSON outputs\"}");
-    return 1;
-}
-
-/* 400 for the binary tensor data extension, wherever the request uses
- * it. Returns 1 when call->out holds that answer. */
-static int uses_binary(api_call *call, const json_t *req) {
-    const json_t *params = json_object_get(req, "parameters");
-    if (json_is_true(json_object_get(params, "binary_data_output")))
-        return binary_error(call, "parameters.binary_data_output");
-    for (size_t i = 0; object_at(req, "inputs", i); i++) {
-        const json_t *ip =
-            json_object_get(object_at(req, "inputs", i), "parameters");
-        const json_t *size = json_object_get(ip, "binary_data_size");
-        if (size && !json_is_null(size))
-            return binary_error(call, "an input's binary_data_size");
-    }
-    for (size_t i = 0; i < json_array_size(json_object_get(req, "outputs"));
-         i++) {
-        const json_t *op =
-            json_object_get(object_at(req, "outputs", i), "parameters");
-        if (json_is_true(json_object_get(op, "binary_data")))
-            return binary_error(call, "an output's binary_data");
-    }
-    return 0;
+/* The request's parameters of the front itself, not of the route: the
+ * binary tensor data extension's (kserve_binary.h). */
+static int is_protocol_param(const char *key) {
+    return !strcmp(key, "binary_data_output") ||
+           !strcmp(key, "output_datatype");
 }
 
 /* unknown_field over the whole request: its members, each input's and
  * requested output's members, input names, parameter names and output
  * names. */
 static int check_unknown(const kserve_infer *k) {
-    static const char *const root[] = {"id", "parameters", "inputs", "outputs"};
+    /* model_name: Triton's clients repeat the path's model in the body */
+    static const char *const root[] = {"id", "model_name", "parameters",
+                                       "inputs", "outputs"};
     static const char *const input_keys[] = {"name", "shape", "datatype",
                                              "parameters", "data"};
     static const char *const input_params[] = {"binary_data_size"};
     static const char *const output_keys[] = {"name", "parameters"};
-    static const char *const output_params[] = {"binary_data"};
+    static const char *const output_params[] = {"binary_data", "datatype"};
     const kserve_model *m = k->model;
     const json_t *req = k->request;
     api_problem *p = k->p;
-    if (unknown_keys(req, root, 4, "", "the inference request", p))
+    if (unknown_keys(req, root, 5, "", "the inference request", p))
         return -1;
     const json_t *params = json_object_get(req, "parameters");
     const char *key;
     const json_t *v;
     json_object_foreach((json_t *)params, key, v) {
-        if (model_param(m, key) >= 0 || !strcmp(key, "binary_data_output"))
+        if (model_param(m, key) >= 0 || is_protocol_param(key))
             continue;
         api_pointer ptr;
         api_pointer_init(&ptr, "/parameters");
@@ -448,7 +426,7 @@ static int check_unknown(const kserve_infer *k) {
         const json_t *op = json_object_get(out, "parameters");
         snprintf(base, sizeof base, "/outputs/%zu/parameters", i);
         if (json_is_object(op) &&
-            unknown_keys(op, output_params, 1, base,
+            unknown_keys(op, output_params, 2, base,
                          "a requested output's parameters", p))
             return -1;
         const json_t *name = json_object_get(out, "name");
@@ -484,15 +462,18 @@ static int check_missing(const kserve_infer *k) {
                         "\"shape\", \"datatype\", \"data\"}, ...]");
     for (size_t i = 0; object_at(req, "inputs", i); i++)
         for (size_t j = 0; j < 4; j++) {
-            if (api_field_value(object_at(req, "inputs", i), input_keys[j]))
+            const json_t *in = object_at(req, "inputs", i);
+            if (api_field_value(in, input_keys[j]) ||
+                (j == 3 && kserve_binary_is_input(in)))
                 continue;
             char pointer[64];
             snprintf(pointer, sizeof pointer, "/inputs/%zu/%s", i,
                      input_keys[j]);
             return api_fail(k->p, API_E_MISSING_FIELD, pointer,
                             "each input needs \"name\", \"shape\", "
-                            "\"datatype\" and \"data\"; this one has no "
-                            "\"%s\"",
+                            "\"datatype\" and \"data\" (or, for bytes after "
+                            "the JSON header, \"parameters\": "
+                            "{\"binary_data_size\"}); this one has no \"%s\"",
                             input_keys[j]);
         }
     for (size_t i = 0; object_at(req, "outputs", i); i++) {
@@ -519,6 +500,9 @@ static int check_types(const kserve_infer *k) {
     const json_t *v = api_field_value(req, "id");
     if (v && !json_is_string(v))
         return type_error(p, "/id", "a string", v);
+    v = api_field_value(req, "model_name");
+    if (v && !json_is_string(v))
+        return type_error(p, "/model_name", "a string", v);
     v = api_field_value(req, "parameters");
     if (v && !json_is_object(v))
         return type_error(p, "/parameters", "an object", v);
@@ -572,26 +556,33 @@ static int check_types(const kserve_infer *k) {
         if (op && !json_is_object(op))
             return type_error(p, pointer, "an object", op);
     }
-    return 0;
+    return kserve_binary_check_types(req, p);
 }
 
 /* invalid_value in the envelope: datatypes, names given twice. */
 static int check_values(const kserve_infer *k) {
     const json_t *req = k->request;
+    const json_t *model_name = api_field_value(req, "model_name");
+    if (model_name && (json_string_length(model_name) != strlen(k->model->name) ||
+                       strcmp(json_string_value(model_name), k->model->name)))
+        return api_fail(k->p, API_E_INVALID_VALUE, "/model_name",
+                        "the body names model %.100s, the path %s: send "
+                        "the request to /v2/models/%.100s/infer, or leave "
+                        "model_name out",
+                        json_string_value(model_name), k->model->name,
+                        json_string_value(model_name));
     const json_t *inputs = json_object_get(req, "inputs");
     for (size_t i = 0; i < json_array_size(inputs); i++) {
         const json_t *in = json_array_get(inputs, i);
         const json_t *dt = json_object_get(in, "datatype");
-        int known = 0;
-        for (size_t j = 0; j < 4 && !known; j++)
-            known = json_string_length(dt) == strlen(datatypes[j]) &&
-                    !strcmp(json_string_value(dt), datatypes[j]);
         char pointer[64];
-        if (!known) {
+        if (!api_datatype_parse(json_string_value(dt),
+                                json_string_length(dt))) {
             snprintf(pointer, sizeof pointer, "/inputs/%zu/datatype", i);
             return api_fail(k->p, API_E_INVALID_VALUE, pointer,
-                            "datatype is FP64, FP32, INT32 or INT64 (values "
-                            "are read as doubles either way); got %.40s",
+                            "datatype is FP64, FP32, INT64, INT32 or BOOL "
+                            "(values are read as doubles either way); got "
+                            "%.40s",
                             json_string_value(dt));
         }
         const char *name = json_string_value(json_object_get(in, "name"));
@@ -618,7 +609,7 @@ static int check_values(const kserve_infer *k) {
                                 "output %s is asked for twice", name);
             }
     }
-    return 0;
+    return kserve_binary_check_values(req, k->p);
 }
 
 /* Append the leaves of nested data to flat in document order; arrays
@@ -652,6 +643,48 @@ static int any_array(const json_t *a) {
     return 0;
 }
 
+static int nested_leaf(const json_t *a, size_t *k, api_pointer *ptr);
+
+/* A BOOL input's JSON data (flat, in document order) as the numbers 1
+ * and 0; an entry that is not true or false -> wrong_type at it (data as
+ * sent: nested or flat). Returns the new array, or NULL (p set). */
+static json_t *bools_as_numbers(const json_t *flat, const json_t *data,
+                                size_t input, api_problem *p) {
+    const api_fastpath_array *fa = api_fastpath_find(flat);
+    size_t n = fa ? fa->count : json_array_size(flat);
+    json_t *numbers = json_array();
+    for (size_t i = 0; numbers && i < n; i++) {
+        const json_t *e = fa ? NULL : json_array_get(flat, i);
+        if (json_is_boolean(e)) {
+            if (json_array_append_new(numbers,
+                                      json_integer(json_is_true(e) ? 1 : 0))) {
+                json_decref(numbers);
+                numbers = NULL;
+            }
+            continue;
+        }
+        api_pointer ptr;
+        api_pointer_init(&ptr, "/inputs");
+        api_pointer_push_index(&ptr, input);
+        api_pointer_push_key(&ptr, "data", 4);
+        size_t at = i;
+        if (json_is_array(data) && any_array(data))
+            nested_leaf(data, &at, &ptr);
+        else if (api_fastpath_find(data) && api_fastpath_find(data)->rank > 1)
+            nested_leaf(data, &at, &ptr);
+        else
+            api_pointer_push_index(&ptr, i);
+        api_fail(p, API_E_WRONG_TYPE, ptr.s,
+                 "a BOOL input's data are true or false; %s is %s", ptr.s,
+                 fa ? "a number" : api_json_kind(e));
+        json_decref(numbers);
+        return NULL;
+    }
+    if (!numbers)
+        api_fail(p, API_E_INTERNAL, NULL, "out of memory");
+    return numbers;
+}
+
 /* The route's tensor field for input i: {"shape", "data"} with data flat,
  * or the number itself for a scalar valid_lens of unbatched input. */
 static int translate_input(kserve_infer *k, size_t i, int unbatched) {
@@ -663,13 +696,24 @@ static int translate_input(kserve_infer *k, size_t i, int unbatched) {
     json_t *shape = json_object_get(in, "shape");
     json_t *data = json_object_get(in, "data");
     /* numbers the fast path read: already flat in row-major order, for
-     * the route's tensor codec (tensor.h) as for nested data flattened */
+     * the route's tensor codec (tensor.h) as for nested data flattened;
+     * bytes after the header: read from there by the codec */
+    const kserve_binary_input *bin = &k->bin[i];
+    json_t *flat = NULL;
+    if (bin->bytes) {
+        src->binary = 1;
+        flat = api_fastpath_adopt_bytes(&k->bytes, bin->bytes, bin->datatype,
+                                        bin->count);
+        if (!flat)
+            return api_fail(k->p, API_E_INTERNAL, NULL, "out of memory");
+        data = flat;
+    }
     const api_fastpath_array *fa = api_fastpath_find(data);
-    json_t *flat = data;
-    json_incref(flat);
-    if (fa) {
+    if (!flat)
+        flat = json_incref(data);
+    if (fa && !bin->bytes) {
         src->nested = fa->rank > 1;
-    } else if (any_array(data)) {
+    } else if (!fa && any_array(data)) {
         src->nested = 1;
         json_decref(flat);
         flat = json_array();
@@ -682,6 +726,15 @@ static int translate_input(kserve_infer *k, size_t i, int unbatched) {
             return -1;
         }
     }
+    const char *dt = json_string_value(json_object_get(in, "datatype"));
+    if (!bin->bytes && !strcmp(dt, "BOOL")) {
+        json_t *numbers = bools_as_numbers(flat, data, i, k->p);
+        json_decref(flat);
+        if (!numbers)
+            return -1;
+        flat = numbers;
+        fa = NULL;
+    }
     json_t *value;
     size_t rank = json_array_size(shape);
     if (!strcmp(name, "valid_lens") && unbatched && rank <= 1 &&
@@ -691,9 +744,9 @@ static int translate_input(kserve_infer *k, size_t i, int unbatched) {
         if (!fa)
             value = json_incref(json_array_get(flat, 0));
         else if (fa->integers) /* the json_t jansson would have made */
-            value = json_integer((json_int_t)fa->data[0]);
+            value = json_integer((json_int_t)api_fastpath_at(fa, 0));
         else
-            value = json_real(fa->data[0]);
+            value = json_real(api_fastpath_at(fa, 0));
     } else {
         if (rank == 0) {
             src->empty_shape = 1;
@@ -733,8 +786,8 @@ static int translate(kserve_infer *k) {
     json_t *v;
     json_t *fit = NULL;
     json_object_foreach((json_t *)params, key, v) {
-        if (!strcmp(key, "binary_data_output"))
-            continue; /* false: JSON outputs, as always */
+        if (is_protocol_param(key))
+            continue; /* the outputs' form: write_response */
         if (json_is_null(v))
             continue; /* absent, as everywhere: fit_epochs null fits nothing */
         int rc;
@@ -843,6 +896,21 @@ static void map_pointer(const kserve_infer *k, api_problem *p) {
         api_pointer_init(&ptr, "/inputs");
         api_pointer_push_index(&ptr, src->index);
         const json_t *data = json_object_get(src->input, "data");
+        if (src->binary && (src->scalar || !strncmp(rest, "/data", 5))) {
+            /* bytes have no pointer of their own: the input's, and the
+             * entry named in the detail */
+            char where[API_POINTER_MAX + 48];
+            if (!strncmp(rest, "/data/", 6))
+                snprintf(where, sizeof where, "entry %s of %s's bytes",
+                         rest + 6, ptr.s);
+            else
+                snprintf(where, sizeof where, "%s's bytes", ptr.s);
+            char route_pointer[API_POINTER_MAX];
+            memcpy(route_pointer, p->pointer, sizeof route_pointer);
+            join(p->pointer, sizeof p->pointer, ptr.s, "");
+            replace_in_detail(p, route_pointer, where);
+            return;
+        }
         if (src->scalar) {
             size_t at = 0;
             api_pointer_push_key(&ptr, "data", 4);
@@ -932,33 +1000,48 @@ static void collect_outputs(kserve_outputs *outs, const api_result *r,
     }
 }
 
-/* One output object; data in the result's precision, large tensors left
- * as holes for the streamed answer (stream.h). */
+/* One output object in the header: its name, datatype and shape, then
+ * its data (in the result's precision, rounded to float for FP32; large
+ * tensors left as holes for the streamed answer, stream.h), or for an
+ * output sent as bytes its binary_data_size. */
 static void put_output(api_buf *out, const api_result *r,
-                       const kserve_output *o) {
+                       const kserve_output *o, const kserve_output_form *f) {
     const api_result_item *it = o->item;
     api_buf_puts(out, "{\"name\":");
     api_buf_json_string(out, o->name, strlen(o->name));
-    api_buf_puts(out, o->int64 ? ",\"datatype\":\"INT64\",\"shape\":["
-                               : ",\"datatype\":\"FP64\",\"shape\":[");
-    api_tensor_format fmt = {0, api_result_item_precision(r, it)};
-    switch (it->kind) {
-    case API_ITEM_TENSOR: {
-        size_t count = api_result_item_count(it);
+    api_buf_puts(out, ",\"datatype\":\"");
+    api_buf_puts(out, api_datatype_name(f->datatype));
+    api_buf_puts(out, "\",\"shape\":[");
+    if (it->kind == API_ITEM_TENSOR)
         for (size_t k = 0; k < it->rank; k++) {
             if (k)
                 api_buf_putc(out, ',');
             api_buf_uint(out, it->shape[k]);
         }
-        api_buf_puts(out, "],\"data\":");
+    else if (it->kind == API_ITEM_RECORDS)
+        api_buf_uint(out, it->n_rows);
+    else
+        api_buf_putc(out, '1');
+    if (f->binary) {
+        size_t size = kserve_output_count(it) * api_datatype_size(f->datatype);
+        api_buf_puts(out, "],\"parameters\":{\"binary_data_size\":");
+        api_buf_uint(out, size);
+        api_buf_puts(out, "}}");
+        return;
+    }
+    api_buf_puts(out, "],\"data\":");
+    int fp32 = f->datatype == API_DT_FP32;
+    api_tensor_format fmt = {0, api_result_item_precision(r, it), fp32};
+    switch (it->kind) {
+    case API_ITEM_TENSOR: {
+        size_t count = api_result_item_count(it);
         /* a rank-1 nested tensor prints as the flat data array */
         api_tensor_encode(out, it->data, &count, 1, &fmt, it->nan_as_null);
         break;
     }
     case API_ITEM_RECORDS: {
         int integer = it->columns[o->column].integer;
-        api_buf_uint(out, it->n_rows);
-        api_buf_puts(out, "],\"data\":[");
+        api_buf_putc(out, '[');
         for (size_t i = 0; i < it->n_rows; i++) {
             double x = api_result_record_value(it, i, o->column);
             if (i)
@@ -966,22 +1049,24 @@ static void put_output(api_buf *out, const api_result *r,
             if (integer)
                 api_buf_uint(out, (uint64_t)x);
             else
-                api_buf_number(out, x, fmt.precision);
+                api_buf_number(out, fp32 ? (double)(float)x : x,
+                               fmt.precision);
         }
         api_buf_putc(out, ']');
         break;
     }
     case API_ITEM_INTEGER:
-        api_buf_puts(out, "1],\"data\":[");
+        api_buf_putc(out, '[');
         api_buf_uint(out, it->integer);
         api_buf_putc(out, ']');
         break;
     default: /* NUMBER */
-        api_buf_puts(out, "1],\"data\":[");
+        api_buf_putc(out, '[');
         if (it->is_null)
             api_buf_puts(out, "null");
         else
-            api_buf_number(out, it->number, fmt.precision);
+            api_buf_number(out, fp32 ? (double)(float)it->number : it->number,
+                           fmt.precision);
         api_buf_putc(out, ']');
         break;
     }
@@ -991,7 +1076,10 @@ static void put_output(api_buf *out, const api_result *r,
 /* The protocol's response from the route's typed answer (checked to
  * print by api_invoke_result): every output, or the requested ones in the
  * order asked (one the answer lacks -> invalid_value at /outputs/i/name,
- * saying what the request needs). */
+ * saying what the request needs), each in the form asked for
+ * (kserve_binary.h). With any output as bytes the answer is the JSON
+ * header, whole (no holes: its length goes first), then those outputs'
+ * bytes in order. */
 static int write_response(api_call *call, const kserve_infer *k,
                           const api_result *answer) {
     const api_answer_table *table = k->model->route->answer;
@@ -999,6 +1087,7 @@ static int write_response(api_call *call, const kserve_infer *k,
     collect_outputs(&outs, answer, table);
     const json_t *wanted = api_field_value(k->request, "outputs");
     size_t pick[MAX_OUTPUTS], n = 0;
+    kserve_output_form forms[MAX_OUTPUTS];
     if (!wanted)
         for (n = 0; n < outs.n; n++)
             pick[n] = n;
@@ -1022,7 +1111,19 @@ static int write_response(api_call *call, const kserve_infer *k,
                         name, k->model->name,
                         f && f->needs ? f->needs : "other inputs");
     }
-    api_buf *out = &call->out;
+    int any_binary = 0;
+    for (size_t i = 0; i < n; i++) {
+        const kserve_output *o = &outs.o[pick[i]];
+        kserve_output_form_of(&forms[i], k->request,
+                              wanted ? json_array_get(wanted, i) : NULL, i,
+                              o->int64);
+        if (kserve_output_fits(&forms[i], o->item, o->column, o->name,
+                               o->int64, &call->problem))
+            return -1;
+        any_binary |= forms[i].binary;
+    }
+    api_buf header = {0};
+    api_buf *out = any_binary ? &header : &call->out;
     api_buf_puts(out, "{\"model_name\":\"");
     api_buf_puts(out, k->model->name);
     api_buf_putc(out, '"');
@@ -1035,10 +1136,27 @@ static int write_response(api_call *call, const kserve_infer *k,
     for (size_t i = 0; i < n; i++) {
         if (i)
             api_buf_putc(out, ',');
-        put_output(out, answer, &outs.o[pick[i]]);
+        put_output(out, answer, &outs.o[pick[i]], &forms[i]);
     }
     api_buf_puts(out, "]}");
-    return 0;
+    if (!any_binary)
+        return 0;
+    int rc = header.failed ? api_fail(&call->problem, API_E_INTERNAL, NULL,
+                                      "out of memory")
+                           : 0;
+    api_buf_append(&call->out, header.data, header.len);
+    call->inference_header_length = header.len;
+    call->content_type = API_CT_OCTET_STREAM;
+    api_buf_free(&header);
+    for (size_t i = 0; i < n && rc == 0; i++) {
+        size_t size;
+        if (forms[i].binary)
+            rc = kserve_output_write_bytes(&call->out, &forms[i],
+                                           outs.o[pick[i]].item,
+                                           outs.o[pick[i]].column, &size,
+                                           &call->problem);
+    }
+    return rc;
 }
 
 /* ------------------------------------------------ inference: handler */
@@ -1051,15 +1169,20 @@ static int handle_v2_infer(api_call *call) {
     k.p = &call->problem;
     if (!k.model)
         return api_fail(k.p, API_E_NOT_FOUND, NULL, "no model");
-    if (uses_binary(call, k.request))
-        return 0;
-    /* 1. the envelope, phase by phase */
+    /* 1. the envelope, phase by phase, then the bytes after it (every
+     * input's name is known and given once, so they fit k.bin) */
+    size_t n_inputs = json_array_size(json_object_get(k.request, "inputs"));
     if (check_unknown(&k) || check_missing(&k) || check_types(&k) ||
-        check_values(&k))
+        check_values(&k) ||
+        kserve_binary_inputs(k.request, call->binary, call->binary_len,
+                             call->limits->max_elements, k.bin,
+                             n_inputs < INPUTS_MAX ? n_inputs : INPUTS_MAX,
+                             k.p))
         return -1;
     /* 2. the route's request; the route checks and computes it */
     api_result answer;
     memset(&answer, 0, sizeof answer);
+    api_fastpath_begin(&k.bytes);
     int rc = translate(&k);
     if (rc == 0) {
         api_tensor_allow_nested_data(1); /* the protocol allows it */
@@ -1076,6 +1199,7 @@ static int handle_v2_infer(api_call *call) {
     }
     api_result_free(&answer);
     json_decref(k.body);
+    api_fastpath_release(&k.bytes);
     return rc ? -1 : 0;
 }
 

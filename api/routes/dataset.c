@@ -67,8 +67,7 @@ static int read_params(const api_query_param *q, int64_t *n_train,
     if (big_seed || *seed < 0)
         return api_fail(p, API_E_INVALID_VALUE, "/seed",
                         "seed is an integer from 0 to 2^63 - 1");
-    fmt->flat = 0;
-    fmt->precision = 0;
+    *fmt = (api_tensor_format){0};
     const char *tf = q[P_TENSOR_FORMAT].value;
     if (tf && !strcmp(tf, "flat"))
         fmt->flat = 1;

@@ -100,8 +100,7 @@ static int read_params(const api_query_param *q, posenc_request *r,
         api_route_charge(call, r))
         return -1;
 
-    r->fmt.flat = 0;
-    r->fmt.precision = 0;
+    r->fmt = (api_tensor_format){0};
     const char *tf = q[P_TENSOR_FORMAT].value;
     if (tf && !strcmp(tf, "flat"))
         r->fmt.flat = 1;

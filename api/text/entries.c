@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "numfmt.h"
+#include "tensor_bytes.h"
 
 /* The text of a tensor is position-local: entry i (i > 0) is preceded by
  * "," inside a row, or by "]"·c + "," + "["·c when it starts a new row and c
@@ -56,7 +57,7 @@ static int put_span(api_buf *out, const span *s) {
             } else if (i) {
                 *w++ = ',';
             }
-            double v = e->data[i];
+            double v = e->fp32 ? (double)(float)e->data[i] : e->data[i];
             if (!isfinite(v)) {
                 if (e->nan_as_null && isnan(v)) {
                     memcpy(w, "null", 4);
@@ -87,8 +88,25 @@ static void *put_span_thread(void *arg) {
     return NULL;
 }
 
+/* Entries [begin, end) as raw bytes: a copy, or a conversion to float,
+ * well under the cost of sending them. */
+static int put_bytes(api_buf *out, const api_tensor_entries *e, size_t begin,
+                     size_t end) {
+    api_datatype dt = (api_datatype)e->bytes_type;
+    size_t n = (end - begin) * api_datatype_size(dt);
+    if (api_buf_reserve(out, n) != 0)
+        return 0; /* out->failed tells the caller */
+    api_bytes_write((unsigned char *)out->data + out->len, e->data + begin,
+                    end - begin, dt);
+    out->len += n;
+    out->data[out->len] = '\0';
+    return 0;
+}
+
 int api_tensor_print(api_buf *out, const api_tensor_entries *e, size_t begin,
                      size_t end) {
+    if (e->bytes_type)
+        return put_bytes(out, e, begin, end);
     span parts[PRINT_THREADS_MAX];
     size_t n = 1, count = end - begin;
     if (count >= PARALLEL_MIN) {

@@ -23,11 +23,16 @@ typedef struct {
     size_t depth;
     size_t inner[API_SHAPE_MAX];
     int precision, nan_as_null;
+    int fp32; /* each entry rounded to float32 first (a v2 FP32 output) */
+    /* api_datatype (tensor_bytes.h): raw little-endian entries of that
+     * datatype instead of text (0: JSON text) */
+    int bytes_type;
 } api_tensor_entries;
 
 /* Print entries [begin, end) of e (begin > 0: with the separator before
- * entry begin), on several threads when the range is large. Returns 0, or
- * -1 when an entry cannot be printed (see api_tensor_encode). */
+ * entry begin), on several threads when the range is large; or, for
+ * bytes_type, write them as raw bytes (no separators). Returns 0, or -1
+ * when an entry cannot be printed (see api_tensor_encode). */
 int api_tensor_print(api_buf *out, const api_tensor_entries *e, size_t begin,
                      size_t end);
 

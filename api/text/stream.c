@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "numfmt.h"
+#include "tensor_bytes.h"
 
 /* Entries per block, the unit one thread prints at a time: about 600 KB
  * of text at most, so the first bytes leave soon and the blocks printed
@@ -182,6 +183,19 @@ api_stream *api_stream_take(api_buf *out) {
         s->blocks +=
             (s->holes->v[i].e.count + BLOCK_ENTRIES - 1) / BLOCK_ENTRIES;
     return s;
+}
+
+long long api_stream_length(const api_stream *s) {
+    if (s == NULL)
+        return -1;
+    unsigned long long len = s->text.len;
+    for (size_t i = 0; s->holes && i < s->holes->n; i++) {
+        const api_tensor_entries *e = &s->holes->v[i].e;
+        if (!e->bytes_type) /* text: its length is known once printed */
+            return -1;
+        len += e->count * api_datatype_size((api_datatype)e->bytes_type);
+    }
+    return (long long)len;
 }
 
 size_t api_stream_held_bytes(const api_stream *s) {

@@ -173,7 +173,7 @@ static int check_types_fast(const api_fastpath_array *fa,
                             const api_tensor_spec *spec, const char *pointer,
                             api_problem *p) {
     for (size_t i = 0; spec->integral && i < fa->count; i++) {
-        double x = fa->data[i];
+        double x = api_fastpath_at(fa, i);
         if (isfinite(x) && x == floor(x))
             continue;
         api_tensor t = {.rank = fa->rank, .count = fa->count};
@@ -205,7 +205,7 @@ static int check_flat_fast(const api_fastpath_array *fa,
                         ptr->s);
     }
     for (size_t i = 0; spec->integral && i < fa->count; i++) {
-        double x = fa->data[i];
+        double x = api_fastpath_at(fa, i);
         if (isfinite(x) && x == floor(x))
             continue;
         api_pointer_push_index(ptr, i);
@@ -526,7 +526,7 @@ static double *fill(double *dst, const json_t *v, size_t level, size_t rank) {
 void api_tensor_read(double *dst, const api_tensor *t) {
     const api_fastpath_array *fa = api_fastpath_find(t->src);
     if (fa)
-        memcpy(dst, fa->data, fa->count * sizeof *dst);
+        api_fastpath_read(dst, fa);
     else if (t->flat)
         fill(dst, t->src, 0, 1);
     else
@@ -554,8 +554,7 @@ void api_tensor_entry_pointer(api_pointer *ptr, const char *base,
 
 int api_tensor_format_read(api_tensor_format *fmt, const json_t *obj,
                            api_problem *p) {
-    fmt->flat = 0;
-    fmt->precision = 0;
+    *fmt = (api_tensor_format){0};
     const json_t *tf = json_object_get(obj, "tensor_format");
     if (json_is_string(tf)) {
         const char *s = json_string_value(tf);
@@ -585,7 +584,7 @@ int api_tensor_format_read(api_tensor_format *fmt, const json_t *obj,
  * small enough that rounding to any precision stays a double. */
 static int printable(const api_tensor_entries *e) {
     for (size_t i = 0; i < e->count; i++) {
-        double v = e->data[i];
+        double v = e->fp32 ? (double)(float)e->data[i] : e->data[i];
         if (!(fabs(v) <= 1e308) && !(e->nan_as_null && isnan(v)))
             return 0;
     }
@@ -596,7 +595,8 @@ static int printable(const api_tensor_entries *e) {
 static int put_entries(api_buf *out, const double *x, size_t count,
                        const size_t *shape, size_t depth,
                        const api_tensor_format *fmt, int nan_as_null) {
-    api_tensor_entries e = {x, count, depth, {0}, fmt->precision, nan_as_null};
+    api_tensor_entries e = {x,           count,       depth, {0},
+                            fmt->precision, nan_as_null, fmt->fp32, 0};
     size_t block = 1;
     for (size_t k = depth + 1; k-- > 1;) {
         block *= shape[k];
@@ -636,4 +636,13 @@ int api_tensor_encode(api_buf *out, const double *data, const size_t *shape,
     for (size_t i = 0; i < rank; i++)
         api_buf_putc(out, ']');
     return 0;
+}
+
+int api_tensor_encode_bytes(api_buf *out, const double *data, size_t count,
+                            int dt) {
+    api_tensor_entries e = {.data = data, .count = count, .bytes_type = dt};
+    if (count >= API_STREAM_DEFER_MIN && api_stream_may_defer(out, data, count))
+        return api_stream_defer(out, &e);
+    api_tensor_print(out, &e, 0, count);
+    return out->failed ? -1 : 0;
 }

@@ -110,6 +110,8 @@ void api_tensor_entry_pointer(api_pointer *ptr, const char *base,
 typedef struct {
     int flat;      /* 1: {"shape": [...], "data": [...]}; 0: nested arrays */
     int precision; /* 0: shortest round trip; 1 … 17 significant digits */
+    int fp32; /* 1: each entry rounded to float32 first (a v2 output asked
+                 for as FP32: the text reads back as that float) */
 } api_tensor_format;
 
 /* Read the request's "tensor_format" ("nested" default, or "flat") and
@@ -131,5 +133,14 @@ int api_tensor_format_read(api_tensor_format *fmt, const json_t *obj,
 int api_tensor_encode(api_buf *out, const double *data, const size_t *shape,
                       size_t rank, const api_tensor_format *fmt,
                       int nan_as_null);
+
+/* Write count doubles at data to out as raw little-endian bytes of
+ * datatype dt (api_bytes_write, tensor_bytes.h): count ·
+ * api_datatype_size(dt) bytes, left as a hole that api/text/stream.c
+ * fills later when out allows it and the tensor is large. The entries
+ * must be representable in dt (the caller checks). Returns 0, or -1 when
+ * memory runs out (out->failed). */
+int api_tensor_encode_bytes(api_buf *out, const double *data, size_t count,
+                            int dt);
 
 #endif /* API_TENSOR_H */

@@ -17,6 +17,7 @@ import json
 import math
 import os
 import random
+import struct
 
 import reference as ref
 from casefile import CaseSet, flat, ok, rand_tensor
@@ -46,6 +47,11 @@ def problem(code, pointer=None, expected=None, got=None, status=422):
     if got is not None:
         body["got"] = got
     return {"status": status, "body": body}
+
+
+def float32(x):
+    """x rounded to the nearest float (IEEE binary32), as a double."""
+    return struct.unpack("<f", struct.pack("<f", x))[0]
 
 
 def v2_error(prefix, status=422):
@@ -311,9 +317,28 @@ def grade_cases():
     add(E, "answer_unknown_nested", problem("unknown_field",
                                             "/answer/grads/query"),
         req({"grads": {"query": [[1]]}}))
-    add(E, "answer_warnings_not_graded",
-        problem("unknown_field", "/answer/diagnostics/warnings"),
+    # diagnostics.warnings graded entry by entry, when the request asks
+    add(E, "answer_warnings_without_diagnostics",
+        problem("invalid_value", "/answer/diagnostics/warnings"),
         req({"diagnostics": {"warnings": []}}))
+    sat = {"queries": [[[1, 0]]], "keys": [[[1, 0], [0, 1], [50, 0]]],
+           "values": [[[1], [2], [3]]], "valid_lens": [3],
+           "diagnostics": True}
+    add(E, "dot_diagnostics_warnings",
+        ok({"pass": True, "fields": {"diagnostics.warnings": {
+            "pass": True, "mismatches": 0, "first_mismatch": None}}}),
+        req({"diagnostics": {"warnings": [{"code": "saturated",
+                                           "row": [0, 0]}]}},
+            request=sat))
+    add(E, "dot_diagnostics_warnings_mismatch",
+        ok({"pass": False, "fields": {"diagnostics.warnings": {
+            "pass": False, "mismatches": 2, "first_mismatch": {
+                "pointer": "/answer/diagnostics/warnings/0",
+                "expected": {"code": "saturated", "row": [0, 0]},
+                "got": {"code": "near_uniform", "row": [0, 0]}}}}}),
+        req({"diagnostics": {"warnings": [
+            {"code": "near_uniform", "row": [0, 0]},
+            {"code": "saturated", "row": [0, 1]}]}}, request=sat))
     add(E, "answer_group_not_object", problem("wrong_type", "/answer/grads"),
         req({"grads": [1, 2]}))
     add(E, "answer_history_not_array",
@@ -430,7 +455,8 @@ def attnd_version():
 
 def v2_metadata_cases():
     add("v2_server", "metadata",
-        ok({"name": "attnd", "version": attnd_version(), "extensions": []}))
+        ok({"name": "attnd", "version": attnd_version(),
+            "extensions": ["binary_tensor_data"]}))
     add("v2_server", "method_post",
         {"status": 405, "allow": "GET, HEAD, OPTIONS",
          "body": {"error": "method_not_allowed:"}},
@@ -551,6 +577,29 @@ def v2_dot_cases():
                     v2_input("values", vv, "FP32")],
          "outputs": [{"name": "output"}],
          "parameters": {"binary_data_output": False}})
+    # FP32 asked for: each entry rounded to float, printed as that double;
+    # BOOL data in JSON are true and false (read as 1 and 0)
+    add(E, "output_fp32_in_json",
+        ok({"model_name": "attention_dot",
+            "outputs": [v2_out("output", [[float32(x) for x in row]
+                                          for row in o2[0]], "FP32")]}),
+        {"inputs": [v2_input("queries", vq, "INT32"),
+                    v2_input("keys", vk, "INT64"),
+                    v2_input("values", vv, "FP32")],
+         "outputs": [{"name": "output", "parameters": {"datatype": "FP32"}}]})
+    bq, bk, bv = [[0.0, 1.0]], [[1.0, 0.0], [0.0, 1.0]], [[True], [False]]
+    o3, _, _, _, _ = ref.dot_attention([bq], [bk], [[[1.0], [0.0]]])
+    add(E, "bool_values_in_json",
+        ok({"model_name": "attention_dot",
+            "outputs": [v2_out("output", o3[0])]}),
+        {"inputs": [v2_input("queries", bq), v2_input("keys", bk),
+                    v2_input("values", bv, "BOOL")],
+         "outputs": [{"name": "output"}]})
+    add(E, "bool_data_not_boolean",
+        v2_error("wrong_type at /inputs/2/data/0: a BOOL input's data are "
+                 "true or false"),
+        {"inputs": [v2_input("queries", bq), v2_input("keys", bk),
+                    v2_input("values", [[1.0], [0.0]], "BOOL")]})
 
     # ------------------------------------------------------ errors
     add(E, "unknown_model", v2_error("not_found: unknown model `attention`",
@@ -565,15 +614,38 @@ def v2_dot_cases():
         raw=b'{"inputs": [}')
     add(E, "root_not_object", v2_error("wrong_type at \"\" (the body):"),
         [inputs])
-    add(E, "binary_input", v2_error("the binary tensor data extension", 400),
+    # the binary tensor data extension's members (its bytes: t_binary.sh)
+    add(E, "binary_size_beside_data",
+        v2_error("invalid_value at /inputs/0/data: input queries gives both"),
         {"inputs": [dict(inputs[0], parameters={"binary_data_size": 16})]})
-    add(E, "binary_output_parameter",
-        v2_error("the binary tensor data extension", 400),
-        {"inputs": inputs, "parameters": {"binary_data_output": True}})
-    add(E, "binary_requested_output",
-        v2_error("the binary tensor data extension", 400),
+    add(E, "binary_size_without_bytes",
+        v2_error("invalid_json at /inputs/0/parameters/binary_data_size: "
+                 "input queries has binary_data_size 16, but the body has "
+                 "no binary tensor data", 400),
+        {"inputs": [{"name": "queries", "shape": [2, 1, 2],
+                     "datatype": "FP64",
+                     "parameters": {"binary_data_size": 16}}]})
+    add(E, "binary_size_not_integer",
+        v2_error("wrong_type at /inputs/0/parameters/binary_data_size:"),
+        {"inputs": [{"name": "queries", "shape": [2, 1, 2],
+                     "datatype": "FP64",
+                     "parameters": {"binary_data_size": "16"}}]})
+    add(E, "binary_output_parameter_type",
+        v2_error("wrong_type at /parameters/binary_data_output:"),
+        {"inputs": inputs, "parameters": {"binary_data_output": 1}})
+    add(E, "binary_requested_output_type",
+        v2_error("wrong_type at /outputs/0/parameters/binary_data:"),
         {"inputs": inputs,
-         "outputs": [{"name": "output", "parameters": {"binary_data": True}}]})
+         "outputs": [{"name": "output", "parameters": {"binary_data": "yes"}}]})
+    add(E, "output_datatype_bool",
+        v2_error("invalid_value at /outputs/0/parameters/datatype: an "
+                 "output's datatype is FP64, FP32, INT64 or INT32; got BOOL"),
+        {"inputs": inputs,
+         "outputs": [{"name": "output", "parameters": {"datatype": "BOOL"}}]})
+    add(E, "output_datatype_integer_for_reals",
+        v2_error("invalid_value at /parameters/output_datatype: output "
+                 "output holds real numbers"),
+        {"inputs": inputs, "parameters": {"output_datatype": "INT32"}})
     add(E, "unknown_member", v2_error("unknown_field at /model:"),
         {"model": "attention_dot", "inputs": inputs})
     add(E, "unknown_input_member",
@@ -645,8 +717,8 @@ def v2_dot_cases():
         v2_error("invalid_value at /outputs/1/name:"),
         {"inputs": inputs, "outputs": [{"name": "output"},
                                        {"name": "grads.keys"}]})
-    add(E, "order_binary_before_unknown",
-        v2_error("the binary tensor data extension", 400),
+    add(E, "order_unknown_before_binary",
+        v2_error("unknown_field at /zzz:"),
         {"inputs": [dict(inputs[0], parameters={"binary_data_size": 16})],
          "zzz": 1})
 

@@ -28,8 +28,8 @@ check_v2_error() {
 http GET /v2
 check_status "GET /v2" 200
 version=$(curl -s --max-time "$MAX_TIME" "$BASE/version" | jq -r .version)
-check_json "server metadata: name, /version's version, no extensions" \
-    '.name == "attnd" and .version == $v and .extensions == []' \
+check_json "server metadata: name, /version's version, binary_tensor_data" \
+    '.name == "attnd" and .version == $v and .extensions == ["binary_tensor_data"]' \
     --arg v "$version"
 for model in attention_dot attention_additive attention_multihead regression_nw; do
     http GET "/v2/models/$model"
@@ -126,17 +126,19 @@ http POST /v2/models/attention_dot/infer -H 'Content-Type: text/plain' \
 check_v2_error "415 without application/json" 415 "unsupported_media_type:"
 
 # the binary extension as a client sends it: the JSON header (its length
-# in Inference-Header-Content-Length), then the raw tensor bytes
-printf '{"inputs":[{"name":"queries","shape":[1,2],"datatype":"FP32","parameters":{"binary_data_size":8}}]}' \
+# in Inference-Header-Content-Length), then the raw tensor bytes (FP32
+# 1.0 and 2.0); tests/binary/ checks every datatype and fault
+printf '{"inputs":[{"name":"queries","shape":[1,2],"datatype":"FP32","parameters":{"binary_data_size":8}},{"name":"keys","shape":[1,2],"datatype":"FP64","data":[1,0]},{"name":"values","shape":[1,1],"datatype":"FP64","data":[7]}]}' \
     >"$TMP/binary.bin"
 json_len=$(wc -c <"$TMP/binary.bin")
 printf '\000\000\200\077\000\000\000\100' >>"$TMP/binary.bin"
-http POST /v2/models/attention_dot/infer -H 'Content-Type: application/json' \
+http POST /v2/models/attention_dot/infer -H 'Content-Type: application/octet-stream' \
     -H "Inference-Header-Content-Length: $json_len" \
     --data-binary @"$TMP/binary.bin"
-check_v2_error "binary tensor data: 400" 400 ""
+check_status "binary tensor data in, JSON out: 200" 200
+check_json "  the one key's value" '.outputs[0].data == [7]'
 head -c "$json_len" "$TMP/binary.bin" >"$TMP/binary_header.json"
 post_file /v2/models/attention_dot/infer "$TMP/binary_header.json"
-check_v2_error "binary_data_size alone: 400, saying why" 400 \
-    "the binary tensor data extension is not supported"
+check_v2_error "binary_data_size without the bytes: 400, saying why" 400 \
+    "invalid_json at /inputs/0/parameters/binary_data_size: input queries has binary_data_size 8, but the body has no binary tensor data"
 exit 0

@@ -381,7 +381,11 @@ static void test_server_metadata_and_ready(void **state) {
                         "attnd");
     assert_string_equal(json_string_value(json_object_get(server, "version")),
                         json_string_value(json_object_get(version, "version")));
-    assert_int_equal(json_array_size(json_object_get(server, "extensions")), 0);
+    /* Triton's name for the binary tensor data extension */
+    json_t *extensions = json_object_get(server, "extensions");
+    assert_int_equal(json_array_size(extensions), 1);
+    assert_string_equal(json_string_value(json_array_get(extensions, 0)),
+                        "binary_tensor_data");
     json_decref(version);
     json_decref(server);
 
