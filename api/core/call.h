@@ -39,6 +39,10 @@ typedef struct api_call {
     size_t binary_len;
     /* > 0: out is a JSON header of this many bytes, then raw tensor bytes */
     size_t inference_header_length;
+    /* 1: the body is still held, for its binary tensor data, until
+     * api_call_inputs_read */
+    int body_held;
+    struct api_call *outer; /* the call that ran this one (api_invoke_result) */
 } api_call;
 
 /* 0: call->result or call->out holds the answer (status call->status);
@@ -47,5 +51,12 @@ typedef int (*api_handler)(api_call *call);
 
 /* Milliseconds on CLOCK_MONOTONIC, for call->compute_ms. */
 double api_clock_ms(void);
+
+/* A computing route has read its inputs into its own tensors, just
+ * before it computes: a body still held for its binary tensor data (the
+ * outermost call's) is released now, so that a large request does not
+ * hold its bytes and its tensors and its answer at once. No-op
+ * otherwise; call->binary is cleared. */
+void api_call_inputs_read(api_call *call);
 
 #endif /* API_CALL_H */

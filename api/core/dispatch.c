@@ -37,6 +37,18 @@ double api_clock_ms(void) {
     return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
 }
 
+void api_call_inputs_read(api_call *call) {
+    while (call->outer)
+        call = call->outer;
+    if (!call->body_held)
+        return;
+    call->body_held = 0;
+    call->binary = NULL;
+    call->binary_len = 0;
+    if (call->req->body_done)
+        call->req->body_done(call->req->body_ctx);
+}
+
 void api_response_free(api_response *res) {
     api_budget_give(res->charged);
     res->charged = 0;
@@ -330,6 +342,7 @@ void api_handle(const api_request *req, api_response *res) {
     if (json_len < req->body_len) {
         call.binary = (const unsigned char *)req->body + json_len;
         call.binary_len = req->body_len - json_len;
+        call.body_held = 1; /* until the route has read the tensors */
     }
     json_t *root = NULL;
     api_fastpath fast = {0}; /* numeric arrays read without jansson */

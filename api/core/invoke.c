@@ -24,6 +24,7 @@ int api_invoke_result(api_call *call, const api_route *route,
     inner.route = route;
     inner.limits = call->limits;
     inner.ledger = call->ledger;
+    inner.outer = call;
     inner.body = (route->flags & API_ROUTE_JSON_BODY) ? body : NULL;
     inner.status = 200;
     inner.compute_ms = -1;

@@ -299,6 +299,7 @@ static int prepare(api_call *call, additive_request *r) {
 static attn_status compute(api_call *call, additive_request *r,
                            attn_fault *fault) {
     api_attention *a = &r->a;
+    api_call_inputs_read(call);
     double t0 = api_clock_ms();
     attn_status st = attn_additive_forward(
         a->out, a->weights, a->scores, a->qd, a->kd, a->vd, r->Wq, r->Wk, r->wv,

@@ -114,6 +114,7 @@ static int handle_dot(api_call *call) {
         scale = attn_dot_default_scale(a.dq);
 
     /* 7. compute */
+    api_call_inputs_read(call);
     attn_fault fault = {0};
     double t0 = api_clock_ms();
     attn_status st =

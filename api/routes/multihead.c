@@ -421,6 +421,7 @@ static attn_status compute(api_call *call, multihead_request *m,
                                           w[P_BQ], w[P_BK], w[P_BV], w[P_BO]};
     const attn_multihead_grads grads = {g[P_WQ], g[P_WK], g[P_WV], g[P_WO],
                                         g[P_BQ], g[P_BK], g[P_BV], g[P_BO]};
+    api_call_inputs_read(call);
     double t0 = api_clock_ms();
     attn_status st = attn_multihead_forward(
         a->out, a->weights, a->scores, a->qd, a->kd, a->vd, &params, &a->mask,

@@ -496,6 +496,7 @@ static int handle_nw(api_call *call) {
     attn_fault fault = {0};
     double loss = 0, grad_w = 0, h;
     int gaussian = r.kernel == ATTN_KERNEL_GAUSSIAN;
+    api_call_inputs_read(call);
     double t0 = api_clock_ms();
     attn_status st = ATTN_OK;
     if (r.has_rule) {
