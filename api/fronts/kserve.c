@@ -319,6 +319,24 @@ static int is_protocol_param(const char *key) {
            !strcmp(key, "output_datatype");
 }
 
+/* A body meant for another model (Triton's clients repeat the model's name
+ * in model_name): invalid_value before anything else is read, since every
+ * other name would be checked against the wrong model. A model_name that
+ * is not a string is check_types' wrong_type. */
+static int check_model_name(const kserve_infer *k) {
+    const json_t *name = api_field_value(k->request, "model_name");
+    if (!json_is_string(name) ||
+        (json_string_length(name) == strlen(k->model->name) &&
+         !strcmp(json_string_value(name), k->model->name)))
+        return 0;
+    return api_fail(k->p, API_E_INVALID_VALUE, "/model_name",
+                    "the body names model %.100s, the path %s: send the "
+                    "request to /v2/models/%.100s/infer, or leave model_name "
+                    "out",
+                    json_string_value(name), k->model->name,
+                    json_string_value(name));
+}
+
 /* unknown_field over the whole request: its members, each input's and
  * requested output's members, input names, parameter names and output
  * names. */
@@ -562,15 +580,7 @@ static int check_types(const kserve_infer *k) {
 /* invalid_value in the envelope: datatypes, names given twice. */
 static int check_values(const kserve_infer *k) {
     const json_t *req = k->request;
-    const json_t *model_name = api_field_value(req, "model_name");
-    if (model_name && (json_string_length(model_name) != strlen(k->model->name) ||
-                       strcmp(json_string_value(model_name), k->model->name)))
-        return api_fail(k->p, API_E_INVALID_VALUE, "/model_name",
-                        "the body names model %.100s, the path %s: send "
-                        "the request to /v2/models/%.100s/infer, or leave "
-                        "model_name out",
-                        json_string_value(model_name), k->model->name,
-                        json_string_value(model_name));
+
     const json_t *inputs = json_object_get(req, "inputs");
     for (size_t i = 0; i < json_array_size(inputs); i++) {
         const json_t *in = json_array_get(inputs, i);
@@ -1172,7 +1182,8 @@ static int handle_v2_infer(api_call *call) {
     /* 1. the envelope, phase by phase, then the bytes after it (every
      * input's name is known and given once, so they fit k.bin) */
     size_t n_inputs = json_array_size(json_object_get(k.request, "inputs"));
-    if (check_unknown(&k) || check_missing(&k) || check_types(&k) ||
+    if (check_model_name(&k) || check_unknown(&k) || check_missing(&k) ||
+        check_types(&k) ||
         check_values(&k) ||
         kserve_binary_inputs(k.request, call->binary, call->binary_len,
                              call->limits->max_elements, k.bin,
