@@ -8,6 +8,8 @@
  *   OUT/fuzz_tensor   every array or {"shape", "data"} member of the case
  *                     requests (field spec by name, formats in turn), and
  *                     every JSONTestSuite file;
+ *                     and binary tensor data requests to the v2 front
+ *                     (binary_seeds: every datatype, outputs as bytes);
  *   OUT/fuzz_numfmt   boundary doubles at precisions 0, 1, 3, 16 and 17;
  *   OUT/fuzz_fastpath every case request to a route fuzz_fastpath picks
  *                     (its byte 0, then the body), and every JSONTestSuite
@@ -225,6 +227,72 @@ static void suite_seeds(void) {
     test_list_free(names, n);
 }
 
+/* fuzz_request's binary tensor data requests: "POST PATH ihcl=N\n", a
+ * JSON header of N bytes, then the inputs' little-endian bytes. */
+static void binary_seed(const char *name, const char *path, const char *header,
+                        const void *bytes, size_t len) {
+    size_t n = strlen(header);
+    char head[300];
+    int head_len = snprintf(head, sizeof head, "POST %s ihcl=%zu\n", path, n);
+    unsigned char *body = malloc(n + len);
+    memcpy(body, header, n);
+    memcpy(body + n, bytes, len);
+    seed(CORPUS_REQUEST, name, (unsigned char *)head, (size_t)head_len, body,
+         n + len);
+    free(body);
+}
+
+static void binary_seeds(void) {
+    /* q (1, 2, 2), k and v (1, 3, 2) FP64; then FP32 keys; BOOL values;
+     * INT32 valid_lens (little-endian, as the tests' hosts are) */
+    const double q[4] = {1, 0, 0.5, -1}, kv[6] = {1, 2, 3, 4, 5, 6};
+    const float k32[6] = {1, 0, 0, 1, 1, 1};
+    const unsigned char bools[6] = {1, 0, 0, 1, 1, 1};
+    const int32_t lens[1] = {2};
+    unsigned char bytes[256];
+    size_t at = 0;
+    memcpy(bytes + at, q, sizeof q), at += sizeof q;
+    memcpy(bytes + at, k32, sizeof k32), at += sizeof k32;
+    memcpy(bytes + at, bools, sizeof bools), at += sizeof bools;
+    memcpy(bytes + at, lens, sizeof lens), at += sizeof lens;
+    binary_seed("binary_mixed", "/v2/models/attention_dot/infer",
+                "{\"inputs\":["
+                "{\"name\":\"queries\",\"shape\":[1,2,2],\"datatype\":"
+                "\"FP64\",\"parameters\":{\"binary_data_size\":32}},"
+                "{\"name\":\"keys\",\"shape\":[1,3,2],\"datatype\":\"FP32\","
+                "\"parameters\":{\"binary_data_size\":24}},"
+                "{\"name\":\"values\",\"shape\":[1,3,2],\"datatype\":\"BOOL\","
+                "\"parameters\":{\"binary_data_size\":6}},"
+                "{\"name\":\"valid_lens\",\"shape\":[1],\"datatype\":"
+                "\"INT32\",\"parameters\":{\"binary_data_size\":4}}],"
+                "\"parameters\":{\"binary_data_output\":true,"
+                "\"output_datatype\":\"FP32\",\"return_scores\":true,"
+                "\"diagnostics\":true}}",
+                bytes, at);
+    memcpy(bytes + sizeof q, kv, sizeof kv); /* q, then the values */
+    binary_seed("binary_fp64_out", "/v2/models/attention_dot/infer",
+                "{\"model_name\":\"attention_dot\",\"inputs\":["
+                "{\"name\":\"queries\",\"shape\":[2,2],\"datatype\":"
+                "\"FP64\",\"parameters\":{\"binary_data_size\":32}},"
+                "{\"name\":\"keys\",\"shape\":[3,2],\"datatype\":\"FP64\","
+                "\"data\":[1,2,3,4,5,6]},"
+                "{\"name\":\"values\",\"shape\":[3,2],\"datatype\":\"FP64\","
+                "\"parameters\":{\"binary_data_size\":48}}],"
+                "\"outputs\":[{\"name\":\"weights\",\"parameters\":"
+                "{\"binary_data\":true}},{\"name\":\"output\"}]}",
+                bytes, sizeof q + sizeof kv);
+    binary_seed("binary_nw", "/v2/models/regression_nw/infer",
+                "{\"inputs\":["
+                "{\"name\":\"x_train\",\"shape\":[3],\"datatype\":\"FP64\","
+                "\"parameters\":{\"binary_data_size\":24}},"
+                "{\"name\":\"y_train\",\"shape\":[3],\"datatype\":\"FP64\","
+                "\"parameters\":{\"binary_data_size\":24}},"
+                "{\"name\":\"x_query\",\"shape\":[1],\"datatype\":\"FP64\","
+                "\"data\":[2.5]}],\"parameters\":{\"w\":0.5,"
+                "\"fit_epochs\":2,\"binary_data_output\":true}}",
+                kv, 48);
+}
+
 static void numfmt_seeds(void) {
     const double x[] = {0.0,
                         -0.0,
@@ -298,6 +366,7 @@ int main(int argc, char **argv) {
     }
     case_seeds();
     suite_seeds();
+    binary_seeds();
     numfmt_seeds();
     if (n_written[CORPUS_REQUEST] == 0 || n_written[CORPUS_TENSOR] == 0) {
         fprintf(stderr, "corpus: no seeds (run from the repository root)\n");

@@ -2,7 +2,10 @@
  * fuzz_request.c — libFuzzer target: api_handle() on arbitrary bytes. The
  * input is a request line "METHOD PATH[ ACCEPT]" and a newline, then the
  * body (POST) or the query string (any other method), so that saved inputs
- * read as requests and keep their meaning when routes are added. Small
+ * read as requests and keep their meaning when routes are added. An
+ * ACCEPT of "ihcl=N" sends instead Inference-Header-Content-Length: N
+ * with Content-Type application/octet-stream (the v2 front's binary
+ * tensor data extension: a JSON header, then raw bytes). Small
  * limits keep every input fast (docs/contract.md section 1: every tensor,
  * derived size and work estimate is checked before anything is allocated, so
  * these limits are all a request can cost).
@@ -15,6 +18,9 @@
  *     its objects (missing_field's, or a field left to its default);
  *   - application/json answers parse with jansson's strict parser (so hold
  *     no NaN or Infinity);
+ *   - application/octet-stream answers are a JSON header of their
+ *     Inference-Header-Content-Length, whose outputs' binary_data_size
+ *     add up to the bytes after it;
  *   - the same request answered twice gives the same bytes (catches reads
  *     of uninitialised memory and hidden state between requests).
  */
@@ -140,6 +146,24 @@ static void request_check(const api_response *res, const json_t *request_doc,
         fuzz_check(doc != NULL, "JSON answer does not parse: %s (%.200s)",
                    err.text, res->body);
         json_decref(doc);
+    } else if (!strcmp(res->content_type, "application/octet-stream")) {
+        size_t n = res->inference_header_length;
+        fuzz_check(n > 0 && n <= res->body_len,
+                   "binary answer with header length %zu of %zu bytes", n,
+                   res->body_len);
+        json_error_t err;
+        json_t *doc = json_loadb(res->body, n, 0, &err);
+        fuzz_check(json_is_object(doc), "binary answer's header: %s", err.text);
+        size_t sum = 0;
+        const json_t *outputs = json_object_get(doc, "outputs");
+        for (size_t i = 0; i < json_array_size(outputs); i++)
+            sum += (size_t)json_integer_value(json_object_get(
+                json_object_get(json_array_get(outputs, i), "parameters"),
+                "binary_data_size"));
+        fuzz_check(sum == res->body_len - n,
+                   "binary outputs claim %zu bytes; %zu follow the header", sum,
+                   res->body_len - n);
+        json_decref(doc);
     } else if (!strncmp(res->content_type, "image/svg+xml", 13)) {
         fuzz_check(strstr(res->body, "</svg>") != NULL, "SVG not closed");
     }
@@ -182,6 +206,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     req.path = path;
     req.content_type = "application/json";
     req.accept = accept[0] ? accept : NULL;
+    size_t json_len = rest_len; /* the JSON text pointers name */
+    if (!strncmp(accept, "ihcl=", 5)) {
+        req.content_type = "application/octet-stream";
+        req.inference_header_length = accept + 5;
+        req.accept = NULL;
+        unsigned long long n = strtoull(accept + 5, NULL, 10);
+        json_len = n < rest_len ? (size_t)n : rest_len;
+    }
     req.limits = &limits;
     if (post) {
         req.body = rest_len > 0 ? rest : NULL;
@@ -194,7 +226,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     api_handle(&req, &first);
     json_error_t err;
     json_t *doc =
-        post ? json_loadb(rest, rest_len, JSON_DECODE_ANY, &err) : NULL;
+        post ? json_loadb(rest, json_len, JSON_DECODE_ANY, &err) : NULL;
     request_check(&first, doc, method);
     api_handle(&req, &second);
     fuzz_check(first.status == second.status &&

@@ -17,7 +17,7 @@ check_header_has "/healthz is JSON" Content-Type application/json
 check_header "Access-Control-Allow-Origin is * by default" \
     Access-Control-Allow-Origin '*'
 check_header "Access-Control-Expose-Headers" Access-Control-Expose-Headers \
-    'X-Request-Id, Server-Timing, Retry-After'
+    'X-Request-Id, Server-Timing, Retry-After, Inference-Header-Content-Length'
 check_header "X-Content-Type-Options: nosniff" X-Content-Type-Options nosniff
 check_header "Cache-Control: no-store" Cache-Control no-store
 id1=$(header X-Request-Id)
@@ -102,7 +102,7 @@ check_status "OPTIONS preflight is 204" 204
 check "the preflight has no body" [ ! -s "$TMP/body" ]
 check_header_has "preflight for a POST route allows POST" \
     Access-Control-Allow-Methods POST
-for h in Content-Type Authorization X-Request-Id; do
+for h in Content-Type Authorization X-Request-Id Inference-Header-Content-Length; do
     check_header_has "preflight allows the $h header" \
         Access-Control-Allow-Headers "$h"
 done

@@ -72,6 +72,7 @@ static void replay(void **state) {
     corpus_sink = replay_sink;
     case_seeds();
     suite_seeds();
+    binary_seeds();
     numfmt_seeds();
     size_t seeds = replay_count;
     char dir[256];
