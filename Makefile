@@ -135,12 +135,34 @@ bench-numfmt: ## number printing: ns per double against snprintf
 	$(Q)$(CC) -Iapi/text -D_GNU_SOURCE $(ALL_CFLAGS) $(LDFLAGS) -o $(BUILD)/bench/numfmt_bench tests/bench/numfmt_bench.c $(wildcard api/text/numfmt*.c) -lm
 	$(BUILD)/bench/numfmt_bench
 
-# attnd against nginx, Flask+numpy, dgemm and numpy in one run, printed as
-# one table (tests/bench/README.md; needs nginx, gunicorn, python3-flask,
-# python3-numpy, wrk). Never part of `make test`. BENCH_ARGS: extra flags
+# JSON numbers: ns per number for attnd's parser and printer against
+# fast_float and fmt (Dragonbox) / std::to_chars (Ryu), interleaved in one
+# process over the medium and large dot bodies and attnd's answers to them
+# (tests/bench/numbers_bench.c; needs g++, libfast-float-dev, libfmt-dev).
+CXX ?= g++
+NUMBERS_BODIES = medium_dot /attention/dot $(BUILD)/bench/payloads/medium_dot.json \
+                 large_dot /attention/dot $(BUILD)/bench/payloads/large_dot.json
+.PHONY: bench-numbers numbers-bench-bin
+numbers-bench-bin: $(BUILD)/libapi.a $(BUILD)/libattn.a
+	@mkdir -p $(BUILD)/bench
+	@printf '#include <fast_float/fast_float.h>\n#include <fmt/compile.h>\n' | \
+	  $(CXX) -std=c++17 -E -x c++ - >/dev/null 2>&1 || { \
+	  echo "the JSON number benchmark needs g++, libfast-float-dev and libfmt-dev:" >&2; \
+	  echo "  apt-get install g++ libfast-float-dev libfmt-dev" >&2; exit 1; }
+	$(Q)$(CXX) -std=c++17 $(CFLAGS) -c -o $(BUILD)/bench/numbers_anchor.o tests/bench/numbers_anchor.cc
+	$(Q)$(CC) $(LAYER_INC) $(CPPFLAGS) $(ALL_CFLAGS) -c -o $(BUILD)/bench/numbers_bench.o tests/bench/numbers_bench.c
+	$(Q)$(CXX) $(LDFLAGS) -o $(BUILD)/bench/numbers_bench $(BUILD)/bench/numbers_bench.o $(BUILD)/bench/numbers_anchor.o $(BUILD)/libapi.a $(BUILD)/libattn.a $(LDLIBS)
+bench-numbers: all numbers-bench-bin ## JSON numbers: parse and print ns/number against fast_float and Dragonbox
+	@[ -f $(BUILD)/bench/payloads/index.json ] || python3 tests/bench/gen_payloads.py $(BUILD)/bench/payloads >/dev/null
+	$(BUILD)/bench/numbers_bench $(NUMBERS_BODIES)
+
+# attnd against nginx, Flask+numpy, dgemm, numpy, fast_float and Dragonbox
+# in one run, printed as one table (tests/bench/README.md; needs nginx,
+# gunicorn, python3-flask, python3-numpy, wrk, g++, libfast-float-dev,
+# libfmt-dev). Never part of `make test`. BENCH_ARGS: extra flags
 # for tests/bench/run.py, e.g. --before OTHER_BUILD/attnd --duration 5.
 .PHONY: bench
-bench: all ## attnd against nginx, Flask+numpy, dgemm and numpy (BENCH_ARGS=--before OLD/attnd)
+bench: all numbers-bench-bin ## attnd against nginx, Flask+numpy, dgemm, numpy, fast_float, Dragonbox (BENCH_ARGS=--before OLD/attnd)
 	@mkdir -p $(BUILD)/bench
 	$(Q)$(CC) $(LAYER_INC) $(CPPFLAGS) $(ALL_CFLAGS) $(LDFLAGS) -o $(BUILD)/bench/dgemm_bench tests/bench/dgemm_bench.c $(LDLIBS)
 	$(Q)$(CC) $(LAYER_INC) $(CPPFLAGS) $(ALL_CFLAGS) $(LDFLAGS) -o $(BUILD)/bench/compute_bench tests/bench/compute_bench.c $(BUILD)/libattn.a $(LDLIBS)

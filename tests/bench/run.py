@@ -14,7 +14,11 @@ Anchors, started here on loopback ports and stopped at the end:
   dgemm       tests/bench/dgemm_bench.c: OpenBLAS dgemm GFLOP/s at the
               products the large dot request makes, same BLAS threads;
   numpy       tests/bench/numpy_attn.py: numpy's in-process time for the
-              same attention (no JSON, no HTTP), same BLAS threads.
+              same attention (no JSON, no HTTP), same BLAS threads;
+  numbers     tests/bench/numbers_bench.c: ns per JSON number, attnd's
+              parser against fast_float and its printer against Dragonbox
+              (fmt) and Ryu (std::to_chars), in process, taking turns, over
+              the medium and large dot bodies and attnd's answers to them.
 Load: wrk -t2 -c32 -d<duration>s for throughput (with the server's CPU
 time per request from /proc); sequential curl requests for latency, the
 servers of one row taking turns, best and median of N; /proc/<pid>/status
@@ -373,6 +377,11 @@ def main():
                meta["load_end"]))
     notes = "\n".join("    " + results[k].strip()
                       for k in ("dgemm", "compute", "numpy") if k in results)
+    if "numbers" in results:
+        table_part = [l for l in results["numbers"].splitlines()
+                      if not l.startswith("row ")]
+        notes += "\n\nJSON numbers (in-process):\n" + "\n".join(
+            "    " + l for l in table_part if l.strip())
     print(header)
     print(table)
     print("\nanchors and breakdown (ms, in-process):\n" + notes)
@@ -495,6 +504,16 @@ def measure(args, binaries, index, body):
         results["numpy"] = run_tool([DEBIAN_PYTHON,
                                      os.path.join(HERE, "numpy_attn.py"),
                                      body("large_dot")], env=env)
+        numbers = os.path.join(args.tools, "numbers_bench")
+        if os.path.exists(numbers):
+            log("JSON numbers: parse and print per number")
+            # exit 1 (a number read or printed differently from the
+            # reference) is reported in the rows, not a failed run
+            results["numbers"] = subprocess.run(
+                [numbers] + [x for name in ("medium_dot", "large_dot")
+                             for x in (name, index[name]["route"],
+                                       body(name))],
+                capture_output=True, text=True).stdout
     finally:
         for s in services:
             s.stop()
@@ -504,6 +523,56 @@ def measure(args, binaries, index, body):
 
 def div(a, b):
     return a / b if b else float("nan")
+
+
+def parse_numbers(text):
+    """numbers_bench's "row" lines: {(op, set): {method: (best, median)}}
+    in their order."""
+    out = {}
+    for line in text.splitlines():
+        if not line.startswith("row "):
+            continue
+        kv = dict(f.split("=", 1) for f in line.split()[1:])
+        figs = {}
+        for key, value in kv.items():
+            if key.endswith("_best"):
+                name = key[:-len("_best")]
+                figs[name] = (float(value), float(kv[name + "_median"]))
+        out[(kv["op"], kv["set"])] = figs
+    return out
+
+
+def number_rows(text, labels, rows):
+    """The JSON number rows: attnd's ns per number against the anchor over
+    every set of the op (the worst ratio decides), best of N samples taken
+    in turns in one process (in-process: no "before" figure)."""
+    figs = parse_numbers(text)
+    checked = "CHECK FAILED" not in text
+    targets = (
+        ("parse", "fast_float", ("strtod",),
+         "JSON parse per number ≤ 1.5× fast_float"),
+        ("print", "fmt", ("to_chars",),
+         "JSON print per number ≤ 1.5× Dragonbox (fmt::format_to)"),
+        ("digits", "dragonbox", (),
+         "JSON print, digit search alone ≤ 1.5× Dragonbox's (fmt to_decimal)"),
+    )
+    for op, anchor, context, target in targets:
+        sets = [(k[1], v) for k, v in figs.items() if k[0] == op]
+        if not sets:
+            continue
+        ns = lambda name: ", ".join("%s %.1f" % (st.replace("_dot/", " "),
+                                                 f[name][0])
+                                    for st, f in sets)
+        ratios = [f["attnd"][0] / f[anchor][0] for _, f in sets]
+        extra = "".join("; %s %s" % (c, ns(c)) for c in context)
+        cells = [target]
+        for l in labels:
+            cells.append("%s ns" % ns("attnd") if l == "attnd" else "—")
+        cells += ["%s %s ns%s" % (anchor, ns(anchor), extra),
+                  "%.2f× (worst)%s" % (max(ratios), "" if checked else
+                                       "; numbers differ from strtod's"),
+                  "yes" if checked and max(ratios) <= 1.5 else "**no**"]
+        rows.append(cells)
 
 
 def make_table(r, index, labels):
@@ -607,6 +676,9 @@ def make_table(r, index, labels):
         len(r[("attnd", "sweep")]),
         lambda l: "k = %.2f (R² %.2f)" % fits[l], "linear: k = 1",
         "%.2f" % fits["attnd"][0], fits["attnd"][0] <= 1.05)
+
+    if "numbers" in r:
+        number_rows(r["numbers"], labels, rows)
 
     widths = [max(len(str(x[i])) for x in rows + [cols])
               for i in range(len(cols))]
