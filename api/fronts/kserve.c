@@ -580,7 +580,6 @@ static int check_types(const kserve_infer *k) {
 /* invalid_value in the envelope: datatypes, names given twice. */
 static int check_values(const kserve_infer *k) {
     const json_t *req = k->request;
-
     const json_t *inputs = json_object_get(req, "inputs");
     for (size_t i = 0; i < json_array_size(inputs); i++) {
         const json_t *in = json_array_get(inputs, i);
@@ -678,10 +677,9 @@ static json_t *bools_as_numbers(const json_t *flat, const json_t *data,
         api_pointer_push_index(&ptr, input);
         api_pointer_push_key(&ptr, "data", 4);
         size_t at = i;
-        if (json_is_array(data) && any_array(data))
-            nested_leaf(data, &at, &ptr);
-        else if (api_fastpath_find(data) && api_fastpath_find(data)->rank > 1)
-            nested_leaf(data, &at, &ptr);
+        const api_fastpath_array *fd = api_fastpath_find(data);
+        if (fd ? fd->rank > 1 : any_array(data))
+            nested_leaf(data, &at, &ptr); /* the entry as nested */
         else
             api_pointer_push_index(&ptr, i);
         api_fail(p, API_E_WRONG_TYPE, ptr.s,
@@ -1033,7 +1031,7 @@ static void put_output(api_buf *out, const api_result *r,
     else
         api_buf_putc(out, '1');
     if (f->binary) {
-        size_t size = kserve_output_count(it) * api_datatype_size(f->datatype);
+        size_t size = api_result_item_count(it) * api_datatype_size(f->datatype);
         api_buf_puts(out, "],\"parameters\":{\"binary_data_size\":");
         api_buf_uint(out, size);
         api_buf_puts(out, "}}");

@@ -315,10 +315,6 @@ void kserve_output_form_of(kserve_output_form *f, const json_t *request,
                    : API_DT_FP64;
 }
 
-size_t kserve_output_count(const api_result_item *it) {
-    return api_result_item_count(it);
-}
-
 /* Entry i of the output (column for RECORDS); NaN for null. */
 static double entry(const api_result_item *it, size_t column, size_t i) {
     switch (it->kind) {
@@ -345,7 +341,7 @@ int kserve_output_fits(const kserve_output_form *f, const api_result_item *it,
                         name, api_datatype_name(f->datatype));
     if (f->datatype != API_DT_FP32 && f->datatype != API_DT_INT32)
         return 0;
-    size_t n = kserve_output_count(it);
+    size_t n = api_result_item_count(it);
     for (size_t i = 0; i < n; i++) {
         double x = entry(it, column, i);
         if (f->datatype == API_DT_FP32 && (isnan(x) || fabs(x) <= FLT_MAX))
@@ -364,7 +360,7 @@ int kserve_output_fits(const kserve_output_form *f, const api_result_item *it,
 int kserve_output_write_bytes(api_buf *out, const kserve_output_form *f,
                               const api_result_item *it, size_t column,
                               size_t *size, api_problem *p) {
-    size_t n = kserve_output_count(it);
+    size_t n = api_result_item_count(it);
     *size = n * api_datatype_size(f->datatype);
     if (it->kind == API_ITEM_TENSOR) {
         if (api_tensor_encode_bytes(out, it->data, n, f->datatype) == 0)

@@ -101,7 +101,4 @@ int kserve_output_write_bytes(api_buf *out, const kserve_output_form *f,
                               const api_result_item *it, size_t column,
                               size_t *size, api_problem *p);
 
-/* Entries of the output (n_rows for RECORDS, 1 for numbers). */
-size_t kserve_output_count(const api_result_item *it);
-
 #endif /* API_KSERVE_BINARY_H */
