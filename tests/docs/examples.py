@@ -17,7 +17,11 @@ in docs/development.md, "Examples in the documentation"; in short:
   states a tolerance ("within rtol 1e-12"), the daemon's options
   ("against `attnd --auth-token-file tokens.txt`", "against a fresh
   `attnd`"), or that the example is illustrative (not run, counted as
-  SKIP); blocks that run docker or kubectl are listed, not run.
+  SKIP); blocks that run docker or kubectl are listed, not run;
+* a block right after "<!-- example -->" is an example too: a ```sh block
+  that runs no curl (reading a file an earlier example wrote), or a
+  ```python block, run as a script by the first Python here that has the
+  modules it imports (SKIP when none has them).
 
     usage: python3 tests/docs/examples.py BUILD/attnd [PAGE.md ...]
 Prints TAP and exits 1 when an example fails. Without pages it runs
@@ -47,6 +51,8 @@ EXAMPLE_TIMEOUT = 60
 FAILED = []
 FENCE = re.compile(r"^( *)(`{3,}|~{3,})\s*([^`\s]*)")
 SHELL_INFO = ("sh", "shell", "bash", "console")
+PYTHON_INFO = ("python", "python3", "py")
+EXAMPLE_MARK = "<!-- example -->"
 # curl as a command: at the start of a line (after a "$ " prompt too) or
 # after | ; & ( $( or `.
 CURL_CMD = re.compile(r"(?:^(?:\$ )?|[|;&(`]|\$\()\s*curl\s", re.M)
@@ -57,6 +63,11 @@ RECIPE_CMD = re.compile(r"(?:^|[|;&(]|\$\()\s*(docker|docker-compose|podman|"
 LOCAL = re.compile(r"\b(?:127\.0\.0\.1|localhost):8080\b")
 HTTPS = re.compile(r"https://([A-Za-z0-9.-]+):\d+")
 NUMBER = re.compile(r"-?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?")
+# the modules a Python example imports at its top level
+IMPORT = re.compile(r"^(?:import\s+([\w.]+(?:\s+as\s+\w+)?"
+                    r"(?:\s*,\s*[\w.]+(?:\s+as\s+\w+)?)*)"
+                    r"|from\s+([\w.]+)\s+import\b)", re.M)
+URL_PATH = re.compile(r"https?://[^/\s\"']+(/[^\s\"'?]*)")
 
 
 # ---------------------------------------------------------------- reading
@@ -205,26 +216,42 @@ def title(cmd):
     return "%s %s" % (method, path)
 
 
+def imports(code):
+    """The top-level modules a Python example imports, sorted."""
+    mods = set()
+    for m in IMPORT.finditer(code):
+        names = m.group(1).split(",") if m.group(1) else [m.group(2)]
+        for n in names:
+            mods.add(n.split()[0].split(".")[0])
+    return sorted(mods)
+
+
 def examples(page):
-    """The curl blocks of a page, as dicts; recipes and setup blocks too."""
+    """The curl blocks of a page, and the blocks marked as examples, as
+    dicts; recipes and setup blocks too."""
     rel = os.path.relpath(page, ROOT)
     lines = open(page, encoding="utf-8").read().split("\n")
     blocks = fences(lines)
     out = []
     for n, b in enumerate(blocks):
-        if b["info"] not in SHELL_INFO:
-            continue
         text = "\n".join(b["body"])
         gap = lines[(blocks[n - 1]["end"] + 1) if n else 0:b["start"]]
-        ex = {"page": rel, "line": b["start"] + 2, "body": b["body"]}
-        if any("<!-- example setup -->" in g for g in gap):
+        # the comment alone on a line, the last before the block
+        last = [g.strip() for g in gap if g.strip()][-1:]
+        marked = last == [EXAMPLE_MARK]
+        python = b["info"] in PYTHON_INFO
+        if b["info"] not in SHELL_INFO and not (python and marked):
+            continue
+        ex = {"page": rel, "line": b["start"] + 2, "body": b["body"],
+              "lang": "python" if python else "sh"}
+        if not python and any("<!-- example setup -->" in g for g in gap):
             ex["kind"] = "setup"
             ex["cmd"] = text
             out.append(ex)
             continue
-        if not CURL_CMD.search(text):
+        if not marked and not CURL_CMD.search(text):
             continue
-        m = RECIPE_CMD.search(text)
+        m = None if python else RECIPE_CMD.search(text)
         if m:
             ex["kind"] = "recipe"
             ex["why"] = m.group(1)
@@ -232,17 +259,21 @@ def examples(page):
             continue
         ex["kind"] = "example"
         after = b["end"]
-        s = session(b["body"])
+        s = None if python else session(b["body"])
         nxt = blocks[n + 1] if n + 1 < len(blocks) else None
         if s:
             ex["cmd"], ex["expected"] = s
             ex["answer_line"] = ex["line"]
-        elif nxt and nxt["info"] not in SHELL_INFO and all(
+        elif nxt and nxt["info"] not in SHELL_INFO + PYTHON_INFO and all(
                 not ln.strip() for ln in lines[b["end"] + 1:nxt["start"]]):
             ex["cmd"] = text
             ex["expected"] = "\n".join(nxt["body"])
             ex["answer_line"] = nxt["start"] + 2
             after = nxt["end"]
+        elif python:
+            ex["cmd"] = text
+            ex["expected"] = None
+            ex["answer_line"] = ex["line"]
         else:
             ex["cmd"] = text
             said = [comment_of(ln) for ln in b["body"]
@@ -256,7 +287,15 @@ def examples(page):
         ex["notes"] = (paragraph(lines, b["start"] - 1, -1, stop_up) + " " +
                        paragraph(lines, after + 1, 1, stop_down))
         ex["rules"] = rules(ex["notes"])
-        ex["title"] = title(ex["cmd"])
+        if python:
+            url = URL_PATH.search(text)
+            ex["title"] = "python" + (" " + url.group(1) if url else "")
+            ex["imports"] = imports(text)
+        elif CURL_CMD.search(ex["cmd"]):
+            ex["title"] = title(ex["cmd"])
+        else:
+            ex["title"] = "sh: " + ex["cmd"].split()[0] if ex["cmd"].split() \
+                else "sh"
         out.append(ex)
     return out
 
@@ -563,11 +602,18 @@ class Page:
                              LOCAL.sub("localhost:" + port, cmd))
         return LOCAL.sub("127.0.0.1:" + port, cmd)
 
-    def run(self, cmd, env_extra):
+    def run(self, cmd, env_extra, python=None):
+        """Runs cmd with sh -c, or as a script with the Python python."""
         env = dict(os.environ)
         env.update(env_extra)
+        argv = ["sh", "-c", cmd]
+        if python:
+            script = os.path.join(self.dir, ".example.py")
+            with open(script, "w", encoding="utf-8") as f:
+                f.write(cmd + "\n")
+            argv = [python, script]
         try:
-            p = subprocess.run(["sh", "-c", cmd], cwd=self.dir, env=env,
+            p = subprocess.run(argv, cwd=self.dir, env=env,
                                stdin=subprocess.DEVNULL, capture_output=True,
                                timeout=EXAMPLE_TIMEOUT)
         except subprocess.TimeoutExpired:
@@ -601,6 +647,29 @@ class Page:
         shutil.rmtree(self.dir, ignore_errors=True)
 
 
+PYTHONS = {}
+
+
+def python_with(modules):
+    """The first Python here that imports every one of modules: python3 on
+    the PATH, Debian's /usr/bin/python3, the runner's own; or None."""
+    key = tuple(modules)
+    if key not in PYTHONS:
+        PYTHONS[key] = None
+        seen = set()
+        for c in (shutil.which("python3"), "/usr/bin/python3",
+                  sys.executable):
+            if not c or c in seen or not os.access(c, os.X_OK):
+                continue
+            seen.add(c)
+            code = "import " + ", ".join(modules) if modules else "pass"
+            if subprocess.run([c, "-c", code], stdout=subprocess.DEVNULL,
+                              stderr=subprocess.DEVNULL).returncode == 0:
+                PYTHONS[key] = c
+                break
+    return PYTHONS[key]
+
+
 def not_ok(text):
     FAILED.append(text)
     print("not ok " + text)
@@ -613,8 +682,8 @@ def explain(text):
 
 def run_pages(binary, pages, counter):
     """Runs every example of pages, printing one TAP line each; returns
-    (checked, illustrative, recipes)."""
-    checked = illustrative = recipes = 0
+    (checked, illustrative, recipes, skipped)."""
+    checked = illustrative = recipes = skipped = 0
     for path in pages:
         exs = examples(path)
         page = Page(binary, path)
@@ -652,9 +721,18 @@ def run_pages(binary, pages, counter):
                 if ex["expected"] is None:
                     not_ok(name)
                     explain("no answer to compare with: show one in the "
-                            "block after it, as \"# ...\" comments, or say "
-                            "the example is illustrative")
+                            "block after it%s, or say the example is "
+                            "illustrative" % ("" if ex["lang"] == "python"
+                                              else ", as \"# ...\" comments"))
                     continue
+                python = None
+                if ex["lang"] == "python":
+                    python = python_with(ex["imports"])
+                    if python is None:
+                        skipped += 1
+                        print("ok %s # SKIP no Python here imports %s" % (
+                            name, ", ".join(ex["imports"])))
+                        continue
                 checked += 1
                 try:
                     base, env = page.daemon(
@@ -667,13 +745,15 @@ def run_pages(binary, pages, counter):
                     continue
                 cmd = page.rewrite(ex["cmd"], base)
                 t0 = time.monotonic()
-                rc, out, err = page.run(cmd, env)
+                rc, out, err = page.run(cmd, env, python)
                 took = time.monotonic() - t0
                 why = None
                 if rc != 0:
                     why = "exit status %s" % rc
                     if err.strip():
-                        why += "; stderr:\n" + err.strip()[:600]
+                        # a traceback says the most at its end
+                        why += "; stderr:\n" + (err.strip()[-600:] if python
+                                                else err.strip()[:600])
                 else:
                     why = compare(ex["expected"], out, r["rtol"], r["atol"])
                 if why is None:
@@ -694,7 +774,7 @@ def run_pages(binary, pages, counter):
                         explain(d)
         finally:
             page.close()
-    return checked, illustrative, recipes
+    return checked, illustrative, recipes, skipped
 
 
 # --------------------------------------------------------------- self-test
@@ -713,8 +793,8 @@ def self_test(binary, counter):
                 continue
             heading = next((ln for ln in reversed(lines[:ex["line"] - 1])
                             if ln.startswith("#")), "")
-            m = re.match(r"^#+\s+(must (?:pass|fail|be illustrative))\b",
-                         heading)
+            m = re.match(r"^#+\s+(must (?:pass|fail|be illustrative|be "
+                         r"skipped))\b", heading)
             want[ex["line"]] = (m.group(1) if m else None,
                                 heading.lstrip("# "))
         p = subprocess.run([sys.executable, os.path.abspath(__file__),
@@ -728,11 +808,14 @@ def self_test(binary, counter):
                 verdict = m.group(1)
                 if re.search(r"# SKIP .*illustrative", m.group(3), re.I):
                     verdict = "illustrative"
+                elif re.search(r"# SKIP ", m.group(3)):
+                    verdict = "skipped"
                 got[int(m.group(2))] = verdict
         for line in sorted(want):
             must, heading = want[line]
             expect = {"must pass": "ok", "must fail": "not ok",
-                      "must be illustrative": "illustrative"}.get(must)
+                      "must be illustrative": "illustrative",
+                      "must be skipped": "skipped"}.get(must)
             counter[0] += 1
             verdict = got.get(line, "no verdict")
             what = "self-test %s:%d (%s): the runner says %s" % (
@@ -763,13 +846,16 @@ def main():
             glob.glob(os.path.join(ROOT, "docs", "*.md")))
     t0 = time.monotonic()
     counter = [0]
-    checked, illustrative, recipes = run_pages(binary, pages, counter)
+    checked, illustrative, recipes, skipped = run_pages(binary, pages,
+                                                        counter)
     if own:
         self_test(binary, counter)
     print("1..%d" % counter[0])
     print("# %d examples checked, %d illustrative, %d deployment recipes "
-          "listed, in %.1f s" % (checked, illustrative, recipes,
-                                 time.monotonic() - t0))
+          "listed%s, in %.1f s" % (
+              checked, illustrative, recipes,
+              ", %d skipped for want of a Python module" % skipped
+              if skipped else "", time.monotonic() - t0))
     sys.stdout.flush()
     sys.exit(1 if FAILED else 0)
 
