@@ -169,11 +169,13 @@ bench: all numbers-bench-bin ## attnd against nginx, Flask+numpy, dgemm, numpy, 
 	$(Q)$(CC) $(LAYER_INC) $(CPPFLAGS) $(ALL_CFLAGS) $(LDFLAGS) -o $(BUILD)/bench/api_bench tests/bench/api_bench.c $(BUILD)/libapi.a $(BUILD)/libattn.a $(LDLIBS)
 	python3 tests/bench/run.py --attnd $(BUILD)/attnd --tools $(BUILD)/bench --payloads $(BUILD)/bench/payloads $(BENCH_ARGS)
 
-# The lab page (GET /) in headless Chromium: Debian's chromium package and
-# playwright-core pinned in tests/browser/package-lock.json (npm ci once).
-# Prints TAP; screenshots go to $(BUILD)/artifacts (lab.png, lab-request.png).
+# The lab page (GET /) in headless Chromium, then a page of another origin
+# calling the v2 front with binary tensor data (docs/binary.md): Debian's
+# chromium package and playwright-core pinned in
+# tests/browser/package-lock.json (npm ci once). Prints TAP; screenshots go
+# to $(BUILD)/artifacts (lab.png, lab-request.png).
 .PHONY: browser-test
-browser-test: all ## the lab page in headless Chromium
+browser-test: all ## the lab page and a binary tensor data client in headless Chromium
 	@[ -d tests/browser/node_modules/playwright-core ] || \
 	  (cd tests/browser && npm ci --no-audit --no-fund --loglevel=error)
 	ATTND=$(abspath $(BUILD))/attnd ARTIFACTS=$(abspath $(BUILD))/artifacts \

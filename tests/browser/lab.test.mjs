@@ -17,8 +17,17 @@
 // is the contract's golden pair), four curves, the 50 × 50 weights and the
 // fit's loss per epoch. Screenshots: build/artifacts/lab.png (NW view) and
 // lab-request.png.
+//
+// Then a frontend's client of the binary tensor data extension
+// (docs/binary.md), from a page of another origin (a server of this test's
+// own): fetch with a Blob of the JSON header and Float32Array / Int32Array
+// bytes, FP32 outputs read back as Float32Array, compared with the same
+// request's JSON answer rounded by Math.fround, entry for entry; the
+// preflight, the exposed Inference-Header-Content-Length, errors read
+// cross-origin, and docs/binary.md's browser example with what it logs.
 import { spawn } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { createServer } from 'node:http';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -52,16 +61,16 @@ const closeAll = (a, b, tol = 1e-12) =>
 // ---------------------------------------------------------------------------
 // the daemon
 let daemon = null;
+let daemonLog = ''; // its stderr: the start line, then the access log
 function startDaemon() {
   return new Promise((resolve, reject) => {
     daemon = spawn(ATTND, ['--port', '0', '--bind', '127.0.0.1'], { stdio: ['ignore', 'ignore', 'pipe'] });
-    let log = '';
-    const timer = setTimeout(() => reject(new Error(`attnd did not say its port: ${log}`)), 10000);
+    const timer = setTimeout(() => reject(new Error(`attnd did not say its port: ${daemonLog}`)), 10000);
     daemon.on('error', (e) => { clearTimeout(timer); reject(e); });
-    daemon.on('exit', (code) => { clearTimeout(timer); reject(new Error(`attnd exited (${code}): ${log}`)); });
+    daemon.on('exit', (code) => { clearTimeout(timer); reject(new Error(`attnd exited (${code}): ${daemonLog}`)); });
     daemon.stderr.on('data', (chunk) => {
-      log += chunk;
-      const m = /listening on (http:\/\/[^\s"]+:\d+)/.exec(log);
+      daemonLog += chunk;
+      const m = /listening on (http:\/\/[^\s"]+:\d+)/.exec(daemonLog);
       if (m) { clearTimeout(timer); resolve(m[1].replace('0.0.0.0', '127.0.0.1')); }
     });
   });
@@ -92,6 +101,7 @@ async function main() {
   });
   try {
     await drive(context, base);
+    await binaryClient(context, base);
   } finally {
     await context.close();
     rmSync(profile, { recursive: true, force: true });
@@ -325,6 +335,259 @@ async function drive(context, base) {
 
   ok(foreign.length === 0, 'every request the page made went to attnd', foreign.join(' '));
   ok(errors.length === 0, 'no script errors', ...errors);
+}
+
+// ---------------------------------------------------------------------------
+// The binary tensor data extension from a frontend (docs/binary.md): a page
+// of another origin (served by startApp) posts a Blob of the JSON header and
+// the tensors' typed arrays, reads the FP32 outputs as Float32Array, and the
+// same request is sent as JSON; the bytes must be the JSON doubles rounded
+// by Math.fround exactly.
+
+// A page of another origin: the same host, a port of its own.
+function startApp() {
+  return new Promise((resolve, reject) => {
+    const server = createServer((req, res) => {
+      res.writeHead(200, { 'Content-Type': 'text/html; charset=utf-8' });
+      res.end('<!doctype html><meta charset="utf-8"><title>binary client</title><p>a page of another origin');
+    });
+    server.on('error', reject);
+    server.listen(0, '127.0.0.1', () => resolve({ server, origin: `http://127.0.0.1:${server.address().port}` }));
+  });
+}
+
+// The client, in the page: deterministic FP32 inputs (B = 2, Nq = 3,
+// Nk = 5, d = 4, dv = 3; the second example sees 3 keys), once as bytes
+// with FP32 outputs as bytes and once as JSON, plus three faulty bodies.
+// Returns what the page saw.
+async function clientInPage({ base }) {
+  let seed = 20261201;
+  const rand = () => { seed = (seed * 1103515245 + 12345) % 2147483648; return (seed / 2147483648) * 4 - 2; };
+  const shapes = { queries: [2, 3, 4], keys: [2, 5, 4], values: [2, 5, 3] };
+  const tensors = {};
+  for (const [name, shape] of Object.entries(shapes)) {
+    tensors[name] = new Float32Array(shape.reduce((a, b) => a * b, 1)).map(rand);
+  }
+  const validLens = new Int32Array([5, 3]);
+  const names = ['output', 'weights', 'scores'];
+  const url = `${base}/v2/models/attention_dot/infer`;
+  const headerOf = (sizes = {}) => ({
+    inputs: [
+      ...Object.entries(shapes).map(([name, shape]) => ({
+        name, shape: sizes[`${name}.shape`] || shape, datatype: 'FP32',
+        parameters: { binary_data_size: sizes[name] ?? tensors[name].byteLength },
+      })),
+      { name: 'valid_lens', shape: [2], datatype: 'INT32', parameters: { binary_data_size: validLens.byteLength } },
+    ],
+    parameters: { return_scores: true },
+    outputs: names.map((name) => ({ name, parameters: { binary_data: true, datatype: 'FP32' } })),
+  });
+  const post = async (header, parts) => {
+    const json = new TextEncoder().encode(JSON.stringify(header));
+    const res = await fetch(url, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/octet-stream', 'Inference-Header-Content-Length': String(json.length) },
+      body: new Blob([json, ...parts]),
+    });
+    return { res, sent: json.length, buf: await res.arrayBuffer() };
+  };
+
+  // as bytes
+  const { res, sent, buf } = await post(headerOf(), [tensors.queries, tensors.keys, tensors.values, validLens]);
+  const ihcl = res.headers.get('Inference-Header-Content-Length');
+  const n = Number(ihcl);
+  const header = JSON.parse(new TextDecoder().decode(new Uint8Array(buf, 0, n)));
+  const binary = {};
+  let at = n;
+  for (const out of header.outputs) {
+    const size = out.parameters.binary_data_size;
+    binary[out.name] = Array.from(new Float32Array(buf.slice(at, at + size)));
+    at += size;
+  }
+  // the same request as JSON, FP64 out
+  const jres = await fetch(url, {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json' },
+    body: JSON.stringify({
+      inputs: [
+        ...Object.entries(shapes).map(([name, shape]) => ({ name, shape, datatype: 'FP32', data: Array.from(tensors[name]) })),
+        { name: 'valid_lens', shape: [2], datatype: 'INT32', data: Array.from(validLens) },
+      ],
+      parameters: { return_scores: true },
+      outputs: names.map((name) => ({ name })),
+    }),
+  });
+  const json = await jres.json();
+
+  // faults: the body cut short, a size that is not the shape's, a NaN
+  const fault = async (header, parts) => {
+    const r = await post(header, parts);
+    return { status: r.res.status, contentType: r.res.headers.get('content-type'), error: JSON.parse(new TextDecoder().decode(r.buf)).error };
+  };
+  const nan = tensors.queries.slice();
+  nan[5] = NaN;
+  const faults = {
+    short: await fault(headerOf(), [tensors.queries, tensors.keys, tensors.values, validLens.subarray(0, 1)]),
+    size: await fault(headerOf({ keys: 128, values: 152, 'keys.shape': [2, 5, 4] }), [tensors.queries, tensors.keys, tensors.values, validLens]),
+    nan: await fault(headerOf(), [nan, tensors.keys, tensors.values, validLens]),
+  };
+  return {
+    status: res.status, type: res.type, contentType: res.headers.get('content-type'),
+    contentLength: res.headers.get('content-length'), ihcl, sent, byteLength: buf.byteLength, header, binary,
+    jsonStatus: jres.status, json,
+    inputs: Object.fromEntries(Object.entries(tensors).map(([k, v]) => [k, Array.from(v)])),
+    validLens: Array.from(validLens), faults,
+  };
+}
+
+// Attention in doubles from the inputs the page sent (flat arrays).
+function referenceDot(inp, validLens, [B, Nq, Nk, d, dv]) {
+  const output = [];
+  const weights = [];
+  const scores = [];
+  for (let b = 0; b < B; b++) {
+    for (let i = 0; i < Nq; i++) {
+      const s = [];
+      for (let j = 0; j < Nk; j++) {
+        let dot = 0;
+        for (let c = 0; c < d; c++) dot += inp.queries[(b * Nq + i) * d + c] * inp.keys[(b * Nk + j) * d + c];
+        s.push(j < validLens[b] ? dot / Math.sqrt(d) : NaN);
+      }
+      const max = Math.max(...s.filter((x) => !Number.isNaN(x)));
+      const e = s.map((x) => (Number.isNaN(x) ? 0 : Math.exp(x - max)));
+      const sum = e.reduce((a, x) => a + x, 0);
+      const w = e.map((x) => x / sum);
+      for (let c = 0; c < dv; c++) output.push(w.reduce((a, x, j) => a + x * inp.values[(b * Nk + j) * dv + c], 0));
+      weights.push(...w);
+      scores.push(...s);
+    }
+  }
+  return { output, weights, scores };
+}
+
+async function binaryClient(context, base) {
+  const { server, origin } = await startApp();
+  const page = await context.newPage();
+  const errors = [];
+  const posts = [];
+  page.on('pageerror', (e) => errors.push(`page error: ${e.message}`));
+  page.on('console', (m) => {
+    if (m.type() === 'error' && !/^Failed to load resource: the server responded with a status of 4(00|22)/.test(m.text())) {
+      errors.push(`console: ${m.text()}`);
+    }
+  });
+  page.on('request', (r) => { if (r.method() === 'POST') posts.push(r); });
+  try {
+    await page.goto(`${origin}/`);
+    const logStart = daemonLog.length;
+    const r = await page.evaluate(clientInPage, { base });
+
+    // cross-origin, through CORS
+    const origins = [...new Set(await Promise.all(posts.map(async (p) => (await p.allHeaders()).origin)))];
+    ok(origin !== base && origins.length === 1 && origins[0] === origin,
+      `binary: the client page (${origin}) posts to attnd (${base}) cross-origin`, origins.join(' '));
+    ok(r.status === 200 && r.type === 'cors' && r.contentType === 'application/octet-stream',
+      'binary: 200, a CORS response, Content-Type application/octet-stream', `${r.status} ${r.type} ${r.contentType}`);
+    if (daemon) {
+      let preflight = null;
+      for (let k = 0; k < 40 && !preflight; k++) {
+        preflight = /OPTIONS \/v2\/models\/attention_dot\/infer 204\b/.exec(daemonLog.slice(logStart));
+        if (!preflight) await new Promise((res) => setTimeout(res, 50));
+      }
+      ok(preflight !== null, 'binary: the browser sent a preflight (OPTIONS ... 204 in the access log) and it passed');
+    }
+
+    // the answer's layout
+    const sizes = r.header.outputs.map((o) => o.parameters && o.parameters.binary_data_size);
+    ok(r.ihcl !== null && Number(r.ihcl) > 0 && r.byteLength === Number(r.ihcl) + sizes.reduce((a, b) => a + b, 0) &&
+       Number(r.contentLength) === r.byteLength,
+    'binary: the script reads Inference-Header-Content-Length; header + the outputs\' sizes = Content-Length = the bytes',
+    `IHCL ${r.ihcl}, sizes ${sizes}, Content-Length ${r.contentLength}, ${r.byteLength} bytes`);
+    const want = { output: [2, 3, 3], weights: [2, 3, 5], scores: [2, 3, 5] };
+    ok(r.header.model_name === 'attention_dot' && r.header.outputs.length === 3 &&
+       r.header.outputs.every((o, i) => o.name === ['output', 'weights', 'scores'][i] && o.datatype === 'FP32' &&
+         JSON.stringify(o.shape) === JSON.stringify(want[o.name]) && !('data' in o) &&
+         o.parameters.binary_data_size === 4 * want[o.name].reduce((a, b) => a * b, 1)),
+    'binary: the header lists output, weights, scores as FP32 with their shapes, binary_data_size = 4 × entries, no data',
+    JSON.stringify(r.header));
+
+    // the numbers: bytes = Math.fround(the JSON answer's doubles), exactly
+    const jsonOut = Object.fromEntries((r.json.outputs || []).map((o) => [o.name, o]));
+    ok(r.jsonStatus === 200 && ['output', 'weights', 'scores'].every((k) => jsonOut[k] && jsonOut[k].datatype === 'FP64'),
+      'binary: the same request as JSON answers FP64', JSON.stringify(r.json).slice(0, 300));
+    let rounded = 0;
+    let masked = 0;
+    for (const name of ['output', 'weights', 'scores']) {
+      const fp64 = jsonOut[name] ? jsonOut[name].data : [];
+      const fp32 = r.binary[name] || [];
+      const bad = [];
+      fp64.forEach((x, i) => {
+        const y = fp32[i];
+        if (x === null) {
+          masked++;
+          if (!Number.isNaN(y)) bad.push(`entry ${i}: JSON null, bytes ${y}`);
+        } else {
+          if (Math.fround(x) !== x) rounded++;
+          if (!Object.is(y, Math.fround(x))) bad.push(`entry ${i}: Math.fround(${x}) = ${Math.fround(x)}, bytes ${y}`);
+        }
+      });
+      ok(fp64.length > 0 && fp32.length === fp64.length && bad.length === 0,
+        `binary: ${name}: each of the ${fp32.length} FP32 entries in bytes is Math.fround of the JSON FP64 answer`, ...bad.slice(0, 5));
+    }
+    ok(masked === 6 && rounded > 20, `binary: the 6 masked scores are NaN in bytes (null in JSON); ${rounded} entries changed by the rounding`);
+
+    // and the JSON answer is attention computed here from the same inputs
+    const ref = referenceDot(r.inputs, r.validLens, [2, 3, 5, 4, 3]);
+    const far = [];
+    for (const name of ['output', 'weights', 'scores']) {
+      (jsonOut[name] ? jsonOut[name].data : []).forEach((x, i) => {
+        const y = ref[name][i];
+        if (x === null ? !Number.isNaN(y) : !(Math.abs(x - y) <= 1e-12 * Math.max(1, Math.abs(y)))) far.push(`${name}[${i}]: ${x} vs ${y}`);
+      });
+    }
+    ok(far.length === 0, 'binary: the answer is softmax(Q Kᵀ / 2, masked) V computed in the test from the bytes sent (to 1e-12)', ...far.slice(0, 5));
+    const w = r.binary.weights || [];
+    ok(w.length === 30 && [3, 4, 5].every((q) => w[q * 5 + 3] === 0 && w[q * 5 + 4] === 0 && w[q * 5 + 2] > 0) &&
+       [...Array(6).keys()].every((q) => Math.abs(w.slice(q * 5, q * 5 + 5).reduce((a, x) => a + x, 0) - 1) < 1e-6),
+    'binary: the FP32 weights rows sum to 1 and the second example\'s last two keys weigh 0', JSON.stringify(w));
+
+    // errors, read by the script across origins
+    const f = r.faults;
+    ok(f.short.status === 400 && f.short.contentType === 'application/json' &&
+       f.short.error.startsWith('invalid_json at /inputs/3/parameters/binary_data_size: the body ends inside input valid_lens\'s bytes'),
+    'binary: a body cut short: 400 {"error": "invalid_json at /inputs/3/parameters/binary_data_size: ..."}', JSON.stringify(f.short));
+    ok(f.size.status === 422 &&
+       f.size.error.startsWith('shape_mismatch at /inputs/1/parameters/binary_data_size: input keys has shape [2,5,4] and datatype FP32: 40 entries of 4 bytes, so binary_data_size must be 160; it is 128'),
+    'binary: binary_data_size not the shape\'s (the sizes add up): 422 shape_mismatch at keys\' binary_data_size', JSON.stringify(f.size));
+    ok(f.nan.status === 422 && f.nan.error.startsWith('invalid_value at /inputs/0: entry 5 (row-major) of input queries\'s bytes is NaN'),
+      'binary: a NaN among the FP32 bytes: 422 invalid_value at /inputs/0, naming entry 5', JSON.stringify(f.nan));
+
+    // docs/binary.md's browser example logs what the page shows
+    const doc = readFileSync(path.join(root, 'docs/binary.md'), 'utf8');
+    const m = /<!-- example -->\n```js\n([\s\S]*?)\n```\n```\n([\s\S]*?)\n```/.exec(doc);
+    if (ok(m !== null, 'docs/binary.md has a browser example (a js block after <!-- example -->) and its output')) {
+      const code = m[1].replace(/\b(?:127\.0\.0\.1|localhost):8080\b/g, base.replace(/^https?:\/\//, ''));
+      const logged = await page.evaluate(`(async () => {
+        const logged = [];
+        const log = console.log;
+        console.log = (...args) => { logged.push(args.map(String).join(' ')); };
+        try {
+          ${code}
+        } finally {
+          console.log = log;
+        }
+        return logged;
+      })()`);
+      const shown = m[2].split('\n');
+      ok(logged.length === shown.length && logged.every((l, i) => l === shown[i]),
+        'docs/binary.md\'s browser example, run in the page, logs the lines the page shows',
+        `logged:\n${logged.join('\n')}`, `shown:\n${shown.join('\n')}`);
+    }
+    ok(errors.length === 0, 'binary: no script errors in the client page', ...errors);
+  } finally {
+    await page.close();
+    server.close();
+  }
 }
 
 // Click Send and wait for the status line to show `status` (null: any).
