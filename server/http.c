@@ -95,6 +95,9 @@ typedef enum {
 
 /* Room for a content coding's name in a 415's detail. */
 #define SRV_CODING_MAX 48
+/* Room for Inference-Header-Content-Length's value(s): a length has at
+ * most 20 digits; more is cut, and refused as not a length anyway. */
+#define SRV_HEADER_LENGTH_MAX 64
 
 typedef struct {
     srv_http *srv;
@@ -105,6 +108,11 @@ typedef struct {
     const char *raw_uri; /* the target in the head, as received */
     char coding[SRV_CODING_MAX]; /* a Content-Encoding attnd cannot decode,
                                     or "" */
+    /* every Inference-Header-Content-Length line, joined with ", " (RFC
+     * 9110 section 5.3): two of them are not a length, so a body that two
+     * readers could split differently is refused */
+    char header_length[SRV_HEADER_LENGTH_MAX];
+    int header_lengths; /* how many lines */
     int started;                 /* on_request has seen the headers */
     int has_body;                /* Content-Length > 0, or chunked */
     early_answer early;          /* decided from the headers alone */
@@ -589,6 +597,20 @@ static enum MHD_Result find_coding(void *cls, enum MHD_ValueKind kind,
     }
 }
 
+/* MHD_KeyValueIterator over the headers: each Inference-Header-Content-
+ * Length value appended to the srv_request's header_length. */
+static enum MHD_Result join_header_length(void *cls, enum MHD_ValueKind kind,
+                                          const char *key, const char *value) {
+    (void)kind;
+    srv_request *r = cls;
+    if (strcasecmp(key, "Inference-Header-Content-Length") != 0)
+        return MHD_YES;
+    size_t n = strlen(r->header_length);
+    snprintf(r->header_length + n, sizeof r->header_length - n, "%s%s",
+             r->header_lengths++ ? ", " : "", value != NULL ? value : "");
+    return MHD_YES;
+}
+
 static void fill_api_request(api_request *req, srv_request *r,
                              struct MHD_Connection *conn, const char *url) {
     memset(req, 0, sizeof *req);
@@ -600,8 +622,10 @@ static void fill_api_request(api_request *req, srv_request *r,
     r->coding[0] = '\0';
     MHD_get_connection_values(conn, MHD_HEADER_KIND, &find_coding, r->coding);
     req->content_encoding = r->coding[0] ? r->coding : NULL;
-    req->inference_header_length =
-        header(conn, "Inference-Header-Content-Length");
+    r->header_length[0] = '\0';
+    r->header_lengths = 0;
+    MHD_get_connection_values(conn, MHD_HEADER_KIND, &join_header_length, r);
+    req->inference_header_length = r->header_lengths ? r->header_length : NULL;
     req->body = r->body_len > 0 ? r->body : NULL;
     req->body_len = r->body_len;
     req->limits = &r->srv->limits;

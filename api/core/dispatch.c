@@ -131,6 +131,12 @@ static int header_length(const api_request *req, long long content_length,
         too_big |= v > (ULLONG_MAX - 9) / 10;
         v = v * 10 + (unsigned)(*end - '0');
     }
+    if (*skip_ows(end) == ',') /* the server joins repeated lines so */
+        return api_fail(p, API_E_INVALID_JSON, NULL,
+                        "Inference-Header-Content-Length is given more than "
+                        "once (\"%.40s\"): send the JSON header's length "
+                        "once",
+                        s);
     if (end == digits || *skip_ows(end) != '\0')
         return api_fail(p, API_E_INVALID_JSON, NULL,
                         "Inference-Header-Content-Length must be the JSON "

@@ -965,7 +965,8 @@ typedef struct {
     char name[64];
     const api_result_item *item;
     size_t column; /* RECORDS: which column */
-    int int64;
+    int int64;    /* INT64 by default (the model metadata's datatype) */
+    int integral; /* holds integers: may be asked for as INT64 or INT32 */
 } kserve_output;
 
 #define MAX_OUTPUTS 48
@@ -991,6 +992,9 @@ static void add_output(kserve_outputs *outs, const api_answer_table *table,
     const api_answer_field *f =
         api_answers_field(table, o->name, strlen(o->name));
     o->int64 = f && f->int64;
+    o->integral = o->int64 || (it->kind == API_ITEM_RECORDS &&
+                               it->columns[column].integer) ||
+                  it->kind == API_ITEM_INTEGER;
 }
 
 /* The outputs of r, in its order; diagnostics.warnings (a list of
@@ -1093,7 +1097,10 @@ static int write_response(api_call *call, const kserve_infer *k,
     const api_answer_table *table = k->model->route->answer;
     kserve_outputs outs;
     collect_outputs(&outs, answer, table);
+    /* none listed, or an empty list: every output, as Triton answers */
     const json_t *wanted = api_field_value(k->request, "outputs");
+    if (json_array_size(wanted) == 0)
+        wanted = NULL;
     size_t pick[MAX_OUTPUTS], n = 0;
     kserve_output_form forms[MAX_OUTPUTS];
     if (!wanted)
@@ -1126,7 +1133,7 @@ static int write_response(api_call *call, const kserve_infer *k,
                               wanted ? json_array_get(wanted, i) : NULL, i,
                               o->int64);
         if (kserve_output_fits(&forms[i], o->item, o->column, o->name,
-                               o->int64, &call->problem))
+                               o->integral, &call->problem))
             return -1;
         any_binary |= forms[i].binary;
     }

@@ -5,7 +5,6 @@
  */
 #include "kserve_binary.h"
 
-#include <float.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -344,7 +343,9 @@ int kserve_output_fits(const kserve_output_form *f, const api_result_item *it,
     size_t n = api_result_item_count(it);
     for (size_t i = 0; i < n; i++) {
         double x = entry(it, column, i);
-        if (f->datatype == API_DT_FP32 && (isnan(x) || fabs(x) <= FLT_MAX))
+        /* below halfway from FLT_MAX (0x1.fffffep127) to 2^128 a double
+         * rounds to a finite float; from there on, to infinity */
+        if (f->datatype == API_DT_FP32 && (isnan(x) || fabs(x) < 0x1.ffffffp127))
             continue;
         if (f->datatype == API_DT_INT32 && fabs(x) <= INT32_MAX)
             continue;

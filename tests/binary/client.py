@@ -96,10 +96,18 @@ def encode(inputs, outputs=None, parameters=None, extra=None):
 
 
 def post(base, path, body, headers):
+    """headers: a dict, or a list of (name, value) pairs (a name may
+    repeat)."""
     url = urllib.parse.urlsplit(base)
     conn = http.client.HTTPConnection(url.hostname, url.port or 80,
                                       timeout=120)
-    conn.request("POST", path, body=body, headers=headers)
+    if isinstance(headers, dict):
+        conn.request("POST", path, body=body, headers=headers)
+    else:
+        conn.putrequest("POST", path)
+        for name, value in headers + [("Content-Length", str(len(body)))]:
+            conn.putheader(name, value)
+        conn.endheaders(body)
     r = conn.getresponse()
     data = r.read()
     got = {k.lower(): v for k, v in r.getheaders()}

@@ -191,6 +191,14 @@ a = infer(BASE, "attention_dot", big, outputs={"output": "FP32"})
 check_error("FP32 for an output beyond float range: 422, ask for FP64", a,
             422, "entry 0 of output output is 1.0000000000000001e+300, "
                  "beyond FP32's range: ask for FP64")
+body, hl = encode(inputs, parameters={"binary_data_output": True},
+                  extra={"outputs": []})
+a = raw_post(INFER, body, hl)
+every = infer(BASE, "attention_dot", inputs,
+              parameters={"binary_data_output": True})
+check("an empty outputs list: every output, as with none",
+      a.status == 200 and a.body == every.body and
+      {"output", "weights"} <= set(a.outputs), a.body[:300])
 a = infer(BASE, "attention_dot", inputs, outputs={"output": ("FP64", False)},
           parameters={"binary_data_output": True})
 check("an output's binary_data false overrides binary_data_output",
@@ -292,6 +300,17 @@ check("NW over bytes: predictions and each history column bit-equal to "
                 as_float64([e["epoch"] for e in refn["history"]])) and
       same_bits(a.outputs["w"], as_float64([refn["w"]])),
       a.body[:400])
+a = infer(BASE, "regression_nw", {"x_train": x, "y_train": y,
+                                  "x_query": np.array([2.5]),
+                                  "y_query": np.array([3.0])},
+          outputs={"history.epoch": "INT64", "history.w": ("FP32", False)},
+          parameters={"w": 0.5, "fit_epochs": 3, "fit_lr": 0.01})
+check("NW: history.epoch (whole numbers) as INT64 bytes, history.w as "
+      "FP32 JSON",
+      a.status == 200 and
+      same_bits(a.outputs.get("history.epoch"), np.array([1, 2, 3], "<i8"))
+      and same_bits(a.outputs.get("history.w"), as_float64(
+          [e["w"] for e in refn["history"]]).astype("<f4")), a.body[:400])
 
 # ------------------------------------------ sizes, truncation, framing
 small = {"queries": q, "keys": k, "values": v}
@@ -348,6 +367,12 @@ for value, why in (("abc", "not digits"), ("-5", "negative"),
     check_error("Inference-Header-Content-Length %r (%s): 400" % (value, why),
                 a, 400, "invalid_json: Inference-Header-Content-Length must "
                         "be the JSON header's length in bytes")
+a = post(BASE, INFER, body, [("Content-Type", "application/octet-stream"),
+                             ("Inference-Header-Content-Length", str(hl)),
+                             ("Inference-Header-Content-Length", "5")])
+check_error("Inference-Header-Content-Length twice: 400, never one of them",
+            a, 400, "invalid_json: Inference-Header-Content-Length is given "
+                    "more than once (\"%d, 5\")" % hl)
 a = raw_post(INFER, body, len(body) + 1)
 check_error("a header length beyond the body: 400 naming both", a, 400,
             "invalid_json: Inference-Header-Content-Length says the JSON "
