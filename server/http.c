@@ -113,11 +113,11 @@ typedef struct {
      * readers could split differently is refused */
     char header_length[SRV_HEADER_LENGTH_MAX];
     int header_lengths; /* how many lines */
-    int started;                 /* on_request has seen the headers */
-    int has_body;                /* Content-Length > 0, or chunked */
-    early_answer early;          /* decided from the headers alone */
-    int answered;                /* a response is queued */
-    const char *route;           /* the answer's route template, for metrics */
+    int started;        /* on_request has seen the headers */
+    int has_body;       /* Content-Length > 0, or chunked */
+    early_answer early; /* decided from the headers alone */
+    int answered;       /* a response is queued */
+    const char *route;  /* the answer's route template, for metrics */
     char method[16];
     char path[LOG_PATH_MAX + 1];
     char request_id[SRV_REQUEST_ID_MAX + 1];

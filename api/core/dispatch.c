@@ -66,9 +66,11 @@ static const char *skip_ows(const char *s) {
 }
 
 /* Content-Type is `type` (application/json: RFC 8259 section 11), media
- * type case-insensitive (RFC 9110 section 8.3.1), parameters allowed; a
- * charset parameter must say utf-8 (JSON is UTF-8, RFC 8259 section 8.1). */
+ * type case-insensitive (RFC 9110 section 8.3.1), parameters allowed; for
+ * JSON a charset parameter must say utf-8 (JSON is UTF-8, RFC 8259
+ * section 8.1). */
 static int is_content_type(const char *ct, const char *type) {
+    int json = !strcmp(type, API_CT_JSON);
     size_t type_len = strlen(type);
     if (!ct)
         return 0;
@@ -104,7 +106,7 @@ static int is_content_type(const char *ct, const char *type) {
                 value_len--;
             ct = skip_ows(ct);
         }
-        if (name_len == 7 && !strncasecmp(name, "charset", 7) &&
+        if (json && name_len == 7 && !strncasecmp(name, "charset", 7) &&
             !(value_len == 5 && !strncasecmp(value, "utf-8", 5)))
             return 0;
         if (*ct && *ct != ';')
@@ -143,6 +145,12 @@ static int header_length(const api_request *req, long long content_length,
                         "header's length in bytes (decimal digits); got "
                         "\"%.40s\"",
                         s);
+    if (v == 0 && !too_big)
+        return api_fail(p, API_E_INVALID_JSON, NULL,
+                        "Inference-Header-Content-Length is 0: the body "
+                        "starts with the JSON inference request, whose "
+                        "length in bytes this header gives; binary tensor "
+                        "data follows it");
     if (content_length >= 0 &&
         (too_big || v > (unsigned long long)content_length))
         return api_fail(p, API_E_INVALID_JSON, NULL,
@@ -162,6 +170,31 @@ static void header_note(api_problem *p, size_t json_len) {
              " (the JSON header is the body's first %zu bytes, as "
              "Inference-Header-Content-Length says)",
              json_len);
+}
+
+/* A v2 body that is not JSON to its end (a NUL byte, or text after the
+ * object) when its JSON object ends before: binary tensor data with no
+ * Inference-Header-Content-Length, or with a length past the object's
+ * end. Returns 1 with p rewritten to say which length to send, else 0. */
+static int header_hint(const api_request *req, size_t json_len,
+                       api_problem *p) {
+    size_t end = api_json_object_end(req->body, json_len);
+    if (end == 0 || end >= json_len)
+        return 0;
+    memset(p, 0, sizeof *p); /* this replaces the syntax error */
+    if (!req->inference_header_length)
+        api_fail(p, API_E_INVALID_JSON, NULL,
+                 "the body's JSON object ends at byte %zu and %zu more bytes "
+                 "follow: for binary tensor data after it, send "
+                 "Inference-Header-Content-Length: %zu",
+                 end, req->body_len - end, end);
+    else
+        api_fail(p, API_E_INVALID_JSON, NULL,
+                 "Inference-Header-Content-Length says the JSON header has "
+                 "%zu bytes, but its object ends at byte %zu: send "
+                 "Inference-Header-Content-Length: %zu",
+                 json_len, end, end);
+    return 1;
 }
 
 /* Header-level checks shared by api_precheck and api_handle: 404, 405,
@@ -203,10 +236,12 @@ static int check_headers(const api_request *req, const api_limits *limits,
      * length: a GET that announces 2^63 bytes gets its 413 at once */
     int json_body = (r->flags & API_ROUTE_JSON_BODY) != 0;
     int tensor_protocol = (r->flags & API_ROUTE_TENSOR_PROTOCOL) != 0;
-    /* Triton's clients send a body with binary tensors as either type */
+    /* Triton's clients send a body with binary tensors as either type, or
+     * with none (its Python client) */
     if (json_body && !is_content_type(req->content_type, API_CT_JSON) &&
         !(tensor_protocol &&
-          is_content_type(req->content_type, API_CT_OCTET_STREAM)))
+          (!req->content_type ||
+           is_content_type(req->content_type, API_CT_OCTET_STREAM))))
         return api_fail(p, API_E_UNSUPPORTED_MEDIA_TYPE, NULL,
                         tensor_protocol
                             ? "send the body as Content-Type: application/json "
@@ -357,11 +392,14 @@ void api_handle(const api_request *req, api_response *res) {
      * one that follows a character it had to read back (the end of a
      * number), so "123\0" would parse as 123. */
     const char *nul = req->body ? memchr(req->body, '\0', json_len) : NULL;
+    int tensor_protocol = (route && route->flags & API_ROUTE_TENSOR_PROTOCOL);
     if (rc == 0 && (route->flags & API_ROUTE_JSON_BODY) && nul) {
-        rc = api_fail(&call.problem, API_E_INVALID_JSON, NULL,
-                      "the body is not valid JSON: a raw NUL byte at byte "
-                      "%zu (inside a string write \\u0000)",
-                      (size_t)(nul - req->body));
+        rc = -1;
+        if (!tensor_protocol || !header_hint(req, json_len, &call.problem))
+            api_fail(&call.problem, API_E_INVALID_JSON, NULL,
+                     "the body is not valid JSON: a raw NUL byte at byte "
+                     "%zu (inside a string write \\u0000)",
+                     (size_t)(nul - req->body));
     } else if (rc == 0 && (route->flags & API_ROUTE_JSON_BODY)) {
         json_error_t error;
         api_tree_gate gate = {admit_tree, &tree};
@@ -372,7 +410,10 @@ void api_handle(const api_request *req, api_response *res) {
             if (!fast.refused) /* else admit_tree said why */
                 api_problem_from_json_error(&call.problem, &error, req->body,
                                             json_len);
-            if (!fast.refused && json_len < req->body_len)
+            if (!fast.refused && tensor_protocol &&
+                header_hint(req, json_len, &call.problem))
+                ; /* the JSON ends before: the length to send */
+            else if (!fast.refused && json_len < req->body_len)
                 header_note(&call.problem, json_len);
         } else if (!json_is_object(root))
             rc = api_fail(&call.problem, API_E_WRONG_TYPE, "",

@@ -528,6 +528,14 @@ static int read_decimal(unsigned long long *v, const char *s, size_t n,
     return *i == start || *i - start > 19 ? -1 : 0;
 }
 
+size_t api_json_object_end(const char *body, size_t len) {
+    cursor c = {body, len, 0};
+    skip_ws(&c);
+    if (c.pos >= len || body[c.pos] != '{' || skip_value(&c) != 0)
+        return 0;
+    return c.pos;
+}
+
 void api_fastpath_begin(api_fastpath *fp) {
     memset(fp, 0, sizeof *fp);
     fp->serial = atomic_fetch_add(&serials, 1);

@@ -125,6 +125,13 @@ void api_fastpath_begin(api_fastpath *fp);
 json_t *api_fastpath_adopt_bytes(api_fastpath *fp, const unsigned char *bytes,
                                  int bytes_type, size_t count);
 
+/* Where the JSON object at the start of body[0 .. len) ends (after
+ * leading whitespace, by bracket matching, strings tokenised, nothing
+ * else checked), or 0 when the text does not start with a complete
+ * object. For messages: a v2 body whose binary tensor data follows a JSON
+ * header of another length than it says. */
+size_t api_json_object_end(const char *body, size_t len);
+
 /* Process-wide switch, on by default; off makes api_fastpath_load plain
  * json_loadb. For comparisons in tests and benchmarks. */
 void api_fastpath_enable(int on);

@@ -392,15 +392,22 @@ static int check_unknown(const kserve_infer *k) {
             return api_fail(p, API_E_UNKNOWN_FIELD, ptr.s,
                             "unknown parameter `%s` for %s: `%s` %s", key,
                             m->name, key, foreign);
-        char hint[API_SUGGEST_TEXT], list[512];
-        api_join_names(list, sizeof list, m->params, m->n_params);
+        /* the route's parameters, then the front's own */
+        const char *known[PARAMS_MAX + 2];
+        size_t n_known = 0;
+        for (size_t i = 0; i < m->n_params; i++)
+            known[n_known++] = m->params[i];
+        known[n_known++] = "binary_data_output";
+        known[n_known++] = "output_datatype";
+        char hint[API_SUGGEST_TEXT], list[640];
+        api_join_names(list, sizeof list, known, n_known);
         return api_fail(
             p, API_E_UNKNOWN_FIELD, ptr.s,
             "unknown parameter `%s` for %s%s Its parameters: %s "
             "(GET /v2/models/%s lists the inputs)",
             key, m->name,
-            api_did_you_mean(hint, key, strlen(key), m->params, m->n_params),
-            list, m->name);
+            api_did_you_mean(hint, key, strlen(key), known, n_known), list,
+            m->name);
     }
     for (size_t i = 0; object_at(req, "inputs", i); i++) {
         const json_t *in = object_at(req, "inputs", i);
@@ -708,7 +715,7 @@ static int translate_input(kserve_infer *k, size_t i, int unbatched) {
      * bytes after the header: read from there by the codec */
     const kserve_binary_input *bin = &k->bin[i];
     json_t *flat = NULL;
-    if (bin->bytes) {
+    if (bin->binary) {
         src->binary = 1;
         flat = api_fastpath_adopt_bytes(&k->bytes, bin->bytes, bin->datatype,
                                         bin->count);
@@ -719,7 +726,7 @@ static int translate_input(kserve_infer *k, size_t i, int unbatched) {
     const api_fastpath_array *fa = api_fastpath_find(data);
     if (!flat)
         flat = json_incref(data);
-    if (fa && !bin->bytes) {
+    if (fa && !bin->binary) {
         src->nested = fa->rank > 1;
     } else if (!fa && any_array(data)) {
         src->nested = 1;
@@ -735,7 +742,7 @@ static int translate_input(kserve_infer *k, size_t i, int unbatched) {
         }
     }
     const char *dt = json_string_value(json_object_get(in, "datatype"));
-    if (!bin->bytes && !strcmp(dt, "BOOL")) {
+    if (!bin->binary && !strcmp(dt, "BOOL")) {
         json_t *numbers = bools_as_numbers(flat, data, i, k->p);
         json_decref(flat);
         if (!numbers)

@@ -171,45 +171,63 @@ static size_t first_non_finite(const unsigned char *bytes, size_t count,
     return count;
 }
 
-/* The sizes add up to the bytes after the header: 400 otherwise. */
-static int lay_out(const json_t *request, const unsigned char *binary,
-                   size_t len, kserve_binary_input *in, size_t n,
-                   api_problem *p) {
-    size_t at = 0, n_binary = 0;
-    char pointer[96];
+/* Each input's binary_data_size and datatype into in (bytes still NULL);
+ * 400 when one has bytes to come and the body has none after its JSON
+ * (no Inference-Header-Content-Length: the first thing to say). */
+static int describe(const json_t *request, size_t len, kserve_binary_input *in,
+                    size_t n, api_problem *p) {
     for (size_t i = 0; i < n; i++) {
         const json_t *input = input_at(request, i);
         const json_t *size = size_of(input);
         memset(&in[i], 0, sizeof in[i]);
         if (!size)
             continue;
-        n_binary++;
-        json_int_t bytes = json_integer_value(size);
-        in[i].size = (size_t)bytes;
-        in[i].datatype = api_datatype_parse(
-            json_string_value(json_object_get(input, "datatype")),
-            json_string_length(json_object_get(input, "datatype")));
-        in[i].bytes = binary ? binary + at : (const unsigned char *)"";
-        snprintf(pointer, sizeof pointer,
-                 "/inputs/%zu/parameters/binary_data_size", i);
-        if (bytes > 0 && len == 0)
+        const json_t *dt = json_object_get(input, "datatype");
+        in[i].binary = 1;
+        in[i].size = (size_t)json_integer_value(size);
+        in[i].datatype =
+            api_datatype_parse(json_string_value(dt), json_string_length(dt));
+        if (in[i].size > 0 && len == 0) {
+            char pointer[96];
+            snprintf(pointer, sizeof pointer,
+                     "/inputs/%zu/parameters/binary_data_size", i);
             return api_fail(p, API_E_INVALID_JSON, pointer,
-                            "input %.100s has binary_data_size %lld, but the "
+                            "input %.100s has binary_data_size %zu, but the "
                             "body has no binary tensor data: send the JSON "
                             "header's length in bytes as "
                             "Inference-Header-Content-Length, and the bytes "
                             "after it",
-                            input_name(input), (long long)bytes);
-        if ((unsigned long long)bytes > len - at)
-            return api_fail(p, API_E_INVALID_JSON, pointer,
-                            "the body ends inside input %.100s's bytes: its "
-                            "binary_data_size %lld needs bytes %zu to %llu "
-                            "after the JSON header, and the body has %zu "
-                            "there",
-                            input_name(input), (long long)bytes, at,
-                            (unsigned long long)at + (unsigned long long)bytes,
-                            len);
-        at += (size_t)bytes;
+                            input_name(input), in[i].size);
+        }
+    }
+    return 0;
+}
+
+/* The inputs' bytes one after another: the sizes must add up to the
+ * bytes after the header (400 otherwise). */
+static int lay_out(const json_t *request, const unsigned char *binary,
+                   size_t len, kserve_binary_input *in, size_t n,
+                   api_problem *p) {
+    size_t at = 0, n_binary = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (!in[i].binary)
+            continue;
+        n_binary++;
+        in[i].bytes = binary ? binary + at : (const unsigned char *)"";
+        if (in[i].size > len - at) {
+            char pointer[96];
+            snprintf(pointer, sizeof pointer,
+                     "/inputs/%zu/parameters/binary_data_size", i);
+            return api_fail(
+                p, API_E_INVALID_JSON, pointer,
+                "the body ends inside input %.100s's bytes: its "
+                "binary_data_size %zu needs bytes %zu to %llu "
+                "after the JSON header, and the body has %zu "
+                "there",
+                input_name(input_at(request, i)), in[i].size, at,
+                (unsigned long long)at + (unsigned long long)in[i].size, len);
+        }
+        at += in[i].size;
     }
     if (at == len)
         return 0;
@@ -226,14 +244,13 @@ static int lay_out(const json_t *request, const unsigned char *binary,
                     len, at, len - at);
 }
 
-int kserve_binary_inputs(const json_t *request, const unsigned char *binary,
-                         size_t len, size_t max_elements,
-                         kserve_binary_input *in, size_t n, api_problem *p) {
-    if (lay_out(request, binary, len, in, n, p))
-        return -1;
+/* Each binary input's size against its shape and datatype (before the
+ * body is looked at, so that the input at fault is the one named). */
+static int check_sizes(const json_t *request, size_t max_elements,
+                       kserve_binary_input *in, size_t n, api_problem *p) {
     char pointer[96];
     for (size_t i = 0; i < n; i++) {
-        if (!in[i].bytes)
+        if (!in[i].binary)
             continue;
         const json_t *input = input_at(request, i);
         const char *name = input_name(input);
@@ -261,6 +278,23 @@ int kserve_binary_inputs(const json_t *request, const unsigned char *binary,
                             in[i].size);
         }
         in[i].count = count;
+    }
+    return 0;
+}
+
+int kserve_binary_inputs(const json_t *request, const unsigned char *binary,
+                         size_t len, size_t max_elements,
+                         kserve_binary_input *in, size_t n, api_problem *p) {
+    if (describe(request, len, in, n, p) ||
+        check_sizes(request, max_elements, in, n, p) ||
+        lay_out(request, binary, len, in, n, p))
+        return -1;
+    char pointer[96];
+    for (size_t i = 0; i < n; i++) {
+        if (!in[i].binary)
+            continue;
+        const char *name = input_name(input_at(request, i));
+        size_t count = in[i].count;
         snprintf(pointer, sizeof pointer, "/inputs/%zu", i);
         if (in[i].datatype == API_DT_BOOL) {
             size_t bad = api_bytes_bad_bool(in[i].bytes, count);
@@ -345,7 +379,8 @@ int kserve_output_fits(const kserve_output_form *f, const api_result_item *it,
         double x = entry(it, column, i);
         /* below halfway from FLT_MAX (0x1.fffffep127) to 2^128 a double
          * rounds to a finite float; from there on, to infinity */
-        if (f->datatype == API_DT_FP32 && (isnan(x) || fabs(x) < 0x1.ffffffp127))
+        if (f->datatype == API_DT_FP32 &&
+            (isnan(x) || fabs(x) < 0x1.ffffffp127))
             continue;
         if (f->datatype == API_DT_INT32 && fabs(x) <= INT32_MAX)
             continue;

@@ -37,7 +37,8 @@
 
 /* Where one input's bytes are. */
 typedef struct {
-    const unsigned char *bytes; /* NULL: the input has JSON data */
+    int binary;                 /* 0: the input has JSON data */
+    const unsigned char *bytes; /* where its bytes start */
     size_t size;                /* its binary_data_size */
     api_datatype datatype;
     size_t count; /* its entries: the placeholder's length */
@@ -56,14 +57,16 @@ int kserve_binary_check_values(const json_t *request, api_problem *p);
 int kserve_binary_is_input(const json_t *input);
 
 /* Lay the bytes after the JSON header (binary[0 .. len)) over the inputs
- * of request (n of them, checked by the envelope) into in[0 .. n): the
- * sizes must add up to len exactly (400 otherwise: the body is cut short
- * or has bytes no input claims); an input whose shape is valid and within
- * max_elements must have a binary_data_size of its entries times its
- * datatype's size (422 shape_mismatch at its binary_data_size); BOOL
- * bytes are 0 or 1, FP64 and FP32 entries finite (422 invalid_value at
- * the input). A shape the route would refuse is left to the route, whose
- * error then comes first. Returns 0 or -1 (p set). */
+ * of request (n of them, checked by the envelope) into in[0 .. n), in
+ * this order of checks: an input with bytes to come and none after the
+ * JSON (400: send Inference-Header-Content-Length); each input whose
+ * shape is valid and within max_elements must have a binary_data_size of
+ * its entries times its datatype's size (422 shape_mismatch at its
+ * binary_data_size); the sizes must add up to len exactly (400: the body
+ * is cut short, or has bytes no input claims); BOOL bytes are 0 or 1,
+ * FP64 and FP32 entries finite (422 invalid_value at the input). A shape
+ * the route would refuse is left to the route, whose error then comes
+ * first. Returns 0 or -1 (p set). */
 int kserve_binary_inputs(const json_t *request, const unsigned char *binary,
                          size_t len, size_t max_elements,
                          kserve_binary_input *in, size_t n, api_problem *p);

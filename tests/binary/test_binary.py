@@ -343,11 +343,15 @@ hdr["inputs"][1]["parameters"]["binary_data_size"] = 312
 text = json.dumps(hdr).encode()
 a = raw_post(INFER, text + body[hl:hl + 192 + 312] + body[hl + 192 + 320:],
              len(text))
-check_error("binary_data_size one short of the shape: 422 shape_mismatch "
-            "in bytes", a, 422,
+check_error("binary_data_size one entry short of the shape: 422 "
+            "shape_mismatch in bytes", a, 422,
             "shape_mismatch at /inputs/1/parameters/binary_data_size: "
             "input keys has shape [2,5,4] and datatype FP64: 40 entries of "
             "8 bytes, so binary_data_size must be 320; it is 312")
+a = raw_post(INFER, text + body[hl:], len(text))
+check_error("  the same with all 320 bytes sent: the size is blamed, not "
+            "the values' bytes after it", a, 422,
+            "shape_mismatch at /inputs/1/parameters/binary_data_size:")
 hdr["inputs"][1]["parameters"]["binary_data_size"] = -8
 text = json.dumps(hdr).encode()
 a = raw_post(INFER, text + body[hl:], len(text))
@@ -383,6 +387,37 @@ check_error("a header length one short: 400 saying where the header "
             "ends", a, 400,
             "(the JSON header is the body's first %d bytes, as "
             "Inference-Header-Content-Length says)" % (hl - 1))
+a = post(BASE, INFER, body, [("Inference-Header-Content-Length", str(hl))])
+check("no Content-Type at all, as Triton's Python client sends: 200",
+      a.status == 200, a.body[:300])
+a = raw_post(INFER, body, hl, content_type="application/octet-stream; "
+             "charset=binary")
+check("application/octet-stream with a charset parameter: 200",
+      a.status == 200, a.body[:300])
+a = raw_post(INFER, body, None)
+check_error("the bytes sent without Inference-Header-Content-Length: 400 "
+            "giving the length to send", a, 400,
+            "invalid_json: the body's JSON object ends at byte %d and 752 "
+            "more bytes follow: for binary tensor data after it, send "
+            "Inference-Header-Content-Length: %d" % (hl, hl))
+a = raw_post(INFER, body, hl + 3)
+check_error("a header length 3 past the JSON object: 400 giving the right "
+            "one", a, 400,
+            "invalid_json: Inference-Header-Content-Length says the JSON "
+            "header has %d bytes, but its object ends at byte %d: send "
+            "Inference-Header-Content-Length: %d" % (hl + 3, hl, hl))
+a = raw_post(INFER, body, 0)
+check_error("a header length of 0: 400, the JSON header comes first", a, 400,
+            "invalid_json: Inference-Header-Content-Length is 0: the body "
+            "starts with the JSON inference request")
+b2, h2 = encode(small, parameters={"binary_data_outputs": True})
+a = raw_post(INFER, b2, h2)
+check_error("a misspelt binary_data_output: did you mean, and the front's "
+            "parameters listed", a, 422,
+            "unknown parameter `binary_data_outputs` for attention_dot; did "
+            "you mean `binary_data_output`? Its parameters: causal, "
+            "fully_masked, scale, return_weights, return_scores, "
+            "diagnostics, precision, binary_data_output, output_datatype")
 a = raw_post(INFER, body, hl, content_type="text/plain")
 check_error("Content-Type text/plain: 415 naming both types", a, 415,
             "application/octet-stream for a JSON header followed by binary "
