@@ -606,8 +606,15 @@ static enum MHD_Result join_header_length(void *cls, enum MHD_ValueKind kind,
     if (strcasecmp(key, "Inference-Header-Content-Length") != 0)
         return MHD_YES;
     size_t n = strlen(r->header_length);
-    snprintf(r->header_length + n, sizeof r->header_length - n, "%s%s",
-             r->header_lengths++ ? ", " : "", value != NULL ? value : "");
+    int len =
+        snprintf(r->header_length + n, sizeof r->header_length - n, "%s%s",
+                 r->header_lengths++ ? ", " : "", value != NULL ? value : "");
+    if (len < 0 || (size_t)len >= sizeof r->header_length - n) {
+        /* cut: never read as a shorter length */
+        snprintf(r->header_length, sizeof r->header_length,
+                 "(over %d characters)", SRV_HEADER_LENGTH_MAX - 1);
+        return MHD_NO;
+    }
     return MHD_YES;
 }
 

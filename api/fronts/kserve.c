@@ -329,12 +329,26 @@ static int check_model_name(const kserve_infer *k) {
         (json_string_length(name) == strlen(k->model->name) &&
          !strcmp(json_string_value(name), k->model->name)))
         return 0;
+    if (strlen(json_string_value(name)) != json_string_length(name))
+        return api_fail(k->p, API_E_INVALID_VALUE, "/model_name",
+                        "model_name holds a NUL byte (\\u0000); the path "
+                        "names %s",
+                        k->model->name);
     return api_fail(k->p, API_E_INVALID_VALUE, "/model_name",
                     "the body names model %.100s, the path %s: send the "
                     "request to /v2/models/%.100s/infer, or leave model_name "
                     "out",
                     json_string_value(name), k->model->name,
                     json_string_value(name));
+}
+
+/* unknown_field for a name that holds a NUL byte (\u0000): no name does,
+ * and the text before it must not pass for one. */
+static int nul_in_name(api_problem *p, const char *pointer, const char *what) {
+    return api_fail(p, API_E_UNKNOWN_FIELD, pointer,
+                    "%s holds a NUL byte (\\u0000), which no name of "
+                    "this front has",
+                    what);
 }
 
 /* unknown_field over the whole request: its members, each input's and
@@ -422,9 +436,12 @@ static int check_unknown(const kserve_infer *k) {
             return -1;
         const json_t *name = json_object_get(in, "name");
         const char *s = json_string_value(name);
-        if (!s || model_input(m, s) >= 0)
+        int whole = s && strlen(s) == json_string_length(name);
+        if (!s || (whole && model_input(m, s) >= 0))
             continue;
         snprintf(base, sizeof base, "/inputs/%zu/name", i);
+        if (!whole)
+            return nul_in_name(p, base, "an input's name");
         if (strlen(s) == json_string_length(name) && model_param(m, s) >= 0)
             return api_fail(p, API_E_UNKNOWN_FIELD, base,
                             "%s is not a tensor: send it in parameters "
@@ -456,10 +473,12 @@ static int check_unknown(const kserve_infer *k) {
             return -1;
         const json_t *name = json_object_get(out, "name");
         const char *s = json_string_value(name);
-        if (!s || (strlen(s) == json_string_length(name) &&
-                   api_answers_field(t, s, strlen(s))))
+        int whole = s && strlen(s) == json_string_length(name);
+        if (!s || (whole && api_answers_field(t, s, strlen(s))))
             continue;
         snprintf(base, sizeof base, "/outputs/%zu/name", i);
+        if (!whole)
+            return nul_in_name(p, base, "an output's name");
         const char *names[32];
         for (size_t j = 0; j < t->n && j < 32; j++)
             names[j] = t->fields[j].name;
@@ -1098,9 +1117,11 @@ static void put_output(api_buf *out, const api_result *r,
  * saying what the request needs), each in the form asked for
  * (kserve_binary.h). With any output as bytes the answer is the JSON
  * header, whole (no holes: its length goes first), then those outputs'
- * bytes in order. */
+ * bytes in order, large ones left as holes of the streamed answer. The
+ * header is written in place, never copied: the answer's reservation
+ * counts its text once. arena is the result's (stream.h). */
 static int write_response(api_call *call, const kserve_infer *k,
-                          const api_result *answer) {
+                          const api_result *answer, const api_arena *arena) {
     const api_answer_table *table = k->model->route->answer;
     kserve_outputs outs;
     collect_outputs(&outs, answer, table);
@@ -1144,8 +1165,9 @@ static int write_response(api_call *call, const kserve_infer *k,
             return -1;
         any_binary |= forms[i].binary;
     }
-    api_buf header = {0};
-    api_buf *out = any_binary ? &header : &call->out;
+    api_buf *out = &call->out;
+    if (!any_binary) /* JSON alone: large tensors may be holes */
+        api_stream_allow(out, arena, call->req);
     api_buf_puts(out, "{\"model_name\":\"");
     api_buf_puts(out, k->model->name);
     api_buf_putc(out, '"');
@@ -1163,13 +1185,12 @@ static int write_response(api_call *call, const kserve_infer *k,
     api_buf_puts(out, "]}");
     if (!any_binary)
         return 0;
-    int rc = header.failed ? api_fail(&call->problem, API_E_INTERNAL, NULL,
-                                      "out of memory")
-                           : 0;
-    api_buf_append(&call->out, header.data, header.len);
-    call->inference_header_length = header.len;
+    int rc = out->failed
+                 ? api_fail(&call->problem, API_E_INTERNAL, NULL, "out of memory")
+                 : 0;
+    call->inference_header_length = out->len;
     call->content_type = API_CT_OCTET_STREAM;
-    api_buf_free(&header);
+    api_stream_allow(out, arena, call->req); /* for the bytes */
     for (size_t i = 0; i < n && rc == 0; i++) {
         size_t size;
         if (forms[i].binary)
@@ -1216,8 +1237,7 @@ static int handle_v2_infer(api_call *call) {
     }
     /* 3. its answer as outputs, large ones streamed (stream.h) */
     if (rc == 0) {
-        api_stream_allow(&call->out, &answer.arena, call->req);
-        rc = write_response(call, &k, &answer);
+        rc = write_response(call, &k, &answer, &answer.arena);
         api_stream_hand_over(&call->out, &answer.arena);
     }
     api_result_free(&answer);

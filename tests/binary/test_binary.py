@@ -377,6 +377,11 @@ a = post(BASE, INFER, body, [("Content-Type", "application/octet-stream"),
 check_error("Inference-Header-Content-Length twice: 400, never one of them",
             a, 400, "invalid_json: Inference-Header-Content-Length is given "
                     "more than once (\"%d, 5\")" % hl)
+a = post(BASE, INFER, body, {"Content-Type": "application/octet-stream",
+                             "Inference-Header-Content-Length":
+                             "0" * 70 + str(hl)})
+check_error("a header length of 70 leading zeros and more: 400, never read "
+            "cut short", a, 400, 'got "(over 63 characters)"')
 a = raw_post(INFER, body, len(body) + 1)
 check_error("a header length beyond the body: 400 naming both", a, 400,
             "invalid_json: Inference-Header-Content-Length says the JSON "
@@ -484,6 +489,20 @@ text = json.dumps(hdr).encode()
 a = raw_post(INFER, text + bytes(16), len(text))
 check_error("both data and binary_data_size: 422", a, 422,
             "invalid_value at /inputs/0/data: input queries gives both")
+
+hdr = json.loads(body[:hl])
+hdr["inputs"][0]["name"] = "queries\u0000x"
+text = json.dumps(hdr).encode()
+a = raw_post(INFER, text + body[hl:], len(text))
+check_error("an input named queries\\u0000x is not queries", a, 422,
+            "unknown_field at /inputs/0/name: an input's name holds a NUL "
+            "byte")
+hdr["inputs"][0]["name"] = "queries"
+hdr["model_name"] = "attention_dot\u0000"
+text = json.dumps(hdr).encode()
+a = raw_post(INFER, text + body[hl:], len(text))
+check_error("model_name attention_dot\\u0000 is not attention_dot", a, 422,
+            "invalid_value at /model_name: model_name holds a NUL byte")
 
 print("1..%d" % n)
 sys.exit(1 if failed or n == 0 else 0)
