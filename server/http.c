@@ -1046,12 +1046,37 @@ static int computes_long(unsigned flags, size_t body_len) {
     return !(flags & API_ROUTE_WORK_OF_BODY) || body_len > INLINE_BODY_BYTES;
 }
 
+/* 1 when the client of a suspended connection has closed it or reset it
+ * (a suspended connection is not polled, so nothing else notices): its
+ * request, still waiting in the queue, is not worth computing. Bytes
+ * waiting to be read (a pipelined request) mean it is still there. */
+static int client_gone(struct MHD_Connection *conn) {
+    const union MHD_ConnectionInfo *info =
+        MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CONNECTION_FD);
+    if (info == NULL)
+        return 0;
+    char byte;
+    ssize_t n = recv(info->connect_fd, &byte, 1, MSG_PEEK | MSG_DONTWAIT);
+    return n == 0 ||
+           (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR);
+}
+
 /* A compute pool job: the answer, then the connection resumed, after
  * which r belongs to the HTTP thread again (it may complete and free r at
- * once). */
+ * once). A request whose client left while it waited is answered without
+ * computing (the answer goes nowhere). */
 static void compute_job(void *arg) {
     srv_request *r = arg;
-    if (atomic_load(&r->srv->stopping)) { /* the drain's grace is over */
+    if (client_gone(r->conn)) {
+        api_problem p;
+        memset(&p, 0, sizeof p);
+        api_fail(&p, API_E_OVERLOADED, NULL,
+                 "the client closed the connection before its request was "
+                 "computed");
+        r->job_response.compute_ms = -1;
+        r->job_response.route = api_route_of_path(r->job_request.path);
+        api_front_respond_problem(&r->job_response, &p, r->job_request.path);
+    } else if (atomic_load(&r->srv->stopping)) { /* the drain's grace is over */
         api_problem p;
         memset(&p, 0, sizeof p);
         api_fail(&p, API_E_OVERLOADED, NULL,
