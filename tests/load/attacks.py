@@ -1071,6 +1071,33 @@ class Run:
                      mib(mon.idle), mib(mon.peak), self.mem_note(mon),
                      mib(RSS_LIMIT_KB)))
 
+    # 10 ----------------------------------------------------------------------
+    def abandoned_queue(self, d, mon, label):
+        """One address queues 12 requests that each compute to the
+        2 s limit, and closes every connection at once: a queued request
+        whose client left is not computed, so another client's small
+        request waits at most for the two already running (about 2 s),
+        not for all twelve (12 s)."""
+        req = raw_request("POST", "/attention/additive",
+                          heavy_additive_body(500))
+        socks = []
+        for _ in range(12):
+            s = connect(d.port, source="127.0.0.2", timeout=10)
+            s.sendall(req)
+            socks.append(s)
+        time.sleep(0.5)
+        for s in socks:
+            s.close()
+        # padded past the 2 KiB a request may be computed inline with
+        small = small_dot_body() + b" " * 3000
+        st, _, _, dt = request(d.port, "POST", "/attention/dot", small,
+                               source="127.0.0.3", timeout=60)
+        self.tap(st == 200 and dt < 5.0,
+                 "%s: a small request after 12 abandoned 2 s computations "
+                 "from one address: %s in %.1f s (at most the 2 s of the "
+                 "running two, with slack; 12 s if the abandoned ran)%s"
+                 % (label, st, dt, self.mem_note(mon)))
+
     def all(self, only):
         budget1g = ["--memory-budget", "1G"]
         plan = [
@@ -1098,6 +1125,9 @@ class Run:
                                     self.head_positional)),
             (9, lambda: self.attack("9 multihead", budget1g,
                                     self.multihead)),
+            (10, lambda: self.attack("10 abandoned queue", [],
+                                     self.abandoned_queue,
+                                     base=["--compute-timeout", "2"])),
         ]
         for i, fn in plan:
             if not only or i in only:
