@@ -162,12 +162,42 @@ static int shape_entries(const json_t *shape, size_t max_elements,
     return 1;
 }
 
+/* Entries tested at a time before the first bad one is looked for. */
+#define FINITE_BLOCK 1024
+
+/* 1 when one of the n FP64 (size 8) or FP32 (size 4) little-endian
+ * entries at p is a NaN or an infinity: every bit of its exponent set.
+ * No branch per entry, so that the compiler may test several at once
+ * (the entry-by-entry test took 1 ms of a 3 MiB request). */
+static int any_non_finite(const unsigned char *p, size_t n, size_t size) {
+    unsigned bad = 0;
+    if (size == 8)
+        for (size_t i = 0; i < n; i++) {
+            const unsigned char *e = p + 8 * i;
+            uint32_t top = (uint32_t)e[7] << 8 | e[6];
+            bad |= (top & 0x7ff0) == 0x7ff0;
+        }
+    else
+        for (size_t i = 0; i < n; i++) {
+            const unsigned char *e = p + 4 * i;
+            uint32_t top = (uint32_t)e[3] << 8 | e[2];
+            bad |= (top & 0x7f80) == 0x7f80;
+        }
+    return bad != 0;
+}
+
 /* The index of the first entry that is not finite, or count. */
 static size_t first_non_finite(const unsigned char *bytes, size_t count,
                                api_datatype dt) {
-    for (size_t i = 0; i < count; i++)
-        if (!isfinite(api_bytes_at(bytes, i, dt)))
-            return i;
+    size_t size = api_datatype_size(dt);
+    for (size_t at = 0; at < count; at += FINITE_BLOCK) {
+        size_t n = count - at < FINITE_BLOCK ? count - at : FINITE_BLOCK;
+        if (!any_non_finite(bytes + at * size, n, size))
+            continue;
+        for (size_t i = at; i < at + n; i++)
+            if (!isfinite(api_bytes_at(bytes, i, dt)))
+                return i;
+    }
     return count;
 }
 
@@ -362,6 +392,28 @@ static double entry(const api_result_item *it, size_t column, size_t i) {
     }
 }
 
+/* The index of the block of FINITE_BLOCK doubles at x (n of them) where
+ * the first entry beyond FP32's range (fp32: from halfway between FLT_MAX
+ * and 2^128 on, where it rounds to infinity, as below; NaN, a masked
+ * score, is kept) or INT32's (|x| > INT32_MAX or NaN) is, or n when there
+ * is none. A block is tested without a branch per entry: entry by entry,
+ * the test of a large dot's 1.2 M entries took 2 to 3 ms. */
+static size_t first_beyond(const double *x, size_t n, int fp32) {
+    for (size_t at = 0; at < n; at += FINITE_BLOCK) {
+        size_t m = n - at < FINITE_BLOCK ? n - at : FINITE_BLOCK;
+        unsigned bad = 0;
+        if (fp32)
+            for (size_t i = 0; i < m; i++)
+                bad |= fabs(x[at + i]) >= 0x1.ffffffp127; /* not NaN */
+        else
+            for (size_t i = 0; i < m; i++)
+                bad |= !(fabs(x[at + i]) <= INT32_MAX);
+        if (bad)
+            return at;
+    }
+    return n;
+}
+
 int kserve_output_fits(const kserve_output_form *f, const api_result_item *it,
                        size_t column, const char *name, int integral,
                        api_problem *p) {
@@ -375,7 +427,10 @@ int kserve_output_fits(const kserve_output_form *f, const api_result_item *it,
     if (f->datatype != API_DT_FP32 && f->datatype != API_DT_INT32)
         return 0;
     size_t n = api_result_item_count(it);
-    for (size_t i = 0; i < n; i++) {
+    size_t i = it->kind == API_ITEM_TENSOR
+                   ? first_beyond(it->data, n, f->datatype == API_DT_FP32)
+                   : 0;
+    for (; i < n; i++) {
         double x = entry(it, column, i);
         /* below halfway from FLT_MAX (0x1.fffffep127) to 2^128 a double
          * rounds to a finite float; from there on, to infinity */

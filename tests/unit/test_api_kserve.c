@@ -25,7 +25,9 @@
 #include <sys/stat.h>
 
 #include <cmocka.h>
+#include <float.h>
 #include <jansson.h>
+#include <math.h>
 
 #include "api.h"
 #include "route.h"
@@ -442,12 +444,157 @@ static void test_id_and_methods(void **state) {
     api_response_free(&res2);
 }
 
+/* A dot request whose queries (1, n, 2) come as binary FP64 or FP32 bytes
+ * (each entry x, the bad one at `at` replaced by `bad` when at < 2n),
+ * keys and values as JSON; returns the status, the error text in *error
+ * (or "" for 200). */
+static int binary_queries(const char *dt, size_t n, size_t at, double bad,
+                          double x, char *error, size_t cap) {
+    size_t count = 2 * n, size = !strcmp(dt, "FP64") ? 8 : 4;
+    char header[512];
+    int len = snprintf(
+        header, sizeof header,
+        "{\"inputs\":[{\"name\":\"queries\",\"shape\":[1,%zu,2],"
+        "\"datatype\":\"%s\",\"parameters\":{\"binary_data_size\":%zu}},"
+        "{\"name\":\"keys\",\"shape\":[1,1,2],\"datatype\":\"FP64\","
+        "\"data\":[1,0]},{\"name\":\"values\",\"shape\":[1,1,1],"
+        "\"datatype\":\"FP64\",\"data\":[7]}]}",
+        n, dt, count * size);
+    char *body = malloc((size_t)len + count * size);
+    memcpy(body, header, (size_t)len);
+    for (size_t i = 0; i < count; i++) { /* little-endian bytes */
+        double v = i == at ? bad : x;
+        uint64_t bits;
+        if (size == 8) {
+            memcpy(&bits, &v, 8);
+        } else {
+            float f = (float)v;
+            uint32_t b32;
+            memcpy(&b32, &f, 4);
+            bits = b32;
+        }
+        for (size_t k = 0; k < size; k++)
+            body[(size_t)len + i * size + k] = (char)(bits >> (8 * k));
+    }
+    char length[24];
+    snprintf(length, sizeof length, "%d", len);
+    api_request req = {.method = "POST",
+                       .path = "/v2/models/attention_dot/infer",
+                       .content_type = "application/octet-stream",
+                       .inference_header_length = length,
+                       .body = body,
+                       .body_len = (size_t)len + count * size};
+    api_response res;
+    api_handle(&req, &res);
+    error[0] = '\0';
+    if (res.status != 200) {
+        json_t *j = parse(&res);
+        snprintf(error, cap, "%s",
+                 json_string_value(json_object_get(j, "error")));
+        json_decref(j);
+    }
+    int status = res.status;
+    api_response_free(&res);
+    free(body);
+    return status;
+}
+
+/* Binary FP64 and FP32 inputs: the first NaN or infinity is found
+ * wherever it is (in or across the blocks the check tests at once), and
+ * every finite value passes, the largest and the subnormal ones too. */
+static void test_binary_non_finite(void **state) {
+    (void)state;
+    static const char *const dts[] = {"FP64", "FP32"};
+    static const size_t where[] = {0, 1, 1023, 1024, 1025, 2047, 4095};
+    char error[512], want[128];
+    for (size_t t = 0; t < 2; t++) {
+        const double bads[] = {NAN, INFINITY, -INFINITY};
+        const char *names[] = {"NaN", "+Infinity", "-Infinity"};
+        for (size_t w = 0; w < sizeof where / sizeof where[0]; w++)
+            for (size_t b = 0; b < 3; b++) {
+                assert_int_equal(binary_queries(dts[t], 2048, where[w], bads[b],
+                                                0.5, error, sizeof error),
+                                 422);
+                snprintf(want, sizeof want,
+                         "entry %zu (row-major) of input queries's bytes is "
+                         "%s",
+                         where[w], names[b]);
+                if (!strstr(error, want))
+                    fail_msg("%s: %s not in %s", dts[t], want, error);
+            }
+        const double finite[] = {t ? FLT_MAX : DBL_MAX, t ? -FLT_MAX : -DBL_MAX,
+                                 t ? FLT_TRUE_MIN : DBL_TRUE_MIN, -0.0};
+        for (size_t f = 0; f < 4; f++)
+            assert_int_equal(binary_queries(dts[t], 2048, 1500, finite[f], 0.5,
+                                            error, sizeof error),
+                             200);
+        assert_int_equal(
+            binary_queries(dts[t], 3, 99, 0, 0.25, error, sizeof error), 200);
+    }
+}
+
+/* FP32 outputs: the first entry beyond float's range (from halfway
+ * between FLT_MAX and 2^128 on, where it rounds to infinity) is named
+ * wherever it is (the check tests blocks of entries at once); FLT_MAX and
+ * the largest double below the halfway point fit. The output equals
+ * values' one row (one key, weight 1). */
+static void test_fp32_output_range(void **state) {
+    (void)state;
+    static const struct {
+        size_t at;
+        double x;
+        const char *text; /* NULL: it fits */
+    } cases[] = {
+        {0, -3.5e38, "-3.5e+38"},
+        {1023, -3.5e38, "-3.5e+38"},
+        {1024, 0x1.ffffffp127, "3.4028235677973366e+38"},
+        {2999, -0x1.ffffffp127, "-3.4028235677973366e+38"},
+        {1500, 0x1.fffffefffffffp127, NULL},
+        {1500, FLT_MAX, NULL},
+    };
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        json_t *values = json_array();
+        for (size_t i = 0; i < 3000; i++)
+            json_array_append_new(values,
+                                  json_real(i == cases[c].at ? cases[c].x
+                                            : i == 77        ? FLT_MAX
+                                                             : 0.5));
+        json_t *req = json_pack(
+            "{s:[{s:s,s:[i,i,i],s:s,s:[f,f]},{s:s,s:[i,i,i],s:s,s:[f,f]},"
+            "{s:s,s:[i,i,i],s:s,s:o}],s:[{s:s}],s:{s:s}}",
+            "inputs", "name", "queries", "shape", 1, 1, 2, "datatype", "FP64",
+            "data", 1.0, 0.0, "name", "keys", "shape", 1, 1, 2, "datatype",
+            "FP64", "data", 1.0, 0.0, "name", "values", "shape", 1, 1, 3000,
+            "datatype", "FP64", "data", values, "outputs", "name", "output",
+            "parameters", "output_datatype", "FP32");
+        int status;
+        json_t *res = post_json("/v2/models/attention_dot/infer", req, &status);
+        if (!cases[c].text) {
+            assert_int_equal(status, 200);
+        } else {
+            assert_int_equal(status, 422);
+            char want[96];
+            snprintf(want, sizeof want,
+                     "entry %zu of output output is %s, beyond FP32's range",
+                     cases[c].at, cases[c].text);
+            const char *error =
+                json_string_value(json_object_get(res, "error"));
+            if (!strstr(error, want))
+                fail_msg("%s not in %s", want, error);
+        }
+        json_decref(res);
+        json_decref(req);
+    }
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_every_case_through_the_front),
         cmocka_unit_test(test_models_match_routes),
         cmocka_unit_test(test_server_metadata_and_ready),
         cmocka_unit_test(test_id_and_methods),
+        cmocka_unit_test(test_binary_non_finite),
+        cmocka_unit_test(test_fp32_output_range),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
