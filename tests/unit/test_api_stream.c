@@ -6,7 +6,10 @@
  * the bytes of the same request answered whole; small answers, errors and
  * SVG heatmaps are never streamed; body_done is called once, after the
  * body is parsed; a stream freed at any point leaks nothing and never
- * hangs (the sanitizer and valgrind runs check that).
+ * hangs (the sanitizer and valgrind runs check that). Answers of the v2
+ * front with outputs as raw bytes (written straight into the reader's
+ * pieces, entries cut anywhere) are the same bytes too, of the length
+ * api_stream_length announces.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -363,6 +366,90 @@ static void test_freed_at_any_point(void **state) {
     free(body);
 }
 
+/* A v2 infer request of the dot model: queries and keys (1, n, 4),
+ * values (1, n, dv) as nested JSON data, then extra (",..." or ""). */
+static char *v2_dot_request(size_t n, size_t dv, const char *extra) {
+    api_buf b = {0};
+    const char *names[] = {"queries", "keys", "values"};
+    api_buf_puts(&b, "{\"inputs\":[");
+    for (size_t t = 0; t < 3; t++) {
+        size_t cols = t == 2 ? dv : 4;
+        char head[160];
+        snprintf(head, sizeof head,
+                 "%s{\"name\":\"%s\",\"shape\":[1,%zu,%zu],"
+                 "\"datatype\":\"FP64\",\"data\":",
+                 t ? "," : "", names[t], n, cols);
+        api_buf_puts(&b, head);
+        matrix(&b, n, cols, 0.37 + 0.11 * (double)t);
+        api_buf_putc(&b, '}');
+    }
+    api_buf_putc(&b, ']');
+    api_buf_puts(&b, extra);
+    api_buf_putc(&b, '}');
+    size_t len;
+    return api_buf_release(&b, &len);
+}
+
+static void test_binary_outputs_streamed(void **state) {
+    (void)state;
+    /* every output as FP64 or FP32 bytes (output and weights both left as
+     * holes at the same place, then the scale's bytes), and one output as
+     * bytes beside one in the JSON header */
+    const char *forms[] = {
+        ",\"parameters\":{\"binary_data_output\":true}",
+        ",\"parameters\":{\"binary_data_output\":true,"
+        "\"output_datatype\":\"FP32\"}",
+        ",\"outputs\":[{\"name\":\"weights\",\"parameters\":"
+        "{\"binary_data\":true,\"datatype\":\"FP32\"}},"
+        "{\"name\":\"output\"}]",
+    };
+    const size_t pieces[] = {1, 3, 5, 7, 13, 4096, 65537, 1 << 20};
+    for (size_t f = 0; f < sizeof forms / sizeof forms[0]; f++) {
+        char *body = v2_dot_request(200, 200, forms[f]);
+        size_t whole_len;
+        int streamed, status;
+        char *whole = answer("/v2/models/attention_dot/infer", body, 0, 0,
+                             &streamed, &whole_len, &status);
+        assert_int_equal(status, 200);
+        for (size_t k = 0; k < sizeof pieces / sizeof pieces[0]; k++) {
+            api_request req = {.method = "POST",
+                               .path = "/v2/models/attention_dot/infer",
+                               .content_type = "application/json",
+                               .body = body,
+                               .body_len = strlen(body),
+                               .stream_ok = 1};
+            api_response res;
+            api_handle(&req, &res);
+            assert_int_equal(res.status, 200);
+            assert_non_null(res.stream);
+            assert_true(res.inference_header_length > 0);
+            assert_int_equal(api_stream_length(res.stream), whole_len);
+            api_buf all = {0};
+            char *chunk = malloc(pieces[k]);
+            assert_non_null(chunk);
+            ssize_t n;
+            while ((n = api_stream_read(res.stream, chunk, pieces[k])) > 0) {
+                assert_true((size_t)n <= pieces[k]);
+                /* a piece is full unless it is the last */
+                assert_true((size_t)n == pieces[k] ||
+                            all.len + (size_t)n == whole_len);
+                api_buf_append(&all, chunk, (size_t)n);
+            }
+            assert_int_equal(n, 0);
+            free(chunk);
+            api_response_free(&res);
+            size_t len;
+            char *got = api_buf_release(&all, &len);
+            assert_int_equal(len, whole_len);
+            assert_memory_equal(got, whole, len);
+            free(got);
+        }
+        printf("# v2 binary form %zu: %zu bytes, streamed\n", f, whole_len);
+        free(whole);
+        free(body);
+    }
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_dot_streamed),
@@ -374,6 +461,7 @@ int main(void) {
         cmocka_unit_test(test_svg_not_streamed),
         cmocka_unit_test(test_freed_half_read),
         cmocka_unit_test(test_freed_at_any_point),
+        cmocka_unit_test(test_binary_outputs_streamed),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
