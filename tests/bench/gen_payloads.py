@@ -19,11 +19,18 @@ Payloads (shape names as in the wire contract):
   large   dot     B=4 Nq=Nk=512 d=dv=64 (7.7 MB; 25.6 MB answer)
           add     B=1 Nq=Nk=256 dq=dk=dv=h=64
   sweep   dot     B x N x N x 64 for the scaling fit
+  binary  the large dot's tensors on /v2/models/attention_dot/infer: as
+          JSON (large_dot_v2; large_dot_v2_fp32 with the outputs as FP32
+          numbers), and as a JSON header followed by their
+          little-endian FP64 bytes with every output as bytes, FP64
+          (large_dot_bin64) or FP32 (large_dot_bin32); the same doubles
+          as large_dot, so the answers compare bit for bit
 """
 import json
 import math
 import os
 import random
+import struct
 import sys
 
 SEED = 20240611
@@ -69,6 +76,55 @@ def nw_body(rng, n, m):
             "kernel": "gaussian"}
 
 
+V2_INFER = "/v2/models/attention_dot/infer"
+V2_INPUTS = ("queries", "keys", "values")
+
+
+def flat(a):
+    return [x for row in a for x in flat(row)] if isinstance(a, list) \
+        else [a]
+
+
+def shape(a):
+    return [len(a)] + shape(a[0]) if isinstance(a, list) else []
+
+
+def binary_payloads(out, body, **info):
+    """The tensors of a dot body on the v2 front, as JSON data and as
+    binary tensor data (Triton's extension: Inference-Header-Content-Length
+    bytes of JSON header, then each input's bytes in "inputs" order).
+    Returns their index entries; a binary entry has "file" (its body),
+    "header_bytes" (the header's length) and "output_datatype"."""
+    entries = []
+    tensors = [(k, shape(body[k]), flat(body[k])) for k in V2_INPUTS]
+    inputs = [{"name": k, "shape": s, "datatype": "FP64", "data": v}
+              for k, s, v in tensors]
+    for name, extra in (("large_dot_v2", {}),
+                        ("large_dot_v2_fp32",
+                         {"parameters": {"output_datatype": "FP32"}})):
+        text = dumps(dict({"inputs": inputs}, **extra))
+        with open(os.path.join(out, name + ".json"), "w") as f:
+            f.write(text)
+        entries.append(dict(info, name=name, route=V2_INFER, bytes=len(text)))
+    blobs = [struct.pack("<%dd" % len(v), *v) for _, _, v in tensors]
+    for name, dt in (("large_dot_bin64", "FP64"), ("large_dot_bin32", "FP32")):
+        params = {"binary_data_output": True}
+        if dt != "FP64":  # FP64 is the default
+            params["output_datatype"] = dt
+        header = dumps({
+            "inputs": [{"name": k, "shape": s, "datatype": "FP64",
+                        "parameters": {"binary_data_size": len(b)}}
+                       for (k, s, _), b in zip(tensors, blobs)],
+            "parameters": params}).encode()
+        data = header + b"".join(blobs)
+        with open(os.path.join(out, name + ".bin"), "wb") as f:
+            f.write(data)
+        entries.append(dict(info, name=name, route=V2_INFER, bytes=len(data),
+                            file=name + ".bin", header_bytes=len(header),
+                            output_datatype=dt))
+    return entries
+
+
 def main():
     out = sys.argv[1] if len(sys.argv) > 1 else "build/bench/payloads"
     os.makedirs(out, exist_ok=True)
@@ -94,7 +150,8 @@ def main():
          additive_body(rng, 2, 64, 64, 32, 32, 32, valid_lens=True),
          B=2, Nq=64, Nk=64, d=32, dv=32, h=32)
     emit("medium_nw", "/regression/nw", nw_body(rng, 50, 50), n=50, m=50)
-    emit("large_dot", "/attention/dot", dot_body(rng, 4, 512, 512, 64, 64),
+    large_dot = dot_body(rng, 4, 512, 512, 64, 64)
+    emit("large_dot", "/attention/dot", large_dot,
          B=4, Nq=512, Nk=512, d=64, dv=64)
     emit("large_dot_nw", "/attention/dot",
          dot_body(rng, 4, 512, 512, 64, 64, return_weights=False),
@@ -106,6 +163,9 @@ def main():
                  (1, 512), (2, 512), (4, 512), (1, 1024)]:
         emit("sweep_dot_%d_%d" % (B, N), "/attention/dot",
              dot_body(rng, B, N, N, 64, 64), B=B, Nq=N, Nk=N, d=64, dv=64)
+
+    payloads.extend(binary_payloads(out, large_dot,
+                                    B=4, Nq=512, Nk=512, d=64, dv=64))
 
     with open(os.path.join(out, "index.json"), "w") as f:
         json.dump(payloads, f, indent=1)

@@ -4,6 +4,7 @@ anchors, all measured in one run, printed as one table.
 
     usage: python3 tests/bench/run.py [--attnd build/attnd]
                [--before OTHER_ATTND] [--duration 10] [--out FILE]
+               [--only binary]
     (make bench builds everything and runs this)
 
 Anchors, started here on loopback ports and stopped at the end:
@@ -25,6 +26,8 @@ servers of one row taking turns, best and median of N; /proc/<pid>/status
 for memory.
 --before runs the attnd rows a second time with another binary (e.g. one
 built before a change), in the same run.
+The large dot over binary tensor data (tests/bench/binary_rows.py) comes
+last; --only binary measures those rows alone.
 Prints the table to stdout (and to --out as Markdown when given).
 """
 import argparse
@@ -40,6 +43,8 @@ import subprocess
 import sys
 import tempfile
 import time
+
+import binary_rows
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
@@ -336,10 +341,13 @@ def main():
     ap.add_argument("--out", help="also write the table here (Markdown)")
     ap.add_argument("--raw", help="also write every figure here (JSON)")
     ap.add_argument("--from-raw", help="print the table of a --raw file")
+    ap.add_argument("--only", choices=["binary"],
+                    help="measure only these rows (binary: the large dot "
+                    "over binary tensor data, tests/bench/binary_rows.py)")
     args = ap.parse_args()
 
     pay = args.payloads
-    if not os.path.exists(os.path.join(pay, "index.json")):
+    if not binary_rows.present(pay):  # nor index.json
         run_tool([sys.executable, os.path.join(HERE, "gen_payloads.py"), pay])
     index = {p["name"]: p for p in json.load(open(os.path.join(pay,
                                                                "index.json")))}
@@ -359,8 +367,13 @@ def main():
     else:
         labels = [b[0] for b in binaries]
         meta = {"date": time.strftime("%Y-%m-%d %H:%M"),
-                "cpus": os.cpu_count(), "load_start": os.getloadavg()[0]}
-        results = measure(args, binaries, index, body)
+                "cpus": os.cpu_count(), "load_start": os.getloadavg()[0],
+                "only": args.only}
+        if args.only == "binary":
+            results = binary_rows.measure_alone(sys.modules[__name__], args,
+                                                binaries, index)
+        else:
+            results = measure(args, binaries, index, body)
         meta["load_end"] = os.getloadavg()[0]
         if args.raw:
             with open(args.raw, "w") as f:
@@ -369,7 +382,11 @@ def main():
                                        else k: v
                                        for k, v in results.items()}}, f,
                           indent=1)
-    table = make_table(results, index, labels)
+    if meta.get("only") == "binary":
+        table = binary_rows.table(sys.modules[__name__], results, index,
+                                  labels)
+    else:
+        table = make_table(results, index, labels)
     header = ("attnd benchmark, %s; %d CPUs; attnd %s HTTP threads, %s BLAS "
               "threads; load average %.2f at start, %.2f at end\n" %
               (meta["date"], meta["cpus"], results[("attnd", "threads")][0],
@@ -388,6 +405,9 @@ def main():
     if args.out:
         with open(args.out, "w") as f:
             f.write(header + "\n" + table + "\n\n" + notes + "\n")
+    if binary_rows.failed(results):
+        sys.exit("a binary answer differs from the JSON answer (see the "
+                 "table)")
 
 
 def measure(args, binaries, index, body):
@@ -476,6 +496,10 @@ def measure(args, binaries, index, body):
             figs = latencies([a for _, a in attnds], p["route"], body(name), 3)
             for (label, _), f in zip(attnds, figs):
                 results[(label, "sweep")].append((work, f["best_ms"]))
+        # the large dot over binary tensor data (binary_rows.py)
+        results.update(binary_rows.measure(sys.modules[__name__], attnds,
+                                           index, args.payloads, tmp,
+                                           services))
         for s in services:
             s.stop()
         services = []
@@ -490,6 +514,9 @@ def measure(args, binaries, index, body):
             results[(label, "memory")] = (idle, a.status("VmHWM"))
             a.stop()
             services.remove(a)
+        results.update(binary_rows.measure_memory(sys.modules[__name__],
+                                                  binaries, index,
+                                                  args.payloads, services))
 
         blas = results[(binaries[0][0], "threads")][1] or 1
         p = index["large_dot"]
@@ -679,6 +706,8 @@ def make_table(r, index, labels):
 
     if "numbers" in r:
         number_rows(r["numbers"], labels, rows)
+    if ("attnd", "binary") in r:
+        binary_rows.rows(sys.modules[__name__], r, index, labels, row)
 
     widths = [max(len(str(x[i])) for x in rows + [cols])
               for i in range(len(cols))]
