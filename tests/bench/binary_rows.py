@@ -44,7 +44,7 @@ PAYLOAD = {"v2_json": "large_dot_v2", "v2_json32": "large_dot_v2_fp32",
            "bin32": "large_dot_bin32"}
 NEEDED = ("large_dot_v2", "large_dot_v2_fp32", "large_dot_bin64",
           "large_dot_bin32")
-REPS = 11
+REPS = 21
 
 
 def present(pay):

@@ -44,7 +44,8 @@ import sys
 import tempfile
 import time
 
-import binary_rows
+sys.dont_write_bytecode = True  # no __pycache__ beside the sources
+import binary_rows  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
