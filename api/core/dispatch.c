@@ -366,9 +366,11 @@ void api_handle(const api_request *req, api_response *res) {
     call.limits = limits;
     call.status = 200;
     call.compute_ms = -1;
-    api_ledger ledger = {0, req->may_wait};
+    /* a try on an HTTP thread never waits: no room is for a compute thread */
+    int may_wait = req->inline_work_max > 0 ? -1 : req->may_wait;
+    api_ledger ledger = {0, may_wait, 0};
     call.ledger = &ledger;
-    tree_check tree = {&call, {0, req->may_wait}};
+    tree_check tree = {&call, {0, may_wait, 0}};
     const api_route *route;
     int rc = check_headers(req, limits, (long long)req->body_len, &route, res,
                            &call.problem);
@@ -436,6 +438,13 @@ void api_handle(const api_request *req, api_response *res) {
     json_decref(root);
     api_fastpath_release(&fast);
     api_ledger_settle(&tree.tree, 0);
+    if (ledger.deferred || tree.tree.deferred) {
+        api_buf_free(&call.out);
+        api_ledger_settle(&ledger, 0);
+        start_response(res);
+        res->deferred = 1;
+        return;
+    }
     if (rc == 0) {
         res->status = call.status;
         res->content_type = call.content_type ? call.content_type : API_CT_JSON;
