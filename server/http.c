@@ -852,14 +852,21 @@ static enum MHD_Result answer_no_room(srv_request *r,
                                       const char *url, int room, uint64_t bytes,
                                       int close_conn);
 
+/* s into dst (cap bytes), cut to fit: snprintf's "%s" without its cost. */
+static void copy_cut(char *dst, size_t cap, const char *s) {
+    size_t n = strnlen(s, cap - 1);
+    memcpy(dst, s, n);
+    dst[n] = '\0';
+}
+
 /* Headers are in. What they decide is answered at once when a body is on
  * its way (the client need not send it, and the connection then closes),
  * else on the last call, which keeps the connection open. */
 static enum MHD_Result on_headers(srv_request *r, struct MHD_Connection *conn,
                                   const char *url, const char *method,
                                   const char *version) {
-    snprintf(r->method, sizeof r->method, "%s", method);
-    snprintf(r->path, sizeof r->path, "%s", url);
+    copy_cut(r->method, sizeof r->method, method);
+    copy_cut(r->path, sizeof r->path, url);
     const union MHD_ConnectionInfo *sc =
         MHD_get_connection_info(conn, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
     r->watched = sc != NULL ? sc->socket_context : NULL;
