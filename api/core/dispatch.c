@@ -8,6 +8,7 @@
 
 #include <ctype.h>
 #include <limits.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -356,12 +357,20 @@ static uint64_t held_bytes(const api_response *res) {
     return res->stream ? api_stream_held_bytes(res->stream) : res->body_len;
 }
 
+/* A zeroed call, but for its result's items, which are zeroed as they are
+ * added (result.c): 11 KB less to clear per request. */
+static void start_call(api_call *call) {
+    size_t at = offsetof(api_call, result) + sizeof call->result.items;
+    memset(call, 0, offsetof(api_call, result));
+    memset((char *)call + at, 0, sizeof *call - at);
+}
+
 void api_handle(const api_request *req, api_response *res) {
     api_limits defaults;
     const api_limits *limits = limits_of(req, &defaults);
     start_response(res);
     api_call call;
-    memset(&call, 0, sizeof call);
+    start_call(&call);
     call.req = req;
     call.limits = limits;
     call.status = 200;
