@@ -461,9 +461,10 @@ static char *substitute(const char *body, size_t len, const region *regions,
 
 /* A small body is mostly jansson's lexer, about 150 instructions a byte:
  * half of a small request's time in the api. A text that is one object
- * whose members are strings, numbers, true, false and null (so a small
- * request once its arrays are placeholders) is built here instead, with
- * the values jansson makes of it; anything else is left to jansson. */
+ * whose members are strings, numbers, true, false, null or arrays of those
+ * (so a small request once its arrays are placeholders, valid_lens
+ * included) is built here instead, with the values jansson makes of it;
+ * anything else is left to jansson. */
 
 /* The string at c (its '"') when it holds printable ASCII and the escape
  * \u0000 alone (a placeholder's): its bytes, \u0000 as NUL, into out
@@ -584,6 +585,36 @@ static json_t *flat_value(cursor *c) {
     return NULL;
 }
 
+/* The array at c ('[') when its entries are such values (valid_lens):
+ * json_array of them, as jansson makes it; else NULL. */
+static json_t *flat_array(cursor *c) {
+    json_t *a = json_array();
+    if (a == NULL)
+        return NULL;
+    c->pos++;
+    skip_ws(c);
+    if (at(c, ']')) {
+        c->pos++;
+        return a;
+    }
+    for (;;) {
+        json_t *v = flat_value(c);
+        if (v == NULL || json_array_append_new(a, v) != 0)
+            break;
+        skip_ws(c);
+        if (at(c, ']')) {
+            c->pos++;
+            return a;
+        }
+        if (!at(c, ','))
+            break;
+        c->pos++;
+        skip_ws(c);
+    }
+    json_decref(a);
+    return NULL;
+}
+
 /* text as jansson would parse it when it is such a flat object (flags:
  * JSON_DECODE_ANY and JSON_ALLOW_NUL at most), else NULL: the same
  * members in the same order, a repeated key's last value in its first
@@ -614,7 +645,7 @@ static json_t *load_flat(const char *text, size_t len, size_t flags) {
                 goto give_up;
             c.pos++;
             skip_ws(&c);
-            json_t *v = flat_value(&c);
+            json_t *v = at(&c, '[') ? flat_array(&c) : flat_value(&c);
             if (v == NULL ||
                 json_object_setn_new_nocheck(obj, key, (size_t)n, v) != 0)
                 goto give_up;

@@ -317,9 +317,10 @@ static int same_members(const json_t *a, const json_t *b) {
     return i == NULL && j == NULL;
 }
 
-/* A flat object (strings, numbers, true, false, null) is built without
- * jansson's lexer: the same document as jansson's, member by member and in
- * order, or jansson's own error for what it refuses. */
+/* A flat object (strings, numbers, true, false, null, arrays of those) is
+ * built without jansson's lexer: the same document as jansson's, member by
+ * member and in order, or jansson's own error for what it refuses (a body
+ * with fast arrays holds placeholders: its answers are compared). */
 static void test_flat_objects(void **state) {
     (void)state;
     static const char *const bodies[] = {
@@ -362,6 +363,20 @@ static void test_flat_objects(void **state) {
         "{\"a\":\"\x01\"}",
         "{\"a\":\"\xc3\xa9\"}",
         "{\"a\":[1],\"b\":2}",
+        "{\"a\":[],\"b\":[ ],\"c\":[1, -2.5e1 ,\"x\",true,false,null]}",
+        "{\"a\":[1,]}",
+        "{\"a\":[,1]}",
+        "{\"a\":[1 2]}",
+        "{\"a\":[1}",
+        "{\"a\":[[1]]}",
+        "{\"a\":[{}]}",
+        "{\"a\":[01]}",
+        "{\"a\":[9223372036854775808]}",
+        "{\"queries\":[[1,2]],\"keys\":[[1,2],[3,4]],\"values\":[[1],[2]],"
+        "\"valid_lens\":[1]}",
+        "{\"queries\":[[[1,2]]],\"keys\":[[[1,2],[3,4]]],\"values\":[[[1],[2]]]"
+        ","
+        "\"valid_lens\":[[1]],\"scale\":0.5,\"causal\":\"top_left\"}",
         "{\"a\":{\"b\":1}}",
         "{\"a\":1",
         "{\"a\":\"x",
@@ -385,7 +400,7 @@ static void test_flat_objects(void **state) {
                 e1.position != e2.position)
                 fail_msg("%s: jansson %s, flat %s", bodies[i],
                          plain ? "parses" : e1.text, root ? "parses" : e2.text);
-        } else if (!same_members(plain, root)) {
+        } else if (fp.n_arrays == 0 && !same_members(plain, root)) {
             fail_msg("%s: the documents differ", bodies[i]);
         }
         json_decref(plain);
