@@ -53,6 +53,12 @@ typedef struct {
      * room (a compute thread); 0: it is refused at once (an HTTP thread,
      * which must never block) */
     int may_wait;
+    /* > 0: a try on an HTTP thread, which computes the request only when
+     * its estimated work is at most this many operations and every memory
+     * reservation fits at once (neither waiting nor refused); otherwise
+     * the answer is api_response.deferred, for a compute thread to handle
+     * the request again (with 0 here). 0: no such bound. */
+    uint64_t inline_work_max;
 } api_request;
 
 typedef struct {
@@ -79,6 +85,9 @@ typedef struct {
      * (api_budget_give) by whoever frees them: api_response_free, or the
      * server once the answer is sent */
     uint64_t charged;
+    /* 1: not handled, nothing else set: the request is beyond
+     * api_request.inline_work_max (or its memory does not fit now) */
+    int deferred;
 } api_response;
 
 /* Handle one request. Never fails: every error becomes a problem+json
@@ -117,8 +126,9 @@ enum {
     API_BUDGET_BUSY = 2   /* no room now, nor after waiting: 503 */
 };
 
-/* Reserve bytes (waiting for room when may_wait and a waiter's place is
- * free). Returns API_BUDGET_*; only API_BUDGET_OK reserves. */
+/* Reserve bytes (waiting for room when may_wait > 0 and a waiter's place
+ * is free; may_wait < 0: a try, whose API_BUDGET_BUSY is not counted as a
+ * refusal). Returns API_BUDGET_*; only API_BUDGET_OK reserves. */
 int api_budget_take(uint64_t bytes, int may_wait);
 
 /* Reserve bytes without a check (memory already held). */

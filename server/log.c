@@ -78,6 +78,20 @@ size_t srv_format_ms(char *buf, double ms) {
     return n;
 }
 
+/* v in decimal: printf's "%llu" without its cost. */
+static void put_uint(line *l, unsigned long long v) {
+    char tmp[24];
+    char *end = tmp + sizeof tmp;
+    char *p = digits_back(end, v, 1);
+    put(l, p, (size_t)(end - p));
+}
+
+static void put_int(line *l, int v) {
+    if (v < 0)
+        puts_(l, "-");
+    put_uint(l, v < 0 ? 0ULL - (unsigned long long)v : (unsigned long long)v);
+}
+
 static void put_ms(line *l, double ms) {
     char tmp[SRV_MS_TEXT_MAX];
     put(l, tmp, srv_format_ms(tmp, ms));
@@ -172,8 +186,11 @@ void srv_log_access(const srv_access *rec) {
         put_json_string(&l, rec->method, 32);
         puts_(&l, ",\"path\":");
         put_json_string(&l, rec->path, PATH_LOG_MAX);
-        putf(&l, ",\"status\":%d,\"bytes\":%zu,\"duration_ms\":", rec->status,
-             rec->bytes);
+        puts_(&l, ",\"status\":");
+        put_int(&l, rec->status);
+        puts_(&l, ",\"bytes\":");
+        put_uint(&l, rec->bytes);
+        puts_(&l, ",\"duration_ms\":");
         put_ms(&l, rec->duration_ms);
         puts_(&l, "}");
     } else {
@@ -184,7 +201,11 @@ void srv_log_access(const srv_access *rec) {
         put_text_token(&l, rec->method, 32);
         puts_(&l, " ");
         put_text_token(&l, rec->path, PATH_LOG_MAX);
-        putf(&l, " %d %zuB ", rec->status, rec->bytes);
+        puts_(&l, " ");
+        put_int(&l, rec->status);
+        puts_(&l, " ");
+        put_uint(&l, rec->bytes);
+        puts_(&l, "B ");
         put_ms(&l, rec->duration_ms);
         puts_(&l, "ms");
     }

@@ -57,7 +57,7 @@ int api_budget_take(uint64_t bytes, int may_wait) {
         rc = API_BUDGET_NEVER;
     } else if (bytes <= total - (used < total ? used : total)) {
         used += bytes;
-    } else if (!may_wait || waiting >= max_waiters) {
+    } else if (may_wait <= 0 || waiting >= max_waiters) {
         rc = API_BUDGET_BUSY;
     } else {
         struct timespec until = deadline_in(max_wait_ms);
@@ -72,7 +72,7 @@ int api_budget_take(uint64_t bytes, int may_wait) {
         else
             rc = API_BUDGET_BUSY;
     }
-    if (rc == API_BUDGET_BUSY)
+    if (rc == API_BUDGET_BUSY && may_wait >= 0)
         refusals++;
     if (used > peak)
         peak = used;
@@ -150,6 +150,8 @@ int api_ledger_reserve(api_ledger *ledger, uint64_t bytes, const char *what,
         ledger->held += bytes;
         return 0;
     }
+    if (rc == API_BUDGET_BUSY && ledger->may_wait < 0)
+        ledger->deferred = 1;
     char detail[512];
     api_budget_refusal(detail, sizeof detail, rc, what, bytes);
     return api_fail(

@@ -26,15 +26,21 @@
 /* What one request has reserved, and whether it may wait for room. */
 typedef struct {
     uint64_t held; /* bytes reserved through this ledger */
-    int may_wait;  /* 1: may wait in the budget's queue (api_request) */
+    /* 1: may wait in the budget's queue (api_request); 0: no room now is
+     * 503; -1: a try on an HTTP thread (api_request.inline_work_max): no
+     * room now sets deferred instead */
+    int may_wait;
+    /* the request is to be handled again on a compute thread: no room now
+     * in a try, or its work beyond inline_work_max (api_route_charge) */
+    int deferred;
 } api_ledger;
 
 /* Reserve bytes for what the request is about to hold (what: "the JSON
  * tree of the body", "its tensors, working set and answer"): 413
  * payload_too_large when it exceeds the whole budget, 503 overloaded when
- * it does not fit now and waiting (if allowed) did not make room. Returns
- * 0 (ledger->held grown) or -1 with p set. A NULL ledger reserves
- * nothing. */
+ * it does not fit now and waiting (if allowed) did not make room (in a
+ * try: ledger->deferred set as well). Returns 0 (ledger->held grown) or -1
+ * with p set. A NULL ledger reserves nothing. */
 int api_ledger_reserve(api_ledger *ledger, uint64_t bytes, const char *what,
                        api_problem *p);
 

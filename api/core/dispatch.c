@@ -8,6 +8,7 @@
 
 #include <ctype.h>
 #include <limits.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -356,19 +357,29 @@ static uint64_t held_bytes(const api_response *res) {
     return res->stream ? api_stream_held_bytes(res->stream) : res->body_len;
 }
 
+/* A zeroed call, but for its result's items, which are zeroed as they are
+ * added (result.c): 11 KB less to clear per request. */
+static void start_call(api_call *call) {
+    size_t at = offsetof(api_call, result) + sizeof call->result.items;
+    memset(call, 0, offsetof(api_call, result));
+    memset((char *)call + at, 0, sizeof *call - at);
+}
+
 void api_handle(const api_request *req, api_response *res) {
     api_limits defaults;
     const api_limits *limits = limits_of(req, &defaults);
     start_response(res);
     api_call call;
-    memset(&call, 0, sizeof call);
+    start_call(&call);
     call.req = req;
     call.limits = limits;
     call.status = 200;
     call.compute_ms = -1;
-    api_ledger ledger = {0, req->may_wait};
+    /* a try on an HTTP thread never waits: no room is for a compute thread */
+    int may_wait = req->inline_work_max > 0 ? -1 : req->may_wait;
+    api_ledger ledger = {0, may_wait, 0};
     call.ledger = &ledger;
-    tree_check tree = {&call, {0, req->may_wait}};
+    tree_check tree = {&call, {0, may_wait, 0}};
     const api_route *route;
     int rc = check_headers(req, limits, (long long)req->body_len, &route, res,
                            &call.problem);
@@ -436,6 +447,13 @@ void api_handle(const api_request *req, api_response *res) {
     json_decref(root);
     api_fastpath_release(&fast);
     api_ledger_settle(&tree.tree, 0);
+    if (ledger.deferred || tree.tree.deferred) {
+        api_buf_free(&call.out);
+        api_ledger_settle(&ledger, 0);
+        start_response(res);
+        res->deferred = 1;
+        return;
+    }
     if (rc == 0) {
         res->status = call.status;
         res->content_type = call.content_type ? call.content_type : API_CT_JSON;

@@ -17,6 +17,8 @@ int api_invoke_result(api_call *call, const api_route *route,
     req.content_type =
         (route->flags & API_ROUTE_JSON_BODY) ? API_CT_JSON : NULL;
     req.limits = call->limits;
+    /* a try on an HTTP thread bounds the route's work as well */
+    req.inline_work_max = call->req != NULL ? call->req->inline_work_max : 0;
 
     api_call inner;
     memset(&inner, 0, sizeof inner);

@@ -5,13 +5,17 @@
 #include "result.h"
 
 #include <math.h>
+#include <stddef.h>
 #include <string.h>
 
 #include "numfmt.h"
 
 void api_result_init(api_result *r, const api_tensor_format *fmt,
                      api_error fail_code, const char *fail_detail) {
-    memset(r, 0, sizeof *r);
+    /* all but the items, which add() zeroes as they are taken: 11 KB less
+     * to clear per request */
+    _Static_assert(offsetof(api_result, items) == 0, "items come first");
+    memset((char *)r + sizeof r->items, 0, sizeof *r - sizeof r->items);
     r->fmt = *fmt;
     r->fail_code = fail_code;
     r->fail_detail = fail_detail;

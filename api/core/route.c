@@ -140,6 +140,12 @@ int api_route_charge(api_call *call, const void *shapes) {
         api_limit_time(call->cost.ops, call->limits->compute_timeout_s,
                        &call->problem))
         return -1;
+    /* a try on an HTTP thread: longer work goes to a compute thread */
+    if (call->req != NULL && call->req->inline_work_max > 0 &&
+        call->cost.ops > call->req->inline_work_max && call->ledger != NULL) {
+        call->ledger->deferred = 1;
+        return -1;
+    }
     /* the clock runs from here: what follows is the computing */
     api_limit_deadline_start(call->limits->compute_timeout_s);
     const api_cost *c = &call->cost;

@@ -83,8 +83,10 @@ const char *const *api_route_fast_fields(const api_route *r);
  * than --max-work -> 413 payload_too_large (limit.h). Then reserve its
  * input, working set and answer from the memory budget through
  * call->ledger (budget.h): 413 when they exceed the whole budget, 503
- * overloaded when they do not fit now. Returns 0, or -1 with
- * call->problem set. */
+ * overloaded when they do not fit now. In a try on an HTTP thread
+ * (api_request.inline_work_max), more work than that bound, or no room
+ * now, sets call->ledger->deferred instead. Returns 0, or -1 with
+ * call->problem set or the request deferred. */
 int api_route_charge(api_call *call, const void *shapes);
 
 /* The Allow value of a route: "GET, HEAD, OPTIONS" or "POST, OPTIONS". */

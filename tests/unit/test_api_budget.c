@@ -2,8 +2,10 @@
  * test_api_budget.c — the server-wide memory budget (api.h, budget.h):
  * reservations that fit, never fit, or wait and then fit or time out; a
  * ledger settling to what an answer holds; the tree estimate against what
- * jansson really allocates; and api_handle refusing a tree bomb (413) and
- * a request over the budget (413), and giving every byte back afterwards.
+ * jansson really allocates; api_handle refusing a tree bomb (413) and
+ * a request over the budget (413), and giving every byte back afterwards;
+ * and a try on an HTTP thread (api_request.inline_work_max) deferred, not
+ * refused, for more work than its bound or memory that does not fit now.
  */
 #include <malloc.h>
 #include <pthread.h>
@@ -74,7 +76,7 @@ static void test_a_waiter_gets_room_or_times_out(void **state) {
 static void test_ledger_keeps_what_the_answer_holds(void **state) {
     (void)state;
     api_budget_set(100 * MiB, 1, 50);
-    api_ledger ledger = {0, 0};
+    api_ledger ledger = {0, 0, 0};
     api_problem p = {0};
     assert_int_equal(api_ledger_reserve(&ledger, 40 * MiB, "it", &p), 0);
     assert_int_equal(api_ledger_reserve(&ledger, 20 * MiB, "it", &p), 0);
@@ -233,6 +235,77 @@ static void test_handle_charges_and_gives_back(void **state) {
     api_budget_set(0, 1, 50);
 }
 
+static uint64_t refusals(void) {
+    api_budget_usage u;
+    api_budget_stats(&u);
+    return u.refusals;
+}
+
+static const char *NW = "{\"x_train\":[1,2,4],\"y_train\":[0,3,1],"
+                        "\"x_query\":[2.5],\"w\":0.5}";
+#define NW_FIT                                                                 \
+    "{\"x_train\":[1,2,4,5,6,7,8,9,10,11],\"y_train\":[0,3,1,2,3,4,5,6,7,8],"  \
+    "\"x_query\":[2.5],\"w\":0.5,\"fit\":{\"epochs\":100000}}"
+
+static void test_a_try_defers_long_work_and_no_room(void **state) {
+    (void)state;
+    api_request req = {.method = "POST",
+                       .path = "/regression/nw",
+                       .content_type = "application/json",
+                       .body = NW,
+                       .body_len = strlen(NW),
+                       .inline_work_max = 1 << 20};
+    api_response res;
+    /* little work, room enough: answered as without the bound */
+    api_handle(&req, &res);
+    assert_int_equal(res.status, 200);
+    assert_int_equal(res.deferred, 0);
+    api_response_free(&res);
+    /* 100000 epochs: deferred, nothing held, nothing answered */
+    req.body = NW_FIT;
+    req.body_len = strlen(NW_FIT);
+    api_handle(&req, &res);
+    assert_int_equal(res.deferred, 1);
+    assert_int_equal(res.status, 0);
+    assert_null(res.body);
+    assert_int_equal(used(), 0);
+    /* the same through /grade: the route it runs is bounded too */
+    const char *grade = "{\"endpoint\":\"/regression/nw\",\"request\":" NW_FIT
+                        ",\"answer\":{\"w\":0.5}}";
+    api_request g = req;
+    g.path = "/grade";
+    g.body = grade;
+    g.body_len = strlen(grade);
+    api_handle(&g, &res);
+    assert_int_equal(res.deferred, 1);
+    assert_null(res.body);
+    g.inline_work_max = 0; /* on a compute thread: computed */
+    api_handle(&g, &res);
+    assert_int_equal(res.deferred, 0);
+    assert_int_equal(res.status, 200);
+    api_response_free(&res);
+    /* no room now: deferred, and no refusal counted */
+    req.body = NW;
+    req.body_len = strlen(NW);
+    api_budget_set(64 * MiB, 1, 50);
+    assert_int_equal(api_budget_take(64 * MiB, 0), API_BUDGET_OK);
+    uint64_t refused = refusals();
+    api_handle(&req, &res);
+    assert_int_equal(res.deferred, 1);
+    assert_int_equal(refusals(), refused);
+    assert_int_equal(used(), 64 * MiB);
+    /* without the bound (an HTTP thread's dot): 503 at once, counted */
+    req.inline_work_max = 0;
+    api_handle(&req, &res);
+    assert_int_equal(res.deferred, 0);
+    assert_int_equal(res.status, 503);
+    assert_int_equal(refusals(), refused + 1);
+    api_response_free(&res);
+    api_budget_give(64 * MiB);
+    assert_int_equal(used(), 0);
+    api_budget_set(0, 1, 50);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_take_and_give),
@@ -241,6 +314,7 @@ int main(void) {
         cmocka_unit_test(test_tree_estimate_bounds_jansson),
         cmocka_unit_test(test_tree_bomb_refused_before_parsing),
         cmocka_unit_test(test_handle_charges_and_gives_back),
+        cmocka_unit_test(test_a_try_defers_long_work_and_no_room),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

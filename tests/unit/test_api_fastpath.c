@@ -7,7 +7,8 @@
  * forged placeholders, syntax errors before and after a fast array, size
  * limits) and random mutations of valid requests. Also checks that the
  * fast path is really taken where it should be and reads the same doubles
- * as jansson.
+ * as jansson, and that flat objects built without jansson's lexer are
+ * jansson's documents.
  * FASTPATH_ITERATIONS=n sets the number of mutated bodies (default
  * 30,000); FASTPATH_SEED=s fixes the seed (default: from the clock).
  */
@@ -298,6 +299,120 @@ static void test_nul_strings_and_forged_placeholders(void **state) {
     finish("\\u0000 and forged placeholders", sizeof bodies / sizeof bodies[0]);
 }
 
+/* The members of a and b in their order, each of the same type and value
+ * (json_equal ignores order; integer 1 and real 1.0 differ). */
+static int same_members(const json_t *a, const json_t *b) {
+    if (!json_equal(a, b))
+        return 0;
+    void *i = json_object_iter((json_t *)a), *j = json_object_iter((json_t *)b);
+    for (; i != NULL && j != NULL; i = json_object_iter_next((json_t *)a, i),
+                                   j = json_object_iter_next((json_t *)b, j)) {
+        size_t n = json_object_iter_key_len(i);
+        if (n != json_object_iter_key_len(j) ||
+            memcmp(json_object_iter_key(i), json_object_iter_key(j), n) ||
+            json_typeof(json_object_iter_value(i)) !=
+                json_typeof(json_object_iter_value(j)))
+            return 0;
+    }
+    return i == NULL && j == NULL;
+}
+
+/* A flat object (strings, numbers, true, false, null, arrays of those) is
+ * built without jansson's lexer: the same document as jansson's, member by
+ * member and in order, or jansson's own error for what it refuses (a body
+ * with fast arrays holds placeholders: its answers are compared). */
+static void test_flat_objects(void **state) {
+    (void)state;
+    static const char *const bodies[] = {
+        "{}",
+        " {\t\r\n} \n",
+        "{\"a\":1,\"b\":-0,\"c\":-0.0,\"d\":0.5,\"e\":1e5,\"f\":1E+5,"
+        "\"g\":2.5e-3,\"h\":true,\"i\":false,\"j\":null,\"k\":\"s t\"}",
+        "{\"n\":9223372036854775807,\"m\":-9223372036854775808}",
+        "{\"n\":9223372036854775808}",
+        "{\"n\":-9223372036854775809}",
+        "{\"x\":1e400}",
+        "{\"x\":-1e400}",
+        "{\"x\":1e-400}",
+        "{\"x\":4.9e-324,\"y\":1.7976931348623157e308}",
+        "{\"x\":123456789012345678901234567890123456789012345678901234567890"
+        "123456789012345678901234567890}",
+        "{\"a\":1,\"b\":2,\"a\":3}",
+        "{\"a\":\"\\u0000x\",\"b\":\"\\u00001.2\"}",
+        "{\"a\\u0000\":1}",
+        "{\"a\":\"\\n\"}",
+        "{\"a\":\"\\u0041\"}",
+        "{\"\":1}",
+        "{\"a\":01}",
+        "{\"a\":1.}",
+        "{\"a\":.5}",
+        "{\"a\":+1}",
+        "{\"a\":-}",
+        "{\"a\":1e}",
+        "{\"a\":1e+}",
+        "{\"a\":1x}",
+        "{\"a\":truex}",
+        "{\"a\":true1}",
+        "{\"a\":nul}",
+        "{\"a\":True}",
+        "{\"a\":1,}",
+        "{\"a\":1 \"b\":2}",
+        "{\"a\" 1}",
+        "{\"a\":1}x",
+        "{\"a\":1}}",
+        "{\"a\":\"\x01\"}",
+        "{\"a\":\"\xc3\xa9\"}",
+        "{\"a\":[1],\"b\":2}",
+        "{\"a\":[],\"b\":[ ],\"c\":[1, -2.5e1 ,\"x\",true,false,null]}",
+        "{\"a\":[1,]}",
+        "{\"a\":[,1]}",
+        "{\"a\":[1 2]}",
+        "{\"a\":[1}",
+        "{\"a\":[[1]]}",
+        "{\"a\":[{}]}",
+        "{\"a\":[01]}",
+        "{\"a\":[9223372036854775808]}",
+        "{\"queries\":[[1,2]],\"keys\":[[1,2],[3,4]],\"values\":[[1],[2]],"
+        "\"valid_lens\":[1]}",
+        "{\"queries\":[[[1,2]]],\"keys\":[[[1,2],[3,4]]],\"values\":[[[1],[2]]]"
+        ","
+        "\"valid_lens\":[[1]],\"scale\":0.5,\"causal\":\"top_left\"}",
+        "{\"a\":{\"b\":1}}",
+        "{\"a\":1",
+        "{\"a\":\"x",
+        "[1]",
+        "1",
+        "\"s\"",
+    };
+    size_t flags = JSON_DECODE_ANY | JSON_ALLOW_NUL;
+    for (size_t i = 0; i < sizeof bodies / sizeof bodies[0]; i++) {
+        size_t len = strlen(bodies[i]);
+        json_error_t e1, e2;
+        api_fastpath off, fp;
+        api_fastpath_enable(0); /* jansson alone (big integers widened) */
+        json_t *plain = api_fastpath_load(&off, fast_fields("/attention/dot"),
+                                          bodies[i], len, flags, NULL, &e1);
+        api_fastpath_enable(1);
+        json_t *root = api_fastpath_load(&fp, fast_fields("/attention/dot"),
+                                         bodies[i], len, flags, NULL, &e2);
+        if (plain == NULL || root == NULL) {
+            if (root != NULL || plain != NULL || strcmp(e1.text, e2.text) ||
+                e1.position != e2.position)
+                fail_msg("%s: jansson %s, flat %s", bodies[i],
+                         plain ? "parses" : e1.text, root ? "parses" : e2.text);
+        } else if (fp.n_arrays == 0 && !same_members(plain, root)) {
+            fail_msg("%s: the documents differ", bodies[i]);
+        }
+        json_decref(plain);
+        json_decref(root);
+        api_fastpath_release(&off);
+        api_fastpath_release(&fp);
+        compare_text("/attention/dot", bodies[i]);
+        compare_text("/regression/nw", bodies[i]);
+    }
+    finish("flat objects", 2 * (sizeof bodies / sizeof bodies[0]));
+}
+
 /* Placeholders of nested loads stay apart, and release restores the
  * outer one. */
 static void test_nested_loads(void **state) {
@@ -501,6 +616,7 @@ int main(void) {
         cmocka_unit_test(test_big_integers_left_to_jansson),
         cmocka_unit_test(test_nul_strings_and_forged_placeholders),
         cmocka_unit_test(test_nested_loads),
+        cmocka_unit_test(test_flat_objects),
         cmocka_unit_test(test_edge_cases),
         cmocka_unit_test(test_random_mutations),
     };
