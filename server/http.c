@@ -1079,33 +1079,30 @@ static int client_gone(struct MHD_Connection *conn) {
            (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR);
 }
 
+/* A queued job answered 503 overloaded with detail, without computing. */
+static void refuse_job(srv_request *r, const char *detail) {
+    api_problem p;
+    memset(&p, 0, sizeof p);
+    api_fail(&p, API_E_OVERLOADED, NULL, "%s", detail);
+    r->job_response.compute_ms = -1;
+    r->job_response.route = api_route_of_path(r->job_request.path);
+    api_front_respond_problem(&r->job_response, &p, r->job_request.path);
+}
+
 /* A compute pool job: the answer, then the connection resumed, after
  * which r belongs to the HTTP thread again (it may complete and free r at
  * once). A request whose client left while it waited is answered without
  * computing (the answer goes nowhere). */
 static void compute_job(void *arg) {
     srv_request *r = arg;
-    if (client_gone(r->conn)) {
-        api_problem p;
-        memset(&p, 0, sizeof p);
-        api_fail(&p, API_E_OVERLOADED, NULL,
-                 "the client closed the connection before its request was "
-                 "computed");
-        r->job_response.compute_ms = -1;
-        r->job_response.route = api_route_of_path(r->job_request.path);
-        api_front_respond_problem(&r->job_response, &p, r->job_request.path);
-    } else if (atomic_load(&r->srv->stopping)) { /* the drain's grace is over */
-        api_problem p;
-        memset(&p, 0, sizeof p);
-        api_fail(&p, API_E_OVERLOADED, NULL,
-                 "the server is stopping; retry on another replica or after "
-                 "it restarts");
-        r->job_response.compute_ms = -1;
-        r->job_response.route = api_route_of_path(r->job_request.path);
-        api_front_respond_problem(&r->job_response, &p, r->job_request.path);
-    } else {
+    if (client_gone(r->conn))
+        refuse_job(r, "the client closed the connection before its request "
+                      "was computed");
+    else if (atomic_load(&r->srv->stopping)) /* the drain's grace is over */
+        refuse_job(r, "the server is stopping; retry on another replica or "
+                      "after it restarts");
+    else
         api_handle(&r->job_request, &r->job_response);
-    }
     atomic_store(&r->computed, 1);
     MHD_resume_connection(r->conn);
 }

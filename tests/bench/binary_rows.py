@@ -104,42 +104,16 @@ def start_floor_nginx(run, tmp):
     """nginx for the floor: static files under tmp/floor/www, bodies up to
     64 MiB read and discarded (a POST to a static file is answered with
     the file)."""
-    port = run.free_port()
     t = os.path.join(tmp, "floor")
     www = os.path.join(t, "www")
     os.makedirs(www)
     with open(os.path.join(www, "up.json"), "w") as f:
         f.write("{}")
     os.chmod(tmp, 0o755)  # workers run as nobody
-    os.chmod(t, 0o755)
-    conf = os.path.join(t, "nginx.conf")
-    with open(conf, "w") as f:
-        f.write("""worker_processes 2;
-daemon off;
-pid %(t)s/nginx.pid;
-error_log %(t)s/error.log warn;
-events { worker_connections 1024; }
-http {
-    access_log off;
-    client_max_body_size 64m;
-    client_body_temp_path %(t)s/body;
-    proxy_temp_path %(t)s/proxy;
-    fastcgi_temp_path %(t)s/fastcgi;
-    uwsgi_temp_path %(t)s/uwsgi;
-    scgi_temp_path %(t)s/scgi;
-    server {
-        listen 127.0.0.1:%(p)d;
-        location / {
-            root %(t)s/www;
-            default_type application/octet-stream;
-            error_page 405 =200 $uri;
-        }
-    }
-}
-""" % {"t": t, "p": port})
-    return run.Service("nginx-floor", ["nginx", "-c", conf, "-e",
-                                       os.path.join(t, "error.log")], port,
-                       "/up.json"), www
+    return run.nginx_service(
+        "nginx-floor", t, "client_max_body_size 64m;",
+        "default_type application/octet-stream; error_page 405 =200 $uri;",
+        "/up.json"), www
 
 
 # ------------------------------------------------------------ the answers

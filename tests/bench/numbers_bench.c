@@ -34,6 +34,7 @@
 #include <time.h>
 
 #include "api.h"
+#include "bench_io.h"
 #include "numfmt.h"
 #include "numfmt_shortest.h"
 #include "numparse.h"
@@ -55,30 +56,6 @@ static double now_ns(void) {
     struct timespec ts;
     clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
     return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
-}
-
-static int cmp_double(const void *a, const void *b) {
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-static char *read_file(const char *path, size_t *len) {
-    FILE *f = fopen(path, "rb");
-    if (f == NULL)
-        return NULL;
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *s = malloc((size_t)n + 1);
-    if (s && fread(s, 1, (size_t)n, f) != (size_t)n) {
-        free(s);
-        s = NULL;
-    }
-    fclose(f);
-    if (s)
-        s[n] = '\0';
-    *len = (size_t)n;
-    return s;
 }
 
 /* The offsets of the numbers in the JSON text s[0 .. len) (outside

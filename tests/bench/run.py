@@ -142,14 +142,13 @@ def start_attnd(binary, extra=()):
                    "/healthz")
 
 
-def start_nginx(tmp):
+def nginx_service(name, t, http_lines, location, probe):
+    """nginx serving t/www on a free loopback port: its config in t,
+    http_lines added to the http block, location the body of location /,
+    probe the path the Service waits for."""
     port = free_port()
-    www = os.path.join(tmp, "www")
-    os.makedirs(www)
-    shutil.copy(os.path.join(tmp, "small_answer.json"),
-                os.path.join(www, "small.json"))
-    os.chmod(tmp, 0o755)  # workers run as nobody
-    conf = os.path.join(tmp, "nginx.conf")
+    os.chmod(t, 0o755)  # workers run as nobody
+    conf = os.path.join(t, "nginx.conf")
     with open(conf, "w") as f:
         f.write("""worker_processes 2;
 daemon off;
@@ -158,7 +157,7 @@ error_log %(t)s/error.log warn;
 events { worker_connections 1024; }
 http {
     access_log off;
-    keepalive_requests 1000000;
+    %(extra)s
     client_body_temp_path %(t)s/body;
     proxy_temp_path %(t)s/proxy;
     fastcgi_temp_path %(t)s/fastcgi;
@@ -166,13 +165,21 @@ http {
     scgi_temp_path %(t)s/scgi;
     server {
         listen 127.0.0.1:%(p)d;
-        location / { root %(t)s/www; default_type application/json; }
+        location / { root %(t)s/www; %(location)s }
     }
 }
-""" % {"t": tmp, "p": port})
-    return Service("nginx", ["nginx", "-c", conf, "-e",
-                             os.path.join(tmp, "error.log")], port,
-                   "/small.json")
+""" % {"t": t, "p": port, "extra": http_lines, "location": location})
+    return Service(name, ["nginx", "-c", conf, "-e",
+                          os.path.join(t, "error.log")], port, probe)
+
+
+def start_nginx(tmp):
+    www = os.path.join(tmp, "www")
+    os.makedirs(www)
+    shutil.copy(os.path.join(tmp, "small_answer.json"),
+                os.path.join(www, "small.json"))
+    return nginx_service("nginx", tmp, "keepalive_requests 1000000;",
+                         "default_type application/json;", "/small.json")
 
 
 def start_flask():
