@@ -19,8 +19,8 @@ PKG_LIBS   = $(call pkg_once,PKG_LIBS,--libs)
 # its own folders and those below it (server -> api -> lib): lib/ compiles
 # seeing only its own headers, api/ also lib/'s, never server/'s
 # (tests/layers/check.py checks the include lines too). api/'s folders are
-# its concepts (docs/architecture.md): text, core, routes, fronts.
-API_DIRS := api api/text api/core api/routes api/fronts
+# its concepts (docs/architecture.md): text, core, routes, fronts, grading.
+API_DIRS := api api/text api/core api/routes api/fronts api/grading
 API_INC  := $(addprefix -iquote ,$(API_DIRS))
 CPPFLAGS += -D_GNU_SOURCE -MMD -MP
 LAYER_INC = -iquote lib $(API_INC)

@@ -56,6 +56,7 @@
 #include "fastpath.h"
 #include "fields.h"
 #include "invoke.h"
+#include "misconceptions.h"
 #include "numfmt.h"
 #include "pointer.h"
 #include "route.h"
@@ -162,6 +163,9 @@ enum phase {
     PHASE_GRADE    /* compare and write the results */
 };
 
+/* The longest answer field name (answers.h names are far shorter). */
+#define FAILED_NAME_MAX 96
+
 typedef struct {
     const api_answer_table *table;
     const api_route *route;
@@ -172,6 +176,13 @@ typedef struct {
     int first;     /* GRADE: no result written yet */
     api_buf *out;  /* GRADE */
     api_problem *p;
+    /* GRADE: the fields that failed, for the misconceptions to explain */
+    struct failed_field {
+        char name[FAILED_NAME_MAX];
+        char pointer[FAILED_NAME_MAX + 8]; /* "/answer/" + the name's path */
+        const json_t *value;
+    } failed[API_RESULT_ITEMS_MAX];
+    size_t n_failed;
 } grader;
 
 /* NW history: a group whose members are members of every record. */
@@ -628,6 +639,19 @@ static const api_result_item *reference_item(const grader *g,
     return api_result_find(g->reference, name, strlen(name));
 }
 
+/* A failed field, for the misconceptions to explain (fields beyond
+ * API_RESULT_ITEMS_MAX, which no answer has, are not explained). */
+static void remember_failed(grader *g, const char *name, const json_t *v,
+                            const api_pointer *ptr) {
+    if (g->n_failed == API_RESULT_ITEMS_MAX ||
+        strlen(name) >= FAILED_NAME_MAX || ptr->len >= FAILED_NAME_MAX + 8)
+        return;
+    struct failed_field *f = &g->failed[g->n_failed++];
+    memcpy(f->name, name, strlen(name) + 1);
+    memcpy(f->pointer, ptr->s, ptr->len + 1);
+    f->value = v;
+}
+
 /* Grade one field and write "name": result. */
 static int grade_field(grader *g, const char *name, const json_t *v,
                        api_pointer *ptr) {
@@ -649,6 +673,7 @@ static int grade_field(grader *g, const char *name, const json_t *v,
     api_buf_putc(out, ':');
     if (got.ragged || !same_shape(&want, &got)) {
         g->all_pass = 0;
+        remember_failed(g, name, v, ptr);
         api_buf_puts(out, "{\"pass\":false,\"error\":\"shape\",\"expected\":");
         put_shape(out, want.shape, want.rank, want.rank);
         api_buf_puts(out, ",\"got\":");
@@ -670,6 +695,8 @@ static int grade_field(grader *g, const char *name, const json_t *v,
         compare(g, &t, &want, i, got_at(&got, i));
     int pass = t.mismatches == 0;
     g->all_pass &= pass;
+    if (!pass)
+        remember_failed(g, name, v, ptr);
     api_buf_puts(out, pass ? "{\"pass\":true" : "{\"pass\":false");
     api_buf_puts(out, ",\"max_abs_err\":");
     put_err(out, t.max_abs);
@@ -991,6 +1018,87 @@ static int build_query(api_buf *q, const json_t *request, api_problem *p) {
     return 0;
 }
 
+/* ---------------------------------------------------- misconceptions */
+
+/* 1 when the answer's value v of field name matches result's item of that
+ * name in shape and in every entry, within the grading tolerance. */
+static int field_matches(const grader *g, const api_result *result,
+                         const char *name, const json_t *v,
+                         const char *pointer) {
+    const api_result_item *it = api_result_find(result, name, strlen(name));
+    if (!it || it->kind == API_ITEM_EVENTS)
+        return 0;
+    ref_view want;
+    view got;
+    if (view_of(&got, v, pointer)) {
+        free(got.leaves);
+        return 0;
+    }
+    ref_view_of(&want, result, it);
+    int match = !got.ragged && same_shape(&want, &got);
+    tally t;
+    memset(&t, 0, sizeof t);
+    for (size_t i = 0; match && i < want.count && t.mismatches == 0; i++)
+        compare(g, &t, &want, i, got_at(&got, i));
+    free(got.leaves);
+    return match && t.mismatches == 0;
+}
+
+/* Write ,"misconception": the catalogue's mistake (misconceptions.h) that
+ * explains the most failed fields (the first of equals), as {"code",
+ * "explanation", "fields"}, or null when none explains any. */
+static void put_misconception(grader *g, api_call *call, const json_t *request,
+                              api_buf *out) {
+    size_t n = 0;
+    const api_misconception *list = api_misconceptions_of(g->route, &n);
+    const api_misconception *best = NULL;
+    unsigned char explains[API_RESULT_ITEMS_MAX] = {0};
+    size_t best_count = 0;
+    api_problem saved = call->problem;
+    for (size_t m = 0; m < n; m++) {
+        api_result wrong;
+        memset(&wrong, 0, sizeof wrong);
+        int rc = list[m].answer(call, request, g->reference, &wrong);
+        if (rc == API_MISTAKE_ANSWERED) {
+            unsigned char these[API_RESULT_ITEMS_MAX] = {0};
+            size_t count = 0;
+            for (size_t f = 0; f < g->n_failed; f++) {
+                these[f] = (unsigned char)field_matches(
+                    g, &wrong, g->failed[f].name, g->failed[f].value,
+                    g->failed[f].pointer);
+                count += these[f];
+            }
+            if (count > best_count) {
+                best = &list[m];
+                best_count = count;
+                memcpy(explains, these, sizeof explains);
+            }
+        }
+        api_result_free(&wrong);
+    }
+    call->problem = saved;
+    api_buf_puts(out, ",\"misconception\":");
+    if (!best) {
+        api_buf_puts(out, "null");
+        return;
+    }
+    api_buf_puts(out, "{\"code\":");
+    api_buf_json_string(out, best->code, strlen(best->code));
+    api_buf_puts(out, ",\"explanation\":");
+    api_buf_json_string(out, best->explanation, strlen(best->explanation));
+    api_buf_puts(out, ",\"fields\":[");
+    int first = 1;
+    for (size_t f = 0; f < g->n_failed; f++) {
+        if (!explains[f])
+            continue;
+        if (!first)
+            api_buf_putc(out, ',');
+        first = 0;
+        api_buf_json_string(out, g->failed[f].name, strlen(g->failed[f].name));
+    }
+    api_buf_puts(out, "]}");
+}
+
 /* ------------------------------------------------------------ handler */
 
 static int read_tolerance(const json_t *body, const char *name, double def,
@@ -1069,7 +1177,10 @@ static int handle_grade(api_call *call) {
                                          : "{\"pass\":false,\"fields\":{");
             api_buf_append(&call->out, fields.data ? fields.data : "",
                            fields.len);
-            api_buf_puts(&call->out, "}}");
+            api_buf_putc(&call->out, '}');
+            if (!g.all_pass)
+                put_misconception(&g, call, request, &call->out);
+            api_buf_putc(&call->out, '}');
             if (fields.failed)
                 call->out.failed = 1;
         }

@@ -1,0 +1,69 @@
+/*
+ * misconceptions.h — the named mistake behind a wrong answer
+ * (docs/grading.md "Misconceptions").
+ *
+ * When a field of a graded answer fails, /grade computes the request again
+ * as each known wrong implementation would, and names the mistake whose
+ * answer the student's matches within the same tolerance. Each entry of
+ * the catalogue is one mistake of one route: a stable code ("dot.no_scale"),
+ * a one-line explanation that points at the right formula, and a function
+ * that answers a request as the mistaken implementation would.
+ *
+ * The catalogue is only consulted for fields that failed against the right
+ * answer, so a right answer never gets a misconception; a mistake that
+ * changes nothing for a request (no valid_lens for a masking mistake,
+ * d == dv for 1/√dv) says so and is skipped.
+ */
+#ifndef API_MISCONCEPTIONS_H
+#define API_MISCONCEPTIONS_H
+
+#include <jansson.h>
+#include <stddef.h>
+
+#include "call.h"
+#include "result.h"
+#include "route.h"
+
+/* What a mistake's answer function returns. */
+enum {
+    API_MISTAKE_ANSWERED = 0,       /* *wrong holds the mistaken answer */
+    API_MISTAKE_NOT_APPLICABLE = 1, /* cannot arise, or changes nothing */
+    API_MISTAKE_FAILED = -1         /* out of memory, or the route refused the
+                                       altered request: the mistake is skipped */
+};
+
+typedef struct api_misconception {
+    const char *code;        /* stable, "<route>.<mistake>": "dot.no_scale" */
+    const char *explanation; /* one line: what was done, and the right formula
+                                with its source (d2l section, paper) */
+    /* Answer request (the route's own request object, already accepted by
+     * the route, whose right answer is reference) as the mistaken
+     * implementation would, into *wrong (zeroed by the caller; freed by the
+     * caller with api_result_free whatever is returned). wrong names its
+     * items as the reference does; items the mistake does not change may be
+     * left out. Tensors inside request may be fast-path placeholders
+     * (fastpath.h): alter a request with json_copy (shallow, so they stay
+     * the same values) and api_invoke_result it, or read its tensors with
+     * the route's codec. call is the grading call (limits, ledger); its
+     * problem may be overwritten. Returns API_MISTAKE_*. */
+    int (*answer)(api_call *call, const json_t *request,
+                  const api_result *reference, api_result *wrong);
+} api_misconception;
+
+/* The catalogue of one route, in the order its entries are tried (the
+ * first of equally good matches is named): *n entries, or NULL with *n = 0
+ * for a route without one. */
+const api_misconception *api_misconceptions_of(const api_route *route,
+                                               size_t *n);
+
+/* Each route's own list (misconceptions_<route>.c). */
+extern const api_misconception api_misconceptions_dot[];
+extern const size_t api_misconceptions_dot_count;
+extern const api_misconception api_misconceptions_additive[];
+extern const size_t api_misconceptions_additive_count;
+extern const api_misconception api_misconceptions_multihead[];
+extern const size_t api_misconceptions_multihead_count;
+extern const api_misconception api_misconceptions_nw[];
+extern const size_t api_misconceptions_nw_count;
+
+#endif /* API_MISCONCEPTIONS_H */
