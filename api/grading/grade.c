@@ -55,6 +55,7 @@
 #include "call.h"
 #include "fastpath.h"
 #include "fields.h"
+#include "grade.h"
 #include "invoke.h"
 #include "misconceptions.h"
 #include "numfmt.h"
@@ -1114,9 +1115,26 @@ static int read_tolerance(const json_t *body, const char *name, double def,
                     name);
 }
 
-static int handle_grade(api_call *call) {
+/* The reference: from the batch's shared ones, or computed here. */
+static int reference_of(api_call *call, const api_grade_references *refs,
+                        const api_route *route, const json_t *request,
+                        const char *query, api_result *reference) {
+    if (refs)
+        return refs->answer(refs->ctx, call, route, request, query, reference);
+    return api_invoke_result(call, route, request, query, reference);
+}
+
+static void reference_done(const api_grade_references *refs,
+                           api_result *reference) {
+    if (refs)
+        refs->release(refs->ctx, reference);
+    else
+        api_result_free(reference);
+}
+
+int api_grade_body(api_call *call, const json_t *body,
+                   const api_grade_references *references, api_buf *out) {
     api_problem *p = &call->problem;
-    const json_t *body = call->body;
     grader g;
     memset(&g, 0, sizeof g);
     g.p = p;
@@ -1146,15 +1164,15 @@ static int handle_grade(api_call *call) {
     memset(&reference, 0, sizeof reference);
     int rc;
     if ((g.route->flags & API_ROUTE_JSON_BODY)) {
-        rc = api_invoke_result(call, g.route, request, NULL, &reference);
+        rc = reference_of(call, references, g.route, request, NULL, &reference);
     } else {
         api_buf query = {0};
         rc = build_query(&query, request, p);
         if (rc == 0 && query.failed)
             rc = api_fail(p, API_E_INTERNAL, NULL, "out of memory");
         if (rc == 0)
-            rc = api_invoke_result(call, g.route, NULL,
-                                   query.data ? query.data : "", &reference);
+            rc = reference_of(call, references, g.route, NULL,
+                              query.data ? query.data : "", &reference);
         api_buf_free(&query);
     }
     if (rc) {
@@ -1172,22 +1190,24 @@ static int handle_grade(api_call *call) {
         g.all_pass = 1;
         rc = run_phase(&g, PHASE_GRADE, answer);
         if (rc == 0) {
-            api_buf_puts(&call->out, g.all_pass
-                                         ? "{\"pass\":true,\"fields\":{"
+            api_buf_puts(out, g.all_pass ? "{\"pass\":true,\"fields\":{"
                                          : "{\"pass\":false,\"fields\":{");
-            api_buf_append(&call->out, fields.data ? fields.data : "",
-                           fields.len);
-            api_buf_putc(&call->out, '}');
+            api_buf_append(out, fields.data ? fields.data : "", fields.len);
+            api_buf_putc(out, '}');
             if (!g.all_pass)
-                put_misconception(&g, call, request, &call->out);
-            api_buf_putc(&call->out, '}');
+                put_misconception(&g, call, request, out);
+            api_buf_putc(out, '}');
             if (fields.failed)
-                call->out.failed = 1;
+                out->failed = 1;
         }
         api_buf_free(&fields);
     }
-    api_result_free(&reference);
+    reference_done(references, &reference);
     return rc ? -1 : 0;
+}
+
+static int handle_grade(api_call *call) {
+    return api_grade_body(call, call->body, NULL, &call->out);
 }
 
 /* ------------------------------------------------------ the fast path */

@@ -1,0 +1,36 @@
+/*
+ * grade.h — grading one answer, for POST /grade and for each submission
+ * of a batch (docs/grading.md).
+ */
+#ifndef API_GRADE_H
+#define API_GRADE_H
+
+#include <jansson.h>
+
+#include "buf.h"
+#include "call.h"
+#include "result.h"
+#include "route.h"
+
+/* Where the references come from: answer(ctx, call, route, request,
+ * query, reference) fills *reference (zeroed) exactly as
+ * api_invoke_result(call, route, request, query, reference) would, and
+ * returns its 0 or -1 (call->problem set). A batch gives one that shares
+ * the references of equal requests; release(ctx, reference) is then
+ * called instead of api_result_free when the grade is done with it. */
+typedef struct {
+    int (*answer)(void *ctx, api_call *call, const api_route *route,
+                  const json_t *request, const char *query,
+                  api_result *reference);
+    void (*release)(void *ctx, api_result *reference);
+    void *ctx;
+} api_grade_references;
+
+/* Grade body, a grading request object ({"endpoint", "request", "answer",
+ * "rtol"?, "atol"?}, docs/grading.md), appending its answer to out.
+ * references NULL: each reference is computed here. Returns 0, or -1
+ * with call->problem set (its pointer into body) and out as it was. */
+int api_grade_body(api_call *call, const json_t *body,
+                   const api_grade_references *references, api_buf *out);
+
+#endif /* API_GRADE_H */
