@@ -85,6 +85,9 @@ typedef struct {
      * (api_budget_give) by whoever frees them: api_response_free, or the
      * server once the answer is sent */
     uint64_t charged;
+    /* a batch (POST /grade/batch): how many of its submissions were
+     * answered with a problem of their own instead of a grade */
+    size_t item_problems;
     /* 1: not handled, nothing else set: the request is beyond
      * api_request.inline_work_max (or its memory does not fit now) */
     int deferred;

@@ -459,6 +459,7 @@ void api_handle(const api_request *req, api_response *res) {
         res->content_type = call.content_type ? call.content_type : API_CT_JSON;
         res->compute_ms = call.compute_ms;
         res->inference_header_length = call.inference_header_length;
+        res->item_problems = call.item_problems;
         if (api_stream_has_holes(&call.out) && !call.out.failed)
             res->stream = api_stream_take(&call.out);
         else
