@@ -12,17 +12,25 @@
 #include "result.h"
 #include "route.h"
 
+struct api_misconception;
+
 /* Where the references come from: answer(ctx, call, route, request,
  * query, reference) fills *reference (zeroed) exactly as
  * api_invoke_result(call, route, request, query, reference) would, and
- * returns its 0 or -1 (call->problem set). A batch gives one that shares
- * the references of equal requests; release(ctx, reference) is then
- * called instead of api_result_free when the grade is done with it. */
+ * returns its 0 or -1 (call->problem set); mistake(ctx, call, m, request,
+ * reference, wrong) fills *wrong (zeroed) exactly as m->answer(call,
+ * request, reference, wrong) would, and returns its API_MISTAKE_* value
+ * (misconceptions.h). A batch gives functions that share the answers of
+ * equal requests; release(ctx, result) is then called instead of
+ * api_result_free when the grade is done with a result either gave. */
 typedef struct {
     int (*answer)(void *ctx, api_call *call, const api_route *route,
                   const json_t *request, const char *query,
                   api_result *reference);
-    void (*release)(void *ctx, api_result *reference);
+    int (*mistake)(void *ctx, api_call *call, const struct api_misconception *m,
+                   const json_t *request, const api_result *reference,
+                   api_result *wrong);
+    void (*release)(void *ctx, api_result *result);
     void *ctx;
 } api_grade_references;
 
