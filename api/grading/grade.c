@@ -1048,8 +1048,9 @@ static int field_matches(const grader *g, const api_result *result,
 /* Write ,"misconception": the catalogue's mistake (misconceptions.h) that
  * explains the most failed fields (the first of equals), as {"code",
  * "explanation", "fields"}, or null when none explains any. */
-static void put_misconception(grader *g, api_call *call, const json_t *request,
-                              api_buf *out) {
+static void put_misconception(grader *g, api_call *call,
+                              const api_grade_references *refs,
+                              const json_t *request, api_buf *out) {
     size_t n = 0;
     const api_misconception *list = api_misconceptions_of(g->route, &n);
     const api_misconception *best = NULL;
@@ -1059,7 +1060,9 @@ static void put_misconception(grader *g, api_call *call, const json_t *request,
     for (size_t m = 0; m < n; m++) {
         api_result wrong;
         memset(&wrong, 0, sizeof wrong);
-        int rc = list[m].answer(call, request, g->reference, &wrong);
+        int rc = refs ? refs->mistake(refs->ctx, call, &list[m], request,
+                                      g->reference, &wrong)
+                      : list[m].answer(call, request, g->reference, &wrong);
         if (rc == API_MISTAKE_ANSWERED) {
             unsigned char these[API_RESULT_ITEMS_MAX] = {0};
             size_t count = 0;
@@ -1075,7 +1078,10 @@ static void put_misconception(grader *g, api_call *call, const json_t *request,
                 memcpy(explains, these, sizeof explains);
             }
         }
-        api_result_free(&wrong);
+        if (refs)
+            refs->release(refs->ctx, &wrong);
+        else
+            api_result_free(&wrong);
     }
     call->problem = saved;
     api_buf_puts(out, ",\"misconception\":");
@@ -1195,7 +1201,7 @@ int api_grade_body(api_call *call, const json_t *body,
             api_buf_append(out, fields.data ? fields.data : "", fields.len);
             api_buf_putc(out, '}');
             if (!g.all_pass)
-                put_misconception(&g, call, request, out);
+                put_misconception(&g, call, references, request, out);
             api_buf_putc(out, '}');
             if (fields.failed)
                 out->failed = 1;
