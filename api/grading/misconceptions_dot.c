@@ -553,13 +553,13 @@ const api_misconception api_misconceptions_dot[] = {
      "masked scores were replaced by −1e6 and kept in the softmax "
      "(d2l's masked_softmax): masked keys are left out, weight exactly 0, "
      "and a query that sees no key follows fully_masked (\"zero\" by "
-     "default) (d2l 11.3.1; docs/contract.md masking)",
+     "default) (d2l 11.3.1; docs/contract.md, Masking)",
      masked_fill_1e6},
     {"dot.masked_fill_1e9",
      "masked scores were replaced by −1e9 and kept in the softmax: masked "
      "keys are left out, weight exactly 0, and a query that sees no key "
      "follows fully_masked (\"zero\" by default) (d2l 11.3.1; "
-     "docs/contract.md masking)",
+     "docs/contract.md, Masking)",
      masked_fill_1e9},
     {"dot.valid_lens_per_query",
      "valid_lens (B) was read per query row, valid_lens.repeat(Nq) (row "
@@ -575,7 +575,7 @@ const api_misconception api_misconceptions_dot[] = {
     {"dot.causal_top_left",
      "the causal mask was aligned top-left (query i sees keys j ≤ i) where "
      "\"bottom_right\" was asked: query i sees keys j ≤ i + Nk − Nq "
-     "(PyTorch causal_lower_right; docs/contract.md masking)",
+     "(PyTorch causal_lower_right; docs/contract.md, Masking)",
      causal_top_left},
     {"dot.causal_bottom_right",
      "the causal mask was aligned bottom-right (query i sees keys j ≤ i + "

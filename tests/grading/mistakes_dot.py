@@ -236,6 +236,24 @@ expect_mistake("dot.keys_as_values", request(),
                {"output": tensor(w @ K), "weights": tensor(w)},
                "dot.keys_as_values", ["output"])
 
+# ... and with the request's tensors in the {"shape", "data"} form
+def flat(x):
+    x = np.asarray(x)
+    return {"shape": list(x.shape), "data": x.reshape(-1).tolist()}
+
+
+expect_mistake("dot.keys_as_values ({\"shape\", \"data\"} request)",
+               {"queries": flat(Q), "keys": flat(K), "values": flat(V)},
+               {"output": tensor(w @ K), "weights": tensor(w)},
+               "dot.keys_as_values", ["output"])
+lens2 = np.array([[1, 2, 3], [4, 5, 2]])
+_, w, *_ = attend(Q, K, V, valid_lens=lens2.T.reshape(-1).reshape(B, Nq))
+expect_mistake("dot.valid_lens_transposed ({\"shape\", \"data\"} "
+               "request)",
+               {"queries": flat(Q), "keys": flat(K), "values": flat(V),
+                "valid_lens": flat(lens2)}, mistaken(w, V),
+               "dot.valid_lens_transposed", ["output", "weights"])
+
 # 13. exp of the scaled scores, not divided by their sum (unbatched, with
 # a scalar valid_lens: the answers drop the batch axis)
 lens = 3
