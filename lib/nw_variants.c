@@ -94,8 +94,8 @@ attn_status attn_nw_fit_variant(double *w_out, attn_nw_epoch *history,
                                 size_t dv, const attn_nw_variant *v,
                                 attn_fault *fault) {
     attn_fault_clear(fault);
-    if (!w_out || !history || !x_train || !y_train || !v || n == 0 ||
-        dv == 0 || epochs == 0)
+    if (!w_out || !history || !x_train || !y_train || !v || n == 0 || dv == 0 ||
+        epochs == 0)
         return ATTN_E_INVALID_ARG;
     if (!isfinite(w0) || !(w0 > 0.0) || !isfinite(lr) || !(lr > 0.0) ||
         v->map > ATTN_NW_W_NO_HALF)
@@ -132,8 +132,8 @@ attn_status attn_nw_fit_variant(double *w_out, attn_nw_epoch *history,
     for (size_t epoch = 1; epoch <= epochs && st == ATTN_OK; epoch++) {
         double loss, grad;
         /* 1. the right loss and derivative at w_eff, then the student's */
-        st = loss_and_grad(&loss, &grad, x_query, y_query, m, x_train,
-                           y_train, n, dv, attn_nw_w_eff(v->map, w), loo, e);
+        st = loss_and_grad(&loss, &grad, x_query, y_query, m, x_train, y_train,
+                           n, dv, attn_nw_w_eff(v->map, w), loo, e);
         if (st != ATTN_OK) {
             if (st == ATTN_E_NONFINITE)
                 attn_fault_at(fault, epoch, st);

@@ -14,20 +14,20 @@
 /* How the student's w enters the Gaussian kernel: as the right one's
  * w_eff = T(w) in exp(−½((x − xᵢ)·w_eff)²). */
 typedef enum {
-    ATTN_NW_W_RIGHT = 0, /* exp(−½((x − xᵢ)w)²): T(w) = w */
+    ATTN_NW_W_RIGHT = 0,   /* exp(−½((x − xᵢ)w)²): T(w) = w */
     ATTN_NW_W_NOT_SQUARED, /* exp(−½(x − xᵢ)²·w): T(w) = √w */
     ATTN_NW_W_NO_HALF      /* exp(−((x − xᵢ)w)²): T(w) = √2·w */
 } attn_nw_w_map;
 
-/* One wrong implementation of attn_nw_fit (attn_nw_fit_variant). {ATTN_NW_W_RIGHT, 1, 1, 1} is
- * the right one. */
+/* One wrong implementation of attn_nw_fit (attn_nw_fit_variant).
+ * {ATTN_NW_W_RIGHT, 1, 1, 1} is the right one. */
 typedef struct {
     attn_nw_w_map map;
     double loss_scale; /* loss = loss_scale · Σ ½(ŷ − y)²: 1 (right), 2 (the
                           ½ left out), 1/N (the mean over N target entries) */
-    double grad_sign;  /* +1 (right), −1: the step w ← w + lr·∂loss/∂w */
-    int loo;           /* ATTN_NW_FIT_TRAIN_LOO: 1 leaves each training pair
-                          out of its own prediction (right), 0 keeps it */
+    double grad_sign; /* +1 (right), −1: the step w ← w + lr·∂loss/∂w */
+    int loo;          /* ATTN_NW_FIT_TRAIN_LOO: 1 leaves each training pair
+                         out of its own prediction (right), 0 keeps it */
 } attn_nw_variant;
 
 /* T(w) and T'(w) of map (w > 0). */

@@ -55,8 +55,7 @@ static double *read_tensor(const json_t *request, const char *name,
     api_problem p;
     int present = 0;
     memset(&p, 0, sizeof p);
-    if (api_field_tensor(t, &present, request, name, &any_spec, SIZE_MAX,
-                         &p) ||
+    if (api_field_tensor(t, &present, request, name, &any_spec, SIZE_MAX, &p) ||
         !present)
         return NULL;
     double *x = malloc(t->count * sizeof *x);
@@ -112,8 +111,8 @@ static json_t *flat_tensor(const double *data, const size_t *shape,
                            size_t rank) {
     json_t *t = json_object(), *s = json_array(), *d = json_array();
     /* set_new takes s and d (or releases them when it fails) */
-    int bad = json_object_set_new(t, "shape", s) |
-              json_object_set_new(t, "data", d);
+    int bad =
+        json_object_set_new(t, "shape", s) | json_object_set_new(t, "data", d);
     size_t count = 1;
     for (size_t i = 0; !bad && i < rank; i++) {
         count *= shape[i];
@@ -217,8 +216,7 @@ static int projections_swapped(api_call *call, const json_t *request,
     if (params_of(&P, request, reference))
         return API_MISTAKE_FAILED;
     int rc;
-    if (P.dq != P.dk ||
-        !memcmp(P.W[0], P.W[1], P.h * P.dq * sizeof(double))) {
+    if (P.dq != P.dk || !memcmp(P.W[0], P.W[1], P.h * P.dq * sizeof(double))) {
         rc = API_MISTAKE_NOT_APPLICABLE; /* cannot arise, or the same */
     } else if (P.given) {
         /* the request's own values, swapped (a shallow copy: fast-path
@@ -228,8 +226,8 @@ static int projections_swapped(api_call *call, const json_t *request,
         json_t *wk = json_object_get(request, "W_k");
         rc = !altered || json_object_set(altered, "W_q", wk) ||
                      json_object_set(altered, "W_k", wq) ||
-                     api_invoke_result(call, &api_route_additive, altered,
-                                       NULL, wrong)
+                     api_invoke_result(call, &api_route_additive, altered, NULL,
+                                       wrong)
                  ? API_MISTAKE_FAILED
                  : API_MISTAKE_ANSWERED;
         json_decref(altered);
@@ -254,9 +252,9 @@ static int projections_swapped(api_call *call, const json_t *request,
 
 /* Members of an additive request that mean the same to /attention/dot. */
 static const char *const shared_members[] = {
-    "values",        "valid_lens",  "causal",        "fully_masked",
-    "return_weights", "return_scores", "diagnostics", "tensor_format",
-    "precision",
+    "values",       "valid_lens",     "causal",
+    "fully_masked", "return_weights", "return_scores",
+    "diagnostics",  "tensor_format",  "precision",
 };
 
 /* rows (count / d rows of d features) projected onto u, as two features
@@ -302,13 +300,14 @@ static int no_tanh(api_call *call, const json_t *request,
         linear_feature(k2, k, rk, P.dk, v, 0);
         tq.shape[tq.rank - 1] = 2;
         tk.shape[tk.rank - 1] = 2;
-        int bad =
-            json_object_set_new(dot, "queries",
-                                flat_tensor(q2, tq.shape, tq.rank)) ||
-            json_object_set_new(dot, "keys", flat_tensor(k2, tk.shape, tk.rank)) ||
-            json_object_set_new(dot, "scale", json_real(1.0));
+        int bad = json_object_set_new(dot, "queries",
+                                      flat_tensor(q2, tq.shape, tq.rank)) ||
+                  json_object_set_new(dot, "keys",
+                                      flat_tensor(k2, tk.shape, tk.rank)) ||
+                  json_object_set_new(dot, "scale", json_real(1.0));
         for (size_t i = 0;
-             !bad && i < sizeof shared_members / sizeof shared_members[0]; i++) {
+             !bad && i < sizeof shared_members / sizeof shared_members[0];
+             i++) {
             json_t *m = json_object_get(request, shared_members[i]);
             if (m)
                 bad = json_object_set(dot, shared_members[i], m);

@@ -32,8 +32,8 @@
 extern const api_route api_route_nw;
 
 /* Any tensor the route accepted, read back through the codec. */
-static const api_tensor_spec any_spec = {
-    "tensor", API_RANK(1) | API_RANK(2), 0, "", 0};
+static const api_tensor_spec any_spec = {"tensor", API_RANK(1) | API_RANK(2), 0,
+                                         "", 0};
 
 /* A tensor field of the request (accepted by the route) into a new
  * buffer, its shape in *t; NULL when absent or memory runs out. */
@@ -42,8 +42,7 @@ static double *read_tensor(const json_t *request, const char *name,
     api_problem p;
     int present = 0;
     memset(&p, 0, sizeof p);
-    if (api_field_tensor(t, &present, request, name, &any_spec, SIZE_MAX,
-                         &p) ||
+    if (api_field_tensor(t, &present, request, name, &any_spec, SIZE_MAX, &p) ||
         !present)
         return NULL;
     double *x = malloc(t->count * sizeof *x);
@@ -73,8 +72,8 @@ typedef struct {
 
 static int shape_of(nw_shape *s, const json_t *request) {
     memset(s, 0, sizeof *s);
-    s->gaussian = !strcmp(api_field_string(request, "kernel", "gaussian"),
-                          "gaussian");
+    s->gaussian =
+        !strcmp(api_field_string(request, "kernel", "gaussian"), "gaussian");
     s->has_y_query = api_field_value(request, "y_query") != NULL;
     const json_t *w = api_field_value(request, "w");
     s->rule_cv = json_is_string(w) && !strcmp(json_string_value(w), "cv");
@@ -108,8 +107,7 @@ static int shape_of(nw_shape *s, const json_t *request) {
 
 /* The target entries of the fit's loss: n·dv (train_loo) or m·dv. */
 static double fit_entries(const nw_shape *s) {
-    return (double)(s->data == ATTN_NW_FIT_QUERY ? s->m : s->n) *
-           (double)s->dv;
+    return (double)(s->data == ATTN_NW_FIT_QUERY ? s->m : s->n) * (double)s->dv;
 }
 
 /* Column "w" of row 0 of the reference's history: where the fit
@@ -153,8 +151,8 @@ static int start_w(const json_t *request, const api_result *reference,
  * w. Returns 0, or -1 (out of memory; the mistaken descent leaves w > 0
  * or overflows; the deadline). */
 static int run_fit(const json_t *request, const nw_shape *s,
-                   const attn_nw_variant *v, double w0,
-                   attn_nw_epoch *history, double *w) {
+                   const attn_nw_variant *v, double w0, attn_nw_epoch *history,
+                   double *w) {
     api_tensor t;
     double *xt = read_tensor(request, "x_train", &t);
     double *yt = read_tensor(request, "y_train", &t);
@@ -260,8 +258,8 @@ static int answer_as(api_call *call, const json_t *request,
         copy_tensor(wrong, &wrong->arena, pred);
         copy_tensor(wrong, &wrong->arena, weights);
         api_result_number(wrong, "w", w);
-        double scale = mk->mean ? 1.0 / ((double)s.m * (double)s.dv)
-                                : v.loss_scale;
+        double scale =
+            mk->mean ? 1.0 / ((double)s.m * (double)s.dv) : v.loss_scale;
         if (loss && loss->kind == API_ITEM_NUMBER)
             api_result_number(wrong, "loss", scale * loss->number);
         if (grad && grad->kind == API_ITEM_NUMBER)
@@ -270,10 +268,9 @@ static int answer_as(api_call *call, const json_t *request,
                                   attn_nw_w_eff_slope(v.map, w) * grad->number);
         if (rows) {
             memcpy(rows, history, epochs * sizeof *rows);
-            api_result_records(wrong, "history", rows, epochs, sizeof *rows,
-                               history_columns,
-                               sizeof history_columns /
-                                   sizeof history_columns[0]);
+            api_result_records(
+                wrong, "history", rows, epochs, sizeof *rows, history_columns,
+                sizeof history_columns / sizeof history_columns[0]);
         }
         rc = API_MISTAKE_ANSWERED;
     }
@@ -295,8 +292,7 @@ static int kernel_mistake(api_call *call, const json_t *request,
     double w;
     if (shape_of(&s, request) || start_w(request, reference, &s, &w))
         return API_MISTAKE_FAILED;
-    if (!s.gaussian || s.rule_cv ||
-        (!s.has_fit && attn_nw_w_eff(map, w) == w))
+    if (!s.gaussian || s.rule_cv || (!s.has_fit && attn_nw_w_eff(map, w) == w))
         return API_MISTAKE_NOT_APPLICABLE;
     nw_mistake mk = right;
     mk.v.map = map;
