@@ -17,7 +17,6 @@
  * Without fit and with T(w) = w the route's reference answer is rescaled
  * instead of computed again.
  */
-#include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
