@@ -64,40 +64,47 @@ static void usage(FILE *out, int grade) {
     if (grade)
         fprintf(out,
                 "usage: attnd grade [--format attnd|gradescope|prairielearn] "
-                "[--option VALUE ...] < SUBMISSIONS\n"
+                "[--option VALUE ...]\n"
+                "                   < SUBMISSIONS\n"
                 "Grade a batch without a server: POST /grade/batch with stdin "
-                "as its body (one submission per line, or a JSON array when "
-                "the first byte that is not a space is '['), the answer to "
-                "stdout.\n\n"
+                "as its body (one\n"
+                "submission per line, or a JSON array when the first byte "
+                "that is not white\n"
+                "space is '['), its answer on stdout.\n\n"
                 "  --format FORMAT\n"
                 "      the answer's form, sent as ?format=FORMAT\n");
     else
         fprintf(out,
                 "usage: attnd run PATH[?QUERY] [--option VALUE ...] [< BODY]\n"
                 "Answer one request without a server, as the daemon answers "
-                "it: e.g. attnd run /attention/dot < request.json, or attnd "
-                "run '/encoding/positional?num_steps=4&d=8'. The body is "
-                "read from stdin for POST routes only; the answer's body goes "
-                "to stdout byte for byte as over HTTP.\n\n");
+                "it:\n"
+                "  attnd run /attention/dot < request.json\n"
+                "  attnd run '/encoding/positional?num_steps=4&d=8'\n"
+                "The body is read from stdin for POST routes only; the "
+                "answer's body goes to\n"
+                "stdout byte for byte as over HTTP.\n\n");
     fprintf(out,
             "  --content-type TYPE\n"
-            "      the body's Content-Type (default application/json%s)\n"
+            "      the body's Content-Type (default %s)\n"
             "  --accept TYPE\n"
-            "      the Accept header, e.g. image/svg+xml (default: none)\n"
-            "  --max-body-bytes N (ATTND_MAX_BODY_BYTES)\n"
+            "      the Accept header, e.g. image/svg+xml (default: none, "
+            "JSON)\n"
+            "  --max-body-bytes SIZE (ATTND_MAX_BODY_BYTES)\n"
             "      largest body in bytes, K/M/G suffixes allowed (default: "
             "no limit)\n"
-            "  --max-elements N, --max-work N, --compute-timeout S\n"
-            "      as for the server, and their ATTND_* variables (attnd "
-            "--help)\n"
+            "  --max-elements, --max-work, --compute-timeout\n"
+            "      as for the server, with their ATTND_* variables and "
+            "defaults (attnd --help)\n"
             "  --help\n"
             "      print this and exit\n\n"
             "Subcommands: attnd run PATH, attnd grade (docs/offline.md).\n"
-            "Exit status: 0 a 2xx answer, on stdout; 1 a usage or I/O error; "
-            "2 a 4xx/5xx answer, its problem+json on stderr and nothing on "
-            "stdout; 3 a batch answer (on stdout) in which some submissions "
-            "could not be graded.\n",
-            grade ? "; application/x-ndjson for lines" : "");
+            "Exit status: 0 a 2xx answer, on stdout; 1 a usage or I/O "
+            "error; 2 a 4xx/5xx\n"
+            "answer, its problem+json on stderr and nothing on stdout; 3 a "
+            "batch answer\n"
+            "(on stdout) in which some submissions could not be graded.\n",
+            grade ? "application/x-ndjson, or application/json for an array"
+                  : "application/json");
 }
 
 /* Parse argv (argv[0] the command) into a. Returns -1 to exit with

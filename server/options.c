@@ -155,8 +155,10 @@ static void usage(FILE *out) {
                  "       attnd run PATH [--accept TYPE] < BODY\n"
                  "       attnd grade [--format FORMAT] < SUBMISSIONS\n"
                  "Serve attention computations over HTTP (see README.md and "
-                 "docs/); with run or grade, answer one request from stdin "
-                 "without a server (attnd run --help, docs/offline.md).\n\n");
+                 "docs/).\n"
+                 "run and grade answer one request from stdin without a "
+                 "server (attnd run --help,\n"
+                 "docs/offline.md).\n\n");
     for (size_t i = 0; i < NSPECS; i++)
         fprintf(out, "  --%s (%s)\n      %s\n", specs[i].flag, specs[i].env,
                 specs[i].help);

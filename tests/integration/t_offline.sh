@@ -142,6 +142,12 @@ refused "malformed JSON"
 check "  the problem is invalid_json" jq -e \
     '.status == 400 and .code == "invalid_json"' "$TMP/err"
 
+# a percent-encoded path is decoded as the daemon decodes it
+http POST /attention/%64ot -H 'Content-Type: application/json' \
+    --data-binary "@$TMP/dot.json"
+offline /attention/%64ot <"$TMP/dot.json"
+answered "/attention/%64ot"
+
 # 8. an unknown path is a 404 problem, as over HTTP (GET: stdin unread)
 http GET /attention/dotx
 offline /attention/dotx </dev/null
