@@ -5,7 +5,8 @@
  * --shutdown-grace, exit 0). The signal handler only writes the signal
  * number to a pipe (the self-pipe trick); this thread reads it and does the
  * work. A handler, not sigwait: OpenBLAS starts its threads before main, so
- * a blocked-signal mask cannot cover every thread.
+ * a blocked-signal mask cannot cover every thread. `attnd run` and `attnd
+ * grade` answer one request without serving (offline.h).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -30,6 +31,7 @@
 #include "log.h"
 #include "memory_budget.h"
 #include "metrics.h"
+#include "offline.h"
 #include "options.h"
 #include "request_id.h"
 #include "tls.h"
@@ -248,6 +250,9 @@ static void log_safety(const srv_gate *gate, const char *trusted_proxy) {
 }
 
 int main(int argc, char **argv) {
+    /* attnd run PATH, attnd grade: one request without a server */
+    if (argc > 1 && srv_offline_command(argv[1]))
+        return srv_offline_main(argc - 1, argv + 1);
     srv_options opts;
     srv_options_default(&opts);
     switch (srv_options_parse(&opts, argc, argv)) {

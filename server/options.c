@@ -152,8 +152,13 @@ void srv_options_default(srv_options *opts) {
 
 static void usage(FILE *out) {
     fprintf(out, "usage: attnd [--option VALUE ...] [--healthcheck]\n"
+                 "       attnd run PATH [--accept TYPE] < BODY\n"
+                 "       attnd grade [--format FORMAT] < SUBMISSIONS\n"
                  "Serve attention computations over HTTP (see README.md and "
-                 "docs/).\n\n");
+                 "docs/).\n"
+                 "run and grade answer one request from stdin without a "
+                 "server (attnd run --help,\n"
+                 "docs/offline.md).\n\n");
     for (size_t i = 0; i < NSPECS; i++)
         fprintf(out, "  --%s (%s)\n      %s\n", specs[i].flag, specs[i].env,
                 specs[i].help);
@@ -390,4 +395,60 @@ srv_opt_result srv_options_parse(srv_options *opts, int argc, char **argv) {
             return SRV_OPT_EXIT_BAD;
     }
     return SRV_OPT_RUN;
+}
+
+/* 1 when name (without "--") is in the NULL-terminated list names. */
+static int listed(const char *name, const char *const *names) {
+    for (; *names != NULL; names++)
+        if (strcmp(*names, name) == 0)
+            return 1;
+    return 0;
+}
+
+srv_opt_result srv_options_env(srv_options *opts, const char *const *flags) {
+    for (size_t i = 0; i < NSPECS; i++) {
+        if (!listed(specs[i].flag, flags))
+            continue;
+        const char *value = getenv(specs[i].env);
+        if (value != NULL && apply(opts, &specs[i], value, specs[i].env) != 0)
+            return SRV_OPT_EXIT_BAD;
+    }
+    return SRV_OPT_RUN;
+}
+
+srv_opt_result srv_options_take(srv_options *opts, int argc, char **argv,
+                                int *i, const char *const *flags,
+                                const char *who) {
+    const char *arg = argv[*i];
+    const char *name = arg + 2;
+    const char *eq = strchr(name, '=');
+    size_t len = eq ? (size_t)(eq - name) : strlen(name);
+    const opt_spec *sp =
+        strncmp(arg, "--", 2) == 0 ? find_spec(name, len) : NULL;
+    if (sp == NULL) {
+        fprintf(stderr, "%s: unknown option '%s' (try %s --help)\n", who, arg,
+                who);
+        return SRV_OPT_EXIT_BAD;
+    }
+    if (!listed(sp->flag, flags)) {
+        fprintf(stderr,
+                "%s: --%s is a server option, without effect here "
+                "(try %s --help)\n",
+                who, sp->flag, who);
+        return SRV_OPT_EXIT_BAD;
+    }
+    const char *value;
+    if (eq != NULL)
+        value = eq + 1;
+    else if (sp->kind == OPT_BOOL)
+        value = "1";
+    else if (*i + 1 < argc)
+        value = argv[++*i];
+    else {
+        fprintf(stderr, "%s: option '--%s' needs a value\n", who, sp->flag);
+        return SRV_OPT_EXIT_BAD;
+    }
+    char source[64];
+    snprintf(source, sizeof source, "--%s", sp->flag);
+    return apply(opts, sp, value, source) == 0 ? SRV_OPT_RUN : SRV_OPT_EXIT_BAD;
 }

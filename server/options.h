@@ -71,4 +71,19 @@ void srv_options_default(srv_options *opts);
  * writes one line naming it to stderr. opts must hold the defaults first. */
 srv_opt_result srv_options_parse(srv_options *opts, int argc, char **argv);
 
+/* For a command that takes a few of these settings (attnd run, offline.h):
+ * read the ATTND_* variable of each option named in flags (names without
+ * "--", NULL-terminated) and no other. A bad value: one line naming it to
+ * stderr, SRV_OPT_EXIT_BAD; else SRV_OPT_RUN. */
+srv_opt_result srv_options_env(srv_options *opts, const char *const *flags);
+
+/* Parse the option at argv[*i] ("--name VALUE" or "--name=VALUE") when
+ * its name is among flags: store it, leave *i at its last word and return
+ * SRV_OPT_RUN. An unknown option, one of the table not among flags, a
+ * missing or bad value: one line to stderr (starting with who, e.g.
+ * "attnd run"), SRV_OPT_EXIT_BAD. */
+srv_opt_result srv_options_take(srv_options *opts, int argc, char **argv,
+                                int *i, const char *const *flags,
+                                const char *who);
+
 #endif /* SRV_OPTIONS_H */

@@ -38,6 +38,12 @@ check "modes: attnd 755, the rest 644 ($modes)" \
     [ "$modes" = "755 bin/attnd 644 lib/libattn.a 644 include/attn.h 644 lib/pkgconfig/attn.pc 644 share/man/man8/attnd.8 " ]
 check "attn.h is the library's header" cmp -s lib/attn.h "$P/include/attn.h"
 check "the staged attnd runs (--help)" sh -c "'$P/bin/attnd' --help >'$TMP/help'"
+# the offline grader (docs/offline.md): d2l's two keys, no server
+echo '{"queries": [[1, 2]], "keys": [[1, 0], [0, 1]], "values": [[1], [2]]}' \
+    >"$TMP/dot.json"
+check "the staged attnd answers offline: attnd run /attention/dot, output 1.6697615493266569" \
+    sh -c "'$P/bin/attnd' run /attention/dot <'$TMP/dot.json' |
+        jq -e '.output == [[1.6697615493266569]]' >/dev/null"
 check "attn.pc: prefix /usr/local, version $VERSION" \
     sh -c "grep -qx 'prefix=/usr/local' '$P/lib/pkgconfig/attn.pc' &&
         grep -qx 'Version: $VERSION' '$P/lib/pkgconfig/attn.pc'"

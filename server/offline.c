@@ -1,0 +1,453 @@
+/*
+ * offline.c — `attnd run PATH` and `attnd grade` (offline.h): one request
+ * from the command line and stdin, answered by api_handle in-process, its
+ * body written to stdout.
+ *
+ * What the daemon does with a request, and what is done here instead:
+ *   - the method is the route's own (api/core/route.h), so that no route
+ *     fact is repeated here; a path no route answers is sent as GET and
+ *     answered 404 by the api, as the daemon answers it;
+ *   - the path is percent-decoded as libmicrohttpd decodes it, the query
+ *     is passed raw;
+ *   - Content-Type is application/json unless --content-type is given;
+ *     Accept is --accept, else none, which the api reads as any type;
+ *   - the limits are the daemon's (--max-elements, --max-work,
+ *     --compute-timeout, their ATTND_* variables and defaults), but for the
+ *     body: a local file is not a shared server, so there is no body limit
+ *     unless --max-body-bytes (or ATTND_MAX_BODY_BYTES) is given;
+ *   - no memory budget (api_budget_set is never called), one request at a
+ *     time with BLAS using every core, as the daemon with --threads 1;
+ *   - a large answer comes as a stream (stream_ok, as for every method but
+ *     HEAD in the daemon) and is copied as it is read: the same bytes as
+ *     the chunks the daemon sends, uncompressed.
+ */
+#include "offline.h"
+
+#include <errno.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "api.h"
+#include "options.h"
+#include "route.h"
+
+/* the path POST /grade/batch, which attnd grade runs */
+#define GRADE_BATCH_PATH "/grade/batch"
+/* bytes copied from a streamed answer at a time */
+#define COPY_BLOCK ((size_t)64 << 10)
+/* bytes read from stdin at first; the buffer doubles from there */
+#define READ_FIRST ((size_t)64 << 10)
+
+/* The daemon's options that apply to one request offline. */
+static const char *const limit_flags[] = {"max-body-bytes", "max-elements",
+                                          "max-work", "compute-timeout", NULL};
+
+/* What the command line asks for. */
+typedef struct {
+    const char *who;          /* "attnd run" or "attnd grade" */
+    const char *target;       /* run: PATH with its query; grade: NULL */
+    const char *format;       /* grade --format, or NULL */
+    const char *content_type; /* --content-type, or NULL */
+    const char *accept;       /* --accept, or NULL */
+    srv_options opts;         /* the limits */
+} offline_args;
+
+int srv_offline_command(const char *arg) {
+    return arg != NULL &&
+           (strcmp(arg, "run") == 0 || strcmp(arg, "grade") == 0);
+}
+
+static void usage(FILE *out, int grade) {
+    if (grade)
+        fprintf(out,
+                "usage: attnd grade [--format attnd|gradescope|prairielearn] "
+                "[--option VALUE ...]\n"
+                "                   < SUBMISSIONS\n"
+                "Grade a batch without a server: POST /grade/batch with stdin "
+                "as its body (one\n"
+                "submission per line, or a JSON array when the first byte "
+                "that is not white\n"
+                "space is '['), its answer on stdout.\n\n"
+                "  --format FORMAT\n"
+                "      the answer's form, sent as ?format=FORMAT\n");
+    else
+        fprintf(out,
+                "usage: attnd run PATH[?QUERY] [--option VALUE ...] [< BODY]\n"
+                "Answer one request without a server, as the daemon answers "
+                "it:\n"
+                "  attnd run /attention/dot < request.json\n"
+                "  attnd run '/encoding/positional?num_steps=4&d=8'\n"
+                "The body is read from stdin for POST routes only; the "
+                "answer's body goes to\n"
+                "stdout byte for byte as over HTTP.\n\n");
+    fprintf(out,
+            "  --content-type TYPE\n"
+            "      the body's Content-Type (default %s)\n"
+            "  --accept TYPE\n"
+            "      the Accept header, e.g. image/svg+xml (default: none, "
+            "JSON)\n"
+            "  --max-body-bytes SIZE (ATTND_MAX_BODY_BYTES)\n"
+            "      largest body in bytes, K/M/G suffixes allowed (default: "
+            "no limit)\n"
+            "  --max-elements, --max-work, --compute-timeout\n"
+            "      as for the server, with their ATTND_* variables and "
+            "defaults (attnd --help)\n"
+            "  --help\n"
+            "      print this and exit\n\n"
+            "Subcommands: attnd run PATH, attnd grade (docs/offline.md).\n"
+            "Exit status: 0 a 2xx answer, on stdout; 1 a usage or I/O "
+            "error; 2 a 4xx/5xx\n"
+            "answer, its problem+json on stderr and nothing on stdout; 3 a "
+            "batch answer\n"
+            "(on stdout) in which some submissions could not be graded.\n",
+            grade ? "application/x-ndjson, or application/json for an array"
+                  : "application/json");
+}
+
+/* Parse argv (argv[0] the command) into a. Returns -1 to exit with
+ * SRV_OFFLINE_USAGE (message printed), 1 to exit 0 (--help printed), 0 to
+ * go on. */
+static int parse_args(offline_args *a, int argc, char **argv) {
+    int grade = strcmp(argv[0], "grade") == 0;
+    memset(a, 0, sizeof *a);
+    a->who = grade ? "attnd grade" : "attnd run";
+    srv_options_default(&a->opts);
+    a->opts.max_body_bytes = SIZE_MAX; /* none unless given */
+    if (srv_options_env(&a->opts, limit_flags) != SRV_OPT_RUN)
+        return -1;
+    for (int i = 1; i < argc; i++) {
+        const char *arg = argv[i];
+        const char **own = NULL;
+        if (strcmp(arg, "--help") == 0 || strcmp(arg, "-h") == 0) {
+            usage(stdout, grade);
+            return 1;
+        }
+        if (strcmp(arg, "--content-type") == 0)
+            own = &a->content_type;
+        else if (strcmp(arg, "--accept") == 0)
+            own = &a->accept;
+        else if (grade && strcmp(arg, "--format") == 0)
+            own = &a->format;
+        if (own != NULL) {
+            if (i + 1 >= argc) {
+                fprintf(stderr, "%s: option '%s' needs a value\n", a->who, arg);
+                return -1;
+            }
+            *own = argv[++i];
+            continue;
+        }
+        if (strncmp(arg, "--", 2) == 0 && strchr(arg, '=') != NULL) {
+            /* --content-type=TYPE and the like */
+            size_t n = (size_t)(strchr(arg, '=') - arg);
+            const char *value = arg + n + 1;
+            if (n == 14 && strncmp(arg, "--content-type", n) == 0) {
+                a->content_type = value;
+                continue;
+            }
+            if (n == 8 && strncmp(arg, "--accept", n) == 0) {
+                a->accept = value;
+                continue;
+            }
+            if (grade && n == 8 && strncmp(arg, "--format", n) == 0) {
+                a->format = value;
+                continue;
+            }
+        }
+        if (strncmp(arg, "--", 2) == 0) {
+            if (srv_options_take(&a->opts, argc, argv, &i, limit_flags,
+                                 a->who) != SRV_OPT_RUN)
+                return -1;
+            continue;
+        }
+        if (grade || a->target != NULL) {
+            fprintf(stderr, "%s: unexpected argument '%s' (try %s --help)\n",
+                    a->who, arg, a->who);
+            return -1;
+        }
+        if (arg[0] != '/') {
+            fprintf(stderr,
+                    "%s: the path '%s' does not begin with / (e.g. "
+                    "/attention/dot)\n",
+                    a->who, arg);
+            return -1;
+        }
+        a->target = arg;
+    }
+    if (!grade && a->target == NULL) {
+        fprintf(stderr,
+                "%s: which path? e.g. attnd run /attention/dot < "
+                "request.json (try attnd run --help)\n",
+                a->who);
+        return -1;
+    }
+    return 0;
+}
+
+static int hex_digit(char c) {
+    if (c >= '0' && c <= '9')
+        return c - '0';
+    if (c >= 'a' && c <= 'f')
+        return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F')
+        return c - 'A' + 10;
+    return -1;
+}
+
+/* The first len bytes of target, percent-decoded as libmicrohttpd decodes
+ * a request's path (%XX with two hex digits; anything else is kept), in a
+ * malloc'd string; NULL when memory runs out. *nul is set when a %00 was
+ * decoded (the daemon answers such a path 400; here it is a usage error). */
+static char *decode_path(const char *target, size_t len, int *nul) {
+    char *out = malloc(len + 1);
+    if (out == NULL)
+        return NULL;
+    size_t n = 0;
+    *nul = 0;
+    for (size_t i = 0; i < len; i++) {
+        int hi, lo;
+        if (target[i] == '%' && i + 2 < len &&
+            (hi = hex_digit(target[i + 1])) >= 0 &&
+            (lo = hex_digit(target[i + 2])) >= 0) {
+            out[n] = (char)(hi * 16 + lo);
+            *nul |= out[n] == '\0';
+            n++;
+            i += 2;
+        } else {
+            out[n++] = target[i];
+        }
+    }
+    out[n] = '\0';
+    return out;
+}
+
+/* value percent-encoded for a query string (RFC 3986 unreserved bytes
+ * kept), in a malloc'd string; NULL when memory runs out. */
+static char *encode_query_value(const char *value) {
+    static const char hex[] = "0123456789ABCDEF";
+    size_t len = strlen(value);
+    char *out = malloc(3 * len + 1);
+    if (out == NULL)
+        return NULL;
+    size_t n = 0;
+    for (size_t i = 0; i < len; i++) {
+        unsigned char c = (unsigned char)value[i];
+        if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+            (c >= '0' && c <= '9') || c == '-' || c == '_' || c == '.' ||
+            c == '~') {
+            out[n++] = (char)c;
+        } else {
+            out[n++] = '%';
+            out[n++] = hex[c >> 4];
+            out[n++] = hex[c & 15];
+        }
+    }
+    out[n] = '\0';
+    return out;
+}
+
+/* All of stdin into a malloc'd buffer (*body, *len; *body NULL when it is
+ * empty). Returns 0, or -1 with errno set (ENOMEM when memory runs out). */
+static int read_stdin(char **body, size_t *len) {
+    size_t cap = 0, n = 0;
+    char *buf = NULL;
+    for (;;) {
+        if (n == cap) {
+            size_t next = cap == 0 ? READ_FIRST : cap * 2;
+            char *grown = next > cap ? realloc(buf, next) : NULL;
+            if (grown == NULL) {
+                free(buf);
+                errno = ENOMEM;
+                return -1;
+            }
+            buf = grown;
+            cap = next;
+        }
+        size_t got = fread(buf + n, 1, cap - n, stdin);
+        n += got;
+        if (got == 0) {
+            if (ferror(stdin)) {
+                int saved = errno != 0 ? errno : EIO;
+                free(buf);
+                errno = saved;
+                return -1;
+            }
+            break;
+        }
+    }
+    if (n == 0) {
+        free(buf);
+        buf = NULL;
+    }
+    *body = buf;
+    *len = n;
+    return 0;
+}
+
+/* api_request.body_done: the body is parsed, free it before the answer is
+ * computed (as the daemon does). */
+static void free_body(void *ctx) {
+    char **body = ctx;
+    free(*body);
+    *body = NULL;
+}
+
+/* Write the answer's body to out: res->body, or its stream read to the
+ * end. Returns 0, or -1 after printing why. */
+static int write_body(const char *who, api_response *res, FILE *out) {
+    if (res->stream == NULL) {
+        if (res->body_len > 0 &&
+            fwrite(res->body, 1, res->body_len, out) != res->body_len)
+            goto write_failed;
+    } else {
+        char *block = malloc(COPY_BLOCK);
+        if (block == NULL) {
+            fprintf(stderr, "%s: out of memory\n", who);
+            return -1;
+        }
+        ssize_t n;
+        while ((n = api_stream_read(res->stream, block, COPY_BLOCK)) > 0)
+            if (fwrite(block, 1, (size_t)n, out) != (size_t)n) {
+                free(block);
+                goto write_failed;
+            }
+        free(block);
+        if (n < 0) {
+            fprintf(stderr, "%s: out of memory while printing the answer\n",
+                    who);
+            return -1;
+        }
+    }
+    if (fflush(out) != 0)
+        goto write_failed;
+    return 0;
+write_failed:
+    fprintf(stderr, "%s: cannot write the answer to %s: %s\n", who,
+            out == stdout ? "stdout" : "stderr", strerror(errno));
+    return -1;
+}
+
+/* The limits of a: the daemon's, but for the body (see the top). */
+static void limits_of(const offline_args *a, api_limits *limits) {
+    api_limits_default(limits);
+    limits->max_body_bytes = a->opts.max_body_bytes;
+    limits->max_elements = a->opts.max_elements;
+    limits->max_work = a->opts.max_work;
+    /* the daemon's rule, four times the body; none without a body limit */
+    limits->max_tree_bytes = a->opts.max_body_bytes == SIZE_MAX ? 0
+                             : a->opts.max_body_bytes > SIZE_MAX / 4
+                                 ? SIZE_MAX
+                                 : a->opts.max_body_bytes * 4;
+    limits->compute_timeout_s = a->opts.compute_timeout_s;
+}
+
+/* The Content-Type of attnd grade's body: a JSON array when its first
+ * byte that is not JSON whitespace is '[', else lines of JSON. */
+static const char *batch_content_type(const char *body, size_t len) {
+    for (size_t i = 0; i < len; i++) {
+        char c = body[i];
+        if (c != ' ' && c != '\t' && c != '\n' && c != '\r')
+            return c == '[' ? "application/json" : "application/x-ndjson";
+    }
+    return "application/x-ndjson";
+}
+
+/* Hand the request to the api and write its answer; returns SRV_OFFLINE_*.
+ * path and query as api_request wants them. */
+static int answer(const offline_args *a, const char *path, const char *query) {
+    const api_route *route = api_route_find(path);
+    const char *method = route != NULL ? route->method : "GET";
+    char *body = NULL;
+    size_t body_len = 0;
+    if (strcmp(method, "GET") != 0 && read_stdin(&body, &body_len) != 0) {
+        fprintf(stderr, "%s: cannot read the body from stdin: %s\n", a->who,
+                strerror(errno));
+        return SRV_OFFLINE_USAGE;
+    }
+    api_limits limits;
+    limits_of(a, &limits);
+    api_request req;
+    memset(&req, 0, sizeof req);
+    req.method = method;
+    req.path = path;
+    req.query = query;
+    req.content_type = a->content_type;
+    if (req.content_type == NULL)
+        req.content_type = a->target == NULL
+                               ? batch_content_type(body, body_len)
+                               : "application/json";
+    req.accept = a->accept;
+    req.body = body;
+    req.body_len = body_len;
+    req.limits = &limits;
+    req.stream_ok = 1;
+    req.body_done = free_body;
+    req.body_ctx = &body;
+    req.may_wait = 1;
+    api_response res;
+    memset(&res, 0, sizeof res);
+    api_handle(&req, &res);
+    free(body);
+    int ok = res.status >= 200 && res.status < 300;
+    int rc = write_body(a->who, &res, ok ? stdout : stderr);
+    if (rc != 0)
+        rc = SRV_OFFLINE_USAGE;
+    else if (!ok)
+        rc = SRV_OFFLINE_PROBLEM;
+    else if (res.item_problems > 0) {
+        fprintf(stderr, "%s: %zu of the submissions could not be graded\n",
+                a->who, res.item_problems);
+        rc = SRV_OFFLINE_UNGRADED;
+    }
+    api_response_free(&res);
+    return rc;
+}
+
+int srv_offline_main(int argc, char **argv) {
+    offline_args a;
+    int parsed = parse_args(&a, argc, argv);
+    if (parsed != 0)
+        return parsed > 0 ? SRV_OFFLINE_OK : SRV_OFFLINE_USAGE;
+    long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+    api_set_threads(1, ncpu >= 1 ? (int)ncpu : 1);
+    api_set_ready(1);
+
+    char *path = NULL, *query = NULL;
+    int rc = SRV_OFFLINE_USAGE;
+    if (a.target != NULL) { /* attnd run PATH[?QUERY] */
+        const char *q = strchr(a.target, '?');
+        size_t len = q != NULL ? (size_t)(q - a.target) : strlen(a.target);
+        int nul;
+        path = decode_path(a.target, len, &nul);
+        query = q != NULL ? strdup(q + 1) : NULL;
+        if (path == NULL || (q != NULL && query == NULL)) {
+            fprintf(stderr, "%s: out of memory\n", a.who);
+            goto done;
+        }
+        if (nul) {
+            fprintf(stderr, "%s: the path holds a NUL byte (%%00)\n", a.who);
+            goto done;
+        }
+    } else { /* attnd grade */
+        path = strdup(GRADE_BATCH_PATH);
+        if (a.format != NULL) {
+            char *value = encode_query_value(a.format);
+            query =
+                value != NULL ? malloc(strlen(value) + sizeof "format=") : NULL;
+            if (query != NULL)
+                sprintf(query, "format=%s", value);
+            free(value);
+        }
+        if (path == NULL || (a.format != NULL && query == NULL)) {
+            fprintf(stderr, "%s: out of memory\n", a.who);
+            goto done;
+        }
+    }
+    rc = answer(&a, path, query);
+done:
+    free(path);
+    free(query);
+    return rc;
+}

@@ -1,0 +1,248 @@
+#!/bin/sh
+# t_offline.sh — the offline grader (docs/offline.md): `attnd run PATH`
+# writes to stdout byte for byte the body curl gets from the daemon at
+# BASE_URL, for dot attention (JSON), an SVG heatmap (--accept), a GET
+# route (whose stdin is left unread), POST /grade, an answer the daemon
+# streams (chunked), a problem answer (on stderr, exit 2, stdout empty)
+# and malformed JSON; usage errors exit 1; there is no body limit unless
+# --max-body-bytes or ATTND_MAX_BODY_BYTES sets one; `attnd grade` is
+# POST /grade/batch with the same bytes and an exit status that follows the
+# answer (0, 2, or 3 with the count of submissions not graded on stderr).
+#   usage: sh t_offline.sh BASE_URL   (ATTND in the environment)
+BASE=${1:?usage: t_offline.sh BASE_URL}
+. "$(dirname "$0")/lib.sh"
+MAX_TIME=60
+
+if [ -z "${ATTND:-}" ] || [ ! -x "$ATTND" ]; then
+    not_ok "ATTND names the attnd binary (tests/integration/run.sh exports it)"
+    exit 0
+fi
+
+# offline PATH [ARGS...] < BODY: attnd run; stdout to $TMP/out, stderr to
+# $TMP/err, the exit status to $RC
+offline() {
+    "$ATTND" run "$@" >"$TMP/out" 2>"$TMP/err"
+    RC=$?
+}
+
+# same_bytes WHAT FILE_A FILE_B: cmp, with both sizes and a first
+# difference to explain a failure
+same_bytes() {
+    if cmp -s "$2" "$3"; then
+        ok "$1 ($(wc -c <"$2") bytes)"
+    else
+        not_ok "$1" "$(wc -c <"$2") bytes against $(wc -c <"$3")" \
+            "$(cmp "$2" "$3" 2>&1 | head -n 1)" \
+            "offline: $(head -c 200 "$2")" "http: $(head -c 200 "$3")"
+    fi
+}
+
+# answered WHAT: exit 0, nothing on stderr, stdout the daemon's body
+answered() {
+    if [ "$RC" -eq 0 ] && [ ! -s "$TMP/err" ]; then
+        ok "$1: exit 0, stderr empty"
+    else
+        not_ok "$1: exit 0, stderr empty" "exit $RC" "$(head -c 300 "$TMP/err")"
+    fi
+    same_bytes "$1: stdout is the HTTP body byte for byte" "$TMP/out" "$TMP/body"
+}
+
+# refused WHAT: exit 2, nothing on stdout, stderr the daemon's problem
+refused() {
+    if [ "$RC" -eq 2 ] && [ ! -s "$TMP/out" ]; then
+        ok "$1: exit 2, stdout empty"
+    else
+        not_ok "$1: exit 2, stdout empty" "exit $RC" "$(head -c 300 "$TMP/out")"
+    fi
+    same_bytes "$1: stderr is the HTTP problem byte for byte" "$TMP/err" "$TMP/body"
+}
+
+# 1. dot attention: the textbook's two keys, output 1.6697615493266569
+cat >"$TMP/dot.json" <<'EOF'
+{"queries": [[1, 2]], "keys": [[1, 0], [0, 1]], "values": [[1], [2]],
+ "return_scores": true}
+EOF
+post_file /attention/dot "$TMP/dot.json"
+check_status "dot over HTTP: 200" 200
+offline /attention/dot <"$TMP/dot.json"
+answered "dot"
+check "dot: output 1.6697615493266569, scores 1/sqrt(2) and sqrt(2)" jq -e '
+    .output == [[1.6697615493266569]] and
+    (.scores[0][0] - 0.7071067811865475 | fabs) < 1e-15 and
+    (.scores[0][1] - 1.414213562373095 | fabs) < 1e-15' "$TMP/out"
+
+# 2. the same weights as an SVG heatmap
+post_file /attention/dot "$TMP/dot.json" -H 'Accept: image/svg+xml'
+check_header_has "dot with Accept: image/svg+xml over HTTP is SVG" \
+    Content-Type image/svg+xml
+offline /attention/dot --accept image/svg+xml <"$TMP/dot.json"
+answered "dot --accept image/svg+xml"
+check "  and it is an SVG document with 2 cells" sh -c \
+    "grep -q '<svg' '$TMP/out' && [ \$(grep -o 'class=\"cell\"' '$TMP/out' | wc -l) -eq 2 ]"
+
+# 3. a GET route: the query from PATH, stdin not read (cat gets it all)
+http GET '/encoding/positional?num_steps=4&d=8'
+check_status "positional over HTTP: 200" 200
+printf 'not for attnd\n' >"$TMP/stdin"
+{
+    "$ATTND" run '/encoding/positional?num_steps=4&d=8' >"$TMP/out" 2>"$TMP/err"
+    RC=$?
+    cat >"$TMP/rest"
+} <"$TMP/stdin"
+answered "GET /encoding/positional?num_steps=4&d=8"
+check "  P is (4, 8) with P[1][0] = sin 1" jq -e '
+    (.P | length) == 4 and (.P[0] | length) == 8 and
+    .P[1][0] == 0.8414709848078965' "$TMP/out"
+check "  and stdin is left unread for a GET route" cmp -s "$TMP/stdin" "$TMP/rest"
+
+# 4. POST /grade: weights 0.33 fail, the output passes
+jq -n --slurpfile req "$TMP/dot.json" '{endpoint: "/attention/dot",
+    request: $req[0], answer: {output: [[1.66976]], weights: [[0.33, 0.67]]}}' \
+    >"$TMP/grade.json"
+post_file /grade "$TMP/grade.json"
+check_status "/grade over HTTP: 200" 200
+offline /grade <"$TMP/grade.json"
+answered "/grade"
+check "  output passes, weights fail at /answer/weights/0/0" jq -e '
+    .pass == false and .fields.output.pass == true and
+    .fields.weights.first_mismatch.pointer == "/answer/weights/0/0"' "$TMP/out"
+
+# 5. an answer the daemon streams (chunked): B=2, Nq=Nk=160, 51,200 weights
+jq -cn '
+  def mat(n; m; s): [range(n) as $i | [range(m) as $j |
+      ((($i * m + $j) * s) | sin)]];
+  {queries: [mat(160; 8; 0.37), mat(160; 8; 0.29)],
+   keys: [mat(160; 8; 0.61), mat(160; 8; 0.17)],
+   values: [mat(160; 8; 0.13), mat(160; 8; 0.71)], causal: true}' \
+    >"$TMP/large.json"
+post_file /attention/dot "$TMP/large.json"
+check "large dot over HTTP: 200, streamed (chunked)" sh -c \
+    "[ '$STATUS' = 200 ] && grep -qi '^Transfer-Encoding: chunked' '$TMP/headers'"
+offline /attention/dot <"$TMP/large.json"
+answered "large dot"
+check "  weights (2, 160, 160), causal: row 0 is [1, 0, ...]" jq -e '
+    (.weights[1] | length) == 160 and (.weights[1][159] | length) == 160 and
+    .weights[0][0][0] == 1 and .weights[0][0][1] == 0' "$TMP/out"
+
+# 6. a problem: keys missing -> 422 at /keys, on stderr
+echo '{"queries": [[1, 2]], "values": [[1], [2]]}' >"$TMP/nokeys.json"
+post_file /attention/dot "$TMP/nokeys.json"
+check_status "missing keys over HTTP: 422" 422
+offline /attention/dot <"$TMP/nokeys.json"
+refused "missing keys"
+check "  the problem names /keys" jq -e \
+    '.status == 422 and .code == "missing_field" and .pointer == "/keys"' "$TMP/err"
+
+# 7. malformed JSON: 400 invalid_json, as over HTTP
+printf '{"queries": [[1, 2]], "keys": [[1, 0' >"$TMP/bad.json"
+post_file /attention/dot "$TMP/bad.json"
+check_status "malformed JSON over HTTP: 400" 400
+offline /attention/dot <"$TMP/bad.json"
+refused "malformed JSON"
+check "  the problem is invalid_json" jq -e \
+    '.status == 400 and .code == "invalid_json"' "$TMP/err"
+
+# a percent-encoded path is decoded as the daemon decodes it
+http POST /attention/%64ot -H 'Content-Type: application/json' \
+    --data-binary "@$TMP/dot.json"
+offline /attention/%64ot <"$TMP/dot.json"
+answered "/attention/%64ot"
+
+# 8. an unknown path is a 404 problem, as over HTTP (GET: stdin unread)
+http GET /attention/dotx
+offline /attention/dotx </dev/null
+refused "unknown path /attention/dotx"
+
+# 9. usage errors: exit 1 with a message, nothing on stdout
+usage_error() {
+    what=$1
+    want=$2
+    shift 2
+    "$ATTND" "$@" </dev/null >"$TMP/out" 2>"$TMP/err"
+    rc=$?
+    if [ "$rc" -eq 1 ] && [ ! -s "$TMP/out" ] && grep -q -- "$want" "$TMP/err"; then
+        ok "$what: exit 1, '$want' on stderr"
+    else
+        not_ok "$what: exit 1, '$want' on stderr" "exit $rc" \
+            "stderr: $(head -c 300 "$TMP/err")" "stdout: $(head -c 100 "$TMP/out")"
+    fi
+}
+usage_error "attnd run without a path" "which path" run
+usage_error "a path without /" "does not begin with /" run attention/dot
+usage_error "an unknown option" "unknown option '--bogus'" run /healthz --bogus
+usage_error "a server option offline" "--port is a server option" \
+    run /healthz --port 9
+usage_error "a bad limit" "invalid value 'lots'" run /healthz --max-work lots
+usage_error "two paths" "unexpected argument '/version'" run /healthz /version
+
+# 10. no body limit offline unless one is given: 17 MiB of JSON (the
+# daemon's default limit is 16 MiB)
+/usr/bin/python3 -c '
+import sys
+sys.stdout.write("{\"queries\": [[1, 2]], \"keys\": [[1, 0], [0, 1]], " +
+                 " " * (17 << 20) + "\"values\": [[1], [2]]}")' >"$TMP/big.json"
+post_file /attention/dot "$TMP/big.json"
+check_status "17 MiB body over HTTP: 413" 413
+offline /attention/dot <"$TMP/big.json"
+check "17 MiB body offline: exit 0, output 1.6697615493266569" sh -c \
+    "[ $RC -eq 0 ] && jq -e '.output == [[1.6697615493266569]]' '$TMP/out' >/dev/null"
+offline /attention/dot --max-body-bytes 16M <"$TMP/big.json"
+check "  with --max-body-bytes 16M: exit 2, 413 payload_too_large" sh -c \
+    "[ $RC -eq 2 ] && jq -e '.status == 413 and .code == \"payload_too_large\"' '$TMP/err' >/dev/null"
+ATTND_MAX_BODY_BYTES=64 "$ATTND" run /attention/dot <"$TMP/dot.json" \
+    >"$TMP/out" 2>"$TMP/err"
+RC=$?
+check "  with ATTND_MAX_BODY_BYTES=64: exit 2, the limit is 64" sh -c \
+    "[ $RC -eq 2 ] && jq -e '.status == 413 and (.detail | test(\"limit is 64\"))' '$TMP/err' >/dev/null"
+
+# 11. attnd grade: POST /grade/batch with the same bytes; exit 0 for a 2xx
+# answer grading every line, 3 when some line is a problem of its own
+# (here the second: keys missing), 2 for a 4xx/5xx answer
+jq -c ". + {id: \"a\"}" "$TMP/grade.json" >"$TMP/batch.ndjson"
+jq -c --slurpfile req "$TMP/nokeys.json" \
+    '{id: "b", endpoint: "/attention/dot", request: $req[0],
+      answer: {output: [[1.66976]]}}' -n >>"$TMP/batch.ndjson"
+jq -s . "$TMP/batch.ndjson" >"$TMP/batch.json"
+# grade_like WHAT HTTP_ARGS... -- GRADE_ARGS...: attnd grade against curl
+grade_like() {
+    what=$1
+    shift
+    input=$1
+    ctype=$2
+    query=$3
+    shift 3
+    http POST "/grade/batch$query" -H "Content-Type: $ctype" \
+        --data-binary "@$input"
+    "$ATTND" grade "$@" <"$input" >"$TMP/out" 2>"$TMP/err"
+    RC=$?
+    case $STATUS in
+    2??)
+        same_bytes "$what: stdout is the HTTP body byte for byte" \
+            "$TMP/out" "$TMP/body"
+        if [ "$RC" -eq 3 ] && grep -q '^attnd grade: 1 of the submissions could not be graded$' "$TMP/err"; then
+            ok "$what: exit 3, '1 of the submissions could not be graded'"
+        else
+            not_ok "$what: exit 3, '1 of the submissions could not be graded'" \
+                "exit $RC" "$(head -c 300 "$TMP/err")"
+        fi
+        ;;
+    *)
+        refused "$what (HTTP $STATUS)"
+        ;;
+    esac
+}
+grade_like "attnd grade < lines" "$TMP/batch.ndjson" application/x-ndjson ""
+grade_like "attnd grade < array" "$TMP/batch.json" application/json ""
+grade_like "attnd grade --format gradescope" "$TMP/batch.ndjson" \
+    application/x-ndjson "?format=gradescope" --format gradescope
+
+# 12. --help names both commands
+"$ATTND" --help >"$TMP/help" 2>&1
+check "attnd --help mentions attnd run and attnd grade" sh -c \
+    "grep -q 'attnd run PATH' '$TMP/help' && grep -q 'attnd grade' '$TMP/help'"
+"$ATTND" run --help >"$TMP/help" 2>&1
+RC=$?
+check "attnd run --help: exit 0, both commands and the exit statuses" sh -c \
+    "[ $RC -eq 0 ] && grep -q 'attnd run PATH' '$TMP/help' &&
+     grep -q 'attnd grade' '$TMP/help' && grep -q 'Exit status' '$TMP/help'"
+echo "1..$T"
