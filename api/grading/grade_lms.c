@@ -147,8 +147,8 @@ void api_grade_field_summary(api_buf *out, const api_grade *g,
             api_buf_uint(out, f->mismatches);
             api_buf_puts(out, " of ");
             api_buf_uint(out, f->entries);
-            api_buf_puts(out, f->mismatches == 1 ? " entry differs"
-                                                 : " entries differ");
+            api_buf_puts(out, f->entries == 1 ? " entry differs"
+                                              : " entries differ");
         }
         if (f->kind == API_GRADE_VALUES) {
             api_buf_puts(out, " (max abs err ");
