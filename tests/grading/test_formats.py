@@ -212,5 +212,39 @@ else:
         "not graded: unknown_field at /answer/outptu"),
         "gradescope: a problem alone scores 0, the problem its output", g)
 
+# 5. every successful grading data case, in each format: the LMS
+#    schemas, and the response schemas of api/fronts/openapi.json
+ROOT = os.path.dirname(os.path.dirname(HERE))
+CASES = os.path.join(ROOT, "tests", "cases", "grade")
+with open(os.path.join(ROOT, "api", "fronts", "openapi.json")) as f:
+    COMPONENTS = json.load(f)["components"]
+REFS = {"attnd": "GradeResult", "gradescope": "GradescopeResults",
+        "prairielearn": "PrairieLearnResults"}
+checked, wrong = 0, []
+for case in sorted(os.listdir(CASES)):
+    try:
+        with open(os.path.join(CASES, case, "expected.json")) as f:
+            if json.load(f)["status"] != 200:
+                continue
+        with open(os.path.join(CASES, case, "request.json")) as f:
+            body = json.load(f)
+    except (OSError, ValueError):
+        continue
+    for fmt, ref in REFS.items():
+        status, _, doc = post(dict(body, format=fmt))
+        openapi = jsonschema.Draft202012Validator(
+            {"$ref": "#/components/schemas/" + ref,
+             "components": COMPONENTS})
+        errors = list(openapi.iter_errors(doc)) if status == 200 else [
+            "status %d" % status]
+        if fmt in VALIDATORS:
+            errors += list(VALIDATORS[fmt].iter_errors(doc))
+        checked += 1
+        if errors:
+            wrong.append("%s %s: %s" % (case, fmt, str(errors[0])[:200]))
+tap(checked >= 60 and not wrong,
+    "%d answers of the grade data cases match their schemas" % checked,
+    "\n".join(wrong))
+
 print("1..%d" % N)
 sys.exit(1 if FAILED else 0)
