@@ -24,14 +24,14 @@
  * an expected null (a masked score, statistics of no score) matches only
  * null; a non-number where a number belongs (JSON has no NaN, so null
  * stands for one) is a mismatch. Per field:
- *   {"pass", "max_abs_err", "max_rel_err" (over entries whose expected
+ *   {"pass", "score", "max_abs_err", "max_rel_err" (over entries whose expected
  *    value is not 0), "mismatches", "first_mismatch": {"pointer" (into
  *    this request, /answer/...), "expected", "got"} or null}
  * both maxima over the entries where both values are numbers (0 when
  * there are none; null when the difference overflows a double). A field
  * whose shape differs from the reference's (ragged arrays included) is
- *   {"pass": false, "error": "shape", "expected": [...], "got": [...],
- *    "pointer"?: the first ragged row}
+ *   {"pass": false, "score": 0, "error": "shape", "expected": [...],
+ *    "got": [...], "pointer"?: the first ragged row}
  * where a ragged answer's "got" follows the first elements and gives -1
  * for the dimension whose rows differ in length or depth.
  *
