@@ -3,8 +3,9 @@
  * answer attnd computes for the same request (docs/contract.md section 13).
  *
  *   {"endpoint": "/attention/dot", "request": {...}, "answer": {...},
- *    "rtol": 1e-5, "atol": 1e-8}
- *   -> {"pass": bool, "fields": {"<name>": result, ...}}
+ *    "rtol": 1e-5, "atol": 1e-8, "id"?, "points"?, "credit"?, "format"?}
+ *   -> {"id"?, "pass": bool, "score", "points": {"earned", "possible"},
+ *       "fields": {"<name>": result, ...}, "misconception"?}
  *
  * The endpoint's own handler answers the embedded request (invoke.h), so
  * the reference, and every error in the request (pointer prefixed with
@@ -23,27 +24,39 @@
  * an expected null (a masked score, statistics of no score) matches only
  * null; a non-number where a number belongs (JSON has no NaN, so null
  * stands for one) is a mismatch. Per field:
- *   {"pass", "max_abs_err", "max_rel_err" (over entries whose expected
+ *   {"pass", "score", "max_abs_err", "max_rel_err" (over entries whose expected
  *    value is not 0), "mismatches", "first_mismatch": {"pointer" (into
  *    this request, /answer/...), "expected", "got"} or null}
  * both maxima over the entries where both values are numbers (0 when
  * there are none; null when the difference overflows a double). A field
  * whose shape differs from the reference's (ragged arrays included) is
- *   {"pass": false, "error": "shape", "expected": [...], "got": [...],
- *    "pointer"?: the first ragged row}
+ *   {"pass": false, "score": 0, "error": "shape", "expected": [...],
+ *    "got": [...], "pointer"?: the first ragged row}
  * where a ragged answer's "got" follows the first elements and gives -1
  * for the dimension whose rows differ in length or depth.
  *
+ * Grading fills a typed grade (grade_result.h), scored by the request's
+ * "credit" and "points" (each field 1 point unless "points" says
+ * otherwise: a number is split equally over the graded fields, an object
+ * gives the fields it names their points and the others 0), and written
+ * in the request's "format": attnd's own JSON, or an LMS document
+ * (grade_lms.h).
+ *
  * Checks, first error wins: the grading request's own members
- * (unknown_field, missing_field, wrong_type) → endpoint (invalid_value
- * unless it names a computing route) → the answer's members against the
- * endpoint's answer fields (unknown_field at /answer/<field>, then
- * missing_field and wrong_type of {"shape", "data"} objects and nested
- * results) → {"shape", "data"} sizes (a negative dimension is
- * invalid_value, len(data) ≠ prod(shape) shape_mismatch) → an empty answer,
- * rtol, atol (invalid_value) → the embedded request, by the endpoint's
- * own rules (/request/...) → an answer field the reference lacks
- * (invalid_value at /answer/<field>, saying what the request needs).
+ * (unknown_field, missing_field, wrong_type: id a string or an integer,
+ * points a number or an object, credit and format strings) → endpoint
+ * (invalid_value unless it names a computing route) → the answer's
+ * members against the endpoint's answer fields (unknown_field at
+ * /answer/<field>, then missing_field and wrong_type of {"shape", "data"}
+ * objects and nested results) → {"shape", "data"} sizes (a negative
+ * dimension is invalid_value, len(data) ≠ prod(shape) shape_mismatch) →
+ * an empty answer, rtol, atol, credit, format (invalid_value) → points (a
+ * number: invalid_value unless > 0; an object: each entry in order
+ * wrong_type unless a number, invalid_value when negative or when it
+ * names no field the answer grades, at /points/<name>; then invalid_value
+ * at /points when they add up to 0) → the embedded request, by the
+ * endpoint's own rules (/request/...) → an answer field the reference
+ * lacks (invalid_value at /answer/<field>, saying what the request needs).
  */
 #include <math.h>
 #include <pthread.h>
@@ -56,6 +69,7 @@
 #include "fastpath.h"
 #include "fields.h"
 #include "grade.h"
+#include "grade_lms.h"
 #include "invoke.h"
 #include "misconceptions.h"
 #include "numfmt.h"
@@ -66,8 +80,9 @@
 
 /* ------------------------------------------------ the request members */
 
-static const char *const members[] = {"endpoint", "request", "answer", "rtol",
-                                      "atol"};
+static const char *const members[] = {"endpoint", "request", "answer",
+                                      "rtol",     "atol",    "id",
+                                      "points",   "credit",  "format"};
 #define N_MEMBERS (sizeof members / sizeof members[0])
 
 static int check_members(const json_t *body, api_problem *p) {
@@ -87,7 +102,8 @@ static int check_members(const json_t *body, api_problem *p) {
         return api_fail(
             p, API_E_UNKNOWN_FIELD, ptr.s,
             "unknown field `%s` in /grade%s Known fields: "
-            "endpoint, request, answer, rtol, atol",
+            "endpoint, request, answer, rtol, atol, id, points, credit, "
+            "format",
             key, api_did_you_mean(hint, key, strlen(key), members, N_MEMBERS));
     }
     /* missing_field (null = absent) */
@@ -122,13 +138,39 @@ static int check_members(const json_t *body, api_problem *p) {
                         "answer must be an object of the fields to grade, "
                         "named as the endpoint answers them; got %s",
                         api_json_kind(v));
-    for (size_t i = 3; i < N_MEMBERS; i++) {
+    for (size_t i = 3; i < 5; i++) {
         v = api_field_value(body, members[i]);
         if (v && !json_is_number(v)) {
             char pointer[32];
             snprintf(pointer, sizeof pointer, "/%s", members[i]);
             return api_fail(p, API_E_WRONG_TYPE, pointer,
                             "%s must be a number; got %s", members[i],
+                            api_json_kind(v));
+        }
+    }
+    v = api_field_value(body, "id");
+    if (v && !json_is_string(v) && !json_is_integer(v))
+        return api_fail(p, API_E_WRONG_TYPE, "/id",
+                        "id names the submission: a string or an integer, "
+                        "echoed in the answer; got %s",
+                        api_json_kind(v));
+    v = api_field_value(body, "points");
+    if (v && !json_is_number(v) && !json_is_object(v))
+        return api_fail(p, API_E_WRONG_TYPE, "/points",
+                        "points is what the submission is worth: a number "
+                        "(split equally over its graded fields) or an object "
+                        "of points per field, {\"output\": 2}; got %s",
+                        api_json_kind(v));
+    for (size_t i = 7; i < N_MEMBERS; i++) {
+        v = api_field_value(body, members[i]);
+        if (v && !json_is_string(v)) {
+            char pointer[32];
+            snprintf(pointer, sizeof pointer, "/%s", members[i]);
+            return api_fail(p, API_E_WRONG_TYPE, pointer,
+                            "%s must be a string, one of %s; got %s",
+                            members[i],
+                            i == 7 ? "all_or_nothing, partial"
+                                   : "attnd, gradescope, prairielearn",
                             api_json_kind(v));
         }
     }
@@ -172,16 +214,16 @@ typedef struct {
     const api_route *route;
     const api_result *reference; /* the endpoint's answer (PRESENT, GRADE) */
     double rtol, atol;
-    size_t fields; /* graded fields seen */
-    int all_pass;  /* GRADE: every field passed */
-    int first;     /* GRADE: no result written yet */
-    api_buf *out;  /* GRADE */
+    size_t fields;    /* graded fields seen */
+    int all_pass;     /* GRADE: every field passed */
+    api_grade *grade; /* GRADE: the fields' results go here */
     api_problem *p;
     /* GRADE: the fields that failed, for the misconceptions to explain */
     struct failed_field {
         char name[FAILED_NAME_MAX];
         char pointer[FAILED_NAME_MAX + 8]; /* "/answer/" + the name's path */
         const json_t *value;
+        size_t field; /* its index in grade->fields */
     } failed[API_RESULT_ITEMS_MAX];
     size_t n_failed;
 } grader;
@@ -470,6 +512,7 @@ typedef struct {
 
 typedef struct {
     double max_abs, max_rel;
+    size_t entries; /* compared */
     size_t mismatches;
     int have_first;
     size_t first_index;       /* the entry of the first mismatch */
@@ -514,6 +557,7 @@ static double as_answered(double x, int precision) {
  * absent). */
 static void compare_entry(const grader *gr, tally *t, const expected *e,
                           got_entry g, size_t i, const char *member) {
+    t->entries++;
     if (e->is_null) { /* null: a masked score, no statistics */
         if (g.fast || !json_is_null(g.json))
             mismatch(t, i, member, e, g);
@@ -612,28 +656,6 @@ static void put_value(api_buf *out, const json_t *v) {
     }
 }
 
-/* The shape as a JSON array; the dimension `unknown` (rank or more:
- * none) prints as -1, as for a ragged answer whose rows at that level
- * differ in length or depth. */
-static void put_shape(api_buf *out, const size_t *shape, size_t rank,
-                      size_t unknown) {
-    api_buf_putc(out, '[');
-    for (size_t i = 0; i < rank; i++) {
-        if (i)
-            api_buf_putc(out, ',');
-        if (i == unknown)
-            api_buf_int(out, -1);
-        else
-            api_buf_uint(out, shape[i]);
-    }
-    api_buf_putc(out, ']');
-}
-
-static void put_err(api_buf *out, double x) {
-    if (!isfinite(x) || api_buf_number(out, x, 0))
-        api_buf_puts(out, "null");
-}
-
 /* The reference's item of the dotted name, or NULL when it has none. */
 static const api_result_item *reference_item(const grader *g,
                                              const char *name) {
@@ -651,9 +673,20 @@ static void remember_failed(grader *g, const char *name, const json_t *v,
     memcpy(f->name, name, strlen(name) + 1);
     memcpy(f->pointer, ptr->s, ptr->len + 1);
     f->value = v;
+    f->field = g->grade->n_fields - 1;
 }
 
-/* Grade one field and write "name": result. */
+/* A new field of the grade, or internal "out of memory". */
+static api_grade_field *new_field(grader *g, const char *name,
+                                  api_grade_kind kind) {
+    api_grade_field *f =
+        api_grade_add_field(g->grade, name, strlen(name), kind);
+    if (!f)
+        api_fail(g->p, API_E_INTERNAL, NULL, "out of memory");
+    return f;
+}
+
+/* Grade one field into a new field of g->grade. */
 static int grade_field(grader *g, const char *name, const json_t *v,
                        api_pointer *ptr) {
     const api_result_item *ref = reference_item(g, name);
@@ -666,25 +699,30 @@ static int grade_field(grader *g, const char *name, const json_t *v,
                         "the reference's %s could not be read", name);
     }
     ref_view_of(&want, g->reference, ref);
-    api_buf *out = g->out;
-    if (!g->first)
-        api_buf_putc(out, ',');
-    g->first = 0;
-    api_buf_json_string(out, name, strlen(name));
-    api_buf_putc(out, ':');
-    if (got.ragged || !same_shape(&want, &got)) {
+    int shape_error = got.ragged || !same_shape(&want, &got);
+    api_grade_field *f =
+        new_field(g, name, shape_error ? API_GRADE_SHAPE : API_GRADE_VALUES);
+    if (!f) {
+        free(got.leaves);
+        return -1;
+    }
+    if (shape_error) {
         g->all_pass = 0;
         remember_failed(g, name, v, ptr);
-        api_buf_puts(out, "{\"pass\":false,\"error\":\"shape\",\"expected\":");
-        put_shape(out, want.shape, want.rank, want.rank);
-        api_buf_puts(out, ",\"got\":");
-        put_shape(out, got.shape, got.rank,
-                  got.ragged ? got.ragged_level : got.rank);
+        f->expected_rank = want.rank;
+        memcpy(f->expected_shape, want.shape, sizeof want.shape);
+        f->got_rank = got.rank;
+        for (size_t i = 0; i < got.rank; i++)
+            f->got_shape[i] = got.ragged && i == got.ragged_level
+                                  ? -1
+                                  : (long long)got.shape[i];
         if (got.ragged) {
-            api_buf_puts(out, ",\"pointer\":");
-            api_buf_json_string(out, got.ragged_at.s, got.ragged_at.len);
+            f->ragged_pointer = strdup(got.ragged_at.s);
+            if (!f->ragged_pointer) {
+                free(got.leaves);
+                return api_fail(g->p, API_E_INTERNAL, NULL, "out of memory");
+            }
         }
-        api_buf_putc(out, '}');
         free(got.leaves);
         return 0;
     }
@@ -694,37 +732,27 @@ static int grade_field(grader *g, const char *name, const json_t *v,
     memcpy(shape_of_got.shape, got.shape, sizeof got.shape);
     for (size_t i = 0; i < want.count; i++)
         compare(g, &t, &want, i, got_at(&got, i));
-    int pass = t.mismatches == 0;
-    g->all_pass &= pass;
-    if (!pass)
+    f->pass = t.mismatches == 0;
+    g->all_pass &= f->pass;
+    if (!f->pass)
         remember_failed(g, name, v, ptr);
-    api_buf_puts(out, pass ? "{\"pass\":true" : "{\"pass\":false");
-    api_buf_puts(out, ",\"max_abs_err\":");
-    put_err(out, t.max_abs);
-    api_buf_puts(out, ",\"max_rel_err\":");
-    put_err(out, t.max_rel);
-    api_buf_puts(out, ",\"mismatches\":");
-    api_buf_uint(out, t.mismatches);
-    api_buf_puts(out, ",\"first_mismatch\":");
+    f->max_abs_err = t.max_abs;
+    f->max_rel_err = t.max_rel;
+    f->mismatches = t.mismatches;
+    f->entries = t.entries;
     if (t.have_first) {
         api_pointer at;
         api_tensor_entry_pointer(&at, ptr->s, &shape_of_got, t.first_index);
         if (t.first_member)
             api_pointer_push_key(&at, t.first_member, strlen(t.first_member));
-        api_buf_puts(out, "{\"pointer\":");
-        api_buf_json_string(out, at.s, at.len);
-        api_buf_puts(out, ",\"expected\":");
-        put_expected(out, &t.first_expected);
-        api_buf_puts(out, ",\"got\":");
+        f->has_first = 1;
+        api_buf_append(&f->first_pointer, at.s, at.len);
+        put_expected(&f->first_expected, &t.first_expected);
         if (t.first_got.fast)
-            api_buf_number(out, t.first_got.x, 0);
+            api_buf_number(&f->first_got, t.first_got.x, 0);
         else
-            put_value(out, t.first_got.json);
-        api_buf_putc(out, '}');
-    } else {
-        api_buf_puts(out, "null");
+            put_value(&f->first_got, t.first_got.json);
     }
-    api_buf_putc(out, '}');
     free(got.leaves);
     return 0;
 }
@@ -756,7 +784,7 @@ static int same_value(const json_t *a, const json_t *b) {
     return json_equal(a, b);
 }
 
-/* Grade the events list v against the reference's and write "name":
+/* Grade the events list v against the reference's into a new field
  * {"pass", "mismatches", "first_mismatch"}: entries compared in order,
  * each equal or not (codes and row indices have no tolerance). The
  * reference's list exists only as its writer's JSON (result.h), at most
@@ -786,29 +814,22 @@ static int grade_events(grader *g, const char *name, const json_t *v,
         if (mismatches++ == 0)
             first = i;
     }
-    api_buf *out = g->out;
-    if (!g->first)
-        api_buf_putc(out, ',');
-    g->first = 0;
-    api_buf_json_string(out, name, strlen(name));
-    api_buf_puts(out, mismatches ? ":{\"pass\":false" : ":{\"pass\":true");
-    api_buf_puts(out, ",\"mismatches\":");
-    api_buf_uint(out, mismatches);
-    api_buf_puts(out, ",\"first_mismatch\":");
+    api_grade_field *f = new_field(g, name, API_GRADE_EVENTS);
+    if (!f) {
+        json_decref(want);
+        return -1;
+    }
+    f->pass = mismatches == 0;
+    f->mismatches = mismatches;
+    f->entries = n;
     if (mismatches) {
         api_pointer at = *ptr;
         api_pointer_push_index(&at, first);
-        api_buf_puts(out, "{\"pointer\":");
-        api_buf_json_string(out, at.s, at.len);
-        api_buf_puts(out, ",\"expected\":");
-        put_value(out, json_array_get(want, first));
-        api_buf_puts(out, ",\"got\":");
-        put_value(out, json_array_get(v, first));
-        api_buf_putc(out, '}');
-    } else {
-        api_buf_puts(out, "null");
+        f->has_first = 1;
+        api_buf_append(&f->first_pointer, at.s, at.len);
+        put_value(&f->first_expected, json_array_get(want, first));
+        put_value(&f->first_got, json_array_get(v, first));
     }
-    api_buf_putc(out, '}');
     g->all_pass &= mismatches == 0;
     json_decref(want);
     return 0;
@@ -1045,12 +1066,12 @@ static int field_matches(const grader *g, const api_result *result,
     return match && t.mismatches == 0;
 }
 
-/* Write ,"misconception": the catalogue's mistake (misconceptions.h) that
- * explains the most failed fields (the first of equals), as {"code",
- * "explanation", "fields"}, or null when none explains any. */
-static void put_misconception(grader *g, api_call *call,
-                              const api_grade_references *refs,
-                              const json_t *request, api_buf *out) {
+/* The catalogue's mistake (misconceptions.h) that explains the most
+ * failed fields (the first of equals) into g->grade->misconception, and
+ * the fields it explains marked; NULL when none explains any. */
+static void find_misconception(grader *g, api_call *call,
+                               const api_grade_references *refs,
+                               const json_t *request) {
     size_t n = 0;
     const api_misconception *list = api_misconceptions_of(g->route, &n);
     const api_misconception *best = NULL;
@@ -1084,26 +1105,10 @@ static void put_misconception(grader *g, api_call *call,
             api_result_free(&wrong);
     }
     call->problem = saved;
-    api_buf_puts(out, ",\"misconception\":");
-    if (!best) {
-        api_buf_puts(out, "null");
-        return;
-    }
-    api_buf_puts(out, "{\"code\":");
-    api_buf_json_string(out, best->code, strlen(best->code));
-    api_buf_puts(out, ",\"explanation\":");
-    api_buf_json_string(out, best->explanation, strlen(best->explanation));
-    api_buf_puts(out, ",\"fields\":[");
-    int first = 1;
-    for (size_t f = 0; f < g->n_failed; f++) {
-        if (!explains[f])
-            continue;
-        if (!first)
-            api_buf_putc(out, ',');
-        first = 0;
-        api_buf_json_string(out, g->failed[f].name, strlen(g->failed[f].name));
-    }
-    api_buf_puts(out, "]}");
+    g->grade->misconception = best;
+    for (size_t f = 0; best && f < g->n_failed; f++)
+        if (explains[f])
+            g->grade->fields[g->failed[f].field].explained = 1;
 }
 
 /* ------------------------------------------------------------ handler */
@@ -1138,12 +1143,142 @@ static void reference_done(const api_grade_references *refs,
         api_result_free(reference);
 }
 
-int api_grade_body(api_call *call, const json_t *body,
-                   const api_grade_references *references, api_buf *out) {
+/* "credit" and "format": invalid_value for a name of neither. */
+static int read_choices(const json_t *body, api_grade_credit *credit,
+                        api_grade_format *format, api_problem *p) {
+    const char *c = api_field_string(body, "credit", "all_or_nothing");
+    if (!strcmp(c, "all_or_nothing"))
+        *credit = API_CREDIT_ALL_OR_NOTHING;
+    else if (!strcmp(c, "partial"))
+        *credit = API_CREDIT_PARTIAL;
+    else
+        return api_fail(p, API_E_INVALID_VALUE, "/credit",
+                        "credit is all_or_nothing (a field scores 1 when it "
+                        "passes, else 0) or partial (the fraction of its "
+                        "entries that match); got \"%.64s\"",
+                        c);
+    const json_t *v = api_field_value(body, "format");
+    if (v && api_grade_format_parse(json_string_value(v), json_string_length(v),
+                                    format))
+        return api_fail(p, API_E_INVALID_VALUE, "/format",
+                        "format is attnd (the default), gradescope (an "
+                        "autograder's results.json) or prairielearn (an "
+                        "external grader's results); got \"%.64s\"",
+                        json_string_value(v));
+    return 0;
+}
+
+/* The answer's value of the dotted field name, when it is a field the
+ * answer grades (given, not null), else NULL. */
+static const json_t *graded_value(const grader *g, const json_t *answer,
+                                  const char *name) {
+    size_t len = strlen(name);
+    if (len == 0 || len >= API_POINTER_MAX)
+        return NULL;
+    int leaf = api_answers_field(g->table, name, len) ||
+               is_records(g->table, name, len) ||
+               is_events(g->table, name, len);
+    if (!leaf)
+        return NULL;
+    const json_t *v = answer;
+    for (const char *seg = name;;) {
+        const char *dot = strchr(seg, '.');
+        size_t n = dot ? (size_t)(dot - seg) : strlen(seg);
+        if (!json_is_object(v))
+            return NULL;
+        v = json_object_getn(v, seg, n);
+        if (!dot)
+            break;
+        seg = dot + 1;
+    }
+    return json_is_null(v) ? NULL : v;
+}
+
+/* The checks of "points" (the order-of-checks comment above). */
+static int check_points(const grader *g, const json_t *body,
+                        const json_t *answer, api_problem *p) {
+    const json_t *points = api_field_value(body, "points");
+    if (!points)
+        return 0;
+    if (json_is_number(points)) {
+        double x = json_number_value(points);
+        if (isfinite(x) && x > 0)
+            return 0;
+        return api_fail(p, API_E_INVALID_VALUE, "/points",
+                        "points is what the submission is worth, a number "
+                        "> 0, split equally over its graded fields");
+    }
+    double total = 0;
+    const char *key;
+    const json_t *v;
+    json_object_foreach((json_t *)points, key, v) {
+        api_pointer ptr;
+        api_pointer_init(&ptr, "/points");
+        api_pointer_push_key(&ptr, key, strlen(key));
+        if (!json_is_number(v))
+            return api_fail(p, API_E_WRONG_TYPE, ptr.s,
+                            "points of a field are a number ≥ 0; got %s",
+                            api_json_kind(v));
+        double x = json_number_value(v);
+        if (!(isfinite(x) && x >= 0))
+            return api_fail(p, API_E_INVALID_VALUE, ptr.s,
+                            "points of a field are a number ≥ 0");
+        if (!graded_value(g, answer, key))
+            return api_fail(p, API_E_INVALID_VALUE, ptr.s,
+                            "`%.100s` is not a field the answer grades: "
+                            "points name graded fields by their dotted "
+                            "names, as the answer's \"fields\" lists them "
+                            "(\"output\", \"grads.queries\")",
+                            key);
+        total += x;
+    }
+    if (total > 0)
+        return 0;
+    return api_fail(p, API_E_INVALID_VALUE, "/points",
+                    "the points add up to 0: give at least one graded field "
+                    "points > 0 (fields not named are worth 0)");
+}
+
+/* Each field's points: 1 without "points"; a number split equally; an
+ * object's own value for the fields it names, 0 for the others. */
+static void assign_points(api_grade *grade, const json_t *body) {
+    const json_t *points = api_field_value(body, "points");
+    for (size_t i = 0; i < grade->n_fields; i++) {
+        api_grade_field *f = &grade->fields[i];
+        if (!points)
+            f->points = 1;
+        else if (json_is_number(points))
+            f->points = json_number_value(points) / (double)grade->n_fields;
+        else
+            f->points = json_number_value(json_object_get(points, f->name));
+    }
+}
+
+/* The request's "id" into grade, as JSON and as text. */
+static void copy_id(api_grade *grade, const json_t *body) {
+    const json_t *id = api_field_value(body, "id");
+    if (!id)
+        return;
+    grade->has_id = 1;
+    if (json_is_string(id)) {
+        api_buf_json_string(&grade->id_json, json_string_value(id),
+                            json_string_length(id));
+        api_buf_append(&grade->id_text, json_string_value(id),
+                       json_string_length(id));
+    } else {
+        api_buf_int(&grade->id_json, (long long)json_integer_value(id));
+        api_buf_int(&grade->id_text, (long long)json_integer_value(id));
+    }
+}
+
+int api_grade_run(api_call *call, const json_t *body,
+                  const api_grade_references *references, api_grade *out) {
     api_problem *p = &call->problem;
     grader g;
     memset(&g, 0, sizeof g);
+    memset(out, 0, sizeof *out);
     g.p = p;
+    api_grade_format format = API_GRADE_FORMAT_ATTND;
 
     /* 1. the grading request's own members, then which route it grades */
     if (check_members(body, p) || find_endpoint(body, &g.route, &g.table, p))
@@ -1161,7 +1296,9 @@ int api_grade_body(api_call *call, const json_t *body,
                         "fields %s answers with (null means absent)",
                         g.route->path);
     if (read_tolerance(body, "rtol", 1e-5, &g.rtol, p) ||
-        read_tolerance(body, "atol", 1e-8, &g.atol, p))
+        read_tolerance(body, "atol", 1e-8, &g.atol, p) ||
+        read_choices(body, &out->credit, &format, p) ||
+        check_points(&g, body, answer, p))
         return -1;
 
     /* 3. the reference: the endpoint's own typed answer to the request */
@@ -1187,29 +1324,66 @@ int api_grade_body(api_call *call, const json_t *body,
     }
     g.reference = &reference;
 
-    /* 4. every field given is in the reference; then grade them */
+    /* 4. every field given is in the reference; then grade them, name the
+     *    mistake behind a failure, and score */
     rc = run_phase(&g, PHASE_PRESENT, answer);
     if (rc == 0) {
-        api_buf fields = {0};
-        g.out = &fields;
-        g.first = 1;
+        g.grade = out;
         g.all_pass = 1;
         rc = run_phase(&g, PHASE_GRADE, answer);
-        if (rc == 0) {
-            api_buf_puts(out, g.all_pass ? "{\"pass\":true,\"fields\":{"
-                                         : "{\"pass\":false,\"fields\":{");
-            api_buf_append(out, fields.data ? fields.data : "", fields.len);
-            api_buf_putc(out, '}');
-            if (!g.all_pass)
-                put_misconception(&g, call, references, request, out);
-            api_buf_putc(out, '}');
-            if (fields.failed)
-                out->failed = 1;
-        }
-        api_buf_free(&fields);
+    }
+    if (rc == 0) {
+        out->pass = g.all_pass;
+        snprintf(out->endpoint, sizeof out->endpoint, "%s", g.route->path);
+        if (!g.all_pass)
+            find_misconception(&g, call, references, request);
+        copy_id(out, body);
+        assign_points(out, body);
+        api_grade_score(out);
+        if (out->id_json.failed || out->id_text.failed)
+            rc = api_fail(p, API_E_INTERNAL, NULL, "out of memory");
     }
     reference_done(references, &reference);
-    return rc ? -1 : 0;
+    if (rc) {
+        api_grade_free(out);
+        return -1;
+    }
+    return 0;
+}
+
+api_grade_format api_grade_requested_format(const json_t *body) {
+    api_grade_format format = API_GRADE_FORMAT_ATTND;
+    const json_t *v = api_field_value(body, "format");
+    if (json_is_string(v))
+        api_grade_format_parse(json_string_value(v), json_string_length(v),
+                               &format);
+    return format;
+}
+
+void api_grade_write_as(const api_grade *grade, api_grade_format format,
+                        api_buf *out) {
+    if (format == API_GRADE_FORMAT_ATTND) {
+        api_grade_write(grade, out);
+        return;
+    }
+    api_grade_item item = {
+        .id = grade->has_id ? grade->id_text.data : NULL,
+        .id_len = grade->id_text.len,
+        .grade = grade,
+    };
+    if (item.id == NULL && grade->has_id)
+        item.id = ""; /* an empty string id */
+    api_grade_write_lms(format, &item, 1, out);
+}
+
+int api_grade_body(api_call *call, const json_t *body,
+                   const api_grade_references *references, api_buf *out) {
+    api_grade grade;
+    if (api_grade_run(call, body, references, &grade))
+        return -1;
+    api_grade_write_as(&grade, api_grade_requested_format(body), out);
+    api_grade_free(&grade);
+    return 0;
 }
 
 static int handle_grade(api_call *call) {

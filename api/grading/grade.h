@@ -9,6 +9,8 @@
 
 #include "buf.h"
 #include "call.h"
+#include "grade_lms.h"
+#include "grade_result.h"
 #include "result.h"
 #include "route.h"
 
@@ -35,10 +37,28 @@ typedef struct {
 } api_grade_references;
 
 /* Grade body, a grading request object ({"endpoint", "request", "answer",
- * "rtol"?, "atol"?}, docs/grading.md), appending its answer to out.
- * references NULL: each reference is computed here. Returns 0, or -1
+ * "rtol"?, "atol"?, "id"?, "points"?, "credit"?, "format"?},
+ * docs/grading.md), appending its answer in the format it asks for to
+ * out. references NULL: each reference is computed here. Returns 0, or -1
  * with call->problem set (its pointer into body) and out as it was. */
 int api_grade_body(api_call *call, const json_t *body,
                    const api_grade_references *references, api_buf *out);
+
+/* Grade body as api_grade_body does, into *out (overwritten; the caller
+ * frees it with api_grade_free): fields, misconception, points and
+ * scores, id. Returns 0, or -1 with call->problem set and *out empty.
+ * A batch keeps the grades of its submissions and writes one document
+ * of them all (api_grade_write_lms, grade_lms.h). */
+int api_grade_run(api_call *call, const json_t *body,
+                  const api_grade_references *references, api_grade *out);
+
+/* The "format" body asks for: attnd when absent (or not one of the
+ * formats, which api_grade_run refuses). */
+api_grade_format api_grade_requested_format(const json_t *body);
+
+/* Append grade in format: attnd's own answer (api_grade_write), or the
+ * LMS document of this one submission (api_grade_write_lms). */
+void api_grade_write_as(const api_grade *grade, api_grade_format format,
+                        api_buf *out);
 
 #endif /* API_GRADE_H */

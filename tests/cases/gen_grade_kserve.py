@@ -101,12 +101,59 @@ def grade_field(expected, got, pointer, rtol=RTOL, atol=ATOL):
                 first = {"pointer": at, "expected": e, "got": g}
     return {"pass": mismatches == 0, "max_abs_err": max_abs,
             "max_rel_err": max_rel, "mismatches": mismatches,
-            "first_mismatch": first}
+            "first_mismatch": first, "_entries": len(pairs)}
 
 
-def graded(fields):
-    return ok({"pass": all(f["pass"] for f in fields.values()),
-               "fields": fields})
+def shape_error(expected, got, pointer=None):
+    """A field of the wrong shape: a grade, no entry compared."""
+    body = {"pass": False, "error": "shape", "expected": expected,
+            "got": got}
+    if pointer is not None:
+        body["pointer"] = pointer
+    return body
+
+
+def graded(fields, points=None, credit="all_or_nothing", id=None,
+           misconception=None):
+    """The answer to a grading request whose fields grade as given:
+    each field scores 1 or 0 (credit all_or_nothing) or the fraction of
+    its entries that match (partial; a shape error 0); its points are 1,
+    points/len(fields) for a number, the object's value (0 when unnamed)
+    for an object; the submission's score is earned / possible.
+    misconception is written only when a field fails (null unless
+    given)."""
+    out_fields = {}
+    earned = possible = 0.0
+    for name, f in fields.items():
+        f = dict(f)
+        entries = f.pop("_entries", None)
+        if credit == "partial" and "error" not in f:
+            entries = entries if entries is not None else 0
+            score = (1.0 if entries == 0
+                     else (entries - f["mismatches"]) / entries)
+        else:
+            score = 1.0 if f["pass"] else 0.0
+        f["score"] = score
+        if points is None:
+            worth = 1.0
+        elif isinstance(points, dict):
+            worth = points.get(name, 0)
+        else:
+            worth = points / len(fields)
+        earned += worth * score
+        possible += worth
+        out_fields[name] = f
+    passed = all(f["pass"] for f in out_fields.values())
+    body = {}
+    if id is not None:
+        body["id"] = id
+    body.update({"pass": passed,
+                 "score": 1.0 if passed else earned / possible,
+                 "points": {"earned": earned, "possible": possible},
+                 "fields": out_fields})
+    if not passed:
+        body["misconception"] = misconception
+    return ok(body)
 
 
 # d2l's toy: keys all ones (2, 10, 2), values arange(40) twice,
@@ -325,17 +372,17 @@ def grade_cases():
            "values": [[[1], [2], [3]]], "valid_lens": [3],
            "diagnostics": True}
     add(E, "dot_diagnostics_warnings",
-        ok({"pass": True, "fields": {"diagnostics.warnings": {
-            "pass": True, "mismatches": 0, "first_mismatch": None}}}),
+        graded({"diagnostics.warnings": {
+            "pass": True, "mismatches": 0, "first_mismatch": None}}),
         req({"diagnostics": {"warnings": [{"code": "saturated",
                                            "row": [0, 0]}]}},
             request=sat))
     add(E, "dot_diagnostics_warnings_mismatch",
-        ok({"pass": False, "fields": {"diagnostics.warnings": {
+        graded({"diagnostics.warnings": {
             "pass": False, "mismatches": 2, "first_mismatch": {
                 "pointer": "/answer/diagnostics/warnings/0",
                 "expected": {"code": "saturated", "row": [0, 0]},
-                "got": {"code": "near_uniform", "row": [0, 0]}}}}}),
+                "got": {"code": "near_uniform", "row": [0, 0]}}}}),
         req({"diagnostics": {"warnings": [
             {"code": "near_uniform", "row": [0, 0]},
             {"code": "saturated", "row": [0, 1]}]}}, request=sat))
@@ -412,6 +459,78 @@ def grade_cases():
     add(E, "order_members_before_endpoint",
         problem("missing_field", "/request"),
         {"endpoint": "/nope", "answer": {"outptu": 1}})
+    # ------------------------------------------ scores, points and id
+    got = json.loads(json.dumps(EXACT_OUT))
+    got[1][0][2] = 4.002  # one entry of eight off
+    exact_scale = 1 / math.sqrt(2)
+    two = {"output": grade_field(EXACT_OUT, got, "/answer/output"),
+           "scale": grade_field(exact_scale, exact_scale, "/answer/scale")}
+    two_req = req({"output": got, "scale": exact_scale}, request=EXACT_REQ)
+    add(E, "points_object_partial",
+        dict(graded(two, points={"output": 3, "scale": 1}, credit="partial",
+                    id="ada"), **LOOSE),
+        dict(two_req, id="ada", points={"output": 3, "scale": 1},
+             credit="partial"))
+    add(E, "points_object_unnamed_worth_0",
+        dict(graded(two, points={"scale": 2}), **LOOSE),
+        dict(two_req, points={"scale": 2}))
+    add(E, "points_number_split",
+        dict(graded(two, points=10, id=17), **LOOSE),
+        dict(two_req, points=10, id=17))
+    add(E, "credit_partial_shape_scores_0",
+        graded({"output": shape_error([2, 1, 4], [2, 4])}, credit="partial"),
+        req({"output": [[2, 3, 4, 5], [10, 11, 12, 13]]}, credit="partial"))
+    add(E, "id_empty_string_pass",
+        graded({"output": grade_field(EXACT_OUT, EXACT_OUT,
+                                      "/answer/output")}, id=""),
+        req({"output": EXACT_OUT}, request=EXACT_REQ, id=""))
+    add(E, "id_not_string", problem("wrong_type", "/id"),
+        req({"output": TOY_OUT}, id=[1]))
+    add(E, "id_real", problem("wrong_type", "/id"),
+        req({"output": TOY_OUT}, id=1.5))
+    add(E, "points_string", problem("wrong_type", "/points"),
+        req({"output": TOY_OUT}, points="3"))
+    add(E, "points_entry_string", problem("wrong_type", "/points/output"),
+        req({"output": TOY_OUT}, points={"output": "3"}))
+    add(E, "points_entry_negative", problem("invalid_value",
+                                            "/points/output"),
+        req({"output": TOY_OUT}, points={"output": -1}))
+    add(E, "points_not_graded_field", problem("invalid_value",
+                                              "/points/weights"),
+        req({"output": TOY_OUT}, points={"output": 1, "weights": 1}))
+    add(E, "points_unknown_name", problem("invalid_value", "/points/outptu"),
+        req({"output": TOY_OUT}, points={"outptu": 1}))
+    add(E, "points_group_is_no_field",
+        problem("invalid_value", "/points/grads"),
+        req({"grads": {"values": TOY_V}}, points={"grads": 1}))
+    add(E, "points_total_zero", problem("invalid_value", "/points"),
+        req({"output": TOY_OUT}, points={"output": 0}))
+    add(E, "points_number_zero", problem("invalid_value", "/points"),
+        req({"output": TOY_OUT}, points=0))
+    add(E, "credit_unknown", problem("invalid_value", "/credit"),
+        req({"output": TOY_OUT}, credit="half"))
+    add(E, "credit_not_string", problem("wrong_type", "/credit"),
+        req({"output": TOY_OUT}, credit=1))
+    add(E, "format_unknown", problem("invalid_value", "/format"),
+        req({"output": TOY_OUT}, format="moodle"))
+    add(E, "format_not_string", problem("wrong_type", "/format"),
+        req({"output": TOY_OUT}, format=["gradescope"]))
+    # order: rtol before credit, credit before format, format before
+    # points, points before the embedded request
+    add(E, "order_rtol_before_credit", problem("invalid_value", "/rtol"),
+        req({"output": TOY_OUT}, rtol=-1, credit="half"))
+    add(E, "order_credit_before_format", problem("invalid_value", "/credit"),
+        req({"output": TOY_OUT}, credit="half", format="moodle"))
+    add(E, "order_format_before_points", problem("invalid_value", "/format"),
+        req({"output": TOY_OUT}, format="moodle", points=0))
+    add(E, "order_points_before_request", problem("invalid_value",
+                                                  "/points/outptu"),
+        req({"output": TOY_OUT}, request={"qeries": TOY_Q},
+            points={"outptu": 1}))
+    # a malformed grading request stays a problem in an LMS format
+    add(E, "format_gradescope_problem_stays_problem",
+        problem("unknown_field", "/answer/outptu"),
+        req({"outptu": TOY_OUT}, format="gradescope"))
     add(E, "method_get", {"status": 405, "allow": "POST, OPTIONS",
                           "body": {"code": "method_not_allowed"}},
         meta={"method": "GET"})

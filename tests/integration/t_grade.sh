@@ -70,7 +70,8 @@ post_json /grade '{"endpoint": "/softmax/masked",
     "request": {"scores": [[1, 2], [3, 4]]},
     "answer": {"weights": [0.27, 0.73]}}'
 check_json "a wrong shape is a grade" \
-    '.pass == false and .fields.weights == {"pass": false, "error": "shape",
+    '.pass == false and .score == 0 and
+     .fields.weights == {"pass": false, "score": 0, "error": "shape",
      "expected": [2, 2], "got": [2]}'
 post_json /grade '{"endpoint": "/softmax/masked",
     "request": {"scores": [[1, 2], [3, 4]], "valid_lens": [3, 1]},

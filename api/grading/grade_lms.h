@@ -1,0 +1,98 @@
+/*
+ * grade_lms.h — grades as the documents learning-management systems read
+ * (docs/grading.md "LMS formats"): Gradescope's autograder results.json
+ * and PrairieLearn's external-grader results. One document holds one
+ * submission (POST /grade with "format") or many (a batch, the offline
+ * grader): each graded field is one test, named by the field, prefixed
+ * by the submission's id when it has one ("ada: output").
+ *
+ * A submission that could not be graded (a malformed grading request) is
+ * a problem: in either format it is one test worth 0 of what the
+ * submission would have been worth, with the problem as its text; in
+ * PrairieLearn's also a format error (a document of problems only is
+ * "gradable": false). Over HTTP a malformed single /grade stays a
+ * problem+json 4xx: these forms are for documents of many submissions.
+ */
+#ifndef API_GRADE_LMS_H
+#define API_GRADE_LMS_H
+
+#include <jansson.h>
+#include <stddef.h>
+
+#include "buf.h"
+#include "grade_result.h"
+#include "problem.h"
+
+/* The request's "format". */
+typedef enum {
+    API_GRADE_FORMAT_ATTND,       /* attnd's own answer (grade_result.h) */
+    API_GRADE_FORMAT_GRADESCOPE,  /* Gradescope autograder results.json */
+    API_GRADE_FORMAT_PRAIRIELEARN /* PrairieLearn external grader results */
+} api_grade_format;
+
+/* The format named by s (n bytes): "attnd", "gradescope" or
+ * "prairielearn". Returns 0, or -1 for any other text (*fmt unchanged). */
+int api_grade_format_parse(const char *s, size_t n, api_grade_format *fmt);
+
+/* One submission of an LMS document: grade, or (grade NULL) problem. */
+typedef struct {
+    const char *id; /* the submission's id as text (id_len bytes), or NULL */
+    size_t id_len;
+    const api_grade *grade;     /* graded and scored (api_grade_score) */
+    const api_problem *problem; /* why it could not be graded */
+    double problem_points;      /* a problem's worth: its test's max points
+                                   (api_grade_body_points gives an estimate) */
+} api_grade_item;
+
+/* What the grading request body says its submission is worth, for a
+ * submission that could not be graded: a number "points" as given; an
+ * object's non-negative finite numbers added; otherwise 1 per member of
+ * an "answer" object (1 point a field, the default), at least 1. */
+double api_grade_body_points(const json_t *body);
+
+/* Append the document of fmt (GRADESCOPE or PRAIRIELEARN) for items[0 ..
+ * n) to out:
+ *   Gradescope:   {"score": Σ points earned, "output": one line per
+ *                  submission, "tests": [{"name", "score", "max_score",
+ *                  "output", "visibility": "visible"}, ...]}
+ *   PrairieLearn: {"gradable": some submission was graded (n = 0: true),
+ *                  "score": Σ earned / Σ possible in [0, 1], "message",
+ *                  "tests": [{"name", "description", "points",
+ *                  "max_points", "message", "output"}, ...],
+ *                  "format_errors"?: one line per problem}
+ * Returns 0, or -1 for API_GRADE_FORMAT_ATTND (nothing written). Memory
+ * failures set out->failed. */
+int api_grade_write_lms(api_grade_format fmt, const api_grade_item *items,
+                        size_t n, api_buf *out);
+
+/* The two writers api_grade_write_lms chooses between
+ * (format_gradescope.c, format_prairielearn.c). */
+void api_grade_write_gradescope(const api_grade_item *items, size_t n,
+                                api_buf *out);
+void api_grade_write_prairielearn(const api_grade_item *items, size_t n,
+                                  api_buf *out);
+
+/* ---------------------------------------- text the two formats share */
+
+/* A test's name: "<id>: <field>", or the field alone without an id
+ * (field NULL: the id alone, or "submission"). As a JSON string. */
+void api_grade_put_test_name(api_buf *out, const api_grade_item *item,
+                             const char *field);
+
+/* One line for a person about field f of g (plain text, no newline):
+ *   pass: 4 entries match (max abs err 1.55e-06, max rel err 9.28e-07)
+ *   fail: 2 of 2 entries differ (max abs err 0.000238, max rel err
+ *     0.000722); first at /answer/weights/0/0: expected 0.33023845, got
+ *     0.33; misconception dot.no_scale: <explanation>
+ *   fail: shape [2,4] where [2,1,4] is expected
+ * The misconception is added to the fields it explains. */
+void api_grade_field_summary(api_buf *out, const api_grade *g,
+                             const api_grade_field *f);
+
+/* One line about the whole submission:
+ *   pass: 2 of 2 fields pass, 2 of 2 points
+ *   fail: 1 of 2 fields pass, 1 of 2 points; misconception <code>: ...
+ * or, for a problem, "not graded: <code> at <pointer>: <detail>". */
+void api_grade_item_summary(api_buf *out, const api_grade_item *item);
+
+#endif /* API_GRADE_LMS_H */

@@ -1,0 +1,198 @@
+/*
+ * grade_result.c — the typed grade: its fields, its scores, and attnd's
+ * own JSON for it (grade_result.h, docs/grading.md).
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "grade_result.h"
+#include "misconceptions.h"
+
+api_grade_field *api_grade_add_field(api_grade *g, const char *name, size_t n,
+                                     api_grade_kind kind) {
+    char *copy = malloc(n + 1);
+    api_grade_field *grown =
+        copy ? realloc(g->fields, (g->n_fields + 1) * sizeof *g->fields) : NULL;
+    if (!grown) {
+        free(copy);
+        return NULL;
+    }
+    g->fields = grown;
+    memcpy(copy, name, n);
+    copy[n] = '\0';
+    api_grade_field *f = &g->fields[g->n_fields++];
+    memset(f, 0, sizeof *f);
+    f->name = copy;
+    f->kind = kind;
+    return f;
+}
+
+static double field_score(api_grade_credit credit, const api_grade_field *f) {
+    if (credit == API_CREDIT_ALL_OR_NOTHING || f->kind == API_GRADE_SHAPE)
+        return f->pass ? 1.0 : 0.0;
+    if (f->entries == 0)
+        return 1.0;
+    size_t matched =
+        f->mismatches < f->entries ? f->entries - f->mismatches : 0;
+    return (double)matched / (double)f->entries;
+}
+
+void api_grade_score(api_grade *g) {
+    g->earned = g->possible = 0;
+    for (size_t i = 0; i < g->n_fields; i++) {
+        api_grade_field *f = &g->fields[i];
+        f->score = field_score(g->credit, f);
+        g->earned += f->points * f->score;
+        g->possible += f->points;
+    }
+    g->score = g->possible > 0 ? g->earned / g->possible : 0;
+    /* rounding must not take a full score below 1 or a sum past it */
+    if (g->pass)
+        g->score = 1;
+    else if (g->score > 1)
+        g->score = 1;
+}
+
+void api_grade_put_number(api_buf *out, double x) {
+    if (!isfinite(x) || api_buf_number(out, x, 0))
+        api_buf_puts(out, "null");
+}
+
+static void put_shape(api_buf *out, const size_t *shape, size_t rank) {
+    api_buf_putc(out, '[');
+    for (size_t i = 0; i < rank; i++) {
+        if (i)
+            api_buf_putc(out, ',');
+        api_buf_uint(out, shape[i]);
+    }
+    api_buf_putc(out, ']');
+}
+
+static void put_got_shape(api_buf *out, const long long *shape, size_t rank) {
+    api_buf_putc(out, '[');
+    for (size_t i = 0; i < rank; i++) {
+        if (i)
+            api_buf_putc(out, ',');
+        api_buf_int(out, shape[i]);
+    }
+    api_buf_putc(out, ']');
+}
+
+static void put_text(api_buf *out, const api_buf *text) {
+    if (text->failed)
+        out->failed = 1;
+    api_buf_append(out, text->data ? text->data : "", text->len);
+}
+
+static void put_first(api_buf *out, const api_grade_field *f) {
+    api_buf_puts(out, ",\"first_mismatch\":");
+    if (!f->has_first) {
+        api_buf_puts(out, "null");
+        return;
+    }
+    api_buf_puts(out, "{\"pointer\":");
+    api_buf_json_string(out, f->first_pointer.data ? f->first_pointer.data : "",
+                        f->first_pointer.len);
+    api_buf_puts(out, ",\"expected\":");
+    put_text(out, &f->first_expected);
+    api_buf_puts(out, ",\"got\":");
+    put_text(out, &f->first_got);
+    api_buf_putc(out, '}');
+}
+
+/* "name": {"pass", "score", ...} in the field's kind's form. */
+static void put_field(api_buf *out, const api_grade_field *f) {
+    api_buf_json_string(out, f->name, strlen(f->name));
+    api_buf_puts(out, f->pass ? ":{\"pass\":true" : ":{\"pass\":false");
+    api_buf_puts(out, ",\"score\":");
+    api_grade_put_number(out, f->score);
+    switch (f->kind) {
+    case API_GRADE_SHAPE:
+        api_buf_puts(out, ",\"error\":\"shape\",\"expected\":");
+        put_shape(out, f->expected_shape, f->expected_rank);
+        api_buf_puts(out, ",\"got\":");
+        put_got_shape(out, f->got_shape, f->got_rank);
+        if (f->ragged_pointer) {
+            api_buf_puts(out, ",\"pointer\":");
+            api_buf_json_string(out, f->ragged_pointer,
+                                strlen(f->ragged_pointer));
+        }
+        break;
+    case API_GRADE_VALUES:
+        api_buf_puts(out, ",\"max_abs_err\":");
+        api_grade_put_number(out, f->max_abs_err);
+        api_buf_puts(out, ",\"max_rel_err\":");
+        api_grade_put_number(out, f->max_rel_err);
+        /* fall through */
+    case API_GRADE_EVENTS:
+        api_buf_puts(out, ",\"mismatches\":");
+        api_buf_uint(out, f->mismatches);
+        put_first(out, f);
+        break;
+    }
+    api_buf_putc(out, '}');
+}
+
+void api_grade_write(const api_grade *g, api_buf *out) {
+    api_buf_putc(out, '{');
+    if (g->has_id) {
+        api_buf_puts(out, "\"id\":");
+        put_text(out, &g->id_json);
+        api_buf_putc(out, ',');
+    }
+    api_buf_puts(out, g->pass ? "\"pass\":true" : "\"pass\":false");
+    api_buf_puts(out, ",\"score\":");
+    api_grade_put_number(out, g->score);
+    api_buf_puts(out, ",\"points\":{\"earned\":");
+    api_grade_put_number(out, g->earned);
+    api_buf_puts(out, ",\"possible\":");
+    api_grade_put_number(out, g->possible);
+    api_buf_puts(out, "},\"fields\":{");
+    for (size_t i = 0; i < g->n_fields; i++) {
+        if (i)
+            api_buf_putc(out, ',');
+        put_field(out, &g->fields[i]);
+    }
+    api_buf_putc(out, '}');
+    if (!g->pass) {
+        api_buf_puts(out, ",\"misconception\":");
+        const api_misconception *m = g->misconception;
+        if (!m) {
+            api_buf_puts(out, "null");
+        } else {
+            api_buf_puts(out, "{\"code\":");
+            api_buf_json_string(out, m->code, strlen(m->code));
+            api_buf_puts(out, ",\"explanation\":");
+            api_buf_json_string(out, m->explanation, strlen(m->explanation));
+            api_buf_puts(out, ",\"fields\":[");
+            int first = 1;
+            for (size_t i = 0; i < g->n_fields; i++) {
+                if (!g->fields[i].explained)
+                    continue;
+                if (!first)
+                    api_buf_putc(out, ',');
+                first = 0;
+                api_buf_json_string(out, g->fields[i].name,
+                                    strlen(g->fields[i].name));
+            }
+            api_buf_puts(out, "]}");
+        }
+    }
+    api_buf_putc(out, '}');
+}
+
+void api_grade_free(api_grade *g) {
+    for (size_t i = 0; i < g->n_fields; i++) {
+        api_grade_field *f = &g->fields[i];
+        free(f->name);
+        free(f->ragged_pointer);
+        api_buf_free(&f->first_pointer);
+        api_buf_free(&f->first_expected);
+        api_buf_free(&f->first_got);
+    }
+    free(g->fields);
+    api_buf_free(&g->id_json);
+    api_buf_free(&g->id_text);
+    memset(g, 0, sizeof *g);
+}
