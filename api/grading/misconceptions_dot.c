@@ -528,6 +528,66 @@ static int weights_unnormalised(api_call *call, const json_t *request,
     return rc;
 }
 
+/* The mask forgotten (seed note 2, "the forgotten mask"): the request
+ * again without valid_lens and causal, every key seen. */
+static int mask_ignored(api_call *call, const json_t *request,
+                        const api_result *reference, api_result *wrong) {
+    (void)reference;
+    if (!api_field_value(request, "valid_lens") && !causal_of(request))
+        return API_MISTAKE_NOT_APPLICABLE;
+    api_mistake_request m;
+    api_mistake_request_begin(&m, request);
+    api_mistake_request_del(&m, "valid_lens");
+    api_mistake_request_del(&m, "causal");
+    return api_mistake_request_answer(&m, call, &api_route_dot, wrong);
+}
+
+/* Masked scores set to −inf before a plain softmax: a query that sees no
+ * key divides 0 by 0, and its weights and output are NaN (null in JSON;
+ * seed note 2, "NaN rows"). Other rows are the right ones. Only when some
+ * row is fully masked and fully_masked is not "error" (which refuses
+ * such a request). */
+static int nan_rows(api_call *call, const json_t *request,
+                    const api_result *reference, api_result *wrong) {
+    if (!api_field_value(request, "valid_lens") && !causal_of(request))
+        return API_MISTAKE_NOT_APPLICABLE;
+    scored s;
+    if (scored_of(call, request, 1, &s))
+        return API_MISTAKE_FAILED;
+    size_t rows = s.B * s.Nq, nw = rows * s.Nk, no = rows * s.dv;
+    double *data = api_mistake_result_start(wrong, reference, nw + no);
+    if (!data) {
+        scored_free(&s);
+        return API_MISTAKE_FAILED;
+    }
+    double *weights = data, *out = data + nw;
+    memcpy(weights, s.weights->data, nw * sizeof *weights);
+    memcpy(out, s.output->data, no * sizeof *out);
+    size_t empty = 0;
+    for (size_t r = 0; r < rows; r++) {
+        size_t visible = 0;
+        for (size_t j = 0; j < s.Nk; j++)
+            visible += !isnan(s.scores->data[r * s.Nk + j]);
+        if (visible)
+            continue;
+        empty++;
+        for (size_t j = 0; j < s.Nk; j++)
+            weights[r * s.Nk + j] = NAN;
+        for (size_t c = 0; c < s.dv; c++)
+            out[r * s.dv + c] = NAN;
+    }
+    api_result_item *o = api_result_tensor(wrong, "output", out,
+                                           s.output->shape, s.output->rank);
+    api_result_item *w = api_result_tensor(wrong, "weights", weights,
+                                           s.weights->shape, s.weights->rank);
+    if (o)
+        o->nan_as_null = 1;
+    if (w)
+        w->nan_as_null = 1;
+    scored_free(&s);
+    return empty ? API_MISTAKE_ANSWERED : API_MISTAKE_NOT_APPLICABLE;
+}
+
 const api_misconception api_misconceptions_dot[] = {
     {"dot.no_scale",
      "the scores were not scaled: softmax(Q Kᵀ / √d) divides by √d, the "
@@ -549,6 +609,16 @@ const api_misconception api_misconceptions_dot[] = {
      "softmax over the keys, softmax(Q Kᵀ / √d) along the last axis, so "
      "each row of weights sums to 1 (d2l 11.3.2)",
      softmax_over_queries},
+    {"dot.mask_ignored",
+     "the mask was left out, every key seen: masked softmax gives the keys "
+     "beyond a query's valid_len (and after it under causal) weight 0 "
+     "(d2l 11.3.1)",
+     mask_ignored},
+    {"dot.nan_rows",
+     "a query that sees no key got NaN weights (masked scores −inf, then 0 "
+     "/ 0): such rows follow fully_masked, weights 0 by default (\"uniform\": "
+     "1/Nk) (d2l 11.3.1; docs/contract.md, Masking)",
+     nan_rows},
     {"dot.masked_fill_1e6",
      "masked scores were replaced by −1e6 and kept in the softmax "
      "(d2l's masked_softmax): masked keys are left out, weight exactly 0, "

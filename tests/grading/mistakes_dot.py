@@ -164,6 +164,26 @@ w = softmax_visible(s, np.ones_like(s, bool), axis=1)
 expect_mistake("dot.softmax_over_queries", request(), mistaken(w, V),
                "dot.softmax_over_queries", ["output", "weights"])
 
+# 4b. the mask forgotten: every key seen, as if valid_lens were absent
+lens = [2, 4]
+s = scores_of(Q, K, 1 / np.sqrt(d))
+w = softmax_visible(s, np.ones_like(s, bool))
+expect_mistake("dot.mask_ignored", request(valid_lens=lens), mistaken(w, V),
+               "dot.mask_ignored", ["output", "weights"])
+
+# 4c. masked scores -inf and a plain softmax: example 0 sees no key, so
+# its rows are 0/0 = NaN, null in JSON; example 1 is right
+lens = [0, 3]
+_, _, sc, s, vis = attend(Q, K, V, valid_lens=lens)
+with np.errstate(invalid="ignore"):
+    e = np.where(vis, np.exp(s - np.where(vis, s, -np.inf).max(-1, keepdims=True)), 0.0)
+    w = e / e.sum(-1, keepdims=True)
+o = w @ V
+nan_answer = {"output": [[[None if np.isnan(x) else x for x in row] for row in m] for m in o.tolist()],
+              "weights": [[[None if np.isnan(x) else x for x in row] for row in m] for m in w.tolist()]}
+expect_mistake("dot.nan_rows", request(valid_lens=lens), nan_answer,
+               "dot.nan_rows", ["output", "weights"])
+
 # 5. masked scores replaced by -1e6, softmax over all keys: example 0
 # sees no key (valid_len 0) and gets uniform weights; the −1e9 fill gives
 # the same answer here, and the first in the table is named
