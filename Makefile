@@ -156,13 +156,24 @@ bench-numbers: all numbers-bench-bin ## JSON numbers: parse and print ns/number 
 	@[ -f $(BUILD)/bench/payloads/index.json ] || python3 tests/bench/gen_payloads.py $(BUILD)/bench/payloads >/dev/null
 	$(BUILD)/bench/numbers_bench $(NUMBERS_BODIES)
 
+# POST /grade/batch in-process: 1000 submissions of the medium dot graded in
+# one batch, against computing its reference once plus parsing the 1000
+# answers (tests/bench/grade_batch_bench.c; target: ≤ 3×).
+.PHONY: bench-batch batch-bench-bin
+batch-bench-bin: $(BUILD)/libapi.a $(BUILD)/libattn.a
+	@mkdir -p $(BUILD)/bench
+	$(Q)$(CC) $(LAYER_INC) $(CPPFLAGS) $(ALL_CFLAGS) $(LDFLAGS) -o $(BUILD)/bench/grade_batch_bench tests/bench/grade_batch_bench.c $(BUILD)/libapi.a $(BUILD)/libattn.a $(LDLIBS)
+bench-batch: all batch-bench-bin ## /grade/batch: 1000 medium dot submissions against one reference + parsing the answers
+	@[ -f $(BUILD)/bench/payloads/index.json ] || python3 tests/bench/gen_payloads.py $(BUILD)/bench/payloads >/dev/null
+	$(BUILD)/bench/grade_batch_bench $(BUILD)/bench/payloads/medium_dot.json
+
 # attnd against nginx, Flask+numpy, dgemm, numpy, fast_float and Dragonbox
 # in one run, printed as one table (tests/bench/README.md; needs nginx,
 # gunicorn, python3-flask, python3-numpy, wrk, g++, libfast-float-dev,
 # libfmt-dev). Never part of `make test`. BENCH_ARGS: extra flags
 # for tests/bench/run.py, e.g. --before OTHER_BUILD/attnd --duration 5.
 .PHONY: bench
-bench: all numbers-bench-bin ## attnd against nginx, Flask+numpy, dgemm, numpy, fast_float, Dragonbox (BENCH_ARGS=--before OLD/attnd)
+bench: all numbers-bench-bin batch-bench-bin ## attnd against nginx, Flask+numpy, dgemm, numpy, fast_float, Dragonbox (BENCH_ARGS=--before OLD/attnd)
 	@mkdir -p $(BUILD)/bench
 	$(Q)$(CC) $(LAYER_INC) $(CPPFLAGS) $(ALL_CFLAGS) $(LDFLAGS) -o $(BUILD)/bench/dgemm_bench tests/bench/dgemm_bench.c $(LDLIBS)
 	$(Q)$(CC) $(LAYER_INC) $(CPPFLAGS) $(ALL_CFLAGS) $(LDFLAGS) -o $(BUILD)/bench/compute_bench tests/bench/compute_bench.c $(BUILD)/libattn.a $(LDLIBS)

@@ -179,7 +179,10 @@ enum {
     API_ROUTE_WORK_OF_BODY = 1u << 6,
     /* the Open Inference Protocol's infer: its binary tensor data
      * extension's header (Inference-Header-Content-Length) applies */
-    API_ROUTE_TENSOR_PROTOCOL = 1u << 7
+    API_ROUTE_TENSOR_PROTOCOL = 1u << 7,
+    /* POST: the handler reads the body as it was sent (api_request.body,
+     * one of its route's body_types, route.h); nothing parses it before */
+    API_ROUTE_RAW_BODY = 1u << 8
 };
 
 /* The API_ROUTE_* flags of the route named route ("/healthz",

@@ -68,10 +68,10 @@ static const char *skip_ows(const char *s) {
 
 /* Content-Type is `type` (application/json: RFC 8259 section 11), media
  * type case-insensitive (RFC 9110 section 8.3.1), parameters allowed; for
- * JSON a charset parameter must say utf-8 (JSON is UTF-8, RFC 8259
- * section 8.1). */
+ * JSON (and JSON Lines) a charset parameter must say utf-8 (JSON is
+ * UTF-8, RFC 8259 section 8.1). */
 static int is_content_type(const char *ct, const char *type) {
-    int json = !strcmp(type, API_CT_JSON);
+    int json = strcmp(type, API_CT_OCTET_STREAM) != 0;
     size_t type_len = strlen(type);
     if (!ct)
         return 0;
@@ -198,6 +198,27 @@ static int header_hint(const api_request *req, size_t json_len,
     return 1;
 }
 
+const char *api_route_body_type(const api_route *r, const char *content_type) {
+    for (const char *const *t = r->body_types; t && *t; t++)
+        if (is_content_type(content_type, *t))
+            return *t;
+    return NULL;
+}
+
+/* "a, b or c": the body types of a raw-body route, for a 415's detail. */
+static void join_body_types(const api_route *r, char *dst, size_t cap) {
+    size_t n = 0, len = 0;
+    while (r->body_types && r->body_types[n])
+        n++;
+    dst[0] = '\0';
+    for (size_t i = 0; i < n && len < cap; i++)
+        len += (size_t)snprintf(dst + len, cap - len, "%s%s",
+                                i == 0       ? ""
+                                : i + 1 == n ? " or "
+                                             : ", ",
+                                r->body_types[i]);
+}
+
 /* Header-level checks shared by api_precheck and api_handle: 404, 405,
  * 415, 413. Returns 0 to go on (*route set), 1 when res holds the answer
  * to OPTIONS, -1 with p set. */
@@ -236,7 +257,15 @@ static int check_headers(const api_request *req, const api_limits *limits,
     /* a route without a body still refuses a body over the limit by its
      * length: a GET that announces 2^63 bytes gets its 413 at once */
     int json_body = (r->flags & API_ROUTE_JSON_BODY) != 0;
+    int raw_body = (r->flags & API_ROUTE_RAW_BODY) != 0;
     int tensor_protocol = (r->flags & API_ROUTE_TENSOR_PROTOCOL) != 0;
+    if (raw_body && api_route_body_type(r, req->content_type) == NULL) {
+        char types[256];
+        join_body_types(r, types, sizeof types);
+        return api_fail(p, API_E_UNSUPPORTED_MEDIA_TYPE, NULL,
+                        "send the body as Content-Type: %s (UTF-8); got %.100s",
+                        types, req->content_type ? req->content_type : "none");
+    }
     /* Triton's clients send a body with binary tensors as either type, or
      * with none (its Python client) */
     if (json_body && !is_content_type(req->content_type, API_CT_JSON) &&
@@ -252,7 +281,7 @@ static int check_headers(const api_request *req, const api_limits *limits,
                             : "send the body as Content-Type: application/json "
                               "(UTF-8); got %.100s",
                         req->content_type ? req->content_type : "none");
-    if (json_body && req->content_encoding &&
+    if ((json_body || raw_body) && req->content_encoding &&
         strcasecmp(req->content_encoding, "identity") != 0) {
         res->accept_encoding = "identity";
         return api_fail(p, API_E_UNSUPPORTED_MEDIA_TYPE, NULL,

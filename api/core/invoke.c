@@ -6,6 +6,8 @@
 
 #include <string.h>
 
+#include "limit.h"
+
 int api_invoke_result(api_call *call, const api_route *route,
                       const json_t *body, const char *query,
                       api_result *result) {
@@ -32,6 +34,7 @@ int api_invoke_result(api_call *call, const api_route *route,
     inner.compute_ms = -1;
 
     int rc = route->handler(&inner);
+    call->cost.ops = api_work_add(call->cost.ops, inner.cost.ops);
     if (inner.compute_ms > 0)
         call->compute_ms =
             (call->compute_ms > 0 ? call->compute_ms : 0) + inner.compute_ms;

@@ -23,7 +23,10 @@
  * streamed answer. On the route's error its problem is copied into
  * call->problem, pointer unchanged (the caller rewrites it to point into
  * its own request), *result is left empty and -1 is returned.
- * call->compute_ms accumulates the route's time. */
+ * call->compute_ms accumulates the route's time, and call->cost.ops the
+ * operations the route counted (api_route_charge), whether it then
+ * computed them or refused them: a batch counts its submissions' work
+ * against its own --max-work. */
 int api_invoke_result(api_call *call, const api_route *route,
                       const json_t *body, const char *query,
                       api_result *result);

@@ -54,6 +54,11 @@ typedef struct api_route {
      * of those members resolves placeholders. NULL: the request schema's
      * tensor fields of real numbers. */
     const char *const *(*fast_paths)(void);
+    /* API_ROUTE_RAW_BODY routes: the media types the body may be sent
+     * as, NULL-terminated and static (a charset parameter must say
+     * utf-8); any other Content-Type is refused with the other headers
+     * (415). NULL for every other route. */
+    const char *const *body_types;
 } api_route;
 
 /* The route whose path matches `path` (equal, or a model's name where the
@@ -88,6 +93,10 @@ const char *const *api_route_fast_fields(const api_route *r);
  * now, sets call->ledger->deferred instead. Returns 0, or -1 with
  * call->problem set or the request deferred. */
 int api_route_charge(api_call *call, const void *shapes);
+
+/* The entry of r->body_types that content_type (a Content-Type value,
+ * parameters allowed) names, or NULL when none does (dispatch.c). */
+const char *api_route_body_type(const api_route *r, const char *content_type);
 
 /* The Allow value of a route: "GET, HEAD, OPTIONS" or "POST, OPTIONS". */
 const char *api_route_allow(const api_route *r);
