@@ -78,8 +78,12 @@ typedef struct {
      * it holds, and the grade is thrown away */
     api_reference_entry *elided;
     int lost;
-    api_buf text;       /* the submission's text with its request elided */
-    uint64_t hint_hash; /* api_batch_hash of the scanner's hint */
+    api_buf text; /* the submission's text with its request elided */
+    /* the scanner's hint: the last request bytes that were not it, and
+     * their api_batch_hash */
+    const char *hint;
+    size_t hint_len;
+    uint64_t hint_hash;
     struct {
         const api_result *at;
         api_reference_entry *entry;
@@ -361,12 +365,18 @@ static void where_of(char *dst, size_t cap, const api_batch_item *it) {
         snprintf(dst, cap, "submission %zu of the array (0-based)", it->index);
 }
 
-/* Prefix p's detail with where the submission is. */
+/* Prefix p's detail with where the submission is; a parse error's
+ * "the body" (problem.c) is this submission. */
 static void locate(api_problem *p, const api_batch_item *it) {
     char where[64], detail[API_DETAIL_MAX + sizeof where];
     where_of(where, sizeof where, it);
-    size_t n =
-        (size_t)snprintf(detail, sizeof detail, "%s: %s", where, p->detail);
+    static const char body[] = "the body ";
+    const char *rest = p->detail;
+    int of_body = !strncmp(rest, body, sizeof body - 1);
+    if (of_body)
+        rest += sizeof body - 1;
+    size_t n = (size_t)snprintf(detail, sizeof detail, "%s: %s%s", where,
+                                of_body ? "the submission " : "", rest);
     if (n >= API_DETAIL_MAX) { /* cut at a UTF-8 character's start */
         n = API_DETAIL_MAX - 1;
         while (n > 0 && ((unsigned char)detail[n] & 0xC0) == 0x80)
@@ -421,6 +431,11 @@ static int grade_one(batch *b, const api_batch_item *it, api_buf *line,
     b->raw_hash = !it->request_len      ? 0
                   : it->request_is_hint ? b->hint_hash
                                         : api_batch_hash(b->raw, b->raw_len);
+    if (it->request_len > 0 && !it->request_is_hint) {
+        b->hint = b->raw;
+        b->hint_len = b->raw_len;
+        b->hint_hash = b->raw_hash;
+    }
     b->elided = known_request(b, it);
     if (b->elided) {
         api_reference_cache_hold(b->cache, b->elided);
@@ -607,18 +622,18 @@ static int handle_batch(api_call *call) {
     api_batch_scan_start(&scan, req->body ? req->body : "", req->body_len,
                          form);
     api_buf line = {0}, graded = {0};
-    const char *hint = NULL;
-    size_t hint_len = 0;
     while (rc == 0 && !b->deferred) {
         api_batch_item it;
         size_t where = 0;
         const char *why = NULL;
-        int got = api_batch_scan_next(&scan, &it, hint, hint_len, &where, &why);
+        int got =
+            api_batch_scan_next(&scan, &it, b->hint, b->hint_len, &where, &why);
         if (got == API_BATCH_END)
             break;
         if (got == API_BATCH_BROKEN && b->stats.submissions == 0 &&
             !scan.started) {
-            rc = not_an_array(call, where);
+            rc = where >= req->body_len ? empty_batch(call, form)
+                                        : not_an_array(call, where);
             break;
         }
         if (got == API_BATCH_BROKEN && b->stats.submissions == 0) {
@@ -640,11 +655,6 @@ static int handle_batch(api_call *call) {
             problem = 1;
         } else {
             problem = grade_one(b, &it, &line, &graded);
-            if (it.request_len > 0 && !it.request_is_hint) {
-                hint = req->body + it.request_start;
-                hint_len = it.request_len;
-                b->hint_hash = b->raw_hash;
-            }
         }
         if (b->deferred)
             break;
