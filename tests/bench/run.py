@@ -549,6 +549,13 @@ def measure(args, binaries, index, body):
                              for x in (name, index[name]["route"],
                                        body(name))],
                 capture_output=True, text=True).stdout
+        batch = os.path.join(args.tools, "grade_batch_bench")
+        if os.path.exists(batch):
+            log("grade batch: 1000 medium dot submissions, in-process")
+            # exit 1 (a wrong batch answer) is reported in the row
+            results["grade_batch"] = subprocess.run(
+                [batch, body("medium_dot"), "1000", "5"],
+                capture_output=True, text=True).stdout
     finally:
         for s in services:
             s.stop()
@@ -608,6 +615,30 @@ def number_rows(text, labels, rows):
                                        "; numbers differ from strtod's"),
                   "yes" if checked and max(ratios) <= 1.5 else "**no**"]
         rows.append(cells)
+
+
+def batch_row(text, labels, rows):
+    """POST /grade/batch of 1000 medium dot submissions against computing
+    the reference once plus parsing the 1000 answers, in-process
+    (grade_batch_bench's "row" line; no "before" figure)."""
+    line = next((l for l in text.splitlines() if l.startswith("row ")), None)
+    target = ("grade batch: 1000 medium dot submissions ≤ 3× (reference "
+              "once + parsing the answers)")
+    if line is None:
+        rows.append([target] + ["—" for _ in labels] +
+                    ["—", "no figure (grade_batch_bench failed)", "**no**"])
+        return
+    kv = dict(f.split("=", 1) for f in line.split()[1:])
+    ratio, ok = float(kv["ratio"]), kv["ok"] == "1"
+    cells = [target]
+    for l in labels:
+        cells.append("%.0f ms in-process" % float(kv["batch_ms"])
+                     if l == "attnd" else "—")
+    cells += ["reference %.1f ms + answers %.0f ms" %
+              (float(kv["reference_ms"]), float(kv["answers_ms"])),
+              "%.2f×%s" % (ratio, "" if ok else "; wrong batch answer"),
+              "yes" if ok and ratio <= 3 else "**no**"]
+    rows.append(cells)
 
 
 def make_table(r, index, labels):
@@ -717,6 +748,8 @@ def make_table(r, index, labels):
 
     if "numbers" in r:
         number_rows(r["numbers"], labels, rows)
+    if "grade_batch" in r:
+        batch_row(r["grade_batch"], labels, rows)
     if ("attnd", "binary") in r:
         binary_rows.rows(sys.modules[__name__], r, index, labels, row)
 
