@@ -299,8 +299,13 @@ static int check_headers(const api_request *req, const api_limits *limits,
         (unsigned long long)content_length > limits->max_body_bytes)
         return api_fail(p, API_E_PAYLOAD_TOO_LARGE, NULL,
                         "the body has %lld bytes; the limit is %zu "
-                        "(--max-body-bytes)",
-                        content_length, limits->max_body_bytes);
+                        "(--max-body-bytes)%s",
+                        content_length, limits->max_body_bytes,
+                        raw_body ? ", for a batch as for every request: send "
+                                   "the submissions in several batches, or "
+                                   "grade the file with `attnd grade`, which "
+                                   "has no body limit (docs/batch.md)"
+                                 : "");
     return 0;
 }
 
