@@ -24,7 +24,11 @@ struct api_misconception;
  * request, reference, wrong) would, and returns its API_MISTAKE_* value
  * (misconceptions.h). A batch gives functions that share the answers of
  * equal requests; release(ctx, result) is then called instead of
- * api_result_free when the grade is done with a result either gave. */
+ * api_result_free when the grade is done with a result either gave.
+ * With a provider, the body's "request" is read only to check that it is
+ * an object and through these functions (for a GET endpoint, as the query
+ * built from it): a batch that holds every answer of a request hands {}
+ * in its place (batch.c). */
 typedef struct {
     int (*answer)(void *ctx, api_call *call, const api_route *route,
                   const json_t *request, const char *query,
