@@ -9,7 +9,8 @@
  *                     requests (field spec by name, formats in turn), and
  *                     every JSONTestSuite file;
  *                     and binary tensor data requests to the v2 front
- *                     (binary_seeds: every datatype, outputs as bytes);
+ *                     (binary_seeds: every datatype, outputs as bytes),
+ *                     and a few POST /grade/batch bodies (batch_seeds);
  *   OUT/fuzz_numfmt   boundary doubles at precisions 0, 1, 3, 16 and 17;
  *   OUT/fuzz_fastpath every case request to a route fuzz_fastpath picks
  *                     (its byte 0, then the body), and every JSONTestSuite
@@ -242,6 +243,39 @@ static void binary_seed(const char *name, const char *path, const char *header,
     free(body);
 }
 
+/* fuzz_request's POST /grade/batch bodies (a JSON array, as it sends
+ * application/json): graded submissions, one request in two spellings
+ * (shared), malformed ones among them, a broken frame. */
+static void batch_seeds(void) {
+#define BATCH_DOT                                                              \
+    "\"endpoint\":\"/attention/dot\",\"request\":{\"queries\":[[1,2]],"        \
+    "\"keys\":[[1,0],[0,1]],\"values\":[[1],[2]]}"
+    static const struct {
+        const char *name, *body;
+    } seeds[] = {
+        {"batch_graded",
+         "[{\"id\":\"a\"," BATCH_DOT ",\"answer\":{\"output\":[[1.66976]]}},"
+         "{\"id\":2," BATCH_DOT ",\"answer\":{\"output\":[[1.73106]]}}]"},
+        {"batch_spellings",
+         "[{\"id\":1," BATCH_DOT ",\"answer\":{\"weights\":[[0.33,0.67]]}},"
+         "{\"id\":2,\"endpoint\":\"/attention/dot\",\"request\":{\"values\":"
+         "[[1e0],[2.0]],\"keys\":[[1,0],[0,1]],\"queries\":[[1.0,2]]},"
+         "\"answer\":{\"output\":{\"shape\":[1,1],\"data\":[1.7]}}}]"},
+        {"batch_malformed",
+         "[{\"id\":1," BATCH_DOT ",\"answer\":{\"outptu\":1}},"
+         "{" BATCH_DOT ",\"answer\":{\"output\":[[1]]}},[1],\"x\","
+         "{\"id\":[],\"answer\":{}},{\"id\":\"q\",\"endpoint\":"
+         "\"/encoding/positional\",\"request\":{\"num_steps\":3,\"d\":4},"
+         "\"answer\":{\"P\":[[0]]}}]"},
+        {"batch_broken", "[{\"id\":1," BATCH_DOT ",\"answer\":{}} {\"id\":2}]"},
+    };
+#undef BATCH_DOT
+    static const char head[] = "POST /grade/batch\n";
+    for (size_t i = 0; i < sizeof seeds / sizeof seeds[0]; i++)
+        seed(CORPUS_REQUEST, seeds[i].name, (const unsigned char *)head,
+             sizeof head - 1, seeds[i].body, strlen(seeds[i].body));
+}
+
 static void binary_seeds(void) {
     /* q (1, 2, 2), k and v (1, 3, 2) FP64; then FP32 keys; BOOL values;
      * INT32 valid_lens (little-endian, as the tests' hosts are) */
@@ -367,6 +401,7 @@ int main(int argc, char **argv) {
     case_seeds();
     suite_seeds();
     binary_seeds();
+    batch_seeds();
     numfmt_seeds();
     if (n_written[CORPUS_REQUEST] == 0 || n_written[CORPUS_TENSOR] == 0) {
         fprintf(stderr, "corpus: no seeds (run from the repository root)\n");

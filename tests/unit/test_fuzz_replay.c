@@ -73,6 +73,7 @@ static void replay(void **state) {
     case_seeds();
     suite_seeds();
     binary_seeds();
+    batch_seeds();
     numfmt_seeds();
     size_t seeds = replay_count;
     char dir[256];
