@@ -38,9 +38,11 @@
 #include "call.h"
 #include "fastpath.h"
 #include "grade.h"
+#include "grade_lms.h"
 #include "invoke.h"
 #include "limit.h"
 #include "misconceptions.h"
+#include "query.h"
 #include "request_key.h"
 
 extern const api_route api_route_grade;
@@ -335,25 +337,37 @@ static int admit_tree(void *ctx, uint64_t bytes) {
                               t->p);
 }
 
-/* The submission's id as JSON text into id ("null" when it has none that
- * can be told): a string or an integer. */
-static void put_id(api_buf *id, const json_t *v) {
-    if (json_is_string(v))
-        api_buf_json_string(id, json_string_value(v), json_string_length(v));
-    else if (json_is_integer(v))
-        api_buf_int(id, (long long)json_integer_value(v));
-    else
-        api_buf_puts(id, "null");
+/* The submission's id (a string or an integer; anything else is none)
+ * as JSON text into id->json ("null" for none) and as plain text into
+ * id->text (LMS test names; id->has 0 for none). */
+typedef struct {
+    int has;
+    api_buf json, text;
+} batch_id;
+
+static void set_id(batch_id *id, const json_t *v) {
+    id->json.len = id->text.len = 0;
+    id->has = json_is_string(v) || json_is_integer(v);
+    if (json_is_string(v)) {
+        api_buf_json_string(&id->json, json_string_value(v),
+                            json_string_length(v));
+        api_buf_append(&id->text, json_string_value(v), json_string_length(v));
+    } else if (json_is_integer(v)) {
+        api_buf_int(&id->json, (long long)json_integer_value(v));
+        api_buf_int(&id->text, (long long)json_integer_value(v));
+    } else {
+        api_buf_puts(&id->json, "null");
+    }
 }
 
 /* The id of a submission answered without being parsed, from its raw
- * bytes (a small value, parsed alone), or null. */
-static void put_raw_id(api_buf *id, const char *body,
+ * bytes (a small value, parsed alone), or none. */
+static void set_raw_id(batch_id *id, const char *body,
                        const api_batch_item *it) {
     json_t *v = NULL;
     if (it->id_len > 0 && it->id_len <= 1024)
         v = json_loadb(body + it->id_start, it->id_len, JSON_DECODE_ANY, NULL);
-    put_id(id, v);
+    set_id(id, v);
     json_decref(v);
 }
 
@@ -386,6 +400,18 @@ static void locate(api_problem *p, const api_batch_item *it) {
     p->detail[n] = '\0';
 }
 
+/* One submission of a document of the whole batch (?format=gradescope,
+ * prairielearn: grade_lms.h): its grade, or its problem with its id and
+ * what it would have been worth. */
+typedef struct {
+    int graded;
+    api_grade grade;
+    api_problem problem;
+    int has_id;
+    api_buf id;
+    double points;
+} batch_doc_entry;
+
 static void put_problem_line(api_buf *line, const char *id,
                              const api_problem *p) {
     api_buf_puts(line, "{\"id\":");
@@ -395,14 +421,15 @@ static void put_problem_line(api_buf *line, const char *id,
     api_buf_putc(line, '}');
 }
 
-/* Grade the submission it into line (no newline). Returns 1 when line is
- * a problem line, 0 for a grade. */
+/* Grade the submission it: into line (no newline), or, for a document of
+ * the whole batch (doc not NULL), into doc. Returns 1 when it is answered
+ * with a problem, 0 for a grade. */
 static int grade_one(batch *b, const api_batch_item *it, api_buf *line,
-                     api_buf *graded) {
+                     api_buf *graded, batch_doc_entry *doc) {
     api_call *call = b->call;
     const char *text = call->req->body + it->start;
     api_problem p = {0};
-    api_buf id = {0};
+    batch_id id = {0};
     int problem = 1;
     json_t *root = NULL;
     api_fastpath fast = {0};
@@ -411,7 +438,7 @@ static int grade_one(batch *b, const api_batch_item *it, api_buf *line,
         elapsed_s(b) >= call->limits->compute_timeout_s)
         b->stopped = OUT_OF_TIME;
     if (b->stopped != GOING) {
-        put_raw_id(&id, call->req->body, it);
+        set_raw_id(&id, call->req->body, it);
         stopped_problem(b, &p);
         goto done;
     }
@@ -422,7 +449,7 @@ static int grade_one(batch *b, const api_batch_item *it, api_buf *line,
                  "submission (inside a string write \\u0000)",
                  (size_t)(nul - text));
         locate(&p, it);
-        api_buf_puts(&id, "null");
+        set_id(&id, NULL);
         goto done;
     }
     /* the request's raw bytes, and whether they need parsing at all */
@@ -470,7 +497,7 @@ static int grade_one(batch *b, const api_batch_item *it, api_buf *line,
         if (!fast.refused)
             api_problem_from_json_error(&p, &error, text, it->len);
         locate(&p, it);
-        api_buf_puts(&id, "null");
+        set_id(&id, NULL);
         goto done;
     }
     if (!json_is_object(root)) {
@@ -479,7 +506,7 @@ static int grade_one(batch *b, const api_batch_item *it, api_buf *line,
                  "\"request\", \"answer\"}; got %s",
                  api_json_kind(root));
         locate(&p, it);
-        api_buf_puts(&id, "null");
+        set_id(&id, NULL);
         goto done;
     }
     const json_t *idv = json_object_get(root, "id");
@@ -487,18 +514,17 @@ static int grade_one(batch *b, const api_batch_item *it, api_buf *line,
         api_fail(&p, API_E_MISSING_FIELD, "/id",
                  "each submission needs an `id` (a string or an integer) "
                  "that its line of the answer repeats");
-        api_buf_puts(&id, "null");
+        set_id(&id, NULL);
         goto done;
     }
     if (!json_is_string(idv) && !json_is_integer(idv)) {
         api_fail(&p, API_E_WRONG_TYPE, "/id",
                  "id must be a string or an integer; got %s",
                  api_json_kind(idv));
-        api_buf_puts(&id, "null");
+        set_id(&id, NULL);
         goto done;
     }
-    put_id(&id, idv);
-    json_object_del(root, "id");
+    set_id(&id, idv); /* /grade writes it first in its answer */
 
     /* the grade, with the shared references */
     b->request = json_object_get(root, "request");
@@ -517,7 +543,8 @@ static int grade_one(batch *b, const api_batch_item *it, api_buf *line,
     api_grade_references refs = {share_answer, share_mistake, share_release, b};
     int was_going = b->stopped == GOING;
     graded->len = 0;
-    int rc = api_grade_body(&sub, root, &refs, graded);
+    int rc = doc ? api_grade_run(&sub, root, &refs, &doc->grade)
+                 : api_grade_body(&sub, root, &refs, graded);
     if (sub.compute_ms > 0)
         call->compute_ms =
             (call->compute_ms > 0 ? call->compute_ms : 0) + sub.compute_ms;
@@ -531,24 +558,38 @@ static int grade_one(batch *b, const api_batch_item *it, api_buf *line,
                  "request; send it again");
     } else if (rc != 0) {
         p = sub.problem;
+    } else if (doc) {
+        doc->graded = 1;
+        problem = 0;
     } else if (graded->failed || graded->len < 2) {
         api_fail(&p, API_E_INTERNAL, NULL, "out of memory while grading");
     } else {
-        api_buf_puts(line, "{\"id\":");
-        api_buf_append(line, id.data, id.len);
-        api_buf_putc(line, ',');
-        api_buf_append(line, graded->data + 1, graded->len - 1);
+        api_buf_append(line, graded->data, graded->len);
         problem = 0;
     }
+    if (doc && problem && rc == 0)
+        api_grade_free(&doc->grade); /* graded, but thrown away */
+    if (doc && problem)
+        doc->points = api_grade_body_points(root);
 done:
     if (b->elided)
         api_reference_cache_drop(b->elided);
     b->elided = NULL;
     b->lost = 0;
     b->deferred |= tree.tree.deferred;
-    if (problem)
-        put_problem_line(line, id.data ? id.data : "null", &p);
-    api_buf_free(&id);
+    if (problem && doc) {
+        doc->problem = p;
+        if (id.has)
+            api_buf_append(&doc->id, id.text.data ? id.text.data : "",
+                           id.text.len);
+        doc->has_id = id.has;
+        if (doc->points <= 0)
+            doc->points = 1;
+    } else if (problem) {
+        put_problem_line(line, id.json.data ? id.json.data : "null", &p);
+    }
+    api_buf_free(&id.json);
+    api_buf_free(&id.text);
     json_decref(root);
     api_fastpath_release(&fast);
     api_ledger_settle(&tree.tree, 0);
@@ -602,8 +643,68 @@ static int empty_batch(api_call *call, api_batch_form form) {
                           "with an id");
 }
 
+/* The answer's format: ?format=attnd (the default: one line per
+ * submission), gradescope or prairielearn (one LMS document of the whole
+ * batch, grade_lms.h). Returns 0, or -1 with call->problem set. */
+static int read_format(api_call *call, api_grade_format *fmt) {
+    api_query_param params[] = {{"format", NULL}};
+    char *storage = NULL;
+    *fmt = API_GRADE_FORMAT_ATTND;
+    int rc =
+        api_query_parse(&storage, call->req->query, params, 1, &call->problem);
+    if (rc == 0 && params[0].value &&
+        api_grade_format_parse(params[0].value, strlen(params[0].value), fmt))
+        rc = api_fail(&call->problem, API_E_INVALID_VALUE, "/format",
+                      "format is attnd (the default: one line per "
+                      "submission), gradescope (one Gradescope results.json "
+                      "of the whole batch) or prairielearn (one PrairieLearn "
+                      "results document); got \"%.40s\"",
+                      params[0].value);
+    free(storage);
+    return rc;
+}
+
+/* The LMS document of the batch's n submissions into out. */
+static void write_document(api_grade_format fmt, batch_doc_entry *entries,
+                           size_t n, api_buf *out) {
+    api_grade_item *items = calloc(n ? n : 1, sizeof *items);
+    if (!items) {
+        out->failed = 1;
+        return;
+    }
+    for (size_t i = 0; i < n; i++) {
+        batch_doc_entry *e = &entries[i];
+        if (e->graded) {
+            items[i].grade = &e->grade;
+            items[i].id =
+                e->grade.has_id
+                    ? (e->grade.id_text.data ? e->grade.id_text.data : "")
+                    : NULL;
+            items[i].id_len = e->grade.id_text.len;
+        } else {
+            items[i].problem = &e->problem;
+            items[i].problem_points = e->points;
+            items[i].id = e->has_id ? (e->id.data ? e->id.data : "") : NULL;
+            items[i].id_len = e->id.len;
+        }
+    }
+    api_grade_write_lms(fmt, items, n, out);
+    free(items);
+}
+
+static void free_document(batch_doc_entry *entries, size_t n) {
+    for (size_t i = 0; i < n; i++) {
+        api_grade_free(&entries[i].grade);
+        api_buf_free(&entries[i].id);
+    }
+    free(entries);
+}
+
 static int handle_batch(api_call *call) {
     const api_request *req = call->req;
+    api_grade_format fmt;
+    if (read_format(call, &fmt))
+        return -1;
     const char *type = api_route_body_type(call->route, req->content_type);
     api_batch_form form =
         type && !strcmp(type, API_CT_JSON) ? API_BATCH_ARRAY : API_BATCH_LINES;
@@ -622,6 +723,8 @@ static int handle_batch(api_call *call) {
     api_batch_scan_start(&scan, req->body ? req->body : "", req->body_len,
                          form);
     api_buf line = {0}, graded = {0};
+    batch_doc_entry *doc = NULL; /* an LMS format's submissions */
+    size_t doc_cap = 0, n_doc = 0;
     while (rc == 0 && !b->deferred) {
         api_batch_item it;
         size_t where = 0;
@@ -644,6 +747,22 @@ static int handle_batch(api_call *call) {
             break;
         }
         line.len = 0;
+        batch_doc_entry *entry = NULL;
+        if (fmt != API_GRADE_FORMAT_ATTND) {
+            if (n_doc == doc_cap) {
+                size_t cap = doc_cap ? 2 * doc_cap : 64;
+                batch_doc_entry *more = realloc(doc, cap * sizeof *doc);
+                if (!more) {
+                    rc = api_fail(&call->problem, API_E_INTERNAL, NULL,
+                                  "out of memory");
+                    break;
+                }
+                doc = more;
+                doc_cap = cap;
+            }
+            entry = &doc[n_doc++];
+            memset(entry, 0, sizeof *entry);
+        }
         int problem;
         if (got == API_BATCH_BROKEN) {
             api_problem p = {0};
@@ -651,26 +770,38 @@ static int handle_batch(api_call *call) {
                      "the batch's array breaks at byte %zu of the body: %s; "
                      "no submission after it can be found",
                      where, why);
-            put_problem_line(&line, "null", &p);
+            if (entry) {
+                entry->problem = p;
+                entry->points = 1;
+            } else {
+                put_problem_line(&line, "null", &p);
+            }
             problem = 1;
         } else {
-            problem = grade_one(b, &it, &line, &graded);
+            problem = grade_one(b, &it, &line, &graded, entry);
         }
         if (b->deferred)
             break;
+        b->stats.submissions++;
+        b->stats.problems += (size_t)problem;
+        if (entry) {
+            if (got == API_BATCH_BROKEN)
+                break;
+            continue;
+        }
         if (form == API_BATCH_ARRAY)
-            api_buf_puts(&call->out, b->stats.submissions ? ",\n" : "[\n");
+            api_buf_puts(&call->out, b->stats.submissions > 1 ? ",\n" : "[\n");
         api_buf_append(&call->out, line.data, line.len);
         if (form == API_BATCH_LINES)
             api_buf_putc(&call->out, '\n');
-        b->stats.submissions++;
-        b->stats.problems += (size_t)problem;
         if (got == API_BATCH_BROKEN)
             break;
     }
     if (rc == 0 && !b->deferred && b->stats.submissions == 0)
         rc = empty_batch(call, form);
-    if (rc == 0 && form == API_BATCH_ARRAY)
+    if (rc == 0 && !b->deferred && fmt != API_GRADE_FORMAT_ATTND)
+        write_document(fmt, doc, n_doc, &call->out);
+    else if (rc == 0 && form == API_BATCH_ARRAY)
         api_buf_puts(&call->out, "\n]\n");
     if (rc == 0 && call->out.failed)
         rc = api_fail(&call->problem, API_E_INTERNAL, NULL,
@@ -680,7 +811,9 @@ static int handle_batch(api_call *call) {
         rc = -1;
     }
     call->item_problems = b->stats.problems;
-    call->content_type = form == API_BATCH_LINES ? CT_NDJSON : API_CT_JSON;
+    call->content_type =
+        form == API_BATCH_LINES && fmt == API_GRADE_FORMAT_ATTND ? CT_NDJSON
+                                                                 : API_CT_JSON;
     b->stats.work = b->work;
     if (b->cache)
         api_reference_cache_stats_of(b->cache, &b->stats.cache);
@@ -688,6 +821,7 @@ static int handle_batch(api_call *call) {
     api_buf_free(&line);
     api_buf_free(&graded);
     api_buf_free(&b->text);
+    free_document(doc, n_doc);
     api_reference_cache_free(b->cache);
     free(b);
     return rc;

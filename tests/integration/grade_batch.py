@@ -2,7 +2,8 @@
 """grade_batch.py — POST /grade/batch over HTTP (docs/batch.md), TAP.
 
 Against the daemon at BASE_URL: JSON Lines and array forms (order, ids,
-content types, the exact framing of each answer), malformed submissions
+content types, the exact framing of each answer; ?format= LMS documents
+checked against their schemas), malformed submissions
 among good ones failing alone with their pointers, CRLF and blank lines,
 one request spelled three ways graded alike, batch-level problems (empty,
 not an array, 415). Against daemons of ATTND started here: a batch whose
@@ -207,7 +208,44 @@ def main():
     check("application/x-ndjson" in json.loads(body).get("detail", ""),
           "a JSON body that is not an array says what to send", body)
 
-    # 7. the batch's limits, on daemons of their own
+    # 7. ?format=: one LMS document of the whole batch, valid by the
+    # schemas of its documentation (tests/grading/schemas)
+    import jsonschema
+    schemas = os.path.join(HERE, "..", "grading", "schemas")
+    subs = [sub("ada"), sub("bo", answer=UNSCALED),
+            sub("cy", answer={"outptu": 1})]
+    for fmt in ("gradescope", "prairielearn"):
+        with open(os.path.join(schemas, fmt + "_results.schema.json")) as f:
+            schema = json.load(f)
+        for ctype, text in (("application/x-ndjson", ndjson(subs)),
+                            ("application/json", json.dumps(subs))):
+            st, hd, body = post(base, text, ctype,
+                                "/grade/batch?format=" + fmt)
+            doc = json.loads(body) if st == 200 else {}
+            errors = list(jsonschema.Draft202012Validator(schema)
+                          .iter_errors(doc)) if doc else ["no document"]
+            names = [t.get("name") for t in doc.get("tests", [])]
+            check(st == 200 and hd.get("Content-Type") ==
+                  "application/json" and not errors and
+                  names == ["ada: output", "bo: output", "cy"],
+                  "?format=%s (%s): one %s document, a test per field and "
+                  "per problem" % (fmt, ctype, fmt),
+                  "%s\n%s" % (errors[:3], body[:600]))
+    st, _, body = post(base, ndjson(subs), "application/x-ndjson",
+                       "/grade/batch?format=gradescope")
+    doc = json.loads(body) if st == 200 else {}
+    check(doc.get("score") == 1 and "misconception dot.no_scale" in
+          json.dumps(doc) and "not graded: unknown_field at /answer/outptu"
+          in json.dumps(doc), "gradescope: 1 point, the mistake named, the "
+          "problem as a test of 0", body[:600])
+    st, _, body = post(base, ndjson(subs), "application/x-ndjson",
+                       "/grade/batch?format=moodle")
+    p = json.loads(body) if body else {}
+    check(st == 422 and p.get("pointer") == "/format" and
+          p.get("code") == "invalid_value", "?format=moodle: 422 at /format",
+          body)
+
+    # 8. the batch's limits, on daemons of their own
     if not attnd:
         check(False, "ATTND names the attnd binary (run.sh exports it)")
         return

@@ -403,6 +403,54 @@ static void test_work_is_the_batch_s(void **state) {
     api_buf_free(&b);
 }
 
+/* The batch's time is held to --compute-timeout: distinct requests of
+ * ~4 M entries each, more than a second of them on any machine; once the
+ * second has run out, every later submission is a 503 problem line. */
+static void test_time_is_the_batch_s(void **state) {
+    (void)state;
+    api_limits limits;
+    api_limits_default(&limits);
+    limits.compute_timeout_s = 1;
+    api_buf b = {0};
+    for (int i = 0; i < 200; i++) {
+        char line[200];
+        snprintf(line, sizeof line,
+                 "{\"id\":%d,\"endpoint\":\"/encoding/positional\","
+                 "\"request\":{\"num_steps\":%d,\"d\":1024},"
+                 "\"answer\":{\"P\":[[0]]}}\n",
+                 i, 4096 + i);
+        api_buf_puts(&b, line);
+    }
+    double t0 = api_clock_ms();
+    api_response res = batch_with(NDJSON, b.data, b.len, &limits);
+    double ms = api_clock_ms() - t0;
+    assert_int_equal(res.status, 200);
+    assert_true(ms < 5000); /* stopped, not run to its end */
+    json_t *lines = lines_of(&res, 1);
+    assert_int_equal(json_array_size(lines), 200);
+    size_t first = 200;
+    for (size_t i = 0; i < 200; i++) {
+        json_t *l = json_array_get(lines, i);
+        json_t *p = json_object_get(l, "problem");
+        if (first == 200 && p)
+            first = i;
+        if (first == 200) { /* graded: P has the wrong shape */
+            assert_true(json_is_false(json_object_get(l, "pass")));
+            continue;
+        }
+        assert_int_equal(json_integer_value(json_object_get(l, "id")),
+                         (json_int_t)i);
+        assert_string_equal(str(p, "code"), "overloaded");
+        assert_non_null(strstr(str(p, "detail"), "--compute-timeout"));
+        assert_non_null(strstr(str(p, "detail"), "not graded"));
+    }
+    assert_true(first < 200);
+    assert_int_equal(res.item_problems, 200 - first);
+    json_decref(lines);
+    api_response_free(&res);
+    api_buf_free(&b);
+}
+
 static void test_batch_level_problems(void **state) {
     (void)state;
     static const struct {
@@ -437,6 +485,53 @@ static void test_batch_level_problems(void **state) {
             assert_non_null(strstr(res.body, "application/x-ndjson"));
         api_response_free(&res);
     }
+}
+
+/* ?format=: one LMS document of the whole batch, its problems as tests
+ * worth nothing. */
+static void test_lms_document(void **state) {
+    (void)state;
+    api_buf b = {0};
+    sub(&b, "\"ada\"", REQ, right);
+    api_buf_putc(&b, '\n');
+    sub(&b, "\"bo\"", REQ, unscaled);
+    api_buf_puts(&b, "\n{\"id\":\"cy\"}\nnot json\n");
+    api_request req = {.method = "POST",
+                       .path = "/grade/batch",
+                       .query = "format=gradescope",
+                       .content_type = NDJSON,
+                       .body = b.data,
+                       .body_len = b.len};
+    api_response res;
+    api_handle(&req, &res);
+    assert_int_equal(res.status, 200);
+    assert_string_equal(res.content_type, "application/json");
+    assert_int_equal(res.item_problems, 2);
+    json_t *doc = json_loadb(res.body, res.body_len, 0, NULL);
+    assert_non_null(doc);
+    assert_true(json_number_value(json_object_get(doc, "score")) == 1);
+    json_t *tests = json_object_get(doc, "tests");
+    assert_int_equal(json_array_size(tests), 4);
+    static const char *const names[] = {"ada: output", "bo: output", "cy",
+                                        "submission"};
+    for (size_t i = 0; i < 4; i++)
+        assert_string_equal(str(json_array_get(tests, i), "name"), names[i]);
+    assert_non_null(strstr(str(json_array_get(tests, 2), "output"),
+                           "not graded: missing_field at /endpoint"));
+    json_decref(doc);
+    api_response_free(&res);
+
+    req.query = "format=moodle";
+    api_handle(&req, &res);
+    assert_int_equal(res.status, 422);
+    assert_non_null(strstr(res.body, "\"pointer\":\"/format\""));
+    api_response_free(&res);
+    req.query = "formt=gradescope";
+    api_handle(&req, &res);
+    assert_int_equal(res.status, 422);
+    assert_non_null(strstr(res.body, "unknown_field"));
+    api_response_free(&res);
+    api_buf_free(&b);
 }
 
 /* An array whose frame breaks after good elements: those are graded, then
@@ -564,8 +659,10 @@ int main(void) {
         cmocka_unit_test(test_references_are_shared),
         cmocka_unit_test(test_known_requests_grade_as_the_first),
         cmocka_unit_test(test_work_is_the_batch_s),
+        cmocka_unit_test(test_time_is_the_batch_s),
         cmocka_unit_test(test_batch_level_problems),
         cmocka_unit_test(test_broken_array_frame),
+        cmocka_unit_test(test_lms_document),
         cmocka_unit_test(test_scan),
         cmocka_unit_test(test_request_key),
     };
