@@ -442,16 +442,6 @@ static int grade_one(batch *b, const api_batch_item *it, api_buf *line,
         stopped_problem(b, &p);
         goto done;
     }
-    const char *nul = memchr(text, '\0', it->len);
-    if (nul) {
-        api_fail(&p, API_E_INVALID_JSON, NULL,
-                 "not valid JSON: a raw NUL byte at byte %zu of the "
-                 "submission (inside a string write \\u0000)",
-                 (size_t)(nul - text));
-        locate(&p, it);
-        set_id(&id, NULL);
-        goto done;
-    }
     /* the request's raw bytes, and whether they need parsing at all */
     b->raw = it->request_len ? call->req->body + it->request_start : NULL;
     b->raw_len = it->request_len;
@@ -478,7 +468,8 @@ static int grade_one(batch *b, const api_batch_item *it, api_buf *line,
         api_buf_puts(&b->text, "{}");
         api_buf_append(&b->text, text + at + it->request_len,
                        it->len - at - it->request_len);
-        if (!b->text.failed)
+        /* the request's bytes held no NUL when they were first parsed */
+        if (!b->text.failed && !memchr(b->text.data, '\0', b->text.len))
             root = api_fastpath_load(
                 &fast, api_route_fast_fields(&api_route_grade), b->text.data,
                 b->text.len, JSON_DECODE_ANY | JSON_ALLOW_NUL, &gate, &error);
@@ -488,6 +479,16 @@ static int grade_one(batch *b, const api_batch_item *it, api_buf *line,
             api_reference_cache_drop(b->elided);
             b->elided = NULL;
         }
+    }
+    const char *nul = root ? NULL : memchr(text, '\0', it->len);
+    if (nul) {
+        api_fail(&p, API_E_INVALID_JSON, NULL,
+                 "not valid JSON: a raw NUL byte at byte %zu of the "
+                 "submission (inside a string write \\u0000)",
+                 (size_t)(nul - text));
+        locate(&p, it);
+        set_id(&id, NULL);
+        goto done;
     }
     if (!root && !p.code)
         root = api_fastpath_load(

@@ -246,6 +246,29 @@ static void test_malformed_submissions_fail_alone(void **state) {
     api_buf_free(&b);
 }
 
+/* A raw NUL byte fails its line alone (JSON text has none). */
+static void test_nul_byte(void **state) {
+    (void)state;
+    api_buf b = {0};
+    sub(&b, "1", REQ, right);
+    api_buf_puts(&b, "\n{\"id\":2,\"x\":\"");
+    api_buf_append(&b, "\0", 1);
+    api_buf_puts(&b, "\"}\n");
+    sub(&b, "3", REQ, right);
+    api_response res = batch_with(NDJSON, b.data, b.len, NULL);
+    assert_int_equal(res.status, 200);
+    assert_int_equal(res.item_problems, 1);
+    json_t *lines = lines_of(&res, 1);
+    assert_int_equal(json_array_size(lines), 3);
+    assert_string_equal(str(json_array_get(lines, 1), "problem/code"),
+                        "invalid_json");
+    assert_non_null(
+        strstr(str(json_array_get(lines, 1), "problem/detail"), "NUL"));
+    json_decref(lines);
+    api_response_free(&res);
+    api_buf_free(&b);
+}
+
 static void test_crlf_and_blank_lines(void **state) {
     (void)state;
     api_buf b = {0};
@@ -655,6 +678,7 @@ int main(void) {
         cmocka_unit_test(test_lines_in_order_with_ids),
         cmocka_unit_test(test_array_in_array_out),
         cmocka_unit_test(test_malformed_submissions_fail_alone),
+        cmocka_unit_test(test_nul_byte),
         cmocka_unit_test(test_crlf_and_blank_lines),
         cmocka_unit_test(test_references_are_shared),
         cmocka_unit_test(test_known_requests_grade_as_the_first),
