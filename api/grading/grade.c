@@ -214,9 +214,10 @@ typedef struct {
     const api_route *route;
     const api_result *reference; /* the endpoint's answer (PRESENT, GRADE) */
     double rtol, atol;
-    size_t fields;    /* graded fields seen */
-    int all_pass;     /* GRADE: every field passed */
-    api_grade *grade; /* GRADE: the fields' results go here */
+    size_t fields;          /* graded fields seen */
+    int all_pass;           /* GRADE: every field passed */
+    api_grade *grade;       /* GRADE: the fields' results go here */
+    uint64_t reference_ops; /* what computing the reference counted */
     api_problem *p;
     /* GRADE: the fields that failed, for the misconceptions to explain */
     struct failed_field {
@@ -1078,7 +1079,17 @@ static void find_misconception(grader *g, api_call *call,
     unsigned char explains[API_RESULT_ITEMS_MAX] = {0};
     size_t best_count = 0;
     api_problem saved = call->problem;
+    /* The mistakes of one answer together do at most the work one request
+     * may (--max-work): each is priced at the most one has counted so far
+     * (the reference's to begin with), and the search stops before one
+     * that would not fit, naming the best of those tried. */
+    uint64_t start = call->cost.ops, price = g->reference_ops;
+    uint64_t budget = call->limits ? call->limits->max_work : 0;
     for (size_t m = 0; m < n; m++) {
+        uint64_t spent = call->cost.ops - start;
+        if (budget && (spent > budget || price > budget - spent))
+            break;
+        uint64_t before = call->cost.ops;
         api_result wrong;
         memset(&wrong, 0, sizeof wrong);
         int rc = refs ? refs->mistake(refs->ctx, call, &list[m], request,
@@ -1103,6 +1114,8 @@ static void find_misconception(grader *g, api_call *call,
             refs->release(refs->ctx, &wrong);
         else
             api_result_free(&wrong);
+        if (call->cost.ops - before > price)
+            price = call->cost.ops - before;
     }
     call->problem = saved;
     g->grade->misconception = best;
@@ -1306,6 +1319,7 @@ int api_grade_run(api_call *call, const json_t *body,
     api_result reference;
     memset(&reference, 0, sizeof reference);
     int rc;
+    uint64_t ops_before = call->cost.ops;
     if ((g.route->flags & API_ROUTE_JSON_BODY)) {
         rc = reference_of(call, references, g.route, request, NULL, &reference);
     } else {
@@ -1323,6 +1337,7 @@ int api_grade_run(api_call *call, const json_t *body,
         return -1;
     }
     g.reference = &reference;
+    g.reference_ops = call->cost.ops - ops_before;
 
     /* 4. every field given is in the reference; then grade them, name the
      *    mistake behind a failure, and score */
