@@ -182,7 +182,11 @@ enum {
     API_ROUTE_TENSOR_PROTOCOL = 1u << 7,
     /* POST: the handler reads the body as it was sent (api_request.body,
      * one of its route's body_types, route.h); nothing parses it before */
-    API_ROUTE_RAW_BODY = 1u << 8
+    API_ROUTE_RAW_BODY = 1u << 8,
+    /* POST: an object that gives a member twice is refused (400): where
+     * the body is graded, a later copy must not replace the member graded
+     * (jansson keeps the last) */
+    API_ROUTE_UNIQUE_MEMBERS = 1u << 9
 };
 
 /* The API_ROUTE_* flags of the route named route ("/healthz",

@@ -448,9 +448,11 @@ void api_handle(const api_request *req, api_response *res) {
     } else if (rc == 0 && (route->flags & API_ROUTE_JSON_BODY)) {
         json_error_t error;
         api_tree_gate gate = {admit_tree, &tree};
-        root = api_fastpath_load(
-            &fast, api_route_fast_fields(route), req->body, json_len,
-            JSON_DECODE_ANY | JSON_ALLOW_NUL, &gate, &error);
+        size_t flags = JSON_DECODE_ANY | JSON_ALLOW_NUL;
+        if (route->flags & API_ROUTE_UNIQUE_MEMBERS)
+            flags |= JSON_REJECT_DUPLICATES;
+        root = api_fastpath_load(&fast, api_route_fast_fields(route),
+                                 req->body, json_len, flags, &gate, &error);
         if (!root) {
             if (!fast.refused) /* else admit_tree said why */
                 api_problem_from_json_error(&call.problem, &error, req->body,

@@ -214,6 +214,17 @@ void api_problem_from_json_error(api_problem *p, const json_error_t *error,
                  error->line, error->column, error->position);
         return;
     }
+    if (json_error_code(error) == json_error_duplicate_key) {
+        /* jansson says: duplicate object key near '"name"' */
+        const char *near = strstr(error->text, "near ");
+        api_fail(p, API_E_INVALID_JSON, NULL,
+                 "an object gives a member twice%s%s (line %d, column %d, "
+                 "byte %d): here each member comes once, so that no later "
+                 "copy replaces the one that is graded",
+                 near ? ": " : "", near ? near + 5 : "", error->line,
+                 error->column, error->position);
+        return;
+    }
     api_fail(p, API_E_INVALID_JSON, NULL,
              "the body is not valid JSON: %s (line %d, column %d, byte %d)",
              error->text, error->line, error->column, error->position);

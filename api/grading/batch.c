@@ -472,7 +472,9 @@ static int grade_one(batch *b, const api_batch_item *it, api_buf *line,
         if (!b->text.failed && !memchr(b->text.data, '\0', b->text.len))
             root = api_fastpath_load(
                 &fast, api_route_fast_fields(&api_route_grade), b->text.data,
-                b->text.len, JSON_DECODE_ANY | JSON_ALLOW_NUL, &gate, &error);
+                b->text.len,
+                JSON_DECODE_ANY | JSON_ALLOW_NUL | JSON_REJECT_DUPLICATES,
+                &gate, &error);
         if (!root) { /* its error, where the client's text has it */
             api_fastpath_release(&fast);
             memset(&p, 0, sizeof p);
@@ -493,7 +495,8 @@ static int grade_one(batch *b, const api_batch_item *it, api_buf *line,
     if (!root && !p.code)
         root = api_fastpath_load(
             &fast, api_route_fast_fields(&api_route_grade), text, it->len,
-            JSON_DECODE_ANY | JSON_ALLOW_NUL, &gate, &error);
+            JSON_DECODE_ANY | JSON_ALLOW_NUL | JSON_REJECT_DUPLICATES, &gate,
+            &error);
     if (!root) {
         if (!fast.refused)
             api_problem_from_json_error(&p, &error, text, it->len);

@@ -110,6 +110,18 @@ def main():
           "a line is {id} + the /grade answer of the same body",
           (lines[1:2], single))
 
+    # 1b. a submission that gives a member twice fails alone: a second
+    # "request" must not replace the one its answer is graded against
+    twice = json.dumps(sub("twice", answer=UNSCALED))[:-1] + \
+        ', "request": ' + json.dumps(dict(REQ, scale=1)) + "}"
+    st, hd, body = post(base, ndjson([sub("ada")]) + twice + "\n",
+                        "application/x-ndjson")
+    lines = lines_of(body) if st == 200 else []
+    check(len(lines) == 2 and lines[0].get("pass") is True and
+          lines[1].get("problem", {}).get("code") == "invalid_json" and
+          "twice" in lines[1]["problem"].get("detail", ""),
+          "a submission giving request twice is its own problem line", body)
+
     # 2. array in, array out
     st, hd, body = post(base, json.dumps(subs[:2]), "application/json")
     check(st == 200 and hd.get("Content-Type") == "application/json",

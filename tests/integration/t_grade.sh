@@ -55,6 +55,21 @@ expect_line "pipeline: cy's misspelt field is named" \
     "cy${tab}ERROR${tab}unknown_field at /answer/outptu${tab}-"
 cp "$TMP/table" "$TMP/last_table"
 
+# 1b. a member given twice is refused: a second "request" pasted after the
+# answer must not replace the one the answer is graded against
+post_json /grade '{"endpoint": "/softmax/masked",
+    "request": {"scores": [[1, 2]]}, "answer": {"weights": [[0.5, 0.5]]},
+    "request": {"scores": [[1, 1]]}}'
+check_problem "a grading request that gives request twice is refused" 400 \
+    invalid_json
+check_json "the refusal names the repeated member" \
+    '.detail | test("twice: .\"request\"")'
+post_json /grade '{"endpoint": "/softmax/masked",
+    "request": {"scores": [[1, 2]], "scores": [[1, 1]]},
+    "answer": {"weights": [[0.5, 0.5]]}}'
+check_problem "a member twice inside the embedded request is refused too" \
+    400 invalid_json
+
 # 2. a GET endpoint: request holds the query parameters; P[1][0] = sin 1
 post_json /grade '{"endpoint": "/encoding/positional",
     "request": {"num_steps": 2, "d": 2},
