@@ -31,10 +31,11 @@ FROM ${BASE_IMAGE} AS tests
 ARG DEBIAN_FRONTEND=noninteractive
 # The checks that need a daemon with other options (t_limits.sh) start one
 # of their own from $ATTND: the test image carries attnd and its libraries.
-# Python (standard library and numpy) is the grader's client in some checks.
+# Python (standard library, numpy, jsonschema) is the grader's client in some
+# checks.
 RUN apt-get update -q \
  && apt-get install -y -q --no-install-recommends \
-        ca-certificates curl jq libxml2-utils w3c-sgml-lib python3 python3-numpy \
+        ca-certificates curl jq libxml2-utils w3c-sgml-lib python3 python3-numpy python3-jsonschema \
         libmicrohttpd12 libjansson4 libopenblas0 libgnutls30 zlib1g \
  && rm -rf /var/lib/apt/lists/* \
  && useradd --system --uid 10002 --user-group --create-home tester

@@ -3,18 +3,16 @@
 (tests/grading/schemas/, each naming the documentation page it follows):
 every answer in "format": "gradescope" or "prairielearn" over HTTP, and
 the documents of several submissions (graded ones and a problem) that
-the unit suite's test_grade_lms writes with --write DIR. Asserts the
+POST /grade/batch?format=... answers. Asserts the
 values too: scores in points and in [0, 1], one test per graded field,
 names, and the misconception in the text of the fields it explains.
 
-    usage: /usr/bin/python3 test_formats.py BASE_URL [TEST_GRADE_LMS]
+    usage: /usr/bin/python3 test_formats.py BASE_URL
 Prints TAP.
 """
 import json
 import os
-import subprocess
 import sys
-import tempfile
 import urllib.error
 import urllib.request
 
@@ -22,7 +20,6 @@ import jsonschema
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 BASE = sys.argv[1].rstrip("/")
-WRITER = sys.argv[2] if len(sys.argv) > 2 else None
 N = 0
 FAILED = 0
 
@@ -179,38 +176,52 @@ for fmt in ("gradescope", "prairielearn"):
         doc.get("pointer") == "/answer/outptu",
         "%s: a malformed request is a 422 problem" % fmt, doc)
 
-# 4. the documents of several submissions (test_grade_lms --write)
-if not WRITER or not os.access(WRITER, os.X_OK):
-    tap(False, "the batch documents are written",
-        "no test_grade_lms binary: %s" % WRITER)
-else:
-    with tempfile.TemporaryDirectory() as d:
-        rc = subprocess.run([WRITER, "--write", d]).returncode
-        tap(rc == 0, "the batch documents are written", rc)
-        docs = {}
-        for f in ("gradescope_batch", "prairielearn_batch",
-                  "gradescope_problems", "prairielearn_problems"):
-            with open(os.path.join(d, f + ".json")) as fh:
-                docs[f] = json.load(fh)
-            valid(f.split("_")[0], docs[f], f)
-    g = docs["gradescope_batch"]
-    tap(g["score"] == 4 and [t["name"] for t in g["tests"]] ==
-        ["ada: output", "ada: weights", "bo: output", "bo: weights",
-         "7: weights", "cy"] and g["tests"][-1]["score"] == 0,
-        "gradescope batch: a test per field and per problem", g)
-    p = docs["prairielearn_batch"]
-    tap(p["gradable"] is True and abs(p["score"] - 4 / 11) < 1e-15 and
-        len(p["format_errors"]) == 1 and
-        p["format_errors"][0].startswith("cy: not graded: unknown_field"),
-        "prairielearn batch: gradable, score over all points, the problem "
-        "a format error", p)
-    p = docs["prairielearn_problems"]
-    tap(p["gradable"] is False and len(p["format_errors"]) == 1,
-        "prairielearn: a problem alone is not gradable", p)
-    g = docs["gradescope_problems"]
-    tap(g["score"] == 0 and g["output"].startswith(
-        "not graded: unknown_field at /answer/outptu"),
-        "gradescope: a problem alone scores 0, the problem its output", g)
+# 4. the documents of several submissions: POST /grade/batch?format=...
+def batch(fmt, subs):
+    body = "".join(json.dumps(x) + "\n" for x in subs).encode()
+    req = urllib.request.Request(
+        BASE + "/grade/batch?format=" + fmt, data=body,
+        headers={"Content-Type": "application/x-ndjson"})
+    try:
+        with urllib.request.urlopen(req, timeout=30) as r:
+            return r.status, json.load(r)
+    except urllib.error.HTTPError as e:
+        return e.code, json.load(e)
+
+
+RIGHT = {"output": [[1.66976]], "weights": [[0.33024, 0.66976]]}
+CLASS = [dict(submission(RIGHT, {"id": "ada"}, None)),
+         dict(submission(NO_SCALE, {"id": "bo"}, None)),
+         dict(submission({"weights": RIGHT["weights"]}, {"id": 7}, None)),
+         dict(submission({"outptu": [[1]]}, {"id": "cy"}, None))]
+for x in CLASS:
+    del x["format"]
+docs = {}
+for fmt in ("gradescope", "prairielearn"):
+    for name, subs in (("batch", CLASS), ("problems", CLASS[3:])):
+        status, docs[fmt, name] = batch(fmt, subs)
+        tap(status == 200, "%s %s: POST /grade/batch answers 200" %
+            (fmt, name), docs[fmt, name])
+        valid(fmt, docs[fmt, name], "%s of a batch" % name)
+g = docs["gradescope", "batch"]
+tap(g.get("score") == 3 and [t["name"] for t in g.get("tests", [])] ==
+    ["ada: output", "ada: weights", "bo: output", "bo: weights",
+     "7: weights", "cy"] and g["tests"][-1]["score"] == 0 and
+    "dot.no_scale" in g["tests"][2]["output"],
+    "gradescope batch: a test per field and per problem, the mistake "
+    "named", g)
+p = docs["prairielearn", "batch"]
+tap(p.get("gradable") is True and len(p.get("format_errors", [])) == 1 and
+    p["format_errors"][0].startswith("cy: not graded: unknown_field") and
+    0 < p["score"] < 1,
+    "prairielearn batch: gradable, the problem a format error", p)
+p = docs["prairielearn", "problems"]
+tap(p.get("gradable") is False and len(p.get("format_errors", [])) == 1,
+    "prairielearn: a problem alone is not gradable", p)
+g = docs["gradescope", "problems"]
+tap(g.get("score") == 0 and g.get("output", "").startswith(
+    "not graded: unknown_field at /answer/outptu"),
+    "gradescope: a problem alone scores 0, the problem its output", g)
 
 # 5. every successful grading data case, in each format: the LMS
 #    schemas, and the response schemas of api/fronts/openapi.json
