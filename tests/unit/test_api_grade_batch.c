@@ -341,8 +341,8 @@ static void test_references_are_shared(void **state) {
 }
 
 /* A request that is elided still reports an error in its answer as the
- * first grading did, and a duplicate "request" member (jansson keeps the
- * last) is graded by the one jansson keeps. */
+ * first grading did, and a submission that gives "request" twice is
+ * refused alone (a later copy must not replace the request graded). */
 static void test_known_requests_grade_as_the_first(void **state) {
     (void)state;
     api_buf b = {0};
@@ -365,8 +365,10 @@ static void test_known_requests_grade_as_the_first(void **state) {
     assert_string_equal(str(l1, "fields/weights/error"), "shape");
     assert_string_equal(str(json_array_get(lines, 2), "problem/pointer"),
                         "/answer/outptu");
-    assert_true(
-        json_is_true(json_object_get(json_array_get(lines, 3), "pass")));
+    json_t *l3 = json_array_get(lines, 3);
+    assert_string_equal(str(l3, "problem/code"), "invalid_json");
+    assert_non_null(strstr(str(l3, "problem/detail"), "twice"));
+    assert_int_equal(res.item_problems, 2);
     json_decref(lines);
     api_response_free(&res);
     api_buf_free(&b);
