@@ -623,7 +623,8 @@ const api_misconception api_misconceptions_dot[] = {
      "masked scores were replaced by −1e6 and kept in the softmax "
      "(d2l's masked_softmax): masked keys are left out, weight exactly 0, "
      "and a query that sees no key follows fully_masked (\"zero\" by "
-     "default) (d2l 11.3.1; docs/contract.md, Masking)",
+     "default; grade with \"fully_masked\": \"uniform\" to accept d2l's "
+     "1/Nk for such rows) (d2l 11.3.1; docs/contract.md, Masking)",
      masked_fill_1e6},
     {"dot.masked_fill_1e9",
      "masked scores were replaced by −1e9 and kept in the softmax: masked "
