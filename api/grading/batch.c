@@ -704,6 +704,37 @@ static void free_document(batch_doc_entry *entries, size_t n) {
     free(entries);
 }
 
+/* The number of submissions in the body, by a scan of its frame alone
+ * (batch_scan.h): counted before any is graded. Stops past max. */
+static size_t count_submissions(const char *body, size_t len,
+                                api_batch_form form, size_t max) {
+    api_batch_scanner scan;
+    api_batch_scan_start(&scan, body, len, form);
+    size_t n = 0;
+    api_batch_item it;
+    size_t where;
+    const char *why;
+    while (n <= max && api_batch_scan_next(&scan, &it, NULL, 0, &where, &why) ==
+                           API_BATCH_ITEM)
+        n++;
+    return n;
+}
+
+/* What the batch's answer holds grows as it is written: each growth is
+ * reserved in the request's ledger before the next submission is graded
+ * (budget.h), so that many problem lines, or a document of many tests,
+ * cannot hold more than the budget allows. Returns 0, or -1 with
+ * call->problem set. */
+static int reserve_answer(api_call *call, uint64_t *charged, uint64_t now) {
+    if (now <= *charged)
+        return 0;
+    if (api_ledger_reserve(call->ledger, now - *charged, "the batch's answer",
+                           &call->problem))
+        return -1;
+    *charged = now;
+    return 0;
+}
+
 static int handle_batch(api_call *call) {
     const api_request *req = call->req;
     api_grade_format fmt;
@@ -723,6 +754,14 @@ static int handle_batch(api_call *call) {
     int rc = b->cache ? 0
                       : api_fail(&call->problem, API_E_INTERNAL, NULL,
                                  "out of memory");
+    size_t count = count_submissions(req->body ? req->body : "", req->body_len,
+                                     form, API_BATCH_SUBMISSIONS_MAX);
+    if (rc == 0 && count > API_BATCH_SUBMISSIONS_MAX)
+        rc = api_fail(&call->problem, API_E_PAYLOAD_TOO_LARGE, NULL,
+                      "a batch holds at most %d submissions, and this one "
+                      "has more: send the class in several batches",
+                      API_BATCH_SUBMISSIONS_MAX);
+    uint64_t charged = 0; /* of the answer, reserve_answer */
     api_batch_scanner scan;
     api_batch_scan_start(&scan, req->body ? req->body : "", req->body_len,
                          form);
@@ -789,7 +828,12 @@ static int handle_batch(api_call *call) {
         b->stats.submissions++;
         b->stats.problems += (size_t)problem;
         if (entry) {
-            if (got == API_BATCH_BROKEN)
+            /* the entry, its grade's fields and its id, as held */
+            rc = reserve_answer(call, &charged,
+                                charged + sizeof *entry + entry->id.cap +
+                                    entry->grade.n_fields *
+                                        sizeof *entry->grade.fields);
+            if (rc || got == API_BATCH_BROKEN)
                 break;
             continue;
         }
@@ -798,7 +842,8 @@ static int handle_batch(api_call *call) {
         api_buf_append(&call->out, line.data, line.len);
         if (form == API_BATCH_LINES)
             api_buf_putc(&call->out, '\n');
-        if (got == API_BATCH_BROKEN)
+        rc = reserve_answer(call, &charged, call->out.cap);
+        if (rc || got == API_BATCH_BROKEN)
             break;
     }
     if (rc == 0 && !b->deferred && b->stats.submissions == 0)

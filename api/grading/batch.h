@@ -16,6 +16,13 @@
 /* The route table's entry (route.h). */
 extern const api_route api_route_grade_batch;
 
+/* The most submissions one batch holds (413 beyond, before any is
+ * graded): each answers a line of its own, a problem line some hundred
+ * bytes even for a submission of two, so the count bounds the answer as
+ * the body's size cannot. A class of this size is graded in one batch;
+ * more are split. */
+#define API_BATCH_SUBMISSIONS_MAX 10000
+
 /* What the last batch handled on this thread did: for tests and the
  * bench, which count what was shared. */
 typedef struct {

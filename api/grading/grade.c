@@ -154,6 +154,12 @@ static int check_members(const json_t *body, api_problem *p) {
                         "id names the submission: a string or an integer, "
                         "echoed in the answer; got %s",
                         api_json_kind(v));
+    /* an LMS document repeats the id in every test's name */
+    if (json_is_string(v) && json_string_length(v) > API_GRADE_ID_MAX)
+        return api_fail(p, API_E_INVALID_VALUE, "/id",
+                        "id names the submission in at most %d bytes (a "
+                        "student number, a login); got %zu",
+                        API_GRADE_ID_MAX, json_string_length(v));
     v = api_field_value(body, "points");
     if (v && !json_is_number(v) && !json_is_object(v))
         return api_fail(p, API_E_WRONG_TYPE, "/points",
@@ -218,6 +224,8 @@ typedef struct {
     int all_pass;           /* GRADE: every field passed */
     api_grade *grade;       /* GRADE: the fields' results go here */
     uint64_t reference_ops; /* what computing the reference counted */
+    double reference_ms;    /* and how long it took (ms) */
+    double started_ms;      /* when the grade began (api_clock_ms) */
     api_problem *p;
     /* GRADE: the fields that failed, for the misconceptions to explain */
     struct failed_field {
@@ -1083,11 +1091,23 @@ static void find_misconception(grader *g, api_call *call,
      * may (--max-work): each is priced at the most one has counted so far
      * (the reference's to begin with), and the search stops before one
      * that would not fit, naming the best of those tried. */
-    uint64_t start = call->cost.ops, price = g->reference_ops;
+    /* A mistake computed outside a route (a fit run the mistaken way, a
+     * softmax along the other axis) counts no operations of its own, so
+     * each is counted at least at the price. Time is bounded likewise:
+     * the search stops before a mistake that, at the longest time one has
+     * taken (the reference's to begin with), would end beyond
+     * --compute-timeout from the start of the grade. */
+    uint64_t spent = 0, price = g->reference_ops;
     uint64_t budget = call->limits ? call->limits->max_work : 0;
+    double timeout_ms = call->limits && call->limits->compute_timeout_s
+                            ? 1000.0 * call->limits->compute_timeout_s
+                            : 0;
+    double slowest = g->reference_ms;
     for (size_t m = 0; m < n; m++) {
-        uint64_t spent = call->cost.ops - start;
         if (budget && (spent > budget || price > budget - spent))
+            break;
+        double now = api_clock_ms();
+        if (timeout_ms > 0 && now - g->started_ms + slowest > timeout_ms)
             break;
         uint64_t before = call->cost.ops;
         api_result wrong;
@@ -1114,8 +1134,12 @@ static void find_misconception(grader *g, api_call *call,
             refs->release(refs->ctx, &wrong);
         else
             api_result_free(&wrong);
-        if (call->cost.ops - before > price)
-            price = call->cost.ops - before;
+        uint64_t ops = call->cost.ops - before;
+        spent += ops > price ? ops : price;
+        if (ops > price)
+            price = ops;
+        if (api_clock_ms() - now > slowest)
+            slowest = api_clock_ms() - now;
     }
     call->problem = saved;
     g->grade->misconception = best;
@@ -1291,6 +1315,7 @@ int api_grade_run(api_call *call, const json_t *body,
     memset(&g, 0, sizeof g);
     memset(out, 0, sizeof *out);
     g.p = p;
+    g.started_ms = api_clock_ms();
     api_grade_format format = API_GRADE_FORMAT_ATTND;
 
     /* 1. the grading request's own members, then which route it grades */
@@ -1320,6 +1345,7 @@ int api_grade_run(api_call *call, const json_t *body,
     memset(&reference, 0, sizeof reference);
     int rc;
     uint64_t ops_before = call->cost.ops;
+    double ms_before = api_clock_ms();
     if ((g.route->flags & API_ROUTE_JSON_BODY)) {
         rc = reference_of(call, references, g.route, request, NULL, &reference);
     } else {
@@ -1338,6 +1364,7 @@ int api_grade_run(api_call *call, const json_t *body,
     }
     g.reference = &reference;
     g.reference_ops = call->cost.ops - ops_before;
+    g.reference_ms = api_clock_ms() - ms_before;
 
     /* 4. every field given is in the reference; then grade them, name the
      *    mistake behind a failure, and score */

@@ -14,6 +14,10 @@
 #include "result.h"
 #include "route.h"
 
+/* The longest string id a grading request may give (bytes): an LMS
+ * document repeats it in the name of every test. */
+#define API_GRADE_ID_MAX 256
+
 struct api_misconception;
 
 /* Where the references come from: answer(ctx, call, route, request,

@@ -257,6 +257,25 @@ def main():
           p.get("code") == "invalid_value", "?format=moodle: 422 at /format",
           body)
 
+    # 7b. what a batch may hold: at most 10000 submissions, counted before
+    # any is graded (a line of "1" is a problem line some hundred times its
+    # size), and ids of at most 256 bytes (an LMS document repeats them)
+    st, _, body = post(base, "1\n" * 10001, "application/x-ndjson")
+    p = json.loads(body) if body else {}
+    check(st == 413 and p.get("code") == "payload_too_large" and
+          "10000 submissions" in p.get("detail", ""),
+          "10001 submissions: 413 before any is graded", body[:300])
+    st, _, body = post(base, "1\n" * 10000, "application/x-ndjson")
+    check(st == 200 and body.count(b"\n") == 10000,
+          "10000 submissions: graded, one line each", body[:300])
+    st, _, body = post(base, ndjson([sub("x" * 257), sub("y" * 256)]),
+                       "application/x-ndjson")
+    ls = lines_of(body) if st == 200 else []
+    check(len(ls) == 2 and ls[0].get("problem", {}).get("pointer") == "/id"
+          and ls[1].get("pass") is True,
+          "an id of 257 bytes is its own problem line, 256 is graded",
+          body[:400])
+
     # 8. the batch's limits, on daemons of their own
     if not attnd:
         check(False, "ATTND names the attnd binary (run.sh exports it)")
