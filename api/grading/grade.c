@@ -1090,13 +1090,14 @@ static void find_misconception(grader *g, api_call *call,
     /* The mistakes of one answer together do at most the work one request
      * may (--max-work): each is priced at the most one has counted so far
      * (the reference's to begin with), and the search stops before one
-     * that would not fit, naming the best of those tried. */
-    /* A mistake computed outside a route (a fit run the mistaken way, a
-     * softmax along the other axis) counts no operations of its own, so
-     * each is counted at least at the price. Time is bounded likewise:
-     * the search stops before a mistake that, at the longest time one has
-     * taken (the reference's to begin with), would end beyond
-     * --compute-timeout from the start of the grade. */
+     * that would not fit, naming the best of those tried. A mistake
+     * computed outside a route (a fit run the mistaken way, a softmax
+     * along the other axis) counts no operations of its own, so each that
+     * answers is counted at least at the price; one that does not apply
+     * counts what it did. Time is bounded likewise: the search stops
+     * before a mistake that, at the longest time one has taken (the
+     * reference's to begin with), would end beyond --compute-timeout from
+     * the start of the grade. */
     uint64_t spent = 0, price = g->reference_ops;
     uint64_t budget = call->limits ? call->limits->max_work : 0;
     double timeout_ms = call->limits && call->limits->compute_timeout_s
@@ -1135,7 +1136,7 @@ static void find_misconception(grader *g, api_call *call,
         else
             api_result_free(&wrong);
         uint64_t ops = call->cost.ops - before;
-        spent += ops > price ? ops : price;
+        spent += ops > price || rc == API_MISTAKE_NOT_APPLICABLE ? ops : price;
         if (ops > price)
             price = ops;
         if (api_clock_ms() - now > slowest)
