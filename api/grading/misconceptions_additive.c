@@ -17,13 +17,10 @@
 #include "fields.h"
 #include "invoke.h"
 #include "misconceptions.h"
+#include "mistake_request.h"
 #include "tensor.h"
 
 extern const api_route api_route_additive, api_route_dot;
-
-/* Any tensor the route accepted, read back through the codec. */
-static const api_tensor_spec any_spec = {
-    "tensor", API_RANK(1) | API_RANK(2) | API_RANK(3), 0, "", 0};
 
 /* The parameters the right answer used, in the route's layout. */
 typedef struct {
@@ -47,26 +44,9 @@ static double *copy_of(const double *x, size_t n) {
     return y;
 }
 
-/* Tensor field name of request (accepted by the route, so present and
- * well formed), into a new buffer; its shape in *t. NULL when it cannot
- * be read or memory runs out. */
-static double *read_tensor(const json_t *request, const char *name,
-                           api_tensor *t) {
-    api_problem p;
-    int present = 0;
-    memset(&p, 0, sizeof p);
-    if (api_field_tensor(t, &present, request, name, &any_spec, SIZE_MAX, &p) ||
-        !present)
-        return NULL;
-    double *x = malloc(t->count * sizeof *x);
-    if (x)
-        api_tensor_read(x, t);
-    return x;
-}
-
 /* W_q, W_k and w_v: from the request when it gives them, else the drawn
  * ones of the reference (params.*). Returns 0, or -1 (nothing held). */
-static int params_of(additive_params *P, const json_t *request,
+static int params_of(additive_params *P, api_call *call, const json_t *request,
                      const api_result *reference) {
     memset(P, 0, sizeof *P);
     P->given = api_field_value(request, "W_q") != NULL;
@@ -74,8 +54,9 @@ static int params_of(additive_params *P, const json_t *request,
     for (int i = 0; i < 3; i++) {
         size_t count;
         if (P->given) {
-            api_tensor t;
-            P->W[i] = read_tensor(request, param_names[i], &t);
+            api_mistake_tensor t;
+            api_mistake_tensor_read(&t, call, request, param_names[i]);
+            P->W[i] = t.data; /* NULL when it could not be read */
             shape[i][0] = t.shape[0];
             shape[i][1] = t.rank == 2 ? t.shape[1] : 1;
             count = t.count;
@@ -174,7 +155,7 @@ static void grad_as_given(double *g, double *scratch, size_t h, size_t d) {
 static int weights_transposed(api_call *call, const json_t *request,
                               const api_result *reference, api_result *wrong) {
     additive_params P;
-    if (params_of(&P, request, reference))
+    if (params_of(&P, call, request, reference))
         return API_MISTAKE_FAILED;
     size_t h = P.h, d[2] = {P.dq, P.dk};
     double *E[3] = {malloc(h * d[0] * sizeof(double)),
@@ -213,7 +194,7 @@ static int weights_transposed(api_call *call, const json_t *request,
 static int projections_swapped(api_call *call, const json_t *request,
                                const api_result *reference, api_result *wrong) {
     additive_params P;
-    if (params_of(&P, request, reference))
+    if (params_of(&P, call, request, reference))
         return API_MISTAKE_FAILED;
     int rc;
     if (P.dq != P.dk || !memcmp(P.W[0], P.W[1], P.h * P.dq * sizeof(double))) {
@@ -278,11 +259,12 @@ static void linear_feature(double *out, const double *x, size_t rows, size_t d,
 static int no_tanh(api_call *call, const json_t *request,
                    const api_result *reference, api_result *wrong) {
     additive_params P;
-    if (params_of(&P, request, reference))
+    if (params_of(&P, call, request, reference))
         return API_MISTAKE_FAILED;
-    api_tensor tq, tk;
-    double *q = read_tensor(request, "queries", &tq);
-    double *k = read_tensor(request, "keys", &tk);
+    api_mistake_tensor tq, tk;
+    api_mistake_tensor_read(&tq, call, request, "queries");
+    api_mistake_tensor_read(&tk, call, request, "keys");
+    double *q = tq.data, *k = tk.data; /* NULL when not read */
     size_t rq = q ? tq.count / P.dq : 0, rk = k ? tk.count / P.dk : 0;
     double *u = calloc(P.dq + P.dk, sizeof(double)), *v = u ? u + P.dq : NULL;
     double *q2 = malloc((2 * rq + 1) * sizeof(double));

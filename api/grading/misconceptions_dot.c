@@ -17,7 +17,7 @@
 #include "fields.h"
 #include "invoke.h"
 #include "misconceptions.h"
-#include "misconceptions_dot_request.h"
+#include "mistake_request.h"
 
 extern const api_route api_route_dot;
 

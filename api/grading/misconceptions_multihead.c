@@ -16,7 +16,7 @@
 
 #include "fields.h"
 #include "misconceptions.h"
-#include "misconceptions_dot_request.h"
+#include "mistake_request.h"
 
 extern const api_route api_route_multihead;
 

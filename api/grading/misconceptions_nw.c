@@ -25,30 +25,11 @@
 #include "fields.h"
 #include "invoke.h"
 #include "misconceptions.h"
+#include "mistake_request.h"
 #include "nw_variants.h"
 #include "tensor.h"
 
 extern const api_route api_route_nw;
-
-/* Any tensor the route accepted, read back through the codec. */
-static const api_tensor_spec any_spec = {"tensor", API_RANK(1) | API_RANK(2), 0,
-                                         "", 0};
-
-/* A tensor field of the request (accepted by the route) into a new
- * buffer, its shape in *t; NULL when absent or memory runs out. */
-static double *read_tensor(const json_t *request, const char *name,
-                           api_tensor *t) {
-    api_problem p;
-    int present = 0;
-    memset(&p, 0, sizeof p);
-    if (api_field_tensor(t, &present, request, name, &any_spec, SIZE_MAX, &p) ||
-        !present)
-        return NULL;
-    double *x = malloc(t->count * sizeof *x);
-    if (x)
-        api_tensor_read(x, t);
-    return x;
-}
 
 /* What a mistake changes (nw_variants.h), and for the loss, whether it
  * is the mean (loss_scale 1/N, N the loss's target entries). */
@@ -69,27 +50,21 @@ typedef struct {
     attn_nw_fit_data data;
 } nw_shape;
 
-static int shape_of(nw_shape *s, const json_t *request) {
+static int shape_of(nw_shape *s, api_call *call, const json_t *request) {
     memset(s, 0, sizeof *s);
     s->gaussian =
         !strcmp(api_field_string(request, "kernel", "gaussian"), "gaussian");
     s->has_y_query = api_field_value(request, "y_query") != NULL;
     const json_t *w = api_field_value(request, "w");
     s->rule_cv = json_is_string(w) && !strcmp(json_string_value(w), "cv");
-    api_tensor t;
-    api_problem p;
-    int present;
-    memset(&p, 0, sizeof p);
-    if (api_field_tensor(&t, &present, request, "x_train", &any_spec, SIZE_MAX,
-                         &p))
+    api_mistake_tensor t;
+    if (api_mistake_tensor_shape(&t, call, request, "x_train") != 1)
         return -1;
     s->n = t.shape[0];
-    if (api_field_tensor(&t, &present, request, "y_train", &any_spec, SIZE_MAX,
-                         &p))
+    if (api_mistake_tensor_shape(&t, call, request, "y_train") != 1)
         return -1;
     s->dv = t.rank == 2 ? t.shape[1] : 1;
-    if (api_field_tensor(&t, &present, request, "x_query", &any_spec, SIZE_MAX,
-                         &p))
+    if (api_mistake_tensor_shape(&t, call, request, "x_query") != 1)
         return -1;
     s->m = t.shape[0];
     const json_t *fit = api_field_value(request, "fit");
@@ -149,14 +124,14 @@ static int start_w(const json_t *request, const api_result *reference,
 /* The fit run the mistaken way into history (epochs rows): *w the final
  * w. Returns 0, or -1 (out of memory; the mistaken descent leaves w > 0
  * or overflows; the deadline). */
-static int run_fit(const json_t *request, const nw_shape *s,
+static int run_fit(api_call *call, const json_t *request, const nw_shape *s,
                    const attn_nw_variant *v, double w0, attn_nw_epoch *history,
                    double *w) {
-    api_tensor t;
-    double *xt = read_tensor(request, "x_train", &t);
-    double *yt = read_tensor(request, "y_train", &t);
-    double *xq = read_tensor(request, "x_query", &t);
-    double *yq = s->has_y_query ? read_tensor(request, "y_query", &t) : NULL;
+    api_mistake_tensor t[4] = {0};
+    const char *names[4] = {"x_train", "y_train", "x_query", "y_query"};
+    for (int i = 0; i < (s->has_y_query ? 4 : 3); i++)
+        api_mistake_tensor_read(&t[i], call, request, names[i]);
+    double *xt = t[0].data, *yt = t[1].data, *xq = t[2].data, *yq = t[3].data;
     attn_status st = ATTN_E_NOMEM;
     attn_fault fault = {0};
     if (xt && yt && xq && (yq || !s->has_y_query))
@@ -208,7 +183,7 @@ static int answer_as(api_call *call, const json_t *request,
                      api_result *wrong) {
     nw_shape s;
     double w;
-    if (shape_of(&s, request) || start_w(request, reference, &s, &w))
+    if (shape_of(&s, call, request) || start_w(request, reference, &s, &w))
         return API_MISTAKE_FAILED;
     attn_nw_variant v = mk->v;
     size_t epochs = s.has_fit ? (size_t)s.epochs : 0;
@@ -217,7 +192,7 @@ static int answer_as(api_call *call, const json_t *request,
         if (mk->mean)
             v.loss_scale = 1.0 / fit_entries(&s);
         history = malloc(epochs * sizeof *history);
-        if (!history || run_fit(request, &s, &v, w, history, &w)) {
+        if (!history || run_fit(call, request, &s, &v, w, history, &w)) {
             free(history);
             return API_MISTAKE_FAILED;
         }
@@ -289,7 +264,7 @@ static int kernel_mistake(api_call *call, const json_t *request,
                           api_result *wrong) {
     nw_shape s;
     double w;
-    if (shape_of(&s, request) || start_w(request, reference, &s, &w))
+    if (shape_of(&s, call, request) || start_w(request, reference, &s, &w))
         return API_MISTAKE_FAILED;
     if (!s.gaussian || s.rule_cv || (!s.has_fit && attn_nw_w_eff(map, w) == w))
         return API_MISTAKE_NOT_APPLICABLE;
@@ -312,7 +287,7 @@ static int no_half_in_kernel(api_call *call, const json_t *request,
 static int no_half_in_loss(api_call *call, const json_t *request,
                            const api_result *reference, api_result *wrong) {
     nw_shape s;
-    if (shape_of(&s, request))
+    if (shape_of(&s, call, request))
         return API_MISTAKE_FAILED;
     if (!s.has_y_query && !s.has_fit)
         return API_MISTAKE_NOT_APPLICABLE; /* no loss answered or used */
@@ -324,7 +299,7 @@ static int no_half_in_loss(api_call *call, const json_t *request,
 static int mean_loss(api_call *call, const json_t *request,
                      const api_result *reference, api_result *wrong) {
     nw_shape s;
-    if (shape_of(&s, request))
+    if (shape_of(&s, call, request))
         return API_MISTAKE_FAILED;
     int query_loss = s.has_y_query && s.m * s.dv > 1;
     int fit_loss = s.has_fit && fit_entries(&s) > 1;
@@ -338,7 +313,7 @@ static int mean_loss(api_call *call, const json_t *request,
 static int grad_sign(api_call *call, const json_t *request,
                      const api_result *reference, api_result *wrong) {
     nw_shape s;
-    if (shape_of(&s, request))
+    if (shape_of(&s, call, request))
         return API_MISTAKE_FAILED;
     const api_result_item *g = api_result_find(reference, "grad_w", 6);
     if (!s.has_fit && !(g && g->kind == API_ITEM_NUMBER && g->number != 0))
@@ -352,7 +327,7 @@ static int fit_without_leave_one_out(api_call *call, const json_t *request,
                                      const api_result *reference,
                                      api_result *wrong) {
     nw_shape s;
-    if (shape_of(&s, request))
+    if (shape_of(&s, call, request))
         return API_MISTAKE_FAILED;
     if (!s.has_fit || s.data != ATTN_NW_FIT_TRAIN_LOO)
         return API_MISTAKE_NOT_APPLICABLE;

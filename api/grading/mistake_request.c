@@ -1,8 +1,8 @@
 /*
- * misconceptions_dot_request.c — reading and altering an attention
- * request for a mistake (misconceptions_dot_request.h).
+ * mistake_request.c — reading and altering a request for a
+ * mistake (mistake_request.h).
  */
-#include "misconceptions_dot_request.h"
+#include "mistake_request.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -13,8 +13,8 @@
 #include "tensor.h"
 #include "tensor_bytes.h"
 
-/* Any tensor of the attention routes: the route has already checked the
- * field against its own spec, so this one only reads it. */
+/* Any tensor of the routes: the route has already checked the field
+ * against its own spec, so this one only reads it. */
 static const api_tensor_spec any_spec = {
     "tensor",
     API_RANK(0) | API_RANK(1) | API_RANK(2) | API_RANK(3) | API_RANK(4), 0,

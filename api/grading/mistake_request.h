@@ -1,8 +1,8 @@
 /*
- * misconceptions_dot_request.h — what the mistakes of the attention
- * routes (misconceptions_dot.c, misconceptions_multihead.c) share: a
- * request's tensors read through the codec, the request altered and
- * answered by its route, and a mistaken answer computed here.
+ * mistake_request.h — what the catalogues of mistakes
+ * (misconceptions_<route>.c) share: a request's tensors read through the
+ * codec, the request altered and answered by its route, and a mistaken
+ * answer computed here.
  *
  * An altered request is a shallow copy of the route's request (its
  * tensors stay the same values, fast-path placeholders included); the
@@ -11,8 +11,8 @@
  * route reads exactly those doubles through its codec and no JSON number
  * is made for them.
  */
-#ifndef API_MISCONCEPTIONS_DOT_REQUEST_H
-#define API_MISCONCEPTIONS_DOT_REQUEST_H
+#ifndef API_MISTAKE_REQUEST_H
+#define API_MISTAKE_REQUEST_H
 
 #include <jansson.h>
 #include <stddef.h>
@@ -90,4 +90,4 @@ int api_mistake_request_answer(api_mistake_request *m, api_call *call,
 double *api_mistake_result_start(api_result *wrong, const api_result *reference,
                                  size_t slots);
 
-#endif /* API_MISCONCEPTIONS_DOT_REQUEST_H */
+#endif /* API_MISTAKE_REQUEST_H */
