@@ -14,37 +14,13 @@ its table row describes it.
 Prints TAP lines; exits 1 when a test fails.
 """
 import json
-import sys
-import urllib.error
-import urllib.request
 
 import numpy as np
 
-BASE = sys.argv[1].rstrip("/") if len(sys.argv) > 1 else "http://127.0.0.1:8080"
-N = 0
-FAILED = 0
+from grading_client import finish, grader, mistake_checker, post, tap, tolist
 
-
-def post(path, body):
-    req = urllib.request.Request(
-        BASE + path, data=json.dumps(body).encode(),
-        headers={"Content-Type": "application/json"})
-    try:
-        with urllib.request.urlopen(req, timeout=60) as r:
-            return r.status, json.loads(r.read())
-    except urllib.error.HTTPError as e:
-        return e.code, json.loads(e.read() or b"null")
-
-
-def tap(ok, name, detail=""):
-    global N, FAILED
-    N += 1
-    if not ok:
-        FAILED += 1
-    print("%s %d - %s" % ("ok" if ok else "not ok", N, name))
-    if not ok and detail:
-        for line in str(detail).splitlines():
-            print("# " + line)
+grade = grader("/attention/multihead")
+expect_mistake = mistake_checker(grade)
 
 
 def tensor(x):
@@ -126,31 +102,6 @@ def request(**extra):
     r.update({name: tensor(x) for name, x in P.items()})
     r.update(extra)
     return r
-
-
-def grade(req, answer, **tol):
-    body = {"endpoint": "/attention/multihead", "request": req,
-            "answer": answer}
-    body.update(tol)
-    status, out = post("/grade", body)
-    if status != 200:
-        raise RuntimeError("POST /grade answered %d: %s" % (status, out))
-    return out
-
-
-def expect_mistake(name, req, answer, code, fields):
-    try:
-        out = grade(req, answer)
-    except Exception as e:  # noqa: BLE001 — reported as a failure
-        tap(False, name, e)
-        return
-    mc = out.get("misconception")
-    ok = (out.get("pass") is False and isinstance(mc, dict)
-          and mc.get("code") == code
-          and sorted(mc.get("fields", [])) == sorted(fields)
-          and isinstance(mc.get("explanation"), str) and mc["explanation"])
-    tap(ok, "%s: /grade names %s on %s" % (name, code, sorted(fields)),
-        json.dumps({"pass": out.get("pass"), "misconception": mc}))
 
 
 def answer(out, w):
@@ -246,5 +197,4 @@ expect_mistake("multihead.weights_averaged (one head)", req_one,
                answer(out, w[:, 0]), "multihead.weights_averaged",
                ["weights"])
 
-print("1..%d" % N)
-sys.exit(1 if FAILED else 0)
+finish()

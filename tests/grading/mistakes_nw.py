@@ -6,72 +6,13 @@ is not, and neither are a float32-rounded right answer under a tolerance it
 misses nor random numbers.
   usage: /usr/bin/python3 mistakes_nw.py BASE_URL   (TAP on stdout)
 """
-import json
-import sys
-import urllib.error
-import urllib.request
 
 import numpy as np
 
-BASE = sys.argv[1].rstrip("/")
-N = 0
-FAILED = 0
+from grading_client import check, finish, grader, mistake_checker, post, tolist
 
-
-def post(path, body):
-    req = urllib.request.Request(BASE + path, data=json.dumps(body).encode(),
-                                 headers={"Content-Type": "application/json"})
-    try:
-        with urllib.request.urlopen(req, timeout=60) as r:
-            return r.status, json.load(r)
-    except urllib.error.HTTPError as e:
-        return e.code, json.load(e)
-
-
-def check(ok, what, detail=""):
-    global N, FAILED
-    N += 1
-    if ok:
-        print(f"ok {N} - {what}")
-    else:
-        FAILED += 1
-        print(f"not ok {N} - {what}")
-        if detail:
-            print("# " + str(detail).replace("\n", "\n# "))
-
-
-def tolist(v):
-    """numpy arrays and numbers as JSON values, inside dicts and lists."""
-    if isinstance(v, dict):
-        return {k: tolist(x) for k, x in v.items()}
-    if isinstance(v, list):
-        return [tolist(x) for x in v]
-    if isinstance(v, np.ndarray):
-        return v.tolist()
-    if isinstance(v, np.generic):
-        return v.item()
-    return v
-
-
-def grade(request, answer, **tol):
-    body = {"endpoint": "/regression/nw", "request": request,
-            "answer": tolist(answer)}
-    body.update(tol)
-    status, g = post("/grade", body)
-    if status != 200:
-        raise SystemExit(f"Bail out! /grade answered {status}: {g}")
-    return g
-
-
-def expect_mistake(what, request, answer, code, fields):
-    g = grade(request, answer)
-    m = g.get("misconception")
-    ok = (g["pass"] is False and isinstance(m, dict) and m["code"] == code
-          and sorted(m["fields"]) == sorted(fields)
-          and isinstance(m["explanation"], str) and m["explanation"])
-    check(ok, f"{what}: {code} names fields {sorted(fields)}",
-          json.dumps({"misconception": m, "fields": {
-              k: v.get("pass") for k, v in g["fields"].items()}}))
+grade = grader("/regression/nw")
+expect_mistake = mistake_checker(grade)
 
 
 # ------------------------------------------------------------ the maths
@@ -261,5 +202,4 @@ m = g.get("misconception") or {}
 check(m.get("code") == "nw.no_half_in_loss" and m.get("fields") == ["loss"],
       "boxcar kernel: a doubled loss is nw.no_half_in_loss", g)
 
-print(f"1..{N}")
-sys.exit(1 if FAILED else 0)
+finish()
