@@ -4,7 +4,7 @@
 # Debian/Ubuntu machine, install the missing ones; otherwise print the exact
 # apt-get line and stop.
 PKGS="build-essential pkg-config libmicrohttpd-dev libgnutls28-dev libjansson-dev libopenblas-dev libcmocka-dev zlib1g-dev curl jq openssl"
-TEST_PKGS="ca-certificates libxml2-utils w3c-sgml-lib prometheus python3 python3-prometheus-client python3-numpy python3-jsonschema"
+TEST_PKGS="ca-certificates libxml2-utils w3c-sgml-lib prometheus python3 python3-prometheus-client python3-numpy python3-jsonschema python3-torch"
 SVG_DTD=/usr/share/xml/w3c-sgml-lib/schema/dtd/REC-SVG11-20110816/svg11.dtd
 
 missing=""
@@ -14,7 +14,7 @@ if [ "$1" = test ]; then
     PKGS="$PKGS $TEST_PKGS"
     for tool in xmllint promtool; do command -v "$tool" >/dev/null 2>&1 || missing=yes; done
     [ -r "$SVG_DTD" ] && [ -r /etc/ssl/certs/ca-certificates.crt ] || missing=yes
-    /usr/bin/python3 -c 'import prometheus_client.parser, numpy, jsonschema' 2>/dev/null || missing=yes
+    /usr/bin/python3 -c 'import prometheus_client.parser, numpy, jsonschema, torch' 2>/dev/null || missing=yes
 fi
 [ -z "$missing" ] && exit 0
 # only the packages that are not installed: an installed one is never
