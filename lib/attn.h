@@ -239,6 +239,7 @@ typedef struct {
     size_t epoch; /* from 1 */
     double w;     /* w before this epoch's step */
     double loss;  /* loss at that w */
+    double grad_w; /* ∂loss/∂w at that w (the step is −lr · grad_w) */
 } attn_nw_epoch;
 
 /* Gradient descent on w for the Gaussian kernel (d2l 11.2.4; seed §9):

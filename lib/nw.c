@@ -19,6 +19,19 @@ static double half_distance(double x, double xi) {
     return isfinite(d) ? fabs(d) * 0.5 : fabs(0.5 * x - 0.5 * xi);
 }
 
+/* (x − xᵢ)·w without overflow: when the two points are more than DBL_MAX
+ * apart (and w small enough for the product to be finite) it is x·w − xᵢ·w. */
+static double scaled_difference(double x, double xi, double w) {
+    double d = x - xi;
+    return isfinite(d) ? d * w : x * w - xi * w;
+}
+
+/* (a + b)·w for half distances a, b ≥ 0, without overflow of the sum. */
+static double scaled_sum(double a, double b, double w) {
+    double sum = a + b;
+    return isfinite(sum) ? sum * w : a * w + b * w;
+}
+
 /* Compact and constant kernels K(u). */
 static double kernel_value(attn_kernel kernel, double u) {
     double k;
@@ -60,7 +73,7 @@ static attn_status nw_row(double *alpha, double *shifted, double x,
         for (size_t i = 0; i < n; i++) {
             double h = alpha[i], s = 0.0;
             if (h != h_min && i != skip)
-                s = -2.0 * ((h - h_min) * w) * ((h + h_min) * w);
+                s = -2.0 * ((h - h_min) * w) * scaled_sum(h, h_min, w);
             alpha[i] = s;
             if (shifted)
                 shifted[i] = s;
@@ -73,7 +86,9 @@ static attn_status nw_row(double *alpha, double *shifted, double x,
     } else {
         for (size_t i = 0; i < n; i++) {
             alpha[i] =
-                i == skip ? 0.0 : kernel_value(kernel, (x - x_train[i]) * w);
+                i == skip
+                    ? 0.0
+                    : kernel_value(kernel, scaled_difference(x, x_train[i], w));
             mass += alpha[i];
         }
         if (mass == 0.0)
@@ -270,6 +285,7 @@ attn_status attn_nw_fit(double *w_out, attn_nw_epoch *history, double w0,
         history[e].epoch = e + 1;
         history[e].w = w;
         history[e].loss = loss;
+        history[e].grad_w = grad;
         /* 2. the step w ← w − lr · ∂loss/∂w must keep w finite and > 0 */
         double next = w - lr * grad;
         if (!isfinite(next) || !(next > 0.0))

@@ -295,12 +295,17 @@ static void free_body(void *ctx) {
 }
 
 /* Write the answer's body to out: res->body, or its stream read to the
- * end. Returns 0, or -1 after printing why. */
+ * end. On a terminal a newline follows a body that does not end with one,
+ * so the prompt starts on a line of its own; into a file or a pipe the
+ * body goes byte for byte. Returns 0, or -1 after printing why. */
 static int write_body(const char *who, api_response *res, FILE *out) {
+    char last = '\n';
     if (res->stream == NULL) {
         if (res->body_len > 0 &&
             fwrite(res->body, 1, res->body_len, out) != res->body_len)
             goto write_failed;
+        if (res->body_len > 0)
+            last = res->body[res->body_len - 1];
     } else {
         char *block = malloc(COPY_BLOCK);
         if (block == NULL) {
@@ -308,11 +313,13 @@ static int write_body(const char *who, api_response *res, FILE *out) {
             return -1;
         }
         ssize_t n;
-        while ((n = api_stream_read(res->stream, block, COPY_BLOCK)) > 0)
+        while ((n = api_stream_read(res->stream, block, COPY_BLOCK)) > 0) {
             if (fwrite(block, 1, (size_t)n, out) != (size_t)n) {
                 free(block);
                 goto write_failed;
             }
+            last = block[n - 1];
+        }
         free(block);
         if (n < 0) {
             fprintf(stderr, "%s: out of memory while printing the answer\n",
@@ -320,6 +327,8 @@ static int write_body(const char *who, api_response *res, FILE *out) {
             return -1;
         }
     }
+    if (last != '\n' && isatty(fileno(out)) && fputc('\n', out) == EOF)
+        goto write_failed;
     if (fflush(out) != 0)
         goto write_failed;
     return 0;

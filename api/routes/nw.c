@@ -316,8 +316,33 @@ static uint64_t estimate_work(const nw_request *r, const json_t *body) {
     return work;
 }
 
+/* The failed step of a fit (fault->index = its epoch, from 1): what it
+ * was, and the largest lr that keeps w > 0 when a double can hold it. */
+static int bad_step(const attn_nw_epoch *e, double lr, api_problem *p) {
+    double next = e->w - lr * e->grad_w;
+    if (!(e->grad_w > 0.0) || !isfinite(next))
+        return api_fail(p, API_E_INVALID_VALUE, "/fit/lr",
+                        "epoch %zu's step w - lr * dloss/dw = %.6g - %.6g * "
+                        "%.6g is not finite: lower fit.lr",
+                        e->epoch, e->w, lr, e->grad_w);
+    double lr_max = e->w / e->grad_w;
+    if (!(lr_max > 0.0))
+        return api_fail(p, API_E_INVALID_VALUE, "/fit/lr",
+                        "epoch %zu's step w - lr * dloss/dw = %.6g - %.6g * "
+                        "%.6g makes w <= 0, and at this scale no double lr "
+                        "is small enough: scale x_train and x_query to unit "
+                        "size (w scales inversely)",
+                        e->epoch, e->w, lr, e->grad_w);
+    return api_fail(p, API_E_INVALID_VALUE, "/fit/lr",
+                    "epoch %zu's step w - lr * dloss/dw = %.6g - %.6g * %.6g "
+                    "makes w <= 0: an lr below %.3g keeps w > 0 (the fit is "
+                    "plain gradient descent, d2l 11.2.4)",
+                    e->epoch, e->w, lr, e->grad_w, lr_max);
+}
+
 static int nw_fault(const nw_request *r, attn_status st,
-                    const attn_fault *fault, api_problem *p) {
+                    const attn_fault *fault, const attn_nw_epoch *history,
+                    api_problem *p) {
     api_pointer ptr;
     switch (st) {
     case ATTN_OK:
@@ -330,10 +355,7 @@ static int nw_fault(const nw_request *r, attn_status st,
                         "smaller w or the gaussian kernel",
                         fault->index);
     case ATTN_E_BAD_STEP:
-        return api_fail(p, API_E_INVALID_VALUE, "/fit/lr",
-                        "epoch %zu's step made w <= 0 or not finite: lower "
-                        "fit.lr",
-                        fault->index);
+        return bad_step(&history[fault->index - 1], r->lr, p);
     case ATTN_E_TOO_FEW:
         return api_fail(p, API_E_INVALID_VALUE, "/x_train",
                         "fit on \"train_loo\" needs at least 2 training "
@@ -521,7 +543,7 @@ static int handle_nw(api_call *call) {
     call->compute_ms = api_clock_ms() - t0;
 
     /* 8. answer */
-    if (nw_fault(&r, st, &fault, p)) {
+    if (nw_fault(&r, st, &fault, history, p)) {
         api_arena_free(&arena);
         return -1;
     }

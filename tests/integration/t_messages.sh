@@ -123,6 +123,13 @@ check_json "v2: dropout gets the same sentence as on the native route" \
 post_json /regression/nw '{"x_train": [1, 2], "y_train": [[1], [2]], "x_query": [1], "y_query": [[1, 2]]}'
 check_json "y_query shaped like a (n, 1) y_train says (m, dv) = (1, 1)" \
     '.detail | endswith("(m, dv) = (1, 1)")'
+post_json /regression/nw '{"x_train": [1, 2, 4], "y_train": [0, 3, 1], "x_query": [2.5], "w": "scott", "fit": {}}'
+check_problem "a fit whose first step makes w <= 0 is 422 at /fit/lr" 422 invalid_value /fit/lr
+check_json "  showing the step and the lr that keeps w > 0" \
+    '.detail | contains("1.05791 - 0.5 * 3.32609 makes w <= 0: an lr below 0.318 keeps w > 0")'
+post_json /regression/nw '{"x_train": [-1e300, 0, 1e300], "y_train": [0, 3e-3, 1e-3], "x_query": [0], "w": 1e-300, "fit": {"lr": 1e-300}}'
+check_json "  and saying when no double lr is small enough, what to do instead" \
+    '.detail | contains("no double lr is small enough: scale x_train and x_query to unit size")'
 http GET '/encoding/positional?num_steps=1e20&d=2'
 check_json "num_steps 1e20 states the range it is out of" '.detail | contains("from 1 to 2^63 - 1")'
 

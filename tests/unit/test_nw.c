@@ -460,6 +460,48 @@ static void test_extreme_bandwidths(void **state) {
                      ATTN_E_NONFINITE);
 }
 
+/* The same data at scale 1 and near DBL_MAX (x·s, w/s, s = 7e307): the
+ * leave-one-out fit's loss and every kernel's weights agree, although the
+ * outer training points are more than DBL_MAX apart and their half
+ * distances sum beyond it. */
+static void test_scale_near_dbl_max(void **state) {
+    (void)state;
+    const double s = 7e307, w = 0.2;
+    /* s and w keep ∂loss/∂w at scale (∝ s) finite, while the outer
+     * points' half distances sum beyond DBL_MAX (3s) */
+    const double x1[] = {-2.0, 0.0, 2.0}, y[] = {0.0, 3e-3, 1e-3};
+    const double xs[] = {-2.0 * s, 0.0, 2.0 * s}, q1[] = {1.1764705882352942},
+                 qs[] = {1.1764705882352942 * s};
+    /* the step's lr would have to be lr/s², below the smallest double, so
+     * at scale only epoch 1's loss is compared (its step then fails or
+     * not, as the sign of the gradient at scale 1 says) */
+    attn_nw_epoch h1[1], hs[1];
+    double w1_out, ws_out;
+    assert_int_equal(attn_nw_fit(&w1_out, h1, w, 1e-9, 1, ATTN_NW_FIT_TRAIN_LOO,
+                                 x1, y, NULL, NULL, 3, 0, 1, NULL),
+                     ATTN_OK);
+    attn_status st =
+        attn_nw_fit(&ws_out, hs, w / s, 4.9e-324, 1, ATTN_NW_FIT_TRAIN_LOO, xs,
+                    y, NULL, NULL, 3, 0, 1, NULL);
+    assert_int_equal(st, w1_out < w ? ATTN_E_BAD_STEP : ATTN_OK);
+    assert_true(fabs(hs[0].loss - h1[0].loss) <= 1e-12 * h1[0].loss);
+    const attn_kernel kernels[] = {ATTN_KERNEL_GAUSSIAN, ATTN_KERNEL_BOXCAR,
+                                   ATTN_KERNEL_EPANECHNIKOV,
+                                   ATTN_KERNEL_TRIANGULAR};
+    for (size_t k = 0; k < 4; k++) {
+        double p1, ps, a1[3], as[3];
+        double wk = kernels[k] == ATTN_KERNEL_GAUSSIAN ? w : 0.4;
+        assert_int_equal(
+            attn_nw_predict(&p1, a1, q1, x1, y, kernels[k], wk, 1, 3, 1, NULL),
+            ATTN_OK);
+        assert_int_equal(attn_nw_predict(&ps, as, qs, xs, y, kernels[k], wk / s,
+                                         1, 3, 1, NULL),
+                         ATTN_OK);
+        for (size_t i = 0; i < 3; i++)
+            assert_true(fabs(as[i] - a1[i]) <= 1e-12);
+    }
+}
+
 /* A non-finite prediction is blamed on its query, not on the flat index
  * into pred (m, dv): here query 1 (a NaN) with dv = 2. */
 static void test_nonfinite_prediction(void **state) {
@@ -538,6 +580,7 @@ int main(void) {
         cmocka_unit_test(test_fit_errors),
         cmocka_unit_test(test_zero_mass),
         cmocka_unit_test(test_extreme_bandwidths),
+        cmocka_unit_test(test_scale_near_dbl_max),
         cmocka_unit_test(test_nonfinite_prediction),
         cmocka_unit_test(test_argument_errors),
     };
