@@ -15,8 +15,19 @@
 // the token field sends "Authorization: Bearer", the server's SVG shows,
 // and the Nadaraya–Watson view draws the textbook dataset (its first pair
 // is the contract's golden pair), four curves, the 50 × 50 weights and the
-// fit's loss per epoch. Screenshots: build/artifacts/lab.png (NW view) and
-// lab-request.png.
+// fit's loss per epoch. Then the newer parts (docs/lab.md): token labels on
+// the axes (page and server SVG), the palettes, the τ slider (the request's
+// scale and the redrawn weights against softmax computed here), the causal
+// and valid_lens toggles (masked cells), a 512 × 512 heatmap on a canvas
+// (its drawing time printed as a TAP comment), the NW w slider, the Flow
+// tab (a cell clicked per step, the explanation's numbers checked) and the
+// Transformer tab (a layer × head grid).
+// Fixtures: the Flow tab's "trace" answer and the Transformer tab's
+// /transformer/encoder answer come from the live attnd when it has them,
+// else from tests/browser/fixtures/{dot_trace,encoder}.json (the test says
+// which, as a TAP comment). Screenshots: build/artifacts/lab.png (NW
+// view), lab-request.png, lab-controls.png, lab-flow.png and
+// lab-transformer.png (copies in docs/).
 //
 // Then a frontend's client of the binary tensor data extension
 // (docs/binary.md), from a page of another origin (a server of this test's
@@ -371,6 +382,7 @@ async function drive(context, base) {
     'controls: causal masks every key after its query (weight 0, white) and keeps the rest');
   ok(closeAll(await drawnRow(2), softmaxRow(X[2], 0.5, (j) => j <= 2)), 'controls: causal row 2 is the softmax over keys 0 … 2');
   await move(() => page.check('#ctl-lens'), (b) => b.valid_lens === 3 && b.causal === true);
+  await page.screenshot({ path: path.join(ARTIFACTS, 'lab-controls.png') });
   const lensCells = await page.$$eval('#heatmap rect.cell', (rs) => rs.map((r) => [Number(r.getAttribute('data-q')), Number(r.getAttribute('data-k')), Number(r.getAttribute('data-v'))]));
   ok(lensCells.every(([q, k, v]) => (k > q || k >= 3 ? v === 0 : v > 0)), 'controls: valid_lens 3 hides keys 3 … 5 as well');
   await move(() => setRange('#ctl-lens-n', 5), (b) => b.valid_lens === 5);
@@ -385,7 +397,6 @@ async function drive(context, base) {
   await page.waitForFunction(() => document.getElementById('ctl-causal').checked &&
     document.getElementById('ctl-scale-out').textContent.includes('scale = 1/τ = 0.25'), null, WAIT);
   ok(Number(await page.inputValue('#ctl-tau')) === 1, 'controls: editing the JSON moves the slider and the toggle (scale 0.25 → τ = 2√d)');
-  await page.screenshot({ path: path.join(ARTIFACTS, 'lab-controls.png') });
 
   // --- a large heatmap: 512 × 512 on a canvas ----------------------------
   await page.selectOption('#example', { label: 'Large: self-attention over 512 tokens (canvas)' });
