@@ -184,7 +184,8 @@ bench: all numbers-bench-bin batch-bench-bin ## attnd against nginx, Flask+numpy
 # calling the v2 front with binary tensor data (docs/binary.md): Debian's
 # chromium package and playwright-core pinned in
 # tests/browser/package-lock.json (npm ci once). Prints TAP; screenshots go
-# to $(BUILD)/artifacts (lab.png, lab-request.png).
+# to $(BUILD)/artifacts (lab.png, lab-request.png, lab-controls.png,
+# lab-flow.png, lab-transformer.png).
 .PHONY: browser-test
 browser-test: all ## the lab page and a binary tensor data client in headless Chromium
 	@[ -d tests/browser/node_modules/playwright-core ] || \

@@ -18,6 +18,7 @@
 #include "call.h"
 #include "fastpath.h"
 #include "front.h"
+#include "labels.h"
 #include "limit.h"
 #include "problem.h"
 #include "result_json.h"
@@ -345,6 +346,12 @@ int api_precheck(const api_request *req, long long content_length,
 static int encode_result(api_call *call) {
     api_result *r = &call->result;
     int rc;
+    api_labels labels; /* checked for JSON answers too (labels.h) */
+    if (r->heatmap.title && api_labels_read(&labels, call->body, r->heatmap.Nq,
+                                            r->heatmap.Nk, &call->problem)) {
+        api_result_free(r);
+        return -1;
+    }
     if (r->heatmap.title && api_svg_wanted(call)) {
         rc = api_result_check(r, &call->problem);
         if (rc == 0)

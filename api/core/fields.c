@@ -214,6 +214,19 @@ int api_fields_types(const json_t *obj, const api_schema *s, const char *base,
             if (!json_is_number(v) && !json_is_string(v))
                 return type_error(ptr.s, name, "a number or a string", v, p);
             break;
+        case API_FIELD_STRINGS:
+            if (!json_is_array(v))
+                return type_error(ptr.s, name, "an array of strings", v, p);
+            for (size_t k = 0; k < json_array_size(v); k++)
+                if (!json_is_string(json_array_get(v, k))) {
+                    api_pointer_push_index(&ptr, k);
+                    return api_fail(p, API_E_WRONG_TYPE, ptr.s,
+                                    "%s must be an array of strings; entry "
+                                    "%zu is %s",
+                                    name, k,
+                                    api_json_kind(json_array_get(v, k)));
+                }
+            break;
         case API_FIELD_OBJECT:
             if (!json_is_object(v))
                 return type_error(ptr.s, name, "an object", v, p);

@@ -25,7 +25,8 @@ typedef enum {
     API_FIELD_STRING,           /* a string (allowed values: handler) */
     API_FIELD_BOOL_OR_STRING,   /* causal: false/true/"top_left"/... */
     API_FIELD_NUMBER_OR_STRING, /* NW w: a number or a rule's name */
-    API_FIELD_OBJECT            /* a nested object with its own schema */
+    API_FIELD_OBJECT,           /* a nested object with its own schema */
+    API_FIELD_STRINGS           /* an array of strings (labels.h) */
 } api_field_kind;
 
 struct api_schema;
@@ -43,6 +44,11 @@ typedef struct api_schema {
     const api_field *fields; /* table order = the contract's field order */
     size_t n;
 } api_schema;
+
+/* The nested schema of the `labels` field (token labels of a heatmap's
+ * axes), declared here so a route's field table can name it; labels.h
+ * defines and reads it. */
+extern const api_schema api_labels_schema;
 
 /* Most fields a schema has. */
 #define API_FIELDS_MAX 32

@@ -92,6 +92,8 @@ static void derive_model(kserve_model *m, const api_route *r) {
         } else if (f->kind == API_FIELD_OBJECT) {
             for (size_t j = 0; j < f->object->n && m->n_params < PARAMS_MAX;
                  j++) {
+                if (f->object->fields[j].kind == API_FIELD_STRINGS)
+                    continue; /* labels: for pictures, which v2 has not */
                 char *flat = m->flat[m->n_params];
                 snprintf(flat, NAME_MAX, "%s_%s", f->name,
                          f->object->fields[j].name);

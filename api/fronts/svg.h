@@ -28,6 +28,8 @@
 
 #include "buf.h"
 #include "call.h"
+#include "labels.h"
+#include "palette.h"
 
 /* Most cells drawn per panel axis; longer axes are block-averaged. */
 #define API_SVG_MAX_SIDE 256
@@ -41,11 +43,17 @@
 /* One picture: B × H panels of Nq × Nk weights.
  * weights: (B, H, Nq, Nk), row-major, outermost axis first; values ≥ 0 and
  * finite (attention weights). title: plain text without markup characters
- * (<, &), e.g. "Scaled dot-product attention weights". */
+ * (<, &), e.g. "Scaled dot-product attention weights".
+ * labels: token labels for the axes (labels.h; both NULL: indices), any
+ * text, escaped here; drawn as tick labels (cut to 10 characters and "…",
+ * the whole label in the tick's <title>) and named in the cells' tooltips.
+ * palette: the colour map (palette.h; 0 = reds, d2l's). */
 typedef struct {
     const char *title;
     const double *weights;
     size_t B, H, Nq, Nk;
+    api_labels labels;
+    api_palette palette;
 } api_svg_heatmap;
 
 /* Cells drawn for the picture: B·H·min(Nq, 256)·min(Nk, 256), saturating
@@ -62,12 +70,22 @@ int api_svg_heatmap_write(api_buf *out, const api_svg_heatmap *h);
  * application/json (api_accept_prefers_svg), else 0. */
 int api_svg_wanted(const api_call *call);
 
+/* The palette an SVG answer asks for with the query parameter
+ * `palette` (POST /attention/dot?palette=viridis; the last occurrence
+ * wins; other parameters are ignored, as POST routes ignore them): *out
+ * is reds when absent. Returns 0, or -1 with p set: invalid_value at
+ * /palette for a name that is not reds, viridis or rdbu. */
+int api_svg_palette_of(const char *query, api_palette *out, api_problem *p);
+
 /* The SVG encoder (see above). When api_svg_wanted, replaces call->out
  * with the heatmap of weights
  * (B, H, Nq, Nk) and sets call->content_type to image/svg+xml; otherwise
- * leaves call untouched. Returns 0, or -1 with call->problem set:
- * payload_too_large (413) when the picture would draw more than
- * API_SVG_MAX_CELLS cells, internal (500) when memory runs out. */
+ * leaves call untouched. The body's `labels` (labels.h, checked here too)
+ * name the axes' ticks; the query's `palette` picks the colours. Returns
+ * 0, or -1 with call->problem set: the errors of api_labels_read and
+ * api_svg_palette_of (422), payload_too_large (413) when the picture would
+ * draw more than API_SVG_MAX_CELLS cells, internal (500) when memory runs
+ * out. */
 int api_svg_respond(api_call *call, const char *title, const double *weights,
                     size_t B, size_t H, size_t Nq, size_t Nk);
 

@@ -43,6 +43,7 @@ static const api_field fields[] = {
     {"return_scores", API_FIELD_BOOL, 0, NULL, NULL},
     {"diagnostics", API_FIELD_BOOL, 0, NULL, NULL},
     {"grad_output", API_FIELD_TENSOR, 0, &api_grad_output_spec, NULL},
+    {"labels", API_FIELD_OBJECT, 0, NULL, &api_labels_schema},
     {"tensor_format", API_FIELD_STRING, 0, NULL, NULL},
     {"precision", API_FIELD_INTEGER, 0, NULL, NULL},
 };

@@ -31,6 +31,7 @@ static const api_field fields[] = {
     {"valid_lens", API_FIELD_TENSOR, 0, &api_attention_lens_spec, NULL},
     {"causal", API_FIELD_BOOL_OR_STRING, 0, NULL, NULL},
     {"fully_masked", API_FIELD_STRING, 0, NULL, NULL},
+    {"labels", API_FIELD_OBJECT, 0, NULL, &api_labels_schema},
     {"tensor_format", API_FIELD_STRING, 0, NULL, NULL},
     {"precision", API_FIELD_INTEGER, 0, NULL, NULL},
 };

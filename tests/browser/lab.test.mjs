@@ -15,8 +15,19 @@
 // the token field sends "Authorization: Bearer", the server's SVG shows,
 // and the Nadaraya–Watson view draws the textbook dataset (its first pair
 // is the contract's golden pair), four curves, the 50 × 50 weights and the
-// fit's loss per epoch. Screenshots: build/artifacts/lab.png (NW view) and
-// lab-request.png.
+// fit's loss per epoch. Then the newer parts (docs/lab.md): token labels on
+// the axes (page and server SVG), the palettes, the τ slider (the request's
+// scale and the redrawn weights against softmax computed here), the causal
+// and valid_lens toggles (masked cells), a 512 × 512 heatmap on a canvas
+// (its drawing time printed as a TAP comment), the NW w slider, the Flow
+// tab (a cell clicked per step, the explanation's numbers checked) and the
+// Transformer tab (a layer × head grid).
+// Fixtures: the Flow tab's "trace" answer and the Transformer tab's
+// /transformer/encoder answer come from the live attnd when it has them,
+// else from tests/browser/fixtures/{dot_trace,encoder}.json (the test says
+// which, as a TAP comment). Screenshots: build/artifacts/lab.png (NW
+// view), lab-request.png, lab-controls.png, lab-flow.png and
+// lab-transformer.png (copies in docs/).
 //
 // Then a frontend's client of the binary tensor data extension
 // (docs/binary.md), from a page of another origin (a server of this test's
@@ -198,14 +209,22 @@ async function drive(context, base) {
       await page.selectOption('#example', { index: i });
       await send(page, null);
       const status = await page.getAttribute('#status', 'data-status');
-      const body = JSON.parse(await page.textContent('#response'));
+      // the page shows at most 200000 characters of an answer: a larger
+      // one is asked for again here
+      const shown = await page.textContent('#response');
+      const body = shown.endsWith('…') ? await (await fetch(`${base}${ep}`, {
+        method: 'POST', headers: { 'Content-Type': 'application/json' }, body: await page.inputValue('#editor'),
+      })).json() : JSON.parse(shown);
       const w = body.weights;
       const shape = [];
       for (let a = w; Array.isArray(a); a = a[0]) shape.push(a.length);
       const panels = shape.slice(0, -2).reduce((a, b) => a * b, 1);
       const cellsWant = shape.reduce((a, b) => a * b, 1);
       const drawn = await page.$$eval('#heatmap g.panel', (g) => g.length);
-      const cellsDrawn = await page.$$eval('#heatmap rect.cell', (r) => r.length);
+      // large panels are one canvas image each, small ones a <rect> per weight
+      const canvas = await page.getAttribute('#heatmap svg', 'data-mode') === 'canvas';
+      const cellsDrawn = canvas ? cellsWant * (await page.$$eval('#heatmap image.cells-image', (r) => r.length)) / panels
+        : await page.$$eval('#heatmap rect.cell', (r) => r.length);
       if (status !== '200' || drawn !== panels || cellsDrawn !== cellsWant) {
         bad.push(`${ep} "${names[i]}": status ${status}, ${drawn}/${panels} panels, ${cellsDrawn}/${cellsWant} cells`);
       }
@@ -280,6 +299,129 @@ async function drive(context, base) {
   }, null, WAIT);
   ok(await page.isVisible('#server-svg-img'), 'the server\'s SVG heatmap is shown as an image');
 
+  // --- token labels, palettes and the controls ----------------------------
+  await page.selectOption('#endpoint', '/attention/dot');
+  await page.selectOption('#example', { label: 'Token labels: “the cat sat on the mat”' });
+  await send(page, 200);
+  const tickLabels = await page.$$eval('#heatmap text.tick-label', (ts) => ts.map((t) => t.lastChild.textContent));
+  ok(tickLabels.length === 12 && tickLabels.slice(0, 6).join(' ') === 'the cat sat on the mat',
+    'labels: the heatmap\'s ticks are the request\'s tokens (6 keys, 6 queries)', tickLabels.join(' '));
+  await page.hover('#heatmap rect.cell[data-q="1"][data-k="2"]');
+  ok((await page.textContent('#readout')).includes('query 1 “cat” · key 2 “sat”'), 'labels: hovering a cell names its tokens',
+    await page.textContent('#readout'));
+  sent = await sendAndCapture(page, '#send-svg', 200);
+  // the page read the picture as a blob; the same request again, here
+  const svgOf = async (url) => (await fetch(url, {
+    method: 'POST', headers: { 'Content-Type': 'application/json', Accept: 'image/svg+xml' }, body: await page.inputValue('#editor'),
+  })).text();
+  const labelledSvg = await svgOf(sent.response.url());
+  ok(/class="tick-label"[^>]*><title>cat<\/title>cat</.test(labelledSvg) && labelledSvg.includes('query 1 “cat”, key 2 “sat”'),
+    'labels: the server\'s SVG has the tokens as tick labels and in its tooltips');
+
+  // palettes: viridis puts the largest weight in yellow; the server's SVG
+  // is asked for the same palette
+  const maxCell = async () => page.$$eval('#heatmap rect.cell', (rs) => {
+    let best = rs[0];
+    for (const r of rs) if (Number(r.getAttribute('data-v')) > Number(best.getAttribute('data-v'))) best = r;
+    return best.getAttribute('fill');
+  });
+  ok(await maxCell() === '#67000d', 'palette reds: the largest weight is dark red');
+  await page.selectOption('#palette', 'viridis');
+  ok(await maxCell() === '#fde725' && await page.getAttribute('#heatmap svg', 'data-palette') === 'viridis',
+    'palette viridis: the page redraws, the largest weight yellow (#fde725)');
+  sent = await sendAndCapture(page, '#send-svg', 200);
+  ok(sent.response.url().endsWith('/attention/dot?palette=viridis') && (await svgOf(sent.response.url())).includes('fill="#fde725"'),
+    'palette viridis: Server SVG asks ?palette=viridis and gets viridis cells', sent.response.url());
+  await page.selectOption('#palette', 'reds');
+
+  // the scale slider (note 2 section 4.4): τ = √d·2^s, scale = 1/τ
+  const editorJson = async () => JSON.parse(await page.inputValue('#editor'));
+  const X = (await editorJson()).queries;
+  const softmaxRow = (q, scale, visible = () => true) => {
+    const s = X.map((k, j) => (visible(j) ? scale * q.reduce((a, x, c) => a + x * k[c], 0) : -Infinity));
+    const m = Math.max(...s);
+    const e = s.map((x) => Math.exp(x - m));
+    const z = e.reduce((a, b) => a + b, 0);
+    return e.map((x) => x / z);
+  };
+  const drawnRow = async (q) => page.$$eval(`#heatmap rect.cell[data-q="${q}"]`, (rs) => rs.map((r) => Number(r.getAttribute('data-v'))));
+  ok(await page.isVisible('#controls') && await page.isVisible('#ctl-tau'), 'controls: the dot view shows the τ slider and the toggles');
+  ok((await page.textContent('#ctl-scale-out')).includes('1/√d = 1/√4 = 0.5'), 'controls: the current scale and 1/√d are shown',
+    await page.textContent('#ctl-scale-out'));
+  // move a control, wait for the request it sends and for its answer drawn
+  const move = async (action, want) => {
+    await page.evaluate(() => document.getElementById('status').removeAttribute('data-status'));
+    const [req] = await Promise.all([
+      page.waitForRequest((r) => r.method() === 'POST' && r.url().endsWith('/attention/dot'), WAIT),
+      action(),
+    ]);
+    await page.waitForSelector('#status[data-status="200"]', WAIT);
+    await page.waitForFunction(() => !document.getElementById('send').disabled, null, WAIT);
+    const body = JSON.parse(req.postData());
+    return ok(want(body), `controls: the request sent: ${JSON.stringify(Object.fromEntries(Object.entries(body).filter(([k]) => !['queries', 'keys', 'values', 'labels'].includes(k))))}`);
+  };
+  const setRange = (sel, v) => page.$eval(sel, (e, v) => { e.value = String(v); e.dispatchEvent(new Event('input', { bubbles: true })); }, v);
+  const flat0 = await drawnRow(1);
+  ok(closeAll(flat0, softmaxRow(X[1], 0.5)), 'controls: at the default scale 1/√d the weights are softmax(Q Kᵀ/2)', JSON.stringify(flat0));
+  await move(() => setRange('#ctl-tau', 2), (b) => b.scale === 0.125);
+  const flatter = await drawnRow(1);
+  ok(closeAll(flatter, softmaxRow(X[1], 0.125)) && Math.max(...flatter) < Math.max(...flat0),
+    'controls: τ = 4√d (scale 0.125) redraws flatter weights, softmax(Q Kᵀ/8)', JSON.stringify(flatter));
+  ok((await editorJson()).scale === 0.125 && (await page.textContent('#ctl-scale-out')).includes('scale = 1/τ = 0.125'),
+    'controls: the JSON editor and the readout follow the slider');
+  await move(() => setRange('#ctl-tau', -2), (b) => b.scale === 2);
+  const sharper = await drawnRow(1);
+  ok(closeAll(sharper, softmaxRow(X[1], 2)) && Math.max(...sharper) > Math.max(...flat0),
+    'controls: τ = √d/4 (scale 2) redraws sharper weights', JSON.stringify(sharper));
+  await move(() => page.click('#ctl-scale-reset'), (b) => !('scale' in b));
+
+  // causal and valid_lens
+  await move(() => page.check('#ctl-causal'), (b) => b.causal === true);
+  const causalCells = await page.$$eval('#heatmap rect.cell', (rs) => rs.map((r) => [Number(r.getAttribute('data-q')), Number(r.getAttribute('data-k')), Number(r.getAttribute('data-v')), r.getAttribute('fill')]));
+  ok(causalCells.length === 36 && causalCells.every(([q, k, v, f]) => (k > q ? v === 0 && f === '#fff5f0' : v > 0)),
+    'controls: causal masks every key after its query (weight 0, white) and keeps the rest');
+  ok(closeAll(await drawnRow(2), softmaxRow(X[2], 0.5, (j) => j <= 2)), 'controls: causal row 2 is the softmax over keys 0 … 2');
+  await move(() => page.check('#ctl-lens'), (b) => b.valid_lens === 3 && b.causal === true);
+  await page.screenshot({ path: path.join(ARTIFACTS, 'lab-controls.png') });
+  const lensCells = await page.$$eval('#heatmap rect.cell', (rs) => rs.map((r) => [Number(r.getAttribute('data-q')), Number(r.getAttribute('data-k')), Number(r.getAttribute('data-v'))]));
+  ok(lensCells.every(([q, k, v]) => (k > q || k >= 3 ? v === 0 : v > 0)), 'controls: valid_lens 3 hides keys 3 … 5 as well');
+  await move(() => setRange('#ctl-lens-n', 5), (b) => b.valid_lens === 5);
+  ok((await page.textContent('#ctl-lens-out')).includes('valid_lens 5 of 6 keys'), 'controls: the valid_lens slider edits valid_lens');
+  await move(() => page.uncheck('#ctl-lens'), (b) => !('valid_lens' in b));
+  await move(() => page.uncheck('#ctl-causal'), (b) => !('causal' in b));
+  // an edit in the JSON moves the controls
+  const edited2 = await editorJson();
+  edited2.causal = true;
+  edited2.scale = 0.25;
+  await page.fill('#editor', JSON.stringify(edited2, null, 2));
+  await page.waitForFunction(() => document.getElementById('ctl-causal').checked &&
+    document.getElementById('ctl-scale-out').textContent.includes('scale = 1/τ = 0.25'), null, WAIT);
+  ok(Number(await page.inputValue('#ctl-tau')) === 1, 'controls: editing the JSON moves the slider and the toggle (scale 0.25 → τ = 2√d)');
+
+  // --- a large heatmap: 512 × 512 on a canvas ----------------------------
+  await page.selectOption('#example', { label: 'Large: self-attention over 512 tokens (canvas)' });
+  const t512 = Date.now();
+  await send(page, 200);
+  const wall512 = Date.now() - t512;
+  const mode = await page.getAttribute('#heatmap svg', 'data-mode');
+  const renderMs = Number(await page.getAttribute('#heatmap', 'data-render-ms'));
+  const domCells = await page.$$eval('#heatmap rect.cell', (r) => r.length);
+  const ticks512 = await page.$$eval('#heatmap g.ticks text', (t) => t.length);
+  console.log(`# 512 × 512 heatmap: drawn in ${renderMs} ms (canvas), ${wall512} ms from Send to drawn (request, 262144 weights as JSON, parse, draw)`);
+  ok(mode === 'canvas' && domCells === 0 && await page.$$eval('#heatmap image.cells-image', (i) => i.length) === 1,
+    '512 × 512: drawn on one canvas image, no DOM node per cell', `${mode} ${domCells}`);
+  ok(ticks512 <= 22, '512 × 512: the axis labels are thinned (at most 11 per axis)', ticks512);
+  ok(renderMs > 0 && renderMs < 1500, `512 × 512: the heatmap draws in ${renderMs} ms (< 1500)`);
+  const big = JSON.parse(await page.inputValue('#editor'));
+  const bigAnswer = await (await fetch(`${base}/attention/dot`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(big) })).json();
+  const box = await page.$eval('#heatmap image.cells-image', (i) => { const b = i.getBoundingClientRect(); return { x: b.left, y: b.top, w: b.width, h: b.height }; });
+  await page.mouse.move(box.x + box.w * (300.5 / 512), box.y + box.h * (400.5 / 512));
+  // a cell is under a pixel on screen: the pointer lands within one cell
+  const big1 = await page.textContent('#readout');
+  const [, bq, bk, bv] = /query (\d+) · key (\d+) : (\S+)/.exec(big1) || [];
+  ok(Math.abs(bq - 400) <= 1 && Math.abs(bk - 300) <= 1 && Number(bv) === bigAnswer.weights[bq][bk],
+    '512 × 512: hovering the canvas reads out the weight under the pointer (query 400 ± 1, key 300 ± 1)', big1);
+
   // --- Nadaraya–Watson view ------------------------------------------------------
   await page.click('#tab-btn-nw');
   await page.waitForFunction(() => /fitted w/.test(document.getElementById('nw-status').textContent), null, WAIT);
@@ -314,6 +456,27 @@ async function drive(context, base) {
   const avgLoss = ds.y_truth.reduce((a, y) => a + 0.5 * (meanY - y) ** 2, 0);
   ok(close(Number(avg), avgLoss, 1e-9 * Math.abs(avgLoss)), 'average pooling\'s test loss is ½Σ(mean(y_train) − f(x))²', `${avg} vs ${avgLoss}`);
 
+  // the w slider (note 1 section 8): larger w, narrower attention, a more
+  // flexible curve; the Gaussian curve, its weights and loss are redrawn
+  const nwBody = (w) => JSON.stringify({ w, x_train: ds.x_train, y_train: ds.y_train, x_query: ds.x_test, y_query: ds.y_truth });
+  const nwAt = async (w) => (await fetch(`${base}/regression/nw`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: nwBody(w) })).json();
+  const [w1, w8] = [await nwAt(1), await nwAt(8)];
+  const tv = (p) => p.slice(1).reduce((a, y, i) => a + Math.abs(y - p[i]), 0);
+  const gaussPath1 = await page.getAttribute('#nw-plot path.curve.gaussian', 'd');
+  const [nwReq] = await Promise.all([
+    page.waitForRequest((r) => r.method() === 'POST' && r.url().endsWith('/regression/nw') && JSON.parse(r.postData()).w === 8, WAIT),
+    page.$eval('#nw-w', (e) => { e.value = '8'; e.dispatchEvent(new Event('input', { bubbles: true })); }),
+  ]);
+  await page.waitForSelector('#nw-plot[data-w="8"]', WAIT);
+  ok(JSON.parse(nwReq.postData()).kernel === undefined, 'NW w slider: moving it to 8 sends /regression/nw with w 8');
+  const heat8 = await page.$$eval('#nw-heat rect.cell[data-q="25"]', (rs) => rs.map((r) => Number(r.getAttribute('data-v'))));
+  ok(closeAll(heat8, w8.weights[25]) && Math.max(...heat8) > Math.max(...w1.weights[25]),
+    'NW w slider: the weights drawn are w = 8\'s, narrower (a larger peak) than w = 1\'s', `${Math.max(...heat8)} vs ${Math.max(...w1.weights[25])}`);
+  ok(await page.getAttribute('#nw-plot path.curve.gaussian', 'd') !== gaussPath1 && tv(w8.predictions) > tv(w1.predictions),
+    `NW w slider: the Gaussian curve is redrawn, more flexible (total variation ${tv(w8.predictions).toFixed(3)} > ${tv(w1.predictions).toFixed(3)})`);
+  ok(close(Number(await page.textContent('#nw-numbers tr[data-model="gaussian"] td[data-field="loss"]')), w8.loss) &&
+     (await page.textContent('#nw-plot .legend')).includes('w = 8'), 'NW w slider: the legend and the test loss follow');
+
   await page.screenshot({ path: path.join(ARTIFACTS, 'lab.png') });
   ok(true, `screenshot saved: ${path.relative(root, path.join(ARTIFACTS, 'lab.png'))}`);
 
@@ -332,6 +495,108 @@ async function drive(context, base) {
   ok(!(await page.getAttribute('#nw-n', 'class') || '').includes('invalid') &&
      (await page.getAttribute('#nw-lr', 'class')).includes('invalid'),
     'lr -1: the fit\'s problem (/fit/lr) flags the lr input; editing n_train cleared its flag');
+
+  // --- the flow view ---------------------------------------------------------
+  // /attention/dot with "trace": true. Until the trace lands in this
+  // attnd, the answer comes from tests/browser/fixtures/dot_trace.json
+  // (computed by the interface's formulas); with a live trace the live
+  // answer is used and every number is checked the same way.
+  const dotFixture = JSON.parse(readFileSync(path.join(here, 'fixtures/dot_trace.json'), 'utf8'));
+  const used = {};
+  await page.route(`${base}/attention/dot`, async (route) => {
+    const body = JSON.parse(route.request().postData() || '{}');
+    if (!body.trace) return route.continue();
+    const live = await route.fetch();
+    const j = await live.json().catch(() => null);
+    if (live.status() === 200 && j && j.trace) { used.trace = 'live'; return route.fulfill({ response: live }); }
+    used.trace = 'fixture';
+    return route.fulfill({ status: 200, contentType: 'application/json', body: JSON.stringify(dotFixture.answer) });
+  });
+  await page.click('#tab-btn-request');
+  await page.selectOption('#endpoint', '/attention/dot');
+  const flowReq = Object.assign({}, dotFixture.request);
+  delete flowReq.trace;
+  await page.fill('#editor', JSON.stringify(flowReq));
+  const [traced] = await Promise.all([
+    page.waitForRequest((r) => r.method() === 'POST' && r.url().endsWith('/attention/dot') && JSON.parse(r.postData()).trace === true, WAIT),
+    page.click('#tab-btn-flow'),
+  ]);
+  await page.waitForSelector('#flow figure[data-step="weighted_values"]', WAIT);
+  console.log(`# flow view: trace answer from the ${used.trace === 'live' ? 'live attnd' : 'fixture tests/browser/fixtures/dot_trace.json'}`);
+  ok(JSON.stringify(Object.assign({}, JSON.parse(traced.postData()), { trace: undefined })) === JSON.stringify(Object.assign({}, flowReq, { trace: undefined })),
+    'flow: the editor\'s request is sent with "trace": true');
+  const steps = await page.$$eval('#flow figure.flow-step', (fs) => fs.map((f) => f.getAttribute('data-step') + ' ' + f.querySelector('.shape').textContent));
+  ok(steps.join(' | ') === 'queries (3, 2) | keys (3, 2) | values (3, 2) | QK (3, 3) | scaled (3, 3) | masked (3, 3) | weights (3, 3) | weighted_values (3, 2)',
+    'flow: one small heatmap per step, with its shape', steps.join(' | '));
+  ok(await page.$$eval('#flow figure[data-step="masked"] rect.cell.masked', (r) => r.length) === 3 &&
+     await page.getAttribute('#flow figure[data-step="QK"] svg', 'data-palette') === 'rdbu',
+    'flow: the masked scores are drawn as −∞ (3 cells); signed steps use the diverging palette');
+  const Xf = flowReq.queries;
+  const s2 = 1 / Math.sqrt(2);
+  const explainOf = async (step, q, k) => {
+    await page.click(`#flow figure[data-step="${step}"] rect.cell[data-q="${q}"][data-k="${k}"]`);
+    await page.waitForSelector(`#flow-explain[data-step="${step}"][data-q="${q}"][data-k="${k}"]`, WAIT);
+    return {
+      value: Number(await page.getAttribute('#flow-explain', 'data-value')),
+      computed: Number(await page.getAttribute('#flow-explain', 'data-computed')),
+      text: await page.textContent('#flow-explain'),
+    };
+  };
+  let ex = await explainOf('QK', 2, 1);
+  ok(ex.value === 1 && ex.computed === 1 && ex.text.includes('row 2 of Q · column 1 of Kᵀ') && ex.text.includes('= 1×0 + 1×1 = 1'),
+    'flow: QK[2][1] = row 2 of Q · column 1 of Kᵀ = 1×0 + 1×1 = 1', ex.text);
+  ex = await explainOf('scaled', 2, 2);
+  ok(close(ex.value, 2 * s2) && close(ex.computed, 2 * s2) && ex.text.includes('2 × 0.7071 = 1.414') && ex.text.includes('1/√2'),
+    'flow: scaled[2][2] = QK × 1/√d_k = 2 × 0.7071 = 1.414', ex.text);
+  ex = await explainOf('masked', 0, 2);
+  ok(ex.text.includes('−∞') && ex.text.includes('exactly 0'), 'flow: masked[0][2] is −∞ (causal)', ex.text);
+  ex = await explainOf('weights', 1, 0);
+  const want10 = Math.exp(-s2) / (Math.exp(-s2) + 1);
+  ok(close(ex.value, want10) && close(ex.computed, want10) && ex.text.includes('max = 0.7071') && ex.text.includes('= 0.3302'),
+    `flow: weights[1][0] = exp(0 − 0.7071) / (exp(0 − 0.7071) + exp(0)) = ${want10.toPrecision(4)}`, ex.text);
+  ex = await explainOf('weighted_values', 2, 0);
+  const w2 = [Math.exp(s2 - 2 * s2), Math.exp(0 - 2 * s2 + s2 - s2), 1];
+  const wRow = (() => { const s = [s2, s2, 2 * s2]; const m = Math.max(...s); const e = s.map((x) => Math.exp(x - m)); const z = e.reduce((a, b) => a + b); return e.map((x) => x / z); })();
+  const want20 = wRow[0] * Xf[0][0] + wRow[1] * Xf[1][0] + wRow[2] * Xf[2][0];
+  ok(w2.length === 3 && close(ex.value, want20) && close(ex.computed, want20) && ex.text.includes('Σ_k weights[2][k]·V[k][0]'),
+    `flow: weighted_values[2][0] = Σ_k weights[2][k]·V[k][0] = ${want20.toPrecision(4)}`, ex.text);
+  await page.screenshot({ path: path.join(ARTIFACTS, 'lab-flow.png') });
+
+  // --- the Transformer tab ---------------------------------------------------
+  // /transformer/encoder; until the route is in this attnd the answer is
+  // tests/browser/fixtures/encoder.json (shapes as the interface fixes
+  // them: weights (L, H, S, S) for unbatched src)
+  const encFixture = JSON.parse(readFileSync(path.join(here, 'fixtures/encoder.json'), 'utf8'));
+  await page.route(`${base}/transformer/encoder`, async (route) => {
+    const live = await route.fetch();
+    if (live.status() === 200) { used.encoder = 'live'; return route.fulfill({ response: live }); }
+    used.encoder = 'fixture';
+    return route.fulfill({ status: 200, contentType: 'application/json', body: JSON.stringify(encFixture.answer) });
+  });
+  const [encReq] = await Promise.all([
+    page.waitForRequest((r) => r.method() === 'POST' && r.url().endsWith('/transformer/encoder'), WAIT),
+    page.click('#tab-btn-transformer'),
+  ]);
+  await page.waitForSelector('#tf-grid g.panel', WAIT);
+  console.log(`# Transformer tab: answer from the ${used.encoder === 'live' ? 'live attnd' : 'fixture tests/browser/fixtures/encoder.json'}`);
+  const enc = JSON.parse(encReq.postData());
+  ok(enc.seed === 0 && enc.d_model === 8 && enc.num_heads === 2 && enc.dim_feedforward === 16 && enc.num_layers === 2 &&
+     enc.positional_encoding === true && enc.src.length === 6 && enc.src.every((r) => r.length === 8) &&
+     JSON.stringify(enc.src[0]) === JSON.stringify(enc.src[4]) && JSON.stringify(enc.src[0]) !== JSON.stringify(enc.src[1]),
+  'Transformer: the request has seed, d_model, num_heads, dim_feedforward, num_layers and src (6, 8), one row per token (“the” twice, the same row)',
+  JSON.stringify({ ...enc, src: `(${enc.src.length}, ${enc.src[0].length})` }));
+  const grid = await page.$$eval('#tf-grid g.panel', (gs) => gs.map((g) => ({
+    label: g.querySelector('.panel-label').textContent, t: g.getAttribute('transform'), cells: g.querySelectorAll('rect.cell').length,
+  })));
+  const at = (t) => /translate\(([\d.]+),([\d.]+)\)/.exec(t).slice(1).map(Number);
+  ok(grid.length === 4 && grid.map((g) => g.label).join(', ') === 'layer 0, head 0, layer 0, head 1, layer 1, head 0, layer 1, head 1' &&
+     grid.every((g) => g.cells === 36) && at(grid[1].t)[1] === at(grid[0].t)[1] && at(grid[1].t)[0] > at(grid[0].t)[0] &&
+     at(grid[2].t)[0] === at(grid[0].t)[0] && at(grid[2].t)[1] > at(grid[0].t)[1],
+  'Transformer: a layer × head grid (2 rows of 2 panels of 6 × 6), layer by row, head by column', JSON.stringify(grid));
+  const tfTicks = await page.$$eval('#tf-grid g.panel:first-of-type text.tick-label', (ts) => ts.map((t) => t.lastChild.textContent));
+  ok(tfTicks.slice(0, 6).join(' ') === 'the cat sat on the mat', 'Transformer: the tokens label the axes', tfTicks.join(' '));
+  await page.screenshot({ path: path.join(ARTIFACTS, 'lab-transformer.png') });
+  await page.unrouteAll({ behavior: 'ignoreErrors' });
 
   ok(foreign.length === 0, 'every request the page made went to attnd', foreign.join(' '));
   ok(errors.length === 0, 'no script errors', ...errors);

@@ -205,6 +205,47 @@ jq -cn '{queries: {shape: [17, 256, 1], data: [range(17 * 256) | 1]},
 post_file /attention/dot "$TMP/many.json" -H 'Accept: image/svg+xml'
 check_problem "17 panels of 256 x 256 (over 2^20 cells) is a 413 problem" \
     413 payload_too_large
+# --- token labels and palettes (docs/pictures.md) -----------------------------
+LQKV='"queries": [[1, 0], [0, 1]], "keys": [[1, 0], [0, 1], [1, 1]],
+    "values": [[1], [2], [3]]'
+post_json /attention/dot "{$LQKV, \"labels\": {\"queries\": [\"<script>\", \"a&b\"],
+    \"keys\": [\"x\", \"y'\\\"\", \"ünïcödé-long-word\"]}}" -H 'Accept: image/svg+xml'
+check_svg "labels with <script>, & and quotes: a valid SVG 1.1 picture" 6 1
+facts=$(xpath "concat(count(//*[local-name()='text'][@class='tick-label']), '|',
+    string((//*[local-name()='text'][@class='tick-label'])[4]/*), '|',
+    string(//*[local-name()='rect'][@class='cell'][6]/*))")
+want='5|<script>|query 1 “a&b”, key 2 “ünïcödé-long-word”: 0.401112'
+if [ "$facts" = "$want" ] && ! grep -q '<script>' "$TMP/body"; then
+    ok "labels: 5 tick labels, the text escaped (no <script> element), tooltips name the tokens"
+else
+    not_ok "labels: 5 tick labels, the text escaped (no <script> element), tooltips name the tokens" \
+        "got '$facts'" "want '$want'"
+fi
+post_json /attention/dot "{$LQKV, \"labels\": {\"keys\": [\"x\", \"y\"]}}" \
+    -H 'Accept: image/svg+xml'
+check_problem "2 key labels for 3 keys: 422 shape_mismatch at /labels/keys" \
+    422 shape_mismatch /labels/keys
+post_json /attention/dot "{$LQKV, \"labels\": {\"queries\": [\"a\"]}}"
+check_problem "labels are checked for JSON answers too" \
+    422 shape_mismatch /labels/queries
+post_json /softmax/masked '{"scores": [[1, 2], [3, 4]], "labels": {"queries": ["p", 7]}}'
+check_problem "a label that is not a string: 422 wrong_type" \
+    422 wrong_type /labels/queries/1
+for pal in viridis rdbu; do
+    post_json "/attention/dot?palette=$pal" "{$LQKV}" -H 'Accept: image/svg+xml'
+    check_svg "?palette=$pal: a valid SVG 1.1 picture" 6 1
+done
+top=$(xpath "string(//*[local-name()='rect'][@class='cell'][1]/@fill)")
+bar=$(xpath "string((//*[local-name()='g'][@class='colorbar']/*[local-name()='text'])[1])")
+if [ "$top" = "#67001f" ] && [ "$bar" = "-0.4" ]; then
+    ok "rdbu: the largest weight dark red, the scale from -0.4 (symmetric around 0)"
+else
+    not_ok "rdbu: the largest weight dark red, the scale from -0.4 (symmetric around 0)" \
+        "fill '$top', first bar tick '$bar'"
+fi
+post_json "/attention/dot?palette=jet" "{$LQKV}" -H 'Accept: image/svg+xml'
+check_problem "?palette=jet: 422 invalid_value at /palette" 422 invalid_value /palette
+
 # --- GET / is the lab page -------------------------------------------------------
 http GET /
 check_status "GET / is 200" 200

@@ -20,6 +20,7 @@
 
 #include "accept.h"
 #include "api.h"
+#include "palette.h"
 #include "problem.h"
 #include "svg.h"
 
@@ -153,8 +154,14 @@ static void test_toy_picture(void **state) {
     w[0] = w[1] = 0.5;
     for (int k = 0; k < 6; k++)
         w[10 + k] = 1.0 / 6;
-    api_svg_heatmap h = {
-        "Scaled dot-product attention weights", w, 2, 1, 1, 10};
+    api_svg_heatmap h = {"Scaled dot-product attention weights",
+                         w,
+                         2,
+                         1,
+                         1,
+                         10,
+                         {NULL, NULL},
+                         API_PALETTE_REDS};
     size_t len;
     char *svg = render(&h, &len);
     check_viewbox(svg);
@@ -195,7 +202,8 @@ static void test_block_average(void **state) {
     assert_non_null(w);
     for (size_t q = 0; q < Nq; q++)
         w[q] = (double)(q % 2);
-    api_svg_heatmap h = {"Alternating weights", w, 1, 1, Nq, 1};
+    api_svg_heatmap h = {"Alternating weights", w, 1, 1, Nq, 1, {NULL, NULL},
+                         API_PALETTE_REDS};
     size_t len;
     char *svg = render(&h, &len);
     check_viewbox(svg);
@@ -216,7 +224,8 @@ static void test_large_panels(void **state) {
     assert_non_null(w);
     for (size_t i = 0; i < n; i += 7)
         w[i] = 1.0 / (double)(1 + i % 13);
-    api_svg_heatmap h = {"Big", w, 2, 1, Nq, Nk};
+    api_svg_heatmap h = {"Big",           w, 2, 1, Nq, Nk, {NULL, NULL},
+                         API_PALETTE_REDS};
     assert_int_equal(api_svg_cell_count(&h), 2 * 256 * 256);
     size_t len;
     char *svg = render(&h, &len);
@@ -255,7 +264,14 @@ static void test_heads(void **state) {
     double w[2 * 3 * 2 * 4];
     for (size_t i = 0; i < sizeof w / sizeof w[0]; i++)
         w[i] = 0.25;
-    api_svg_heatmap h = {"Multi-head attention weights", w, 2, 3, 2, 4};
+    api_svg_heatmap h = {"Multi-head attention weights",
+                         w,
+                         2,
+                         3,
+                         2,
+                         4,
+                         {NULL, NULL},
+                         API_PALETTE_REDS};
     size_t len;
     char *svg = render(&h, &len);
     check_viewbox(svg);
@@ -280,8 +296,14 @@ static void test_heads(void **state) {
 static void test_one_by_one(void **state) {
     (void)state;
     double w[1] = {0};
-    api_svg_heatmap h = {
-        "A rather long title for a tiny single-cell picture", w, 1, 1, 1, 1};
+    api_svg_heatmap h = {"A rather long title for a tiny single-cell picture",
+                         w,
+                         1,
+                         1,
+                         1,
+                         1,
+                         {NULL, NULL},
+                         API_PALETTE_REDS};
     size_t len;
     char *svg = render(&h, &len);
     check_viewbox(svg);
@@ -299,10 +321,105 @@ static void test_one_by_one(void **state) {
 
 static void test_cell_count_saturates(void **state) {
     (void)state;
-    api_svg_heatmap h = {"x", NULL, SIZE_MAX / 2, 3, 1000, 1000};
+    api_svg_heatmap h = {"x",  NULL, SIZE_MAX / 2, 3,
+                         1000, 1000, {NULL, NULL}, API_PALETTE_REDS};
     assert_int_equal(api_svg_cell_count(&h), SIZE_MAX);
-    api_svg_heatmap g = {"x", NULL, 3, 5, 100, 1000};
+    api_svg_heatmap g = {
+        "x", NULL, 3, 5, 100, 1000, {NULL, NULL}, API_PALETTE_REDS};
     assert_int_equal(api_svg_cell_count(&g), 3 * 5 * 100 * 256);
+}
+
+/* --- palettes and labels ------------------------------------------------ */
+
+/* The palettes' ends and middles (palette.h): viridis is matplotlib's
+ * entries 0, 128 and 255; rdbu is ColorBrewer's, near white at 0. */
+static void test_palettes(void **state) {
+    (void)state;
+    static const struct {
+        api_palette p;
+        double t;
+        const char *hex;
+    } cases[] = {
+        {API_PALETTE_REDS, 0, "#fff5f0"},
+        {API_PALETTE_REDS, 1, "#67000d"},
+        {API_PALETTE_REDS, 0.5, "#fb6a4a"},
+        {API_PALETTE_VIRIDIS, 0, "#440154"},
+        {API_PALETTE_VIRIDIS, 1, "#fde725"},
+        {API_PALETTE_VIRIDIS, 0.5, "#21918c"},
+        {API_PALETTE_RDBU, 0, "#053061"},
+        {API_PALETTE_RDBU, 0.5, "#f7f7f7"},
+        {API_PALETTE_RDBU, 1, "#67001f"},
+        {API_PALETTE_VIRIDIS, -3, "#440154"},
+        {API_PALETTE_VIRIDIS, 7, "#fde725"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char hex[8];
+        api_palette_colour(cases[i].p, cases[i].t, hex);
+        if (strcmp(hex, cases[i].hex))
+            fail_msg("%s at %g: %s, expected %s", api_palette_name(cases[i].p),
+                     cases[i].t, hex, cases[i].hex);
+    }
+    assert_int_equal(api_palette_find("viridis", 7), API_PALETTE_VIRIDIS);
+    assert_int_equal(api_palette_find("rdbu", 4), API_PALETTE_RDBU);
+    assert_int_equal(api_palette_find("Viridis", 7), -1);
+    assert_int_equal(api_palette_find("rd", 2), -1);
+    /* text on the ends: white on viridis' purple, black on its yellow */
+    assert_int_equal(api_palette_dark(API_PALETTE_VIRIDIS, 0), 1);
+    assert_int_equal(api_palette_dark(API_PALETTE_VIRIDIS, 1), 0);
+    assert_int_equal(api_palette_dark(API_PALETTE_RDBU, 0.5), 0);
+
+    api_palette pal;
+    api_problem p = {0};
+    assert_int_equal(api_svg_palette_of(NULL, &pal, &p), 0);
+    assert_int_equal(pal, API_PALETTE_REDS);
+    assert_int_equal(api_svg_palette_of("x=1&palette=rdbu&y", &pal, &p), 0);
+    assert_int_equal(pal, API_PALETTE_RDBU);
+    assert_int_equal(
+        api_svg_palette_of("palette=rdbu&palette=viridis", &pal, &p), 0);
+    assert_int_equal(pal, API_PALETTE_VIRIDIS);
+    assert_int_equal(api_svg_palette_of("palette=jet", &pal, &p), -1);
+    assert_int_equal(p.code, API_E_INVALID_VALUE);
+    assert_string_equal(p.pointer, "/palette");
+}
+
+/* A diverging picture: the weights' scale runs from -max to max, so 0 is
+ * the near-white middle and the largest weight the darkest red. */
+static void test_diverging_picture(void **state) {
+    (void)state;
+    double w[2] = {0, 0.5};
+    api_svg_heatmap h = {"w", w, 1, 1, 1, 2, {NULL, NULL}, API_PALETTE_RDBU};
+    size_t len;
+    char *svg = render(&h, &len);
+    assert_int_equal(count(svg, len, "fill=\"#f7f7f7\""), 1);
+    assert_int_equal(count(svg, len, "fill=\"#67001f\""), 1);
+    assert_int_equal(count(svg, len, ">-0.5</text>"), 1); /* bar bottom */
+    assert_non_null(strstr(svg, "centred at 0"));
+    free(svg);
+}
+
+/* Token labels: tick labels and tooltips carry them, escaped; a long one
+ * is cut at its tenth character with its whole text in a <title>. */
+static void test_labels_picture(void **state) {
+    (void)state;
+    double w[6] = {0.5, 0.25, 0.25, 0.1, 0.2, 0.7};
+    json_t *q = json_pack("[ss]", "<script>", "a&b");
+    json_t *k = json_pack("[sss]", "x", "y\"'", "ünïcödé-long-word");
+    api_svg_heatmap h = {"w", w, 1, 1, 2, 3, {q, k}, API_PALETTE_REDS};
+    size_t len;
+    char *svg = render(&h, &len);
+    assert_null(strstr(svg, "<script>"));
+    assert_null(strstr(svg, "a&b"));
+    assert_int_equal(count(svg, len, "class=\"tick-label\""), 5);
+    assert_non_null(strstr(svg, "<title>&lt;script&gt;</title>&lt;script&gt;"));
+    assert_non_null(strstr(svg, ">a&amp;b</text>"));
+    assert_non_null(strstr(svg, ">y&quot;&#39;</text>"));
+    assert_non_null(strstr(svg, "<title>ünïcödé-long-word</title>ünïcödé-l…"));
+    assert_non_null(strstr(
+        svg,
+        "<title>query 1 “a&amp;b”, key 2 “ünïcödé-long-word”: 0.7</title>"));
+    free(svg);
+    json_decref(q);
+    json_decref(k);
 }
 
 /* --- the hook, through api_handle ---------------------------------------- */
@@ -403,6 +520,94 @@ static void test_hook(void **state) {
     api_response_free(&res);
 }
 
+/* labels and palette through api_handle: checked for JSON and SVG */
+static void test_labels_hook(void **state) {
+    (void)state;
+    const char *base =
+        "{\"queries\":[[1,0],[0,1]],\"keys\":[[1,0],[0,1],[1,1]],"
+        "\"values\":[[1],[2],[3]],\"labels\":";
+    static const struct {
+        const char *labels, *code, *pointer;
+    } cases[] = {
+        {"{\"queries\":[\"a\"]}", "shape_mismatch", "/labels/queries"},
+        {"{\"keys\":[\"a\",\"b\",\"c\",\"d\"]}", "shape_mismatch",
+         "/labels/keys"},
+        {"{\"queries\":[\"a\",1]}", "wrong_type", "/labels/queries/1"},
+        {"{\"queries\":\"ab\"}", "wrong_type", "/labels/queries"},
+        {"[]", "wrong_type", "/labels"},
+        {"{\"query\":[\"a\",\"b\"]}", "unknown_field", "/labels/query"},
+        {"{\"queries\":[\"a\",\"b\\u0007\"]}", "invalid_value",
+         "/labels/queries/1"},
+        {"{\"keys\":[\"a\",\"b\",\"xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"
+         "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx\"]}",
+         "invalid_value", "/labels/keys/2"},
+    };
+    const char *accepts[2] = {"application/json", "image/svg+xml"};
+    char body[1024];
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+        for (int a = 0; a < 2; a++) {
+            snprintf(body, sizeof body, "%s%s}", base, cases[i].labels);
+            api_response res = post("/attention/dot", accepts[a], body);
+            char want[160];
+            snprintf(want, sizeof want, "\"code\":\"%s\",\"pointer\":\"%s\"",
+                     cases[i].code, cases[i].pointer);
+            if (res.status != 422 || !strstr(res.body, want))
+                fail_msg("labels %s (%s): %d %s", cases[i].labels, accepts[a],
+                         res.status, res.body);
+            api_response_free(&res);
+        }
+    /* 64 bytes is allowed; JSON answers do not echo labels */
+    snprintf(
+        body, sizeof body,
+        "%s{\"queries\":[\"<q>\",\"&\"],\"keys\":[\"a\",\"b\",\"%s\"]}}", base,
+        "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx");
+    api_response res = post("/attention/dot", "application/json", body);
+    assert_int_equal(res.status, 200);
+    assert_null(strstr(res.body, "labels"));
+    api_response_free(&res);
+    res = post("/attention/dot", "image/svg+xml", body);
+    assert_int_equal(res.status, 200);
+    assert_non_null(strstr(res.body, ">&lt;q&gt;</text>"));
+    api_response_free(&res);
+    /* every route with a heatmap and the field */
+    res = post("/softmax/masked", "image/svg+xml",
+               "{\"scores\":[[1,2],[3,4]],\"labels\":{\"queries\":[\"p\","
+               "\"q\"],\"keys\":[\"r\",\"s\"]}}");
+    assert_int_equal(res.status, 200);
+    assert_int_equal(count(res.body, res.body_len, "class=\"tick-label\""), 4);
+    api_response_free(&res);
+    res = post("/attention/multihead", "application/json",
+               "{\"queries\":[[1,0],[0,1]],\"keys\":[[1,0]],\"num_heads\":2,"
+               "\"num_hiddens\":4,\"seed\":0,\"labels\":{\"keys\":[\"a\","
+               "\"b\"]}}");
+    assert_int_equal(res.status, 422);
+    assert_non_null(strstr(res.body, "\"pointer\":\"/labels/keys\""));
+    api_response_free(&res);
+    res = post("/attention/additive", "image/svg+xml",
+               "{\"queries\":[[1,0]],\"keys\":[[1,0],[0,1]],\"values\":[[1],"
+               "[2]],\"num_hiddens\":4,\"labels\":{\"keys\":[\"k0\",\"k1\"]}}");
+    assert_int_equal(res.status, 200);
+    assert_int_equal(count(res.body, res.body_len, "class=\"tick-label\""), 2);
+    api_response_free(&res);
+    /* a palette from the query */
+    api_request req = {.method = "POST",
+                       .path = "/attention/dot",
+                       .query = "palette=viridis",
+                       .content_type = "application/json",
+                       .accept = "image/svg+xml",
+                       .body = body,
+                       .body_len = strlen(body)};
+    api_handle(&req, &res);
+    assert_int_equal(res.status, 200);
+    assert_non_null(strstr(res.body, "fill=\"#fde725\""));
+    api_response_free(&res);
+    req.query = "palette=hot";
+    api_handle(&req, &res);
+    assert_int_equal(res.status, 422);
+    assert_non_null(strstr(res.body, "\"pointer\":\"/palette\""));
+    api_response_free(&res);
+}
+
 /* 17 examples of 256 × 256: 1114112 cells, over API_SVG_MAX_CELLS → 413
  * (the same request as JSON is fine). */
 static void test_too_many_cells(void **state) {
@@ -443,7 +648,11 @@ int main(void) {
         cmocka_unit_test(test_heads),
         cmocka_unit_test(test_one_by_one),
         cmocka_unit_test(test_cell_count_saturates),
+        cmocka_unit_test(test_palettes),
+        cmocka_unit_test(test_diverging_picture),
+        cmocka_unit_test(test_labels_picture),
         cmocka_unit_test(test_hook),
+        cmocka_unit_test(test_labels_hook),
         cmocka_unit_test(test_too_many_cells),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -13,7 +13,6 @@
   'use strict';
 
   var SVGNS = 'http://www.w3.org/2000/svg';
-  var CLIENT_MAX_SIDE = 128; /* cells per panel axis drawn in the page */
 
   function $(id) { return document.getElementById(id); }
 
@@ -78,29 +77,84 @@
     }
     return JSON.stringify(v);
   }
-  /* One-line JSON cut after `limit` characters. */
+  /* One-line JSON cut after `limit` characters (stops walking a large
+   * tensor once the limit is passed). */
   function compact(v, limit) {
-    var s = oneLine(v);
-    return s.length > limit ? s.slice(0, limit) + ' …' : s;
+    var out = '', stop = false;
+    function put(t) { out += t; if (out.length > limit) stop = true; }
+    function walk(x) {
+      if (stop) return;
+      if (Array.isArray(x)) {
+        put('[');
+        for (var i = 0; i < x.length && !stop; i++) { if (i) put(', '); walk(x[i]); }
+        put(']');
+      } else if (x && typeof x === 'object') {
+        put('{');
+        Object.keys(x).forEach(function (k, i) { if (stop) return; put((i ? ', ' : '') + JSON.stringify(k) + ': '); walk(x[k]); });
+        put('}');
+      } else put(JSON.stringify(x));
+    }
+    walk(v);
+    return out.length > limit ? out.slice(0, limit) + ' …' : out;
   }
   /* Pretty JSON of a parsed value, for the editor and the response. */
   function pretty(v) { return prettyText(JSON.stringify(v)); }
 
   /* ------------------------------------------------------------------ */
-  /* Colours: matplotlib's "Reds" (d2l's show_heatmaps), as attnd draws   */
+  /* Colours: the palettes of api/fronts/palette.c, the same anchors:    */
+  /* reds (matplotlib's "Reds", d2l's show_heatmaps; the default),       */
+  /* viridis (matplotlib's, colour-blind safe) and rdbu (ColorBrewer's   */
+  /* diverging RdBu, centred at 0, for signed values such as scores).    */
   /* ------------------------------------------------------------------ */
-  var REDS = [[0xff, 0xf5, 0xf0], [0xfe, 0xe0, 0xd2], [0xfc, 0xbb, 0xa1],
-    [0xfc, 0x92, 0x72], [0xfb, 0x6a, 0x4a], [0xef, 0x3b, 0x2c],
-    [0xcb, 0x18, 0x1d], [0xa5, 0x0f, 0x15], [0x67, 0x00, 0x0d]];
-  function colour(t) {
+  var PALETTES = {
+    reds: [[0xff, 0xf5, 0xf0], [0xfe, 0xe0, 0xd2], [0xfc, 0xbb, 0xa1],
+      [0xfc, 0x92, 0x72], [0xfb, 0x6a, 0x4a], [0xef, 0x3b, 0x2c],
+      [0xcb, 0x18, 0x1d], [0xa5, 0x0f, 0x15], [0x67, 0x00, 0x0d]],
+    viridis: [[0x44, 0x01, 0x54], [0x47, 0x0d, 0x60], [0x48, 0x18, 0x6a], [0x48, 0x23, 0x74],
+      [0x47, 0x2d, 0x7b], [0x45, 0x37, 0x81], [0x42, 0x40, 0x86], [0x3e, 0x49, 0x89],
+      [0x3b, 0x52, 0x8b], [0x37, 0x5b, 0x8d], [0x33, 0x63, 0x8d], [0x2f, 0x6b, 0x8e],
+      [0x2c, 0x72, 0x8e], [0x29, 0x7a, 0x8e], [0x26, 0x82, 0x8e], [0x23, 0x89, 0x8e],
+      [0x21, 0x91, 0x8c], [0x1f, 0x97, 0x8b], [0x1f, 0x9f, 0x88], [0x21, 0xa6, 0x85],
+      [0x27, 0xad, 0x81], [0x31, 0xb5, 0x7b], [0x3d, 0xbc, 0x74], [0x4c, 0xc2, 0x6c],
+      [0x5c, 0xc8, 0x63], [0x6e, 0xce, 0x58], [0x81, 0xd3, 0x4d], [0x95, 0xd8, 0x40],
+      [0xaa, 0xdc, 0x32], [0xc0, 0xdf, 0x25], [0xd5, 0xe2, 0x1a], [0xea, 0xe5, 0x1a],
+      [0xfd, 0xe7, 0x25]],
+    rdbu: [[0x05, 0x30, 0x61], [0x21, 0x66, 0xac], [0x43, 0x93, 0xc3], [0x92, 0xc5, 0xde],
+      [0xd1, 0xe5, 0xf0], [0xf7, 0xf7, 0xf7], [0xfd, 0xdb, 0xc7], [0xf4, 0xa5, 0x82],
+      [0xd6, 0x60, 0x4d], [0xb2, 0x18, 0x2b], [0x67, 0x00, 0x1f]]
+  };
+  var MASKED_FILL = '#bdbdbd'; /* a masked score (null, −∞) */
+  var palette = 'reds'; /* the weights' palette, from the header's picker */
+
+  function rgbAt(name, t) {
+    var a = PALETTES[name] || PALETTES.reds, last = a.length - 1;
     if (!(t > 0)) t = 0;
     if (t > 1) t = 1;
-    var pos = t * 8, i = Math.min(7, Math.floor(pos)), f = pos - i, hex = '#';
-    for (var c = 0; c < 3; c++) {
-      var v = Math.floor(REDS[i][c] + f * (REDS[i + 1][c] - REDS[i][c]) + 0.5);
-      hex += (v < 16 ? '0' : '') + v.toString(16);
+    var pos = t * last, i = Math.min(last - 1, Math.floor(pos)), f = pos - i, out = [0, 0, 0];
+    for (var c = 0; c < 3; c++) out[c] = Math.floor(a[i][c] + f * (a[i + 1][c] - a[i][c]) + 0.5);
+    return out;
+  }
+  function hex(rgb) {
+    return '#' + rgb.map(function (v) { return (v < 16 ? '0' : '') + v.toString(16); }).join('');
+  }
+  function colour(t, name) { return hex(rgbAt(name || 'reds', t)); }
+  /* White text on dark colours: reds past its middle, as attnd prints;
+   * others by relative luminance (WCAG 2) below 0.35. */
+  function darkAt(name, t) {
+    if ((name || 'reds') === 'reds') return t > 0.5;
+    var lin = rgbAt(name, t).map(function (c) { c /= 255; return c <= 0.04045 ? c / 12.92 : Math.pow((c + 0.055) / 1.055, 2.4); });
+    return 0.2126 * lin[0] + 0.7152 * lin[1] + 0.0722 * lin[2] < 0.35;
+  }
+  /* 256 colours of a palette as bytes, for canvases. */
+  var luts = {};
+  function lut(name) {
+    if (luts[name]) return luts[name];
+    var out = new Uint8ClampedArray(256 * 3);
+    for (var i = 0; i < 256; i++) {
+      var c = rgbAt(name, i / 255);
+      out[3 * i] = c[0]; out[3 * i + 1] = c[1]; out[3 * i + 2] = c[2];
     }
-    return hex;
+    return (luts[name] = out);
   }
   /* Round tick step (1, 2, 2.5 or 5 × 10^k) for 3 to 6 ticks over [0, max]. */
   function tickStep(max) {
@@ -139,7 +193,8 @@
     return null;
   }
 
-  /* Block-average an (Nq, Nk) matrix down to at most side × side. */
+  /* Block-average an (Nq, Nk) matrix down to at most side × side (null
+   * entries, masked scores, count as missing). */
   function downsample(m, side) {
     var Nq = m.length, Nk = m[0].length, R = Math.min(Nq, side), C = Math.min(Nk, side);
     if (R === Nq && C === Nk) return { m: m, sampled: false };
@@ -147,85 +202,151 @@
     for (var r = 0; r < R; r++) {
       var q0 = Math.floor(r * Nq / R), q1 = Math.floor((r + 1) * Nq / R), row = [];
       for (var c = 0; c < C; c++) {
-        var k0 = Math.floor(c * Nk / C), k1 = Math.floor((c + 1) * Nk / C), sum = 0;
-        for (var q = q0; q < q1; q++) for (var k = k0; k < k1; k++) sum += m[q][k];
-        row.push(sum / ((q1 - q0) * (k1 - k0)));
+        var k0 = Math.floor(c * Nk / C), k1 = Math.floor((c + 1) * Nk / C), sum = 0, n = 0;
+        for (var q = q0; q < q1; q++) for (var k = k0; k < k1; k++) if (m[q][k] !== null) { sum += m[q][k]; n++; }
+        row.push(n ? sum / n : null);
       }
       out.push(row);
     }
     return { m: out, sampled: true };
   }
 
-  /* An SVG heatmap of panels [{label, m: (Nq, Nk)}] with one colour scale
-   * from 0 to the largest weight. opts: title, xLabel, yLabel, perRow, grid
- * (the longer grid side, 400 user units by default), onHover(text). */
+  var SVG_MAX_CELLS = 4096;   /* per panel: one <rect> each; more → a canvas */
+  var CANVAS_MAX_SIDE = 1024; /* cells per canvas axis; longer → block means */
+
+  /* Tick indices over n entries: every `step`-th, step from 1, 2, 5, 10, …
+   * so that at most `most` ticks show. */
+  function tickIndexStep(n, most) {
+    most = most || 10;
+    var steps = [1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000, 10000];
+    for (var i = 0; i < steps.length; i++) if (Math.ceil(n / steps[i]) <= most) return steps[i];
+    return Math.ceil(n / most);
+  }
+  function shortLabel(s) { s = String(s); return s.length > 10 ? s.slice(0, 9) + '…' : s; }
+
+  /* A heatmap of panels [{label, m: (Nq, Nk)}] with one colour scale.
+   * opts: title, xLabel, yLabel, perRow, grid (the longer grid side, 400
+   * user units by default), palette (a PALETTES name; default the page's),
+   * signed (values may be negative: the diverging palette, centred at 0),
+   * labels {queries, keys} (token labels for the ticks), valueName (the
+   * colour bar's title), onHover(text), onClick({panel, q, k, v}).
+   * Panels of up to SVG_MAX_CELLS cells draw one <rect class="cell"> each;
+   * larger ones one canvas image per panel (image-rendering: pixelated),
+   * hovered and clicked by position. The root's data-render-ms says how
+   * long the drawing took. */
   function heatmap(panels, opts) {
     opts = opts || {};
+    var t0 = performance.now();
     var Nq = panels[0].m.length, Nk = panels[0].m[0].length;
-    var vmax = 0;
+    var pal = opts.signed ? 'rdbu' : (opts.palette || palette);
+    var lo = 0, hi = 0;
     panels.forEach(function (p) {
-      p.m.forEach(function (row) { row.forEach(function (v) { if (v > vmax) vmax = v; }); });
+      p.m.forEach(function (row) { row.forEach(function (v) { if (v !== null) { if (v > hi) hi = v; if (v < lo) lo = v; } }); });
     });
-    if (!(vmax > 0)) vmax = 1;
-    var R = Math.min(Nq, CLIENT_MAX_SIDE), C = Math.min(Nk, CLIENT_MAX_SIDE);
-    var cell = Math.min(40, (opts.grid || 400) / Math.max(R, C));
-    var gw = cell * C, gh = cell * R, left = 74, top = 30, bottom = 58;
+    if (opts.signed || pal === 'rdbu') { hi = Math.max(hi, -lo); lo = -hi; } else lo = 0;
+    if (!(hi > lo)) { hi = lo + 1; if (opts.signed || pal === 'rdbu') { hi = 1; lo = -1; } }
+    var pos = function (v) { return (v - lo) / (hi - lo); };
+    var canvasMode = Nq * Nk > SVG_MAX_CELLS;
+    var side = canvasMode ? CANVAS_MAX_SIDE : Infinity;
+    var R = Math.min(Nq, side), C = Math.min(Nk, side);
+    var gridSide = opts.grid || 400;
+    var cell = Math.min(40, gridSide / Math.max(R, C));
+    var gw = cell * C, gh = cell * R;
+    var labels = opts.labels || {};
+    var qLabels = Array.isArray(labels.queries) && labels.queries.length === Nq ? labels.queries : null;
+    var kLabels = Array.isArray(labels.keys) && labels.keys.length === Nk ? labels.keys : null;
+    var longest = function (a) { return a ? Math.max.apply(null, a.map(function (s) { return shortLabel(s).length; })) : 0; };
+    var left = Math.max(74, 40 + 8.5 * longest(qLabels)), top = 30, bottom = Math.max(58, 44 + 8.5 * longest(kLabels));
     var pw = left + Math.max(gw, 120) + 24, ph = top + Math.max(gh, 84) + bottom;
     var perRow = opts.perRow || Math.min(panels.length, 4);
     var rows = Math.ceil(panels.length / perRow);
     var barH = Math.max(gh, 160);
     var width = perRow * pw + 120, height = Math.max(rows * ph, top + barH + bottom) + 8;
-    var root = svg('svg', { viewBox: '0 0 ' + r2(width) + ' ' + r2(height), width: r2(width), height: r2(height), role: 'img', class: 'weights-heatmap' });
+    var root = svg('svg', { viewBox: '0 0 ' + r2(width) + ' ' + r2(height), width: r2(width), height: r2(height), role: 'img', class: 'weights-heatmap', 'data-mode': canvasMode ? 'canvas' : 'svg', 'data-palette': pal });
     root.appendChild(svg('title', null, (opts.title || 'Attention weights') + ': ' + panels.length + ' panel' + (panels.length === 1 ? '' : 's') + ' of ' + Nq + ' × ' + Nk));
     var defs = svg('defs'), grad = svg('linearGradient', { id: 'lab-scale-' + (++heatmap.count), x1: 0, y1: 1, x2: 0, y2: 0 });
-    for (var i = 0; i <= 8; i++) grad.appendChild(svg('stop', { offset: i / 8, 'stop-color': colour(i / 8) }));
+    var stops = pal === 'reds' ? 8 : 16;
+    for (var i = 0; i <= stops; i++) grad.appendChild(svg('stop', { offset: r2(i / stops), 'stop-color': colour(i / stops, pal) }));
     defs.appendChild(grad);
     root.appendChild(defs);
+    var shown = []; /* per panel: the matrix drawn (block means when sampled) */
 
     panels.forEach(function (p, pi) {
-      var d = downsample(p.m, CLIENT_MAX_SIDE), m = d.m;
-      var g = svg('g', { class: 'panel', transform: 'translate(' + r2((pi % perRow) * pw) + ',' + r2(Math.floor(pi / perRow) * ph) + ')' });
+      var d = downsample(p.m, side), m = d.m;
+      shown.push(d);
+      var g = svg('g', { class: 'panel', 'data-panel': pi, transform: 'translate(' + r2((pi % perRow) * pw) + ',' + r2(Math.floor(pi / perRow) * ph) + ')' });
       g.appendChild(svg('title', null, (p.label || 'weights') + ': ' + Nq + ' × ' + Nk +
         (d.sampled ? ', block-averaged to ' + m.length + ' × ' + m[0].length + ' cells' : '')));
       if (p.label || d.sampled) {
-        g.appendChild(svg('text', { x: left, y: 20, 'font-size': 17, 'font-weight': 'bold' },
+        g.appendChild(svg('text', { class: 'panel-label', x: left, y: 20, 'font-size': 17, 'font-weight': 'bold' },
           (p.label || '') + (d.sampled ? (p.label ? ' ' : '') + '(block-averaged)' : '')));
       }
-      var cells = svg('g', { class: 'cells', 'shape-rendering': 'crispEdges', transform: 'translate(' + left + ',' + top + ')' });
-      m.forEach(function (row, r) {
-        row.forEach(function (v, c) {
-          cells.appendChild(svg('rect', {
-            class: 'cell', x: r2(c * cell), y: r2(r * cell), width: r2(cell), height: r2(cell),
-            fill: colour(v / vmax), 'data-panel': pi, 'data-q': r, 'data-k': c, 'data-v': v
-          }));
-        });
-      });
-      g.appendChild(cells);
-      if (!d.sampled && cell >= 30 && Nq * Nk <= 256) {
-        var vals = svg('g', { 'font-size': 13, 'text-anchor': 'middle', 'pointer-events': 'none' });
+      if (canvasMode) {
+        var cv = document.createElement('canvas');
+        cv.width = m[0].length;
+        cv.height = m.length;
+        var ctx = cv.getContext('2d'), img = ctx.createImageData(cv.width, cv.height), px = img.data, tab = lut(pal);
+        var at = 0;
+        for (var r = 0; r < m.length; r++) {
+          var row = m[r];
+          for (var c = 0; c < row.length; c++, at += 4) {
+            var v = row[c];
+            if (v === null) { px[at] = px[at + 1] = px[at + 2] = 0xbd; } else {
+              var t = pos(v), k = t <= 0 ? 0 : t >= 1 ? 255 : Math.round(t * 255);
+              px[at] = tab[3 * k]; px[at + 1] = tab[3 * k + 1]; px[at + 2] = tab[3 * k + 2];
+            }
+            px[at + 3] = 255;
+          }
+        }
+        ctx.putImageData(img, 0, 0);
+        g.appendChild(svg('image', {
+          class: 'cells-image', x: left, y: top, width: r2(gw), height: r2(gh), preserveAspectRatio: 'none',
+          style: 'image-rendering: pixelated', href: cv.toDataURL('image/png'), 'data-panel': pi
+        }));
+      } else {
+        var cells = svg('g', { class: 'cells', 'shape-rendering': 'crispEdges', transform: 'translate(' + left + ',' + top + ')' });
         m.forEach(function (row, r) {
           row.forEach(function (v, c) {
-            vals.appendChild(svg('text', { x: r2(left + (c + 0.5) * cell), y: r2(top + (r + 0.5) * cell + 4.5), fill: v / vmax > 0.5 ? '#ffffff' : '#000000' }, v.toFixed(2)));
+            cells.appendChild(svg('rect', {
+              class: 'cell' + (v === null ? ' masked' : ''), x: r2(c * cell), y: r2(r * cell), width: r2(cell), height: r2(cell),
+              fill: v === null ? MASKED_FILL : colour(pos(v), pal), 'data-panel': pi, 'data-q': r, 'data-k': c, 'data-v': v === null ? 'null' : v
+            }));
           });
         });
-        g.appendChild(vals);
+        g.appendChild(cells);
+        if (cell >= 30 && Nq * Nk <= 256) {
+          var vals = svg('g', { class: 'values', 'font-size': 13, 'text-anchor': 'middle', 'pointer-events': 'none' });
+          m.forEach(function (row, r) {
+            row.forEach(function (v, c) {
+              vals.appendChild(svg('text', { x: r2(left + (c + 0.5) * cell), y: r2(top + (r + 0.5) * cell + 4.5), fill: v !== null && darkAt(pal, pos(v)) ? '#ffffff' : '#000000' },
+                v === null ? '−∞' : Math.abs(v) >= 100 ? label(Math.round(v)) : v.toFixed(2)));
+            });
+          });
+          g.appendChild(vals);
+        }
       }
-      g.appendChild(svg('rect', { x: left, y: top, width: r2(gw), height: r2(gh), fill: 'none', stroke: '#000', 'stroke-width': 1 }));
-      var ticks = svg('g', { 'font-size': 14 });
-      var step = tickIndexStep(Nk);
+      g.appendChild(svg('rect', { x: left, y: top, width: r2(gw), height: r2(gh), fill: 'none', stroke: '#000', 'stroke-width': 1, 'pointer-events': 'none' }));
+      var ticks = svg('g', { class: 'ticks', 'font-size': 14 });
+      var step = tickIndexStep(Nk, kLabels ? Math.max(10, Math.floor(gw / 15)) : 10);
       for (var k = 0; k < Nk; k += step) {
         var x = left + (k + 0.5) * gw / Nk;
         ticks.appendChild(svg('line', { x1: r2(x), y1: top + gh, x2: r2(x), y2: top + gh + 5, stroke: '#000' }));
-        ticks.appendChild(svg('text', { x: r2(x), y: r2(top + gh + 20), 'text-anchor': 'middle' }, k));
+        if (kLabels) {
+          ticks.appendChild(svg('text', { class: 'tick-label', x: 0, y: 0, 'text-anchor': 'end', transform: 'translate(' + r2(x + 5) + ',' + r2(top + gh + 9) + ') rotate(-90)' },
+            svg('title', null, String(kLabels[k])), shortLabel(kLabels[k])));
+        } else {
+          ticks.appendChild(svg('text', { x: r2(x), y: r2(top + gh + 20), 'text-anchor': 'middle' }, k));
+        }
       }
-      step = tickIndexStep(Nq);
+      step = tickIndexStep(Nq, qLabels ? Math.max(10, Math.floor(gh / 15)) : 10);
       for (var q = 0; q < Nq; q += step) {
         var y = top + (q + 0.5) * gh / Nq;
         ticks.appendChild(svg('line', { x1: left - 5, y1: r2(y), x2: left, y2: r2(y), stroke: '#000' }));
-        ticks.appendChild(svg('text', { x: left - 8, y: r2(y + 5), 'text-anchor': 'end' }, q));
+        ticks.appendChild(svg('text', { class: qLabels ? 'tick-label' : null, x: left - 8, y: r2(y + 5), 'text-anchor': 'end' },
+          qLabels ? [svg('title', null, String(qLabels[q])), shortLabel(qLabels[q])] : q));
       }
       g.appendChild(ticks);
-      g.appendChild(svg('text', { class: 'axis-title', x: r2(left + Math.max(gw, 120) / 2), y: r2(top + gh + 44), 'font-size': 17, 'text-anchor': 'middle' }, opts.xLabel || 'Keys'));
+      g.appendChild(svg('text', { class: 'axis-title', x: r2(left + Math.max(gw, 120) / 2), y: r2(top + gh + bottom - 14), 'font-size': 17, 'text-anchor': 'middle' }, opts.xLabel || 'Keys'));
       g.appendChild(svg('text', { class: 'axis-title', x: 0, y: 0, 'font-size': 17, 'text-anchor': 'middle', transform: 'translate(20,' + r2(top + Math.max(gh, 84) / 2) + ') rotate(-90)' }, opts.yLabel || 'Queries'));
       root.appendChild(g);
     });
@@ -234,32 +355,54 @@
     var bx = perRow * pw + 6, by = top;
     var bar = svg('g', { class: 'colorbar' });
     bar.appendChild(svg('rect', { x: bx, y: by, width: 22, height: r2(barH), fill: 'url(#' + grad.getAttribute('id') + ')', stroke: '#000' }));
-    var vstep = tickStep(vmax);
-    for (var t = 0; t * vstep <= vmax * (1 + 1e-9); t++) {
-      var ty = by + barH - barH * t * vstep / vmax;
+    var ticksV = lo === 0 ? (function () { var s = tickStep(hi), out = []; for (var t = 0; t * s <= hi * (1 + 1e-9); t++) out.push(t * s); return out; })() : niceTicks(lo, hi, 5);
+    ticksV.forEach(function (tv) {
+      var ty = by + barH - barH * pos(tv);
       bar.appendChild(svg('line', { x1: bx + 22, y1: r2(ty), x2: bx + 27, y2: r2(ty), stroke: '#000' }));
-      bar.appendChild(svg('text', { x: bx + 30, y: r2(ty + 5), 'font-size': 14 }, label(t * vstep)));
-    }
-    bar.appendChild(svg('text', { x: 0, y: 0, 'font-size': 17, 'text-anchor': 'middle', transform: 'translate(' + (bx + 100) + ',' + r2(by + barH / 2) + ') rotate(-90)' }, 'weight'));
+      bar.appendChild(svg('text', { x: bx + 30, y: r2(ty + 5), 'font-size': 14 }, label(tv)));
+    });
+    bar.appendChild(svg('text', { x: 0, y: 0, 'font-size': 17, 'text-anchor': 'middle', transform: 'translate(' + (bx + 100) + ',' + r2(by + barH / 2) + ') rotate(-90)' }, opts.valueName || 'weight'));
     root.appendChild(bar);
 
+    /* the cell under the pointer: a <rect>'s attributes, or a canvas
+     * image's position */
+    function cellAt(ev) {
+      var c = ev.target;
+      if (!c.classList) return null;
+      if (c.classList.contains('cell')) {
+        var pi = +c.getAttribute('data-panel'), qi = +c.getAttribute('data-q'), ki = +c.getAttribute('data-k');
+        return { panel: pi, q: qi, k: ki, v: panels[pi].m[qi][ki], node: c };
+      }
+      if (c.classList.contains('cells-image')) {
+        var b = c.getBoundingClientRect(), pj = +c.getAttribute('data-panel'), s = shown[pj].m;
+        var rr = Math.min(s.length - 1, Math.max(0, Math.floor((ev.clientY - b.top) / b.height * s.length)));
+        var cc = Math.min(s[0].length - 1, Math.max(0, Math.floor((ev.clientX - b.left) / b.width * s[0].length)));
+        var qq = Math.floor(rr * Nq / s.length), kk = Math.floor(cc * Nk / s[0].length);
+        return { panel: pj, q: qq, k: kk, v: shown[pj].sampled ? s[rr][cc] : panels[pj].m[qq][kk], sampled: shown[pj].sampled, node: c };
+      }
+      return null;
+    }
+    function describeCell(h) {
+      var p = panels[h.panel];
+      return (p.label ? p.label + ' · ' : '') + 'query ' + h.q + (qLabels ? ' “' + qLabels[h.q] + '”' : '') +
+        ' · key ' + h.k + (kLabels ? ' “' + kLabels[h.k] + '”' : '') + ' : ' + (h.sampled ? 'block mean ' : '') + num(h.v);
+    }
     if (opts.onHover) {
-      root.addEventListener('mouseover', function (ev) {
-        var c = ev.target;
-        if (!c.classList || !c.classList.contains('cell')) return;
-        var p = panels[+c.getAttribute('data-panel')];
-        opts.onHover((p.label ? p.label + ' · ' : '') + 'query ' + c.getAttribute('data-q') +
-          ' · key ' + c.getAttribute('data-k') + ' : ' + c.getAttribute('data-v'));
+      root.addEventListener(canvasMode ? 'mousemove' : 'mouseover', function (ev) {
+        var h = cellAt(ev);
+        if (h) opts.onHover(describeCell(h), h);
       });
     }
+    if (opts.onClick) {
+      root.addEventListener('click', function (ev) {
+        var h = cellAt(ev);
+        if (h) opts.onClick(h);
+      });
+    }
+    root.setAttribute('data-render-ms', (performance.now() - t0).toFixed(1));
     return root;
   }
   heatmap.count = 0;
-  function tickIndexStep(n) {
-    var steps = [1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000, 10000];
-    for (var i = 0; i < steps.length; i++) if (Math.ceil(n / steps[i]) <= 10) return steps[i];
-    return Math.ceil(n / 10);
-  }
 
   /* ------------------------------------------------------------------ */
   /* Talking to attnd                                                    */
@@ -338,6 +481,21 @@
       path: '/attention/dot', name: 'Causal self-attention, 6 tokens',
       body: (function () {
         var x = fill([6, 4], function (i) { return wiggle(i[0] * 4 + i[1] + 1); });
+        return { queries: x, keys: x, values: x, causal: true };
+      })()
+    },
+    {
+      path: '/attention/dot', name: 'Token labels: “the cat sat on the mat”',
+      body: (function () {
+        var words = ['the', 'cat', 'sat', 'on', 'the', 'mat'];
+        var x = words.map(function (w, i) { return fill([4], function (c) { return wiggle((w === 'the' ? 0 : i + 1) * 4 + c[0] + 5); }); });
+        return { queries: x, keys: x, values: x, labels: { queries: words, keys: words } };
+      })()
+    },
+    {
+      path: '/attention/dot', name: 'Large: self-attention over 512 tokens (canvas)',
+      body: (function () {
+        var x = fill([512, 8], function (i) { return Math.round(Math.sin(i[0] * 0.05 * (i[1] + 1) + i[1]) * 100) / 100; });
         return { queries: x, keys: x, values: x, causal: true };
       })()
     },
@@ -569,6 +727,7 @@
     var list = examplesFor($('endpoint').value), i = +$('example').value;
     editor.value = list[i] ? pretty(list[i].body) : '{\n  \n}';
     clearMark();
+    syncControls();
   }
 
   function setStatus(node, ok, text) {
@@ -634,28 +793,47 @@
     box.appendChild(dl);
   }
 
-  function showHeatmap(path, weights) {
+  /* The token labels a request body gives ({queries, keys}), or null. */
+  function labelsOf(body) {
+    return body && body.labels && typeof body.labels === 'object' ? body.labels : null;
+  }
+
+  var lastAnswer = null; /* {path, json, labels} of the last 200, for redraws */
+  function showHeatmap(path, weights, labels) {
     var box = clear($('heatmap'));
     if (!weights) return;
     var panels = panelsOf(weights, HEAD_ROUTES[path]);
     if (!panels || !panels.length || !panels[0].m.length) return;
-    box.appendChild(heatmap(panels, {
+    var t0 = performance.now();
+    var root = heatmap(panels, {
       title: path + ' weights', perRow: HEAD_ROUTES[path] && shapeOf(nested(weights)).length === 4 ? shapeOf(nested(weights))[1] : undefined,
+      labels: labels,
       onHover: function (t) { $('readout').textContent = t; }
-    }));
+    });
+    box.appendChild(root);
+    /* drawn and laid out: the figure the browser test reports */
+    box.setAttribute('data-render-ms', (performance.now() - t0).toFixed(1));
     $('readout').textContent = 'Hover a cell for its weight. Darker = more attention.';
   }
 
-  var busy = false;
+  var busy = false, pending = false, sendTimer = null;
+  /* A send soon (the controls: one request per pause, not per step). */
+  function scheduleSend() {
+    clearTimeout(sendTimer);
+    sendTimer = setTimeout(function () { sendTimer = null; send(); }, 180);
+  }
+  function paletteQuery(path) { return palette === 'reds' ? path : path + '?palette=' + palette; }
   function send(accept) {
-    if (busy) return;
+    if (busy) { if (!accept) pending = true; return; }
     var path = $('endpoint').value, body = editor.value;
+    var parsedBody = null;
+    try { parsedBody = JSON.parse(body); } catch (e) { parsedBody = null; }
     busy = true;
     $('send').disabled = $('send-svg').disabled = true;
     clearMark();
     $('problem').hidden = true;
     setStatus($('status'), true, 'Sending…');
-    call('POST', path, body, accept).then(function (r) {
+    call('POST', accept === 'image/svg+xml' ? paletteQuery(path) : path, body, accept).then(function (r) {
       $('status').setAttribute('data-status', r.status);
       setStatus($('status'), r.status < 300, path + ' — ' + describe(r));
       if (r.blob) {
@@ -675,13 +853,103 @@
       }
       if (accept !== 'image/svg+xml') $('server-svg').hidden = true;
       showSummary(path, r.json);
-      showHeatmap(path, r.json.weights);
+      lastAnswer = { path: path, json: r.json, labels: labelsOf(parsedBody) };
+      showHeatmap(path, r.json.weights, lastAnswer.labels);
     }).catch(function (e) {
       setStatus($('status'), false, 'The request failed: ' + e.message);
     }).then(function () {
       busy = false;
       $('send').disabled = $('send-svg').disabled = false;
+      if (pending) { pending = false; send(); }
     });
+  }
+
+  /* ------------------------------------------------------------------ */
+  /* The request tab's controls: scale (dot), causal, valid_lens         */
+  /* ------------------------------------------------------------------ */
+
+  var CONTROL_ROUTES = { '/attention/dot': 1, '/attention/additive': 1, '/attention/multihead': 1, '/softmax/masked': 1 };
+
+  /* The shape of a tensor field as sent: nested arrays or {shape, data}. */
+  function fieldShape(v) {
+    if (v && !Array.isArray(v) && Array.isArray(v.shape)) return v.shape.slice();
+    return Array.isArray(v) ? shapeOf(v) : null;
+  }
+  /* What the controls need of a body: d (the queries' last axis), Nk,
+   * whether it is batched and B. */
+  function bodyDims(path, b) {
+    var main = path === '/softmax/masked' ? fieldShape(b.scores) : fieldShape(b.queries);
+    var keys = path === '/softmax/masked' ? main : fieldShape(b.keys);
+    if (!main || !keys || main.length < 2) return null;
+    return {
+      d: main[main.length - 1], Nk: keys[keys.length - (path === '/softmax/masked' ? 1 : 2)],
+      batched: main.length >= 3, B: main.length >= 3 ? main[0] : 1
+    };
+  }
+  function editorBody() {
+    try { var b = JSON.parse(editor.value); return b && typeof b === 'object' && !Array.isArray(b) ? b : null; } catch (e) { return null; }
+  }
+  function setEditorBody(b) {
+    editor.value = pretty(b);
+    clearMark();
+  }
+  function fmt4(x) { return String(Number(x.toPrecision(4))); }
+
+  /* The controls from the editor's JSON (after an example or an edit). */
+  function syncControls() {
+    var path = $('endpoint').value, b = editorBody(), dims = b && bodyDims(path, b);
+    $('controls').hidden = !CONTROL_ROUTES[path] || !dims;
+    if ($('controls').hidden) return;
+    var dot = path === '/attention/dot';
+    $('ctl-scale-row').hidden = $('ctl-scale-hint').hidden = !dot;
+    if (dot) {
+      var rootD = Math.sqrt(dims.d), scale = typeof b.scale === 'number' && b.scale > 0 ? b.scale : 1 / rootD;
+      var s = Math.log2(1 / scale / rootD);
+      $('ctl-tau').value = String(Math.max(-3, Math.min(3, s)));
+      showScale(b.scale, dims.d);
+    }
+    $('ctl-causal').checked = !!b.causal && b.causal !== 'none';
+    var lens = b.valid_lens, has = lens !== undefined && lens !== null;
+    $('ctl-lens').checked = has;
+    $('ctl-lens-n').disabled = !has;
+    $('ctl-lens-n').max = String(dims.Nk);
+    if (has) {
+      var first = Array.isArray(lens) ? (Array.isArray(lens[0]) ? lens[0][0] : lens[0]) : lens;
+      if (typeof first === 'number') $('ctl-lens-n').value = String(first);
+      $('ctl-lens-out').textContent = 'valid_lens ' + JSON.stringify(lens) + ' of ' + dims.Nk + ' keys';
+    } else {
+      $('ctl-lens-out').textContent = 'all ' + dims.Nk + ' keys';
+    }
+  }
+  function showScale(scale, d) {
+    var rootD = Math.sqrt(d), given = typeof scale === 'number';
+    var sc = given ? scale : 1 / rootD;
+    $('ctl-scale-out').textContent = 'τ = ' + fmt4(1 / sc) + ', scale = 1/τ = ' + fmt4(sc) +
+      (given ? '' : ' (attnd\'s default)') + ' · 1/√d = 1/√' + d + ' = ' + fmt4(1 / rootD);
+  }
+
+  /* A control moved: edit the JSON, then send (debounced). */
+  function controlChanged(which) {
+    var path = $('endpoint').value, b = editorBody(), dims = b && bodyDims(path, b);
+    if (!dims) return;
+    if (which === 'tau') {
+      var tau = Math.sqrt(dims.d) * Math.pow(2, +$('ctl-tau').value);
+      b.scale = Number((1 / tau).toPrecision(6));
+    } else if (which === 'scale-reset') {
+      delete b.scale;
+    } else if (which === 'causal') {
+      if ($('ctl-causal').checked) b.causal = true; else delete b.causal;
+    } else if (which === 'lens' || which === 'lens-n') {
+      if ($('ctl-lens').checked) {
+        var n = Math.min(dims.Nk, Math.max(1, +$('ctl-lens-n').value || dims.Nk));
+        if (which === 'lens' && b.valid_lens === undefined) n = Math.max(1, Math.ceil(dims.Nk / 2));
+        $('ctl-lens-n').value = String(n);
+        b.valid_lens = dims.batched ? Array.apply(null, Array(dims.B)).map(function () { return n; }) : n;
+      } else delete b.valid_lens;
+    }
+    setEditorBody(b);
+    syncControls();
+    scheduleSend();
   }
 
   /* ------------------------------------------------------------------ */
@@ -798,6 +1066,41 @@
       ' (lr ' + lr + ') on the leave-one-out training loss, as d2l 11.2 trains it.'));
   }
 
+  /* The Gaussian kernel's w from its slider (note 1 section 8: larger w,
+   * narrower attention and a more flexible curve). */
+  function nwW() { return Number((+$('nw-w').value).toFixed(1)); }
+  var nwTimer = null, nwBusy = false, nwPending = false;
+  /* The slider moved: the Gaussian curve, its weights and its test loss
+   * again for the new w (one request per pause). */
+  function nwSlide() {
+    $('nw-w-out').textContent = 'w = ' + nwW();
+    clearTimeout(nwTimer);
+    nwTimer = setTimeout(nwRefit, 150);
+  }
+  function nwRefit() {
+    if (!nwState) return;
+    if (nwBusy) { nwPending = true; return; }
+    nwBusy = true;
+    var w = nwW();
+    call('POST', '/regression/nw', JSON.stringify(Object.assign({ w: w }, nwState.base))).then(function (r) {
+      if (r.status !== 200 || !r.json) throw r;
+      nwState.fits.gaussian = r.json;
+      SERIES.gaussian.name = 'w = ' + w;
+      document.querySelector('input[name="nw-heat"][value="gaussian"]').parentNode.lastChild.textContent = ' w = ' + w;
+      document.querySelector('input[name="nw-heat"][value="gaussian"]').checked = true;
+      drawNwPlot(nwState.data, nwState.fits);
+      drawNwHeat();
+      drawNwNumbers(nwState.fits, nwState.epochs, nwState.lr);
+      $('nw-plot').setAttribute('data-w', String(w));
+      setStatus($('nw-status'), true, 'Gaussian kernel at w = ' + w);
+    }).catch(function (r) {
+      setStatus($('nw-status'), false, r && r.json ? r.json.status + ' ' + (r.json.detail || '') : 'failed');
+    }).then(function () {
+      nwBusy = false;
+      if (nwPending) { nwPending = false; nwRefit(); }
+    });
+  }
+
   function runNw() {
     var n = +$('nw-n').value, noise = +$('nw-noise').value, seed = $('nw-seed').value.trim() || '0';
     var epochs = +$('nw-epochs').value, lr = +$('nw-lr').value, status = $('nw-status');
@@ -812,7 +1115,7 @@
       var base = { x_train: d.x_train, y_train: d.y_train, x_query: d.x_test, y_query: d.y_truth };
       var bodies = {
         constant: Object.assign({ kernel: 'constant' }, base),
-        gaussian: Object.assign({ w: 1 }, base),
+        gaussian: Object.assign({ w: nwW() }, base),
         fitted: Object.assign({ w: 1, fit: { epochs: epochs, lr: lr, data: 'train_loo' } }, base)
       };
       var keys = Object.keys(bodies);
@@ -822,7 +1125,9 @@
           if (x.status !== 200 || !x.json) throw x;
           fits[keys[i]] = x.json;
         });
-        nwState = { data: d, fits: fits };
+        nwState = { data: d, fits: fits, base: base, epochs: epochs, lr: lr };
+        SERIES.gaussian.name = 'w = ' + nwW();
+        document.querySelector('input[name="nw-heat"][value="gaussian"]').parentNode.lastChild.textContent = ' w = ' + nwW();
         drawNwPlot(d, fits);
         drawNwHeat();
         drawNwLoss(fits.fitted.history);
@@ -847,18 +1152,244 @@
   }
 
   /* ------------------------------------------------------------------ */
+  /* The flow tab: note 2's self-attention figure from the trace         */
+  /* ------------------------------------------------------------------ */
+
+  /* The steps drawn, in the trace's order (docs/trace.md): [name, what
+   * the step does, source (request or trace), per head]. */
+  var FLOW_STEPS = {
+    '/attention/dot': [
+      ['queries', 'Q = queries', 'request'], ['keys', 'K = keys', 'request'], ['values', 'V = values', 'request'],
+      ['QK', 'Q Kᵀ', 'trace'], ['scaled', '× scale (÷ √d)', 'trace'], ['masked', 'mask (−∞)', 'trace'],
+      ['weights', 'softmax per row', 'trace'], ['weighted_values', 'weights · V', 'trace']
+    ],
+    '/attention/multihead': [
+      ['queries', 'queries', 'request'], ['Q', 'queries · W_qᵀ + b_q', 'trace'], ['K', 'keys · W_kᵀ + b_k', 'trace'],
+      ['V', 'values · W_vᵀ + b_v', 'trace'], ['Q_heads', 'Q split into heads', 'trace', 1], ['K_heads', 'K split', 'trace', 1],
+      ['V_heads', 'V split', 'trace', 1], ['QK', 'Q Kᵀ per head', 'trace', 1], ['scaled', '× scale (÷ √(h/H))', 'trace', 1],
+      ['masked', 'mask (−∞)', 'trace', 1], ['weights', 'softmax per row', 'trace', 1],
+      ['weighted_values', 'weights · V per head', 'trace', 1], ['concat', 'heads side by side', 'trace'],
+      ['output', 'concat · W_oᵀ + b_o', 'trace']
+    ]
+  };
+  /* What the flow draws when the editor holds another route's request:
+   * note 2 section 4.6's shapes, seq_len 4, d_k 4 (Q = K = V = X). */
+  function flowDefault() {
+    var x = fill([4, 4], function (i) { return wiggle(i[0] * 4 + i[1] + 31); });
+    return { path: '/attention/dot', body: { queries: x, keys: x, values: x, labels: { queries: ['I', 'love', 'my', 'cat'], keys: ['I', 'love', 'my', 'cat'] } } };
+  }
+  var flowState = null;
+
+  function flowRun() {
+    var path = $('endpoint').value, body = editorBody();
+    if (!FLOW_STEPS[path] || !body) { var d = flowDefault(); path = d.path; body = d.body; }
+    body = Object.assign({}, body, { trace: true });
+    var status = $('flow-status');
+    $('flow-problem').hidden = true;
+    setStatus(status, true, 'Tracing ' + path + '…');
+    return call('POST', path, JSON.stringify(body)).then(function (r) {
+      if (r.status !== 200 || !r.json) throw r;
+      if (!r.json.trace || typeof r.json.trace !== 'object') {
+        throw { json: { status: 200, title: 'No trace', detail: 'this attnd answered without a "trace" member: it does not trace ' + path + ' yet' } };
+      }
+      var batched = (fieldShape(body.queries) || []).length >= 3;
+      flowState = { path: path, body: body, answer: r.json, trace: r.json.trace, batched: batched, b: 0, h: 0 };
+      var B = batched ? fieldShape(body.queries)[0] : 1;
+      fillSelect($('flow-example'), B, 'example ');
+      $('flow-example-label').hidden = B < 2;
+      var H = path === '/attention/multihead' ? body.num_heads : 1;
+      fillSelect($('flow-head'), H, 'head ');
+      $('flow-head-label').hidden = H < 2;
+      drawFlow();
+      setStatus(status, true, path + ': ' + Object.keys(r.json.trace).join(' → '));
+    }).catch(function (r) {
+      var p = r && r.json ? r.json : { title: 'failed', detail: r && r.message };
+      setStatus(status, false, (p.status || '') + ' ' + (p.title || ''));
+      var box = clear($('flow-problem'));
+      box.appendChild(el('b', null, p.code || p.title || ''));
+      if (p.pointer !== undefined) box.appendChild(el('span', null, ' at ', el('code', null, p.pointer || '(the body)')));
+      box.appendChild(el('div', { class: 'detail' }, p.detail || ''));
+      box.hidden = false;
+    });
+  }
+  function fillSelect(sel, n, prefix) {
+    clear(sel);
+    for (var i = 0; i < n; i++) sel.appendChild(el('option', { value: i }, prefix + i));
+  }
+
+  /* Step `name`'s full tensor (nested) and its (Nq, N) matrix for the
+   * chosen example and head. */
+  function flowTensor(name) {
+    var f = flowState, src = FLOW_STEPS[f.path].filter(function (s) { return s[0] === name; })[0];
+    var t = src && src[2] === 'request' ? f.body[name] : f.trace[name];
+    if (t === undefined || t === null) return null;
+    var full = nested(t), m = full;
+    if (f.batched && Array.isArray(m)) m = m[f.b];
+    if (src[3] && Array.isArray(m)) m = m[f.h];
+    if (shapeOf(m).length === 1) m = m.map(function (v) { return [v]; });
+    return { full: full, m: m };
+  }
+
+  function drawFlow() {
+    if (!flowState) return;
+    var f = flowState, box = clear($('flow'));
+    var labels = labelsOf(f.body) || {};
+    FLOW_STEPS[f.path].forEach(function (s, i) {
+      var t = flowTensor(s[0]);
+      if (!t || shapeOf(t.m).length !== 2) return;
+      var signed = s[0] !== 'weights';
+      var isScore = ['QK', 'scaled', 'masked', 'weights'].indexOf(s[0]) >= 0;
+      var rowsAreQueries = ['queries', 'Q', 'Q_heads', 'QK', 'scaled', 'masked', 'weights', 'weighted_values', 'concat', 'output'].indexOf(s[0]) >= 0;
+      var card = el('figure', { class: 'flow-step card', 'data-step': s[0] },
+        el('figcaption', null, el('b', null, s[0]), ' ', el('span', { class: 'shape' }, '(' + shapeOf(t.full).join(', ') + ')'), el('div', { class: 'what' }, s[1])));
+      card.appendChild(heatmap([{ label: '', m: t.m }], {
+        title: s[0], grid: 150, signed: signed, valueName: s[0] === 'weights' ? 'weight' : 'value',
+        xLabel: isScore ? 'Keys' : 'features', yLabel: rowsAreQueries ? 'Queries' : 'Keys',
+        labels: { queries: rowsAreQueries ? labels.queries : labels.keys, keys: isScore ? labels.keys : null },
+        onHover: function (text) { $('flow-status').textContent = s[0] + ' · ' + text; },
+        onClick: function (h) { explain(s[0], h.q, h.k); }
+      }));
+      if (i) box.appendChild(el('div', { class: 'flow-arrow', 'aria-hidden': 'true' }, '→'));
+      box.appendChild(card);
+    });
+  }
+
+  /* n as the page prints a term: 4 significant digits. */
+  function n4(x) { return x === null ? '−∞' : String(Number(x.toPrecision(4))); }
+  function paren(x) { return x < 0 ? '(' + n4(x) + ')' : n4(x); }
+
+  /* How cell (i, j) of step `name` came about, with the numbers. */
+  function explain(name, i, j) {
+    var f = flowState, box = clear($('flow-explain'));
+    var get = function (n) { var t = flowTensor(n); return t ? t.m : null; };
+    var Qn = f.path === '/attention/dot' ? 'queries' : 'Q_heads', Kn = f.path === '/attention/dot' ? 'keys' : 'K_heads';
+    var Vn = f.path === '/attention/dot' ? 'values' : 'V_heads';
+    var Q = get(Qn), K = get(Kn), V = get(Vn), QK = get('QK'), S = get('scaled'), M = get('masked') || S, W = get('weights');
+    var value = get(name) ? get(name)[i][j] : null, computed = null, lines = [];
+    var dk = Q ? Q[0].length : 0;
+    var scale = QK && S && QK[i][j] ? S[i][j] / QK[i][j] : (f.answer.scale || 1 / Math.sqrt(dk));
+    if (name === 'QK') {
+      var terms = Q[i].map(function (q, c) { return paren(q) + '×' + paren(K[j][c]); });
+      computed = Q[i].reduce(function (a, q, c) { return a + q * K[j][c]; }, 0);
+      lines.push('QK[' + i + '][' + j + '] = row ' + i + ' of Q · column ' + j + ' of Kᵀ = Σ_c Q[' + i + '][c]·K[' + j + '][c]');
+      lines.push('= ' + terms.join(' + ') + ' = ' + n4(computed));
+    } else if (name === 'scaled') {
+      computed = QK[i][j] * scale;
+      lines.push('scaled[' + i + '][' + j + '] = QK[' + i + '][' + j + '] × scale = ' + paren(QK[i][j]) + ' × ' + n4(scale) + ' = ' + n4(computed));
+      lines.push('scale = 1/√d_k = 1/√' + dk + ' = ' + n4(1 / Math.sqrt(dk)) + (Math.abs(scale - 1 / Math.sqrt(dk)) > 1e-12 ? ' by default; this request set ' + n4(scale) : ''));
+    } else if (name === 'masked') {
+      computed = M[i][j];
+      lines.push(M[i][j] === null ? 'masked[' + i + '][' + j + '] = −∞: key ' + j + ' is hidden from query ' + i + ' (causal, valid_lens or attn_mask), so its weight is exactly 0'
+        : 'masked[' + i + '][' + j + '] = scaled[' + i + '][' + j + '] = ' + n4(M[i][j]) + ' (key ' + j + ' is visible to query ' + i + ')');
+    } else if (name === 'weights') {
+      var row = M[i], live = row.filter(function (x) { return x !== null; });
+      var mx = Math.max.apply(null, live), exps = row.map(function (x) { return x === null ? 0 : Math.exp(x - mx); });
+      var sum = exps.reduce(function (a, b) { return a + b; }, 0);
+      computed = exps[j] / sum;
+      lines.push('weights[' + i + '][' + j + '] = softmax of row ' + i + ' of masked: exp(m[' + i + '][' + j + '] − max) / Σ_k exp(m[' + i + '][k] − max)');
+      lines.push('row ' + i + ' = [' + row.map(n4).join(', ') + '], max = ' + n4(mx));
+      lines.push('= exp(' + n4(row[j]) + ' − ' + n4(mx) + ') / (' + exps.map(n4).join(' + ') + ') = ' + n4(exps[j]) + ' / ' + n4(sum) + ' = ' + n4(computed));
+    } else if (name === 'weighted_values') {
+      var wr = W[i], tv = wr.map(function (w, k) { return n4(w) + '×' + paren(V[k][j]); });
+      computed = wr.reduce(function (a, w, k) { return a + w * V[k][j]; }, 0);
+      lines.push('weighted_values[' + i + '][' + j + '] = row ' + i + ' of weights · column ' + j + ' of V = Σ_k weights[' + i + '][k]·V[k][' + j + ']');
+      lines.push('= ' + tv.join(' + ') + ' = ' + n4(computed));
+    } else {
+      lines.push(name + '[' + i + '][' + j + '] = ' + n4(value) + ': ' + FLOW_STEPS[f.path].filter(function (s) { return s[0] === name; })[0][1] +
+        ' (the parameters are not part of the trace; the cells to click are QK, scaled, masked, weights and weighted_values)');
+    }
+    box.setAttribute('data-step', name);
+    box.setAttribute('data-q', i);
+    box.setAttribute('data-k', j);
+    box.setAttribute('data-value', value === null ? 'null' : value);
+    box.setAttribute('data-computed', computed === null ? 'null' : computed);
+    box.appendChild(el('div', { class: 'explain-head' }, el('b', null, name + '[' + i + '][' + j + '] = ' + n4(value)),
+      computed !== null && value !== null ? ' (recomputed here: ' + n4(computed) + ')' : ''));
+    lines.forEach(function (l) { box.appendChild(el('div', { class: 'explain-line mono' }, l)); });
+  }
+
+  /* ------------------------------------------------------------------ */
+  /* The Transformer tab: weights per layer and head                     */
+  /* ------------------------------------------------------------------ */
+
+  /* A token's row of d numbers (two decimals), the same for the same
+   * token: the source is a table of embeddings, as in d2l. */
+  function embed(token, d) {
+    var h = 0;
+    for (var i = 0; i < token.length; i++) h = (h * 31 + token.charCodeAt(i)) % 100003;
+    var row = [];
+    for (var c = 0; c < d; c++) row.push(wiggle(h + c * 7 + 1));
+    return row;
+  }
+  var tfState = null;
+  function tfRun() {
+    var tokens = $('tf-tokens').value.trim().split(/\s+/).filter(Boolean);
+    var E = +$('tf-d-model').value, body = {
+      src: tokens.map(function (t) { return embed(t, E); }),
+      seed: +$('tf-seed').value, d_model: E, num_heads: +$('tf-heads').value,
+      dim_feedforward: +$('tf-ff').value, num_layers: +$('tf-layers').value
+    };
+    if ($('tf-causal').checked) body.causal = true;
+    if ($('tf-pe').checked) body.positional_encoding = true;
+    var status = $('tf-status');
+    $('tf-problem').hidden = true;
+    setStatus(status, true, 'Running…');
+    return call('POST', '/transformer/encoder', JSON.stringify(body)).then(function (r) {
+      if (r.status !== 200 || !r.json || !r.json.weights) throw r;
+      tfState = { tokens: tokens, answer: r.json };
+      drawTransformer();
+      setStatus(status, true, describe(r));
+    }).catch(function (r) {
+      var p = r && r.json ? r.json : { title: 'failed', detail: r && r.message };
+      setStatus(status, false, (p.status || '') + ' ' + (p.title || ''));
+      var box = clear($('tf-problem'));
+      box.appendChild(el('b', null, p.code || p.title || ''));
+      if (p.pointer !== undefined) box.appendChild(el('span', null, ' at ', el('code', null, p.pointer || '(the body)')));
+      box.appendChild(el('div', { class: 'detail' }, p.detail || ''));
+      box.hidden = false;
+    });
+  }
+  function drawTransformer() {
+    if (!tfState) return;
+    var w = nested(tfState.answer.weights), shape = shapeOf(w);
+    if (shape.length === 5) w = w.map(function (layer) { return layer[0]; }); /* (L, B, H, S, S): example 0 */
+    var panels = [];
+    w.forEach(function (layer, l) {
+      layer.forEach(function (m, h) { panels.push({ label: 'layer ' + l + ', head ' + h, m: m }); });
+    });
+    var box = clear($('tf-grid'));
+    if (!panels.length) return;
+    box.setAttribute('data-layers', w.length);
+    box.setAttribute('data-heads', w[0].length);
+    box.appendChild(heatmap(panels, {
+      title: 'Encoder self-attention weights', perRow: w[0].length, grid: 220,
+      labels: { queries: tfState.tokens, keys: tfState.tokens },
+      onHover: function (t) { $('tf-readout').textContent = t; }
+    }));
+  }
+
+  /* ------------------------------------------------------------------ */
   /* Wiring                                                              */
   /* ------------------------------------------------------------------ */
 
-  var nwStarted = false;
+  var nwStarted = false, flowStarted = false, tfStarted = false;
+  var TABS = ['request', 'nw', 'flow', 'transformer'];
   function showTab(name) {
-    ['request', 'nw'].forEach(function (t) {
+    TABS.forEach(function (t) {
       $('tab-' + t).hidden = t !== name;
       $('tab-btn-' + t).setAttribute('aria-selected', String(t === name));
     });
     if (name === 'nw' && !nwStarted) {
       nwStarted = true;
       runNw();
+    }
+    if (name === 'flow' && !flowStarted) {
+      flowStarted = true;
+      flowRun();
+    }
+    if (name === 'transformer' && !tfStarted) {
+      tfStarted = true;
+      tfRun();
     }
   }
 
@@ -870,7 +1401,12 @@
     $('token').addEventListener('input', function () {
       try { sessionStorage.setItem('attnd-token', $('token').value); } catch (e) { /* storage off */ }
     });
-    editor.addEventListener('input', function () { if (mark) clearMark(); else renderBackdrop(); });
+    var syncTimer = null;
+    editor.addEventListener('input', function () {
+      if (mark) clearMark(); else renderBackdrop();
+      clearTimeout(syncTimer);
+      syncTimer = setTimeout(syncControls, 250);
+    });
     editor.addEventListener('scroll', syncScroll);
     editor.addEventListener('keydown', function (ev) {
       if (ev.key === 'Enter' && (ev.ctrlKey || ev.metaKey)) { ev.preventDefault(); send(); }
@@ -890,15 +1426,37 @@
         showProblem({ title: 'Not JSON yet', detail: e.message });
       }
     });
-    $('tab-btn-request').addEventListener('click', function () { history.replaceState(null, '', '#request'); showTab('request'); });
-    $('tab-btn-nw').addEventListener('click', function () { history.replaceState(null, '', '#nw'); showTab('nw'); });
+    TABS.forEach(function (t) {
+      $('tab-btn-' + t).addEventListener('click', function () { history.replaceState(null, '', '#' + t); showTab(t); });
+    });
+    $('palette').addEventListener('change', function () {
+      palette = $('palette').value;
+      try { sessionStorage.setItem('attnd-palette', palette); } catch (e) { /* storage off */ }
+      if (lastAnswer) showHeatmap(lastAnswer.path, lastAnswer.json.weights, lastAnswer.labels);
+      drawNwHeat();
+      drawFlow();
+      drawTransformer();
+    });
+    $('ctl-tau').addEventListener('input', function () { controlChanged('tau'); });
+    $('ctl-scale-reset').addEventListener('click', function () { controlChanged('scale-reset'); });
+    $('ctl-causal').addEventListener('change', function () { controlChanged('causal'); });
+    $('ctl-lens').addEventListener('change', function () { controlChanged('lens'); });
+    $('ctl-lens-n').addEventListener('input', function () { controlChanged('lens-n'); });
+    $('nw-w').addEventListener('input', nwSlide);
+    $('flow-run').addEventListener('click', flowRun);
+    $('flow-example').addEventListener('change', function () { flowState.b = +$('flow-example').value; drawFlow(); });
+    $('flow-head').addEventListener('change', function () { flowState.h = +$('flow-head').value; drawFlow(); });
+    $('tf-form').addEventListener('submit', function (ev) { ev.preventDefault(); tfRun(); });
     $('nw-form').addEventListener('submit', function (ev) { ev.preventDefault(); runNw(); });
     document.querySelectorAll('input[name="nw-heat"]').forEach(function (r) { r.addEventListener('change', drawNwHeat); });
 
     fillEndpoints();
     $('endpoint').value = '/regression/nw';
     fillExamples();
-    showTab(location.hash === '#nw' ? 'nw' : 'request');
+    try { palette = sessionStorage.getItem('attnd-palette') || 'reds'; } catch (e) { palette = 'reds'; }
+    if (!PALETTES[palette]) palette = 'reds';
+    $('palette').value = palette;
+    showTab(TABS.indexOf(location.hash.slice(1)) >= 0 ? location.hash.slice(1) : 'request');
 
     /* The routes this server has, from its OpenAPI document. */
     call('GET', '/openapi.json').then(function (r) {
