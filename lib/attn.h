@@ -317,6 +317,51 @@ void attn_np_rand(attn_np_random *rs, double *out, size_t n);
  * row-major order for n = d0·d1 (n attn_np_gauss draws; n may be 0). */
 void attn_np_randn(attn_np_random *rs, double *out, size_t n);
 
+/* ------------------------------------- the seed note's self-attention */
+
+/* Self-attention as the seed note's self_attention(x, d_k) computes it
+ * (note 2, section 4.6; d2l 11.6.1): Q = x W_Q, K = x W_K, V = x W_V, then
+ * out = softmax(mask(Q Kᵀ · scale)) V by attn_dot_forward.
+ *   x: (B, N, d_model)  W_Q, W_K, W_V: (d_model, d_k), (in, out) layout
+ *   (the transpose of nn.Linear's weight: Q = x @ W_Q)
+ *   -> q, k, v: (B, N, d_k), the projections (kept for the backward);
+ *      out: (B, N, d_k), weights: (B, N, N);
+ *      qk: (B, N, N) or NULL — Q Kᵀ before the scale;
+ *      scores: (B, N, N) or NULL — Q Kᵀ · scale before masking.
+ * scale: finite > 0 (the note's 1/sqrt(d_k) is attn_dot_default_scale(d_k)).
+ * The projections are one cblas_dgemm each over the B·N rows of x.
+ * Errors: ATTN_E_INVALID_ARG; ATTN_E_OVERFLOW (a size, or B·N beyond
+ * BLAS's int); ATTN_E_NONFINITE when a projection overflows; otherwise as
+ * attn_dot_forward (fault->index as it gives it). */
+attn_status attn_self_forward(double *out, double *weights, double *qk,
+                              double *scores, double *q, double *k, double *v,
+                              const double *x, const double *W_Q,
+                              const double *W_K, const double *W_V,
+                              const attn_mask *mask, double scale, size_t B,
+                              size_t N, size_t d_model, size_t d_k,
+                              attn_fault *fault);
+
+/* Scratch bytes attn_self_backward allocates besides attn_dot_backward's:
+ * dL/dQ, dL/dK, dL/dV, 3·B·N·d_k doubles; or ATTN_E_OVERFLOW. */
+attn_status attn_self_backward_workspace(size_t *bytes, size_t B, size_t N,
+                                         size_t d_k);
+
+/* Gradients of attn_self_forward, given its inputs, its q, k, v and
+ * weights, and grad_out = dL/d(out) (B, N, d_k):
+ *   dQ, dK, dV by attn_dot_backward, then
+ *   grad_W_Q = xᵀ dQ (d_model, d_k) over all B·N rows (and K, V alike),
+ *   grad_x = dQ W_Qᵀ + dK W_Kᵀ + dV W_Vᵀ (B, N, d_model).
+ * Errors: as attn_self_forward and attn_dot_backward; ATTN_E_NOMEM. */
+attn_status attn_self_backward(double *grad_x, double *grad_W_Q,
+                               double *grad_W_K, double *grad_W_V,
+                               const double *grad_out, const double *weights,
+                               const double *x, const double *W_Q,
+                               const double *W_K, const double *W_V,
+                               const double *q, const double *k,
+                               const double *v, const attn_mask *mask,
+                               double scale, size_t B, size_t N, size_t d_model,
+                               size_t d_k, attn_fault *fault);
+
 /* The textbook's NW dataset (d2l 11.2.1; seed §4): n_train uniforms,
  * x = 5u sorted ascending; then n_train normals z;
  * y_train = f(x) + noise·z with f(x) = 2 sin(x) + x^0.8;
