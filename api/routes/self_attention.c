@@ -42,7 +42,8 @@ static const api_tensor_spec W_K_spec = {"W_K", API_RANK(2), 0,
 static const api_tensor_spec W_V_spec = {"W_V", API_RANK(2), 0,
                                          "(d_model, d_k)", 0};
 
-/* The contract's field table (docs/contract.md section 2b), in its order. */
+/* The contract's field table (docs/contract.md section 6, "POST
+ * /attention/self"), in its order. */
 static const api_field fields[] = {
     {"x", API_FIELD_TENSOR, 1, &x_spec, NULL},
     {"W_Q", API_FIELD_TENSOR, 0, &W_Q_spec, NULL},
