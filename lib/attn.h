@@ -273,6 +273,96 @@ void attn_rng_normals(attn_rng *rng, double *out, size_t n);
  * matrix, row-major: a = sqrt(6 / (in + out)), entry = −a + 2a·uniform(). */
 void attn_rng_xavier(attn_rng *rng, double *W, size_t rows, size_t cols);
 
+/* ------------------------------------- NumPy's legacy RandomState, exact */
+
+/* NumPy's legacy generator, np.random.seed / rand / randn, bit for bit
+ * (docs/contract.md section 7; lib/numpy_random.c cites numpy's sources):
+ * MT19937 (Matsumoto & Nishimura 1998) as numpy's mt19937.c, its state
+ * and position, and the cached second normal of the polar method
+ * (numpy's aug_bitgen_t has_gauss, gauss). A plain struct: copy it to
+ * fork a stream; one per thread. */
+#define ATTN_NP_STATE_LEN 624
+typedef struct {
+    uint32_t key[ATTN_NP_STATE_LEN];
+    int pos; /* next word of key; ATTN_NP_STATE_LEN: regenerate first */
+    int has_gauss;
+    double gauss;
+} attn_np_random;
+
+/* np.random.seed(seed) for an integer seed 0 … 2^32 − 1: numpy's
+ * _legacy_seeding passes a Python int to mt19937_seed (Knuth's
+ * multiplier 1812433253, key[0] = seed, pos = 624), and RandomState.seed
+ * then drops the cached normal. (An array seed goes through
+ * init_by_array instead: not this function.) */
+void attn_np_seed(attn_np_random *rs, uint32_t seed);
+
+/* The next tempered 32-bit word (numpy's mt19937_next). */
+uint32_t attn_np_next32(attn_np_random *rs);
+
+/* np.random.random_sample() / rand(): a = next32 >> 5, b = next32 >> 6
+ * (drawn in that order), (a · 2^26 + b) / 2^53, in [0, 1); numpy's
+ * mt19937_next_double (randomkit's rk_double). */
+double attn_np_random_sample(attn_np_random *rs);
+
+/* One np.random.randn() value: legacy_gauss (numpy's
+ * legacy-distributions.c). With a cached value, return it and clear the
+ * cache; otherwise draw x1 = 2u − 1, x2 = 2u − 1 (u = random_sample) until
+ * 0 < r2 = x1² + x2² < 1, f = sqrt(−2 ln r2 / r2), cache f·x1, return
+ * f·x2. The cache spans calls: randn(3) then randn(1) is randn(4). */
+double attn_np_gauss(attn_np_random *rs);
+
+/* out[0 … n−1] = np.random.rand(n) (n random_sample draws; n may be 0). */
+void attn_np_rand(attn_np_random *rs, double *out, size_t n);
+
+/* out[0 … n−1] = np.random.randn(n), and np.random.randn(d0, d1) in
+ * row-major order for n = d0·d1 (n attn_np_gauss draws; n may be 0). */
+void attn_np_randn(attn_np_random *rs, double *out, size_t n);
+
+/* ------------------------------------- the seed note's self-attention */
+
+/* Self-attention as the seed note's self_attention(x, d_k) computes it
+ * (note 2, section 4.6; d2l 11.6.1): Q = x W_Q, K = x W_K, V = x W_V, then
+ * out = softmax(mask(Q Kᵀ · scale)) V by attn_dot_forward.
+ *   x: (B, N, d_model)  W_Q, W_K, W_V: (d_model, d_k), (in, out) layout
+ *   (the transpose of nn.Linear's weight: Q = x @ W_Q)
+ *   -> q, k, v: (B, N, d_k), the projections (kept for the backward);
+ *      out: (B, N, d_k), weights: (B, N, N);
+ *      qk: (B, N, N) or NULL — Q Kᵀ before the scale;
+ *      scores: (B, N, N) or NULL — Q Kᵀ · scale before masking.
+ * scale: finite > 0 (the note's 1/sqrt(d_k) is attn_dot_default_scale(d_k)).
+ * The projections are one cblas_dgemm each over the B·N rows of x.
+ * Errors: ATTN_E_INVALID_ARG; ATTN_E_OVERFLOW (a size, or B·N beyond
+ * BLAS's int); ATTN_E_NONFINITE when a projection overflows; otherwise as
+ * attn_dot_forward (fault->index as it gives it). */
+attn_status attn_self_forward(double *out, double *weights, double *qk,
+                              double *scores, double *q, double *k, double *v,
+                              const double *x, const double *W_Q,
+                              const double *W_K, const double *W_V,
+                              const attn_mask *mask, double scale, size_t B,
+                              size_t N, size_t d_model, size_t d_k,
+                              attn_fault *fault);
+
+/* Scratch bytes attn_self_backward allocates besides attn_dot_backward's:
+ * dL/dQ, dL/dK, dL/dV, 3·B·N·d_k doubles; or ATTN_E_OVERFLOW. */
+attn_status attn_self_backward_workspace(size_t *bytes, size_t B, size_t N,
+                                         size_t d_k);
+
+/* Gradients of attn_self_forward, given its inputs, its q, k, v and
+ * weights, and grad_out = dL/d(out) (B, N, d_k):
+ *   dQ, dK, dV by attn_dot_backward, then
+ *   grad_W_Q = xᵀ dQ (d_model, d_k) over all B·N rows (and K, V alike),
+ *   grad_x = dQ W_Qᵀ + dK W_Kᵀ + dV W_Vᵀ (B, N, d_model).
+ * Errors: as attn_self_forward and attn_dot_backward; ATTN_E_NOMEM. */
+attn_status attn_self_backward(double *grad_x, double *grad_W_Q,
+                               double *grad_W_K, double *grad_W_V,
+                               const double *grad_out, const double *weights,
+                               const double *x, const double *W_Q,
+                               const double *W_K, const double *W_V,
+                               const double *q, const double *k,
+                               const double *v, const attn_mask *mask,
+                               double scale, size_t B, size_t N, size_t d_model,
+                               size_t d_k, attn_fault *fault);
+
 /* The textbook's NW dataset (d2l 11.2.1; seed §4): n_train uniforms,
  * x = 5u sorted ascending; then n_train normals z;
  * y_train = f(x) + noise·z with f(x) = 2 sin(x) + x^0.8;

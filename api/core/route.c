@@ -14,6 +14,7 @@
 #include "stream.h"
 
 extern const api_route api_route_dot, api_route_additive, api_route_multihead,
+    api_route_self_attention,
     api_route_nw, api_route_dataset, api_route_softmax_masked, api_route_posenc,
     api_route_grade, api_route_grade_batch, api_route_v2_server,
     api_route_v2_model, api_route_v2_model_ready, api_route_v2_infer,
@@ -22,6 +23,7 @@ extern const api_route api_route_dot, api_route_additive, api_route_multihead,
 
 static const api_route *const routes[] = {
     &api_route_dot,       &api_route_additive, &api_route_multihead,
+    &api_route_self_attention,
     &api_route_nw,        &api_route_dataset,  &api_route_softmax_masked,
     &api_route_posenc,    &api_route_grade,    &api_route_grade_batch,
     &api_route_v2_server, &api_route_v2_model, &api_route_v2_model_ready,
