@@ -219,7 +219,7 @@ fail:
 /* The fields as paths: up to PATHS_MAX of them, each up to PATH_MAX_DEPTH
  * segments of raw (unescaped) member names, "*" for any member or index. */
 #define PATH_MAX_DEPTH 4
-#define PATHS_MAX 64
+#define PATHS_MAX 256
 
 typedef struct {
     const char *segment[PATH_MAX_DEPTH];
@@ -257,40 +257,54 @@ static void parse_paths(path_set *set, const char *const *fields) {
     }
 }
 
-typedef uint64_t path_mask; /* bit i: paths[i] matches so far */
+/* bit i: paths[i] matches so far */
+#define MASK_WORDS (PATHS_MAX / 64)
+typedef struct {
+    uint64_t w[MASK_WORDS];
+} path_mask;
+
+static int mask_any(const path_mask *m) {
+    for (size_t k = 0; k < MASK_WORDS; k++)
+        if (m->w[k])
+            return 1;
+    return 0;
+}
 
 /* The paths of live whose segment at level matches the member name
  * key[0 .. n) (raw text; an escaped name matches only "*"), or, key NULL,
  * an array index (only "*"). */
 static path_mask step(const path_set *set, path_mask live, size_t level,
                       const char *key, size_t n, int escaped) {
-    path_mask next = 0;
-    for (size_t i = 0; i < set->n; i++) {
-        const path *p = &set->paths[i];
-        if (!(live >> i & 1) || level >= p->depth)
-            continue;
-        const char *seg = p->segment[level];
-        size_t len = p->length[level];
-        if ((len == 1 && seg[0] == '*') ||
-            (key && !escaped && len == n && !memcmp(seg, key, n)))
-            next |= (path_mask)1 << i;
-    }
+    path_mask next = {{0}};
+    for (size_t k = 0; k < MASK_WORDS; k++)
+        for (uint64_t bits = live.w[k]; bits; bits &= bits - 1) {
+            size_t i = 64 * k + (size_t)__builtin_ctzll(bits);
+            const path *p = &set->paths[i];
+            if (level >= p->depth)
+                continue;
+            const char *seg = p->segment[level];
+            size_t len = p->length[level];
+            if ((len == 1 && seg[0] == '*') ||
+                (key && !escaped && len == n && !memcmp(seg, key, n)))
+                next.w[k] |= (uint64_t)1 << (i % 64);
+        }
     return next;
 }
 
 /* The paths of live that end at level (full) or go on below it (deeper). */
 static void split(const path_set *set, path_mask live, size_t level,
                   path_mask *full, path_mask *deeper) {
-    *full = *deeper = 0;
-    for (size_t i = 0; i < set->n; i++) {
-        path_mask bit = (path_mask)1 << i;
-        if (!(live & bit))
-            continue;
-        if (set->paths[i].depth == level)
-            *full |= bit;
-        else
-            *deeper |= bit;
-    }
+    memset(full, 0, sizeof *full);
+    memset(deeper, 0, sizeof *deeper);
+    for (size_t k = 0; k < MASK_WORDS; k++)
+        for (uint64_t bits = live.w[k]; bits; bits &= bits - 1) {
+            size_t i = 64 * k + (size_t)__builtin_ctzll(bits);
+            uint64_t bit = (uint64_t)1 << (i % 64);
+            if (set->paths[i].depth == level)
+                full->w[k] |= bit;
+            else
+                deeper->w[k] |= bit;
+        }
 }
 
 typedef struct {
@@ -381,7 +395,7 @@ static int scan_value(scanner *sc, cursor *c, path_mask live, size_t level) {
     path_mask full, deeper;
     split(sc->set, live, level, &full, &deeper);
     size_t start = c->pos;
-    if (full && at(c, '[') && read_array(sc->fp, c) == 0) {
+    if (mask_any(&full) && at(c, '[') && read_array(sc->fp, c) == 0) {
         if (sc->n == sc->cap) {
             size_t cap = sc->cap ? 2 * sc->cap : 8;
             region *grown = realloc(sc->regions, cap * sizeof *grown);
@@ -394,9 +408,9 @@ static int scan_value(scanner *sc, cursor *c, path_mask live, size_t level) {
         return 0;
     }
     c->pos = start;
-    if (deeper && at(c, '{'))
+    if (mask_any(&deeper) && at(c, '{'))
         return scan_object(sc, c, deeper, level);
-    if (deeper && at(c, '['))
+    if (mask_any(&deeper) && at(c, '['))
         return scan_array(sc, c, deeper, level);
     return skip_value(c);
 }
@@ -409,8 +423,9 @@ static long scan(api_fastpath *fp, const path_set *set, const char *body,
                  size_t len, region **regions) {
     cursor c = {body, len, 0};
     scanner sc = {fp, set, NULL, 0, 0};
-    path_mask all =
-        set->n == PATHS_MAX ? ~(path_mask)0 : ((path_mask)1 << set->n) - 1;
+    path_mask all = {{0}};
+    for (size_t i = 0; i < set->n; i++)
+        all.w[i / 64] |= (uint64_t)1 << (i % 64);
     skip_ws(&c);
     int rc = at(&c, '{') ? scan_object(&sc, &c, all, 0) : -1;
     *regions = sc.regions;

@@ -79,7 +79,7 @@ typedef struct {
  * of fields into fp on the way (flags must include JSON_ALLOW_NUL for
  * that; otherwise this is json_loadb). fields is NULL-terminated, each a
  * path of member names joined by '/' ("*": any member or array index; at
- * most 4 segments, 64 paths): the route's (api_route_fast_fields,
+ * most 4 segments, 256 paths): the route's (api_route_fast_fields,
  * route.h), whose readers resolve placeholders; NULL or an empty list
  * gives plain json_loadb. gate (NULL: none) is asked before each text is
  * given to jansson: the body with placeholders, and the body itself when

@@ -1438,7 +1438,7 @@ static int handle_grade(api_call *call) {
 extern const api_route api_route_grade;
 
 /* The most paths the fast path takes (fastpath.h). */
-#define FAST_PATHS_MAX 64
+#define FAST_PATHS_MAX 256
 
 static char fast_text[FAST_PATHS_MAX][API_POINTER_MAX];
 static const char *fast_paths[FAST_PATHS_MAX + 1];

@@ -521,13 +521,8 @@ static const api_answer_field answer_fields[] = {
     {"grads.W_V", 2, 0, 0, API_ANSWER_GRADS},
 };
 
-/* The members of the answer, ready for the route's entry; not in it yet,
- * so /grade does not grade this route: /grade's fast path reads at most
- * 64 member paths (fastpath.c's path_mask), which the gradable routes'
- * members already fill, and this table's 20 would leave none for the
- * {"shape", "data"} form (test_api_fastpath, test_api_route). */
-const api_answer_table api_self_attention_answer =
-    API_ANSWER_TABLE(answer_fields);
+/* The members of the answer, which /grade grades. */
+static const api_answer_table answer = API_ANSWER_TABLE(answer_fields);
 
 const api_route api_route_self_attention = {
     .method = "POST",
@@ -535,5 +530,6 @@ const api_route api_route_self_attention = {
     .handler = handle_self,
     .flags = API_ROUTE_JSON_BODY | API_ROUTE_VARY_ACCEPT | API_ROUTE_COMPUTES,
     .request = &schema,
+    .answer = &answer,
     .cost = cost_self,
 };

@@ -339,7 +339,7 @@ static void test_front_fast_paths(void **state) {
     }
     /* the fast path's most (fastpath.h): every member path fits, and the
      * "data" paths take the room that is left */
-    assert_true(n - data < 64 && n <= 64);
+    assert_true(n - data < 256 && n <= 256);
     assert_true(listed(paths, "request/queries/data"));
     static const char *const expected[] = {
         "request/queries", "request/keys",       "request/values",
