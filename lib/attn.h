@@ -538,7 +538,10 @@ attn_status attn_multihead_backward(
  * as for the forward; every buffer must be given. */
 
 /* Q Kᵀ, unscaled (the notes' 点积 step; d2l 11.3.2): attn_dot_forward's
- * step 1 with alpha 1 in place of the scale, one cblas_dgemm per example.
+ * step 1 with alpha 1 in place of the scale, by cblas_dgemm on the same
+ * rows (per example, or per block of rows where the forward pipelines), so
+ * that with a scale that is a power of two the forward's scores are
+ * exactly QK · scale.
  *   q: (B, Nq, d)  k: (B, Nk, d) -> QK: (B, Nq, Nk).
  * Errors: ATTN_E_INVALID_ARG (NULL, zero size); ATTN_E_OVERFLOW (a size
  * product, or a dimension beyond BLAS's int); ATTN_E_DEADLINE. */
