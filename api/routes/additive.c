@@ -157,9 +157,9 @@ static void cost_additive(const api_call *call, const void *shapes,
         api_work_add(api_work_mul(a->Nq, a->dq), api_work_mul(a->Nk, a->dk)));
     size_t bqk[3] = {a->B, a->Nq, a->Nk};
     work = api_work_add(
-        work, api_work_mul(api_work_prod(bqk, 3),
-                           api_work_add(api_work_mul(s->h, API_WORK_TANH),
-                                        a->dv)));
+        work,
+        api_work_mul(api_work_prod(bqk, 3),
+                     api_work_add(api_work_mul(s->h, API_WORK_TANH), a->dv)));
     api_trace trace;
     api_trace_init(&trace, API_TRACE_ADDITIVE, call->body, s->h);
     api_arena arena = {0};
@@ -315,9 +315,9 @@ static attn_status compute(api_call *call, additive_request *r,
     api_call_inputs_read(call);
     double t0 = api_clock_ms();
     attn_status st = attn_additive_forward(
-        a->out, a->weights, api_trace_scores(&r->trace, a), a->qd, a->kd,
-        a->vd, r->Wq, r->Wk, r->wv, &a->mask, a->B, a->Nq, a->Nk, a->dq, a->dk,
-        a->dv, r->h, fault);
+        a->out, a->weights, api_trace_scores(&r->trace, a), a->qd, a->kd, a->vd,
+        r->Wq, r->Wk, r->wv, &a->mask, a->B, a->Nq, a->Nk, a->dq, a->dk, a->dv,
+        r->h, fault);
     if (st == ATTN_OK)
         st = api_trace_additive(&r->trace, a, r->Wq, r->Wk);
     if (st == ATTN_OK && a->has_grad)

@@ -130,10 +130,9 @@ static int handle_dot(api_call *call) {
     api_call_inputs_read(call);
     attn_fault fault = {0};
     double t0 = api_clock_ms();
-    attn_status st =
-        attn_dot_forward(a.out, a.weights, api_trace_scores(&trace, &a), a.qd,
-                         a.kd, a.vd, &a.mask, scale, a.B, a.Nq, a.Nk, a.dq,
-                         a.dv, &fault);
+    attn_status st = attn_dot_forward(
+        a.out, a.weights, api_trace_scores(&trace, &a), a.qd, a.kd, a.vd,
+        &a.mask, scale, a.B, a.Nq, a.Nk, a.dq, a.dv, &fault);
     if (st == ATTN_OK)
         st = api_trace_dot(&trace, &a);
     if (st == ATTN_OK && a.has_grad)

@@ -438,9 +438,9 @@ static attn_status compute(api_call *call, multihead_request *m,
     api_call_inputs_read(call);
     double t0 = api_clock_ms();
     attn_status st = attn_multihead_forward(
-        a->out, a->weights, api_trace_scores(&m->trace, a), a->qd, a->kd,
-        a->vd, &params, &a->mask, a->B, a->Nq, a->Nk, a->dq, a->dk, a->dv, m->h,
-        a->H, a->d_out, fault);
+        a->out, a->weights, api_trace_scores(&m->trace, a), a->qd, a->kd, a->vd,
+        &params, &a->mask, a->B, a->Nq, a->Nk, a->dq, a->dk, a->dv, m->h, a->H,
+        a->d_out, fault);
     if (st == ATTN_OK)
         st = api_trace_multihead(&m->trace, a, &params);
     if (st == ATTN_OK && a->has_grad) {

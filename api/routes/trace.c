@@ -64,7 +64,7 @@ static void add(trace_list *l, const char *name, double **own,
  * only the answer needs). */
 static void trace_tensors(api_trace *t, const api_attention *a, trace_list *l) {
     size_t B = a->B, Nq = a->Nq, Nk = a->Nk, H = a->H, h = t->h;
-    size_t dh = H && h % H == 0 ? h / H : h; /* h/H once H is checked */
+    size_t dh = H ? h / H : h; /* rounded down until H is checked */
     attn_multihead_steps *s = &t->steps;
     l->n = 0;
     switch (t->route) {
