@@ -614,8 +614,10 @@ attn_status attn_additive_trace(double *Q, double *K, double *features,
  *     finite where a score is −inf); for the other kernels K((x_query[q]
  *     − x_train[i])·w), the kernel values, whose weights are the scores
  *     over their row's sum.
- * A distance beyond ±DBL_MAX is ±inf, and so a Gaussian score whose
- * (distance·w)² overflows is −inf; no error for either.
+ * The argument (x_query[q] − x_train[i])·w is computed as
+ * attn_nw_predict computes it (x·w − xᵢ·w when the points are more than
+ * DBL_MAX apart). A distance beyond ±DBL_MAX is ±inf, and a Gaussian
+ * score whose square overflows is −inf; no error for either.
  * Errors: ATTN_E_INVALID_ARG (NULL, zero size, w not finite > 0, unknown
  * kernel); ATTN_E_OVERFLOW; ATTN_E_DEADLINE. */
 attn_status attn_nw_trace(double *distances, double *scores,

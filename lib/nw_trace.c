@@ -9,6 +9,13 @@
 
 #include <math.h>
 
+/* (x − xᵢ)·w as attn_nw_predict computes it (lib/nw.c): when the two
+ * points are more than DBL_MAX apart, x·w − xᵢ·w. */
+static double scaled_difference(double x, double xi, double w) {
+    double d = x - xi;
+    return isfinite(d) ? d * w : x * w - xi * w;
+}
+
 /* K(u) of a compact or constant kernel, as attn_nw_predict evaluates it
  * (lib/nw.c), so that its weights are these scores over their sum. */
 static double kernel_value(attn_kernel kernel, double u) {
@@ -53,9 +60,10 @@ attn_status attn_nw_trace(double *distances, double *scores,
             return ATTN_E_DEADLINE;
         double *dq = distances + q * n, *sq = scores + q * n;
         for (size_t i = 0; i < n; i++) {
-            /* the kernel's argument is (x − xᵢ)·w, as attn_nw_predict
+            /* the kernel's argument (x − xᵢ)·w, as attn_nw_predict
              * computes it */
-            double d = x_query[q] - x_train[i], u = d * w;
+            double d = x_query[q] - x_train[i];
+            double u = scaled_difference(x_query[q], x_train[i], w);
             dq[i] = d;
             sq[i] = kernel == ATTN_KERNEL_GAUSSIAN ? -0.5 * (u * u)
                                                    : kernel_value(kernel, u);
