@@ -618,6 +618,102 @@ attn_status attn_multihead_backward(
     size_t Nq, size_t Nk, size_t dq, size_t dk, size_t dv, size_t h, size_t H,
     size_t d_out, attn_fault *fault);
 
+/* ------------------------------------------ traces of the forward passes */
+
+/* What a trace of a forward pass adds to its answer (docs/trace.md): the
+ * intermediates a forward function computes but does not return. Each is
+ * made by the same calls the forward function makes, so it holds the
+ * doubles the forward's scores, weights and output were computed from;
+ * those three the caller takes from the forward itself. Sizes and buffers
+ * as for the forward; every buffer must be given. */
+
+/* Q Kᵀ, unscaled (the notes' 点积 step; d2l 11.3.2): attn_dot_forward's
+ * step 1 with alpha 1 in place of the scale, by cblas_dgemm on the same
+ * rows (per example, or per block of rows where the forward pipelines), so
+ * that with a scale that is a power of two the forward's scores are
+ * exactly QK · scale.
+ *   q: (B, Nq, d)  k: (B, Nk, d) -> QK: (B, Nq, Nk).
+ * Errors: ATTN_E_INVALID_ARG (NULL, zero size); ATTN_E_OVERFLOW (a size
+ * product, or a dimension beyond BLAS's int); ATTN_E_DEADLINE. */
+attn_status attn_dot_products(double *QK, const double *q, const double *k,
+                              size_t B, size_t Nq, size_t Nk, size_t d);
+
+/* The intermediates of attn_multihead_forward, with dh = h/H:
+ *   Q: (B, Nq, h)  K, V: (B, Nk, h)        Q' = q·W_qᵀ + b_q, K', V'
+ *   Q_heads: (B, H, Nq, dh)  K_heads, V_heads: (B, H, Nk, dh)
+ *                                          head t = features t·dh … of each
+ *   QK: (B, H, Nq, Nk)                     Q'_t K'_tᵀ, before the scale
+ *   weighted_values: (B, H, Nq, dh)        weights_t · V'_t
+ *   concat: (B, Nq, h)                     the heads side by side. */
+typedef struct {
+    double *Q, *K, *V;
+    double *Q_heads, *K_heads, *V_heads;
+    double *QK;
+    double *weighted_values;
+    double *concat;
+} attn_multihead_steps;
+
+/* Fill *t for the forward pass that gave weights (B, H, Nq, Nk) from q,
+ * k, v and params (attn_multihead_forward's arguments; W_o and b_o are not
+ * used): the projections by the forward's own calls (bias rows, then one
+ * dgemm with beta 1), per head Q'_t K'_tᵀ by one dgemm on the forward's
+ * strided columns with alpha 1, and weights_t · V'_t by the forward's
+ * step 4 call, into concat's columns of head t. No scratch.
+ * Errors: ATTN_E_INVALID_ARG (NULL buffer or weight, a zero size, H not
+ * dividing h); ATTN_E_OVERFLOW; ATTN_E_DEADLINE. Source: d2l 11.5. */
+attn_status attn_multihead_trace(const attn_multihead_steps *t,
+                                 const double *weights, const double *q,
+                                 const double *k, const double *v,
+                                 const attn_multihead_params *params, size_t B,
+                                 size_t Nq, size_t Nk, size_t dq, size_t dk,
+                                 size_t dv, size_t h, size_t H);
+
+/* Split x (B, N, h) into heads (B, H, N, h/H): head t is the contiguous
+ * columns t·h/H … (t+1)·h/H − 1 (d2l 11.5's transpose_qkv). H divides h;
+ * no error. */
+void attn_heads_split(double *heads, const double *x, size_t B, size_t N,
+                      size_t h, size_t H);
+
+/* Scratch bytes attn_additive_trace allocates: the exp and expm1 of twice
+ * each projection, 16·B·(Nq + Nk)·h, and Nk bytes; ATTN_E_INVALID_ARG
+ * (NULL, zero size), ATTN_E_OVERFLOW. */
+attn_status attn_additive_trace_workspace(size_t *bytes, size_t B, size_t Nq,
+                                          size_t Nk, size_t h);
+
+/* The intermediates of attn_additive_forward (d2l 11.3.3; Bahdanau et al.
+ * 2014):
+ *   Q: (B, Nq, h) = q·W_qᵀ,  K: (B, Nk, h) = k·W_kᵀ,
+ *   features: (B, Nq, Nk, h) = tanh(Q[b, i] + K[b, j]),
+ * so that the forward's scores are features · w_v. The forward's own
+ * dgemm calls, its choice of the exponential form (every projection
+ * within ±ATTN_TANH_EXP_MAX) or tanh, and its per-feature functions.
+ *   q: (B, Nq, dq)  k: (B, Nk, dk)  W_q: (h, dq)  W_k: (h, dk).
+ * Errors: ATTN_E_INVALID_ARG (NULL, zero size); ATTN_E_OVERFLOW;
+ * ATTN_E_NOMEM; ATTN_E_DEADLINE. */
+attn_status attn_additive_trace(double *Q, double *K, double *features,
+                                const double *q, const double *k,
+                                const double *W_q, const double *W_k, size_t B,
+                                size_t Nq, size_t Nk, size_t dq, size_t dk,
+                                size_t h);
+
+/* The steps of attn_nw_predict before its weights (d2l 11.2):
+ *   distances: (m, n) = x_query[q] − x_train[i];
+ *   scores: (m, n) = −((x_query[q] − x_train[i])·w)²/2 for the Gaussian,
+ *     whose weights are their softmax over i (attn_nw_predict computes it
+ *     from the differences to the row's largest score, so its weights stay
+ *     finite where a score is −inf); for the other kernels K((x_query[q]
+ *     − x_train[i])·w), the kernel values, whose weights are the scores
+ *     over their row's sum.
+ * The argument (x_query[q] − x_train[i])·w is computed as
+ * attn_nw_predict computes it (x·w − xᵢ·w when the points are more than
+ * DBL_MAX apart). A distance beyond ±DBL_MAX is ±inf, and a Gaussian
+ * score whose square overflows is −inf; no error for either.
+ * Errors: ATTN_E_INVALID_ARG (NULL, zero size, w not finite > 0, unknown
+ * kernel); ATTN_E_OVERFLOW; ATTN_E_DEADLINE. */
+attn_status attn_nw_trace(double *distances, double *scores,
+                          const double *x_query, const double *x_train,
+                          attn_kernel kernel, double w, size_t m, size_t n);
+
 /* ------------------------------------------------------ the BLAS behind it */
 
 /* The BLAS library libattn was built against, for version and metrics

@@ -43,6 +43,7 @@ typedef struct {
 #define API_ANSWER_SCORES "\"return_scores\": true"
 #define API_ANSWER_DIAG "\"diagnostics\": true"
 #define API_ANSWER_GRADS "grad_output"
+#define API_ANSWER_TRACE "\"trace\": true"
 #define API_ANSWER_DRAWN "num_hiddens (and seed) instead of given parameters"
 
 /* The diagnostics members (diagnostics.h) for rows of rank r: dot and

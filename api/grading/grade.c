@@ -1479,8 +1479,11 @@ static void derive_fast_paths(void) {
             add_fast_path(&n, "request", names[i]);
         for (size_t i = 0; i < route->answer->n; i++) {
             const api_answer_field *f = &route->answer->fields[i];
+            /* a trace's many members take one path (api/routes/trace.h) */
             if (f->rank > 0 && !f->record)
-                add_fast_path(&n, "answer", f->name);
+                add_fast_path(&n, "answer",
+                              strncmp(f->name, "trace.", 6) ? f->name
+                                                            : "trace.*");
         }
     }
     /* then, while there is room, the "data" of the {"shape", "data"} form */

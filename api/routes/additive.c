@@ -11,7 +11,9 @@
  *   -> {"output": (B, Nq, dv), "weights": (B, Nq, Nk),
  *       "scores"?: (B, Nq, Nk), "params"?: {"W_q", "W_k", "w_v"},
  *       "diagnostics"?: {...} (diagnostics.h),
- *       "grads"?: {"queries", "keys", "values", "W_q", "W_k", "w_v"}}
+ *       "grads"?: {"queries", "keys", "values", "W_q", "W_k", "w_v"},
+ *       "trace"?: {"Q", "K", "features", "scores", "masked", "weights",
+ *                  "weighted_values"} with "trace": true (trace.h)}
  */
 #include <string.h>
 
@@ -21,6 +23,7 @@
 #include "grads.h"
 #include "limit.h"
 #include "route.h"
+#include "trace.h"
 
 static const api_tensor_spec queries_spec = {
     "queries", API_RANK(2) | API_RANK(3), 0,
@@ -53,6 +56,7 @@ static const api_field fields[] = {
     {"diagnostics", API_FIELD_BOOL, 0, NULL, NULL},
     {"grad_output", API_FIELD_TENSOR, 0, &api_grad_output_spec, NULL},
     {"labels", API_FIELD_OBJECT, 0, NULL, &api_labels_schema},
+    {"trace", API_FIELD_BOOL, 0, NULL, NULL},
     {"tensor_format", API_FIELD_STRING, 0, NULL, NULL},
     {"precision", API_FIELD_INTEGER, 0, NULL, NULL},
 };
@@ -143,10 +147,10 @@ typedef struct {
 /* Projections B·Nq·h·dq + B·Nk·h·dk, then B·Nq·Nk·h features for w_vᵀ
  * tanh(...), each counting API_WORK_TANH, and B·Nq·Nk·dv for weights·V;
  * tripled with grad_output. Given
- * parameters are read from the request (inputs); drawn ones are not. */
+ * parameters are read from the request (inputs); drawn ones are not. A
+ * trace's buffers and work (trace.h). */
 static void cost_additive(const api_call *call, const void *shapes,
                           api_cost *cost) {
-    (void)call;
     const additive_shapes *s = shapes;
     const api_attention *a = s->a;
     uint64_t work = api_work_mul(
@@ -154,15 +158,19 @@ static void cost_additive(const api_call *call, const void *shapes,
         api_work_add(api_work_mul(a->Nq, a->dq), api_work_mul(a->Nk, a->dk)));
     size_t bqk[3] = {a->B, a->Nq, a->Nk};
     work = api_work_add(
-        work, api_work_mul(api_work_prod(bqk, 3),
-                           api_work_add(api_work_mul(s->h, API_WORK_TANH),
-                                        a->dv)));
+        work,
+        api_work_mul(api_work_prod(bqk, 3),
+                     api_work_add(api_work_mul(s->h, API_WORK_TANH), a->dv)));
+    api_trace trace;
+    api_trace_init(&trace, API_TRACE_ADDITIVE, call->body, s->h);
     api_arena arena = {0};
     plan(a, s->h, &arena);
+    api_trace_plan(&trace, a, &arena);
     size_t inputs = api_attention_input_slots(a);
     if (s->given)
         inputs += s->h * (a->dq + a->dk + 1);
     api_cost_of_plan(cost, inputs, &arena, api_grads_work(work, a->has_grad));
+    api_trace_cost(&trace, a, cost);
 }
 
 /* One request, decoded: the attention inputs, the parameters given (W)
@@ -175,6 +183,7 @@ typedef struct {
     int64_t seed;
     api_arena arena;
     double *Wq, *Wk, *wv, *gWq, *gWk, *gwv;
+    api_trace trace; /* "trace": true (trace.h) */
 } additive_request;
 
 /* Steps 1–5 of the contract's order of checks (fields.h): fields, tensors,
@@ -228,9 +237,11 @@ static int decode(api_call *call, additive_request *r) {
                    : (size_t)(num_hiddens > 0 ? SIZE_MAX : 1);
     r->h = h;
     size_t wq[2] = {h, a->dq}, wk[2] = {h, a->dk};
+    api_trace_init(&r->trace, API_TRACE_ADDITIVE, body, h);
     if (api_attention_check_sizes(a, max_elements, p) ||
         (!given && (api_limit_elements("W_q", wq, 2, max_elements, p) ||
-                    api_limit_elements("W_k", wk, 2, max_elements, p))))
+                    api_limit_elements("W_k", wk, 2, max_elements, p))) ||
+        api_trace_check_sizes(&r->trace, a, max_elements, p))
         return -1;
     api_attention_read_flags(a, body);
     const additive_shapes shapes = {a, h, given};
@@ -265,6 +276,7 @@ static int prepare(api_call *call, additive_request *r) {
     api_attention *a = &r->a;
     size_t h = r->h;
     plan(a, h, &r->arena);
+    api_trace_plan(&r->trace, a, &r->arena);
     if (api_arena_alloc(&r->arena))
         return api_fail(p, API_E_INTERNAL, NULL, "out of memory");
     api_attention_take(a, &r->arena);
@@ -276,6 +288,7 @@ static int prepare(api_call *call, additive_request *r) {
         r->gWk = api_arena_take(&r->arena, h * a->dk);
         r->gwv = api_arena_take(&r->arena, h);
     }
+    api_trace_take(&r->trace, a, &r->arena);
     if (api_attention_check_lens(a, p) ||
         api_attention_read_mask(a, call->body, p) ||
         api_tensor_format_read(&a->fmt, call->body, p)) {
@@ -303,8 +316,11 @@ static attn_status compute(api_call *call, additive_request *r,
     api_call_inputs_read(call);
     double t0 = api_clock_ms();
     attn_status st = attn_additive_forward(
-        a->out, a->weights, a->scores, a->qd, a->kd, a->vd, r->Wq, r->Wk, r->wv,
-        &a->mask, a->B, a->Nq, a->Nk, a->dq, a->dk, a->dv, r->h, fault);
+        a->out, a->weights, api_trace_scores(&r->trace, a), a->qd, a->kd, a->vd,
+        r->Wq, r->Wk, r->wv, &a->mask, a->B, a->Nq, a->Nk, a->dq, a->dk, a->dv,
+        r->h, fault);
+    if (st == ATTN_OK)
+        st = api_trace_additive(&r->trace, a, r->Wq, r->Wk);
     if (st == ATTN_OK && a->has_grad)
         st = attn_additive_backward(
             a->grad_q, a->grad_k, a->grad_v, r->gWq, r->gWk, r->gwv,
@@ -337,6 +353,7 @@ static void answer_result(api_call *call, additive_request *r) {
         {"grads.w_v", r->gwv, sv, 1},
     };
     api_attention_answer_extras(a, res, a->has_grad ? grads : NULL, 6);
+    api_trace_answer(&r->trace, a, res);
 }
 
 static int handle_additive(api_call *call) {
@@ -369,6 +386,13 @@ static const api_answer_field answer_fields[] = {
     {"grads.W_q", 2, 0, 0, API_ANSWER_GRADS},
     {"grads.W_k", 2, 0, 0, API_ANSWER_GRADS},
     {"grads.w_v", 1, 0, 0, API_ANSWER_GRADS},
+    {"trace.Q", 3, 0, 0, API_ANSWER_TRACE},
+    {"trace.K", 3, 0, 0, API_ANSWER_TRACE},
+    {"trace.features", 4, 0, 0, API_ANSWER_TRACE},
+    {"trace.scores", 3, 0, 0, API_ANSWER_TRACE},
+    {"trace.masked", 3, 0, 0, API_ANSWER_TRACE},
+    {"trace.weights", 3, 0, 0, API_ANSWER_TRACE},
+    {"trace.weighted_values", 3, 0, 0, API_ANSWER_TRACE},
 };
 
 static const api_answer_table answer = API_ANSWER_TABLE(answer_fields);

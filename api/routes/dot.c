@@ -7,7 +7,9 @@
  *   -> {"output": (B, Nq, dv), "weights": (B, Nq, Nk), "scale": used,
  *       "scores": (B, Nq, Nk) with masked entries null, when asked,
  *       "diagnostics": {...} (diagnostics.h), when asked,
- *       "grads": {"queries", "keys", "values"}, with grad_output}
+ *       "grads": {"queries", "keys", "values"}, with grad_output,
+ *       "trace": {"QK", "scaled", "masked", "weights", "weighted_values"},
+ *       with "trace": true (trace.h)}
  * Rank-2 input is one unbatched example; outputs then drop the batch axis.
  */
 #include <math.h>
@@ -20,6 +22,7 @@
 #include "grads.h"
 #include "limit.h"
 #include "route.h"
+#include "trace.h"
 
 static const api_tensor_spec queries_spec = {
     "queries", API_RANK(2) | API_RANK(3), 0, "(B, Nq, d) or unbatched (Nq, d)",
@@ -44,6 +47,7 @@ static const api_field fields[] = {
     {"diagnostics", API_FIELD_BOOL, 0, NULL, NULL},
     {"grad_output", API_FIELD_TENSOR, 0, &api_grad_output_spec, NULL},
     {"labels", API_FIELD_OBJECT, 0, NULL, &api_labels_schema},
+    {"trace", API_FIELD_BOOL, 0, NULL, NULL},
     {"tensor_format", API_FIELD_STRING, 0, NULL, NULL},
     {"precision", API_FIELD_INTEGER, 0, NULL, NULL},
 };
@@ -52,14 +56,18 @@ static const api_schema schema = {"/attention/dot", fields,
                                   sizeof fields / sizeof fields[0]};
 
 /* shapes: the decoded api_attention, flags read. Work B·Nq·Nk·(d + dv),
- * tripled with grad_output (grads.h). */
+ * tripled with grad_output (grads.h); a trace's buffers and work
+ * (trace.h). */
 static void cost_dot(const api_call *call, const void *shapes, api_cost *cost) {
-    (void)call;
     const api_attention *a = shapes;
+    api_trace t;
+    api_trace_init(&t, API_TRACE_DOT, call->body, 0);
     api_arena plan = {0};
     api_attention_plan(a, &plan);
+    api_trace_plan(&t, a, &plan);
     api_cost_of_plan(cost, api_attention_input_slots(a), &plan,
                      api_grads_work(api_attention_work_dot(a), a->has_grad));
+    api_trace_cost(&t, a, cost);
 }
 
 static int handle_dot(api_call *call) {
@@ -85,16 +93,21 @@ static int handle_dot(api_call *call) {
         return -1;
     /* 4. derived sizes and the cost (cost_dot) */
     api_attention_read_flags(&a, body);
+    api_trace trace;
+    api_trace_init(&trace, API_TRACE_DOT, body, 0);
     if (api_attention_check_sizes(&a, max_elements, p) ||
+        api_trace_check_sizes(&trace, &a, max_elements, p) ||
         api_route_charge(call, &a))
         return -1;
 
     /* 5. one allocation, inputs read */
     api_arena arena = {0};
     api_attention_plan(&a, &arena);
+    api_trace_plan(&trace, &a, &arena);
     if (api_arena_alloc(&arena))
         return api_fail(p, API_E_INTERNAL, NULL, "out of memory");
     api_attention_take(&a, &arena);
+    api_trace_take(&trace, &a, &arena);
 
     /* 6. remaining values, in table order */
     double scale = api_field_number(body, "scale", -1);
@@ -118,9 +131,11 @@ static int handle_dot(api_call *call) {
     api_call_inputs_read(call);
     attn_fault fault = {0};
     double t0 = api_clock_ms();
-    attn_status st =
-        attn_dot_forward(a.out, a.weights, a.scores, a.qd, a.kd, a.vd, &a.mask,
-                         scale, a.B, a.Nq, a.Nk, a.dq, a.dv, &fault);
+    attn_status st = attn_dot_forward(
+        a.out, a.weights, api_trace_scores(&trace, &a), a.qd, a.kd, a.vd,
+        &a.mask, scale, a.B, a.Nq, a.Nk, a.dq, a.dv, &fault);
+    if (st == ATTN_OK)
+        st = api_trace_dot(&trace, &a);
     if (st == ATTN_OK && a.has_grad)
         st = attn_dot_backward(a.grad_q, a.grad_k, a.grad_v, a.grad_out,
                                a.weights, a.qd, a.kd, a.vd, &a.mask, scale, a.B,
@@ -150,6 +165,7 @@ static int handle_dot(api_call *call) {
         {"grads.values", a.grad_v, a.v.shape, a.v.rank},
     };
     api_attention_answer_extras(&a, res, a.has_grad ? grads : NULL, 3);
+    api_trace_answer(&trace, &a, res);
     return 0;
 }
 
@@ -163,6 +179,11 @@ static const api_answer_field answer_fields[] = {
     {"grads.queries", 3, 0, 0, API_ANSWER_GRADS},
     {"grads.keys", 3, 0, 0, API_ANSWER_GRADS},
     {"grads.values", 3, 0, 0, API_ANSWER_GRADS},
+    {"trace.QK", 3, 0, 0, API_ANSWER_TRACE},
+    {"trace.scaled", 3, 0, 0, API_ANSWER_TRACE},
+    {"trace.masked", 3, 0, 0, API_ANSWER_TRACE},
+    {"trace.weights", 3, 0, 0, API_ANSWER_TRACE},
+    {"trace.weighted_values", 3, 0, 0, API_ANSWER_TRACE},
 };
 
 static const api_answer_table answer = API_ANSWER_TABLE(answer_fields);

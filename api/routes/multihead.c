@@ -19,7 +19,10 @@
  *       "params"?: {"W_q", "W_k", "W_v", "W_o"} when drawn,
  *       "diagnostics"?: rows (B, H, Nq) (diagnostics.h),
  *       "grads"?: {"queries", "keys"?, "values"?, "W_q", "W_k", "W_v",
- *                  "W_o", given biases}}
+ *                  "W_o", given biases},
+ *       "trace"?: {"Q", "K", "V", "Q_heads", "K_heads", "V_heads", "QK",
+ *                  "scaled", "masked", "weights", "weighted_values",
+ *                  "concat", "output"} with "trace": true (trace.h)}
  * Rank-2 input is one unbatched example; outputs, diagnostics and
  * gradients then drop the batch axis (weights (H, Nq, Nk)).
  */
@@ -32,6 +35,7 @@
 #include "grads.h"
 #include "limit.h"
 #include "route.h"
+#include "trace.h"
 
 static const api_tensor_spec queries_spec = {
     "queries", API_RANK(2) | API_RANK(3), 0,
@@ -75,6 +79,7 @@ static const api_field fields[] = {
     {"diagnostics", API_FIELD_BOOL, 0, NULL, NULL},
     {"grad_output", API_FIELD_TENSOR, 0, &api_grad_output_spec, NULL},
     {"labels", API_FIELD_OBJECT, 0, NULL, &api_labels_schema},
+    {"trace", API_FIELD_BOOL, 0, NULL, NULL},
     {"tensor_format", API_FIELD_STRING, 0, NULL, NULL},
     {"precision", API_FIELD_INTEGER, 0, NULL, NULL},
 };
@@ -230,20 +235,24 @@ typedef struct {
     int given;
 } multihead_shapes;
 
-/* forward_work, tripled with grad_output. */
+/* forward_work, tripled with grad_output; a trace's buffers and work
+ * (trace.h). */
 static void cost_multihead(const api_call *call, const void *shapes,
                            api_cost *cost) {
-    (void)call;
     const multihead_shapes *s = shapes;
     size_t count[N_PARAMS], inputs = api_attention_input_slots(s->a);
     param_counts(s->a, s->h, count);
     for (int i = 0; s->given && i < N_PARAMS; i++)
         if (s->present[i])
             inputs += count[i];
+    api_trace trace;
+    api_trace_init(&trace, API_TRACE_MULTIHEAD, call->body, s->h);
     api_arena arena = {0};
     plan(s->a, s->h, s->present, &arena);
+    api_trace_plan(&trace, s->a, &arena);
     api_cost_of_plan(cost, inputs, &arena,
                      api_grads_work(forward_work(s->a, s->h), s->a->has_grad));
+    api_trace_cost(&trace, s->a, cost);
 }
 
 /* One request, decoded: the attention inputs, the parameters given
@@ -258,6 +267,7 @@ typedef struct {
     int64_t seed;
     api_arena arena;
     double *param[N_PARAMS], *grad[N_PARAMS];
+    api_trace trace; /* "trace": true (trace.h) */
 } multihead_request;
 
 /* Steps 1–5 of the contract's order of checks (fields.h): fields, tensors,
@@ -330,11 +340,13 @@ static int decode(api_call *call, multihead_request *m) {
     a->H = heads_ok ? (size_t)num_heads : 1;
     size_t wq[2] = {h, a->dq}, wk[2] = {h, a->dk}, wv[2] = {h, a->dv},
            wo[2] = {h, h};
+    api_trace_init(&m->trace, API_TRACE_MULTIHEAD, body, h);
     if (api_attention_check_sizes(a, max_elements, p) ||
         (!given && (api_limit_elements("W_q", wq, 2, max_elements, p) ||
                     api_limit_elements("W_k", wk, 2, max_elements, p) ||
                     api_limit_elements("W_v", wv, 2, max_elements, p) ||
-                    api_limit_elements("W_o", wo, 2, max_elements, p))))
+                    api_limit_elements("W_o", wo, 2, max_elements, p))) ||
+        api_trace_check_sizes(&m->trace, a, max_elements, p))
         return -1;
     api_attention_read_flags(a, body);
     const multihead_shapes shapes = {a, h, m->present, given};
@@ -384,6 +396,7 @@ static int prepare(api_call *call, multihead_request *m) {
     size_t count[N_PARAMS];
     param_counts(a, m->h, count);
     plan(a, m->h, m->present, &m->arena);
+    api_trace_plan(&m->trace, a, &m->arena);
     if (api_arena_alloc(&m->arena))
         return api_fail(p, API_E_INTERNAL, NULL, "out of memory");
     api_attention_take(a, &m->arena);
@@ -393,6 +406,7 @@ static int prepare(api_call *call, multihead_request *m) {
             m->grad[i] =
                 a->has_grad ? api_arena_take(&m->arena, count[i]) : NULL;
         }
+    api_trace_take(&m->trace, a, &m->arena);
     if (api_attention_check_lens(a, p) ||
         api_attention_read_mask(a, call->body, p) ||
         api_tensor_format_read(&a->fmt, call->body, p)) {
@@ -425,8 +439,11 @@ static attn_status compute(api_call *call, multihead_request *m,
     api_call_inputs_read(call);
     double t0 = api_clock_ms();
     attn_status st = attn_multihead_forward(
-        a->out, a->weights, a->scores, a->qd, a->kd, a->vd, &params, &a->mask,
-        a->B, a->Nq, a->Nk, a->dq, a->dk, a->dv, m->h, a->H, a->d_out, fault);
+        a->out, a->weights, api_trace_scores(&m->trace, a), a->qd, a->kd, a->vd,
+        &params, &a->mask, a->B, a->Nq, a->Nk, a->dq, a->dk, a->dv, m->h, a->H,
+        a->d_out, fault);
+    if (st == ATTN_OK)
+        st = api_trace_multihead(&m->trace, a, &params);
     if (st == ATTN_OK && a->has_grad) {
         st = attn_multihead_backward(
             a->grad_q, a->grad_k, a->grad_v, &grads, a->grad_out, a->weights,
@@ -471,6 +488,7 @@ static void answer_result(api_call *call, multihead_request *m) {
             entries[n++] = (api_grad_entry){grad_answers[i], m->grad[i],
                                             shape[i], i <= P_WO ? 2 : 1};
     api_attention_answer_extras(a, res, a->has_grad ? entries : NULL, n);
+    api_trace_answer(&m->trace, a, res);
 }
 
 static int handle_multihead(api_call *call) {
@@ -510,6 +528,19 @@ static const api_answer_field answer_fields[] = {
     {"grads.b_k", 1, 0, 0, API_ANSWER_GRADS " with b_k given"},
     {"grads.b_v", 1, 0, 0, API_ANSWER_GRADS " with b_v given"},
     {"grads.b_o", 1, 0, 0, API_ANSWER_GRADS " with b_o given"},
+    {"trace.Q", 3, 0, 0, API_ANSWER_TRACE},
+    {"trace.K", 3, 0, 0, API_ANSWER_TRACE},
+    {"trace.V", 3, 0, 0, API_ANSWER_TRACE},
+    {"trace.Q_heads", 4, 0, 0, API_ANSWER_TRACE},
+    {"trace.K_heads", 4, 0, 0, API_ANSWER_TRACE},
+    {"trace.V_heads", 4, 0, 0, API_ANSWER_TRACE},
+    {"trace.QK", 4, 0, 0, API_ANSWER_TRACE},
+    {"trace.scaled", 4, 0, 0, API_ANSWER_TRACE},
+    {"trace.masked", 4, 0, 0, API_ANSWER_TRACE},
+    {"trace.weights", 4, 0, 0, API_ANSWER_TRACE},
+    {"trace.weighted_values", 4, 0, 0, API_ANSWER_TRACE},
+    {"trace.concat", 3, 0, 0, API_ANSWER_TRACE},
+    {"trace.output", 3, 0, 0, API_ANSWER_TRACE},
 };
 
 static const api_answer_table answer = API_ANSWER_TABLE(answer_fields);

@@ -6,7 +6,9 @@
  *   x_train (n)  y_train (n) or (n, dv)  x_query (m)  y_query (m)/(m, dv)?
  *   -> {"predictions": (m) or (m, dv), "weights": (m, n), "w": used,
  *       "loss"?, "grad_w"? (with y_query; grad_w for the Gaussian only),
- *       "history"? [{"epoch", "w", "loss"}] (with fit)}
+ *       "history"? [{"epoch", "w", "loss"}] (with fit),
+ *       "trace"? {"distances", "scores", "weights", "predictions"} (with
+ *       "trace": true; after a fit, at the w it ends with; trace.h)}
  * w is a number > 0 or a bandwidth rule that picks w = 1/h from the
  * training pairs (attn_nw_bandwidth): "scott" and "silverman" (rules of
  * thumb on x_train), "cv" (least leave-one-out error with the request's
@@ -23,6 +25,7 @@
 #include "limit.h"
 #include "route.h"
 #include "tensor.h"
+#include "trace.h"
 
 static const api_tensor_spec x_train_spec = {"x_train", API_RANK(1), 0, "(n)",
                                              0};
@@ -51,6 +54,7 @@ static const api_field fields[] = {
     {"w", API_FIELD_NUMBER_OR_STRING, 0, NULL, NULL},
     {"y_query", API_FIELD_TENSOR, 0, &y_query_spec, NULL},
     {"fit", API_FIELD_OBJECT, 0, NULL, &fit_schema},
+    {"trace", API_FIELD_BOOL, 0, NULL, NULL},
     {"tensor_format", API_FIELD_STRING, 0, NULL, NULL},
     {"precision", API_FIELD_INTEGER, 0, NULL, NULL},
 };
@@ -439,9 +443,10 @@ static size_t history_epochs(const json_t *body) {
 
 /* The request's allocation: the inputs x_train, y_train, x_query,
  * y_query, then predictions, weights and the history of epochs epochs
- * (*history_slots of the plan). */
-static void plan(const nw_request *r, size_t epochs, api_arena *arena,
-                 size_t *history_slots) {
+ * (*history_slots of the plan), then a trace's distances and scores
+ * (trace.h). */
+static void plan(const nw_request *r, size_t epochs, int trace,
+                 api_arena *arena, size_t *history_slots) {
     *history_slots = epochs * ((sizeof(attn_nw_epoch) + 7) / 8);
     api_arena_plan(arena, r->n);
     api_arena_plan(arena, r->n * r->dv);
@@ -450,6 +455,7 @@ static void plan(const nw_request *r, size_t epochs, api_arena *arena,
     api_arena_plan(arena, r->m * r->dv);
     api_arena_plan(arena, r->m * r->n);
     api_arena_plan(arena, *history_slots);
+    api_trace_nw_plan(trace, r->m, r->n, arena);
 }
 
 /* shapes: the nw_request, tensors decoded; the body gives "w" and "fit"
@@ -458,10 +464,12 @@ static void cost_nw(const api_call *call, const void *shapes, api_cost *cost) {
     const nw_request *r = shapes;
     size_t history_slots;
     api_arena arena = {0};
-    plan(r, history_epochs(call->body), &arena, &history_slots);
+    int trace = api_trace_asked(call->body);
+    plan(r, history_epochs(call->body), trace, &arena, &history_slots);
     size_t inputs =
         r->n * (1 + r->dv) + r->m * (r->has_y_query ? 1 + r->dv : 1);
     api_cost_of_plan(cost, inputs, &arena, estimate_work(r, call->body));
+    api_trace_nw_cost(trace, r->m, r->n, r->dv, cost);
 }
 
 static int handle_nw(api_call *call) {
@@ -482,6 +490,7 @@ static int handle_nw(api_call *call) {
         return -1;
     /* 4. derived sizes and work */
     size_t sw[2] = {r.m, r.n}, sp[2] = {r.m, r.dv};
+    api_trace_nw trace = {api_trace_asked(body), NULL, NULL};
     if (api_limit_elements("weights", sw, 2, max_elements, p) ||
         api_limit_elements("predictions", sp, 2, max_elements, p) ||
         api_route_charge(call, &r)) /* cost_nw */
@@ -490,7 +499,7 @@ static int handle_nw(api_call *call) {
     /* 5. one allocation, inputs read */
     size_t epochs = history_epochs(body), history_slots = 0;
     api_arena arena = {0};
-    plan(&r, epochs, &arena, &history_slots);
+    plan(&r, epochs, trace.on, &arena, &history_slots);
     if (api_arena_alloc(&arena))
         return api_fail(p, API_E_INTERNAL, NULL, "out of memory");
     double *x_train = api_arena_take(&arena, r.n);
@@ -501,6 +510,7 @@ static int handle_nw(api_call *call) {
     double *weights = api_arena_take(&arena, r.m * r.n);
     attn_nw_epoch *history =
         epochs ? api_arena_take(&arena, history_slots) : NULL;
+    api_trace_nw_take(&trace, r.m, r.n, &arena);
     api_tensor_read(x_train, &r.x_train);
     api_tensor_read(y_train, &r.y_train);
     api_tensor_read(x_query, &r.x_query);
@@ -536,6 +546,9 @@ static int handle_nw(api_call *call) {
     if (st == ATTN_OK)
         st = attn_nw_predict(pred, weights, x_query, x_train, y_train, r.kernel,
                              r.w, r.m, r.n, r.dv, &fault);
+    if (st == ATTN_OK && trace.on) /* at the w predicted with */
+        st = attn_nw_trace(trace.distances, trace.scores, x_query, x_train,
+                           r.kernel, r.w, r.m, r.n);
     if (st == ATTN_OK && y_query)
         st = attn_nw_loss(&loss, gaussian ? &grad_w : NULL, x_query, y_query,
                           x_train, y_train, r.kernel, r.w, r.m, r.n, r.dv,
@@ -550,6 +563,8 @@ static int handle_nw(api_call *call) {
     fill_answer(&r, &call->result, &arena, pred, weights,
                 y_query ? &loss : NULL, y_query && gaussian ? &grad_w : NULL,
                 history);
+    api_trace_nw_answer(&trace, &call->result, weights, pred, r.m, r.n, sp,
+                        r.y_train.rank);
     return 0;
 }
 
@@ -563,6 +578,10 @@ static const api_answer_field answer_fields[] = {
     {"history.epoch", 1, 0, 1, "fit"},
     {"history.w", 1, 0, 1, "fit"},
     {"history.loss", 1, 0, 1, "fit"},
+    {"trace.distances", 2, 0, 0, API_ANSWER_TRACE},
+    {"trace.scores", 2, 0, 0, API_ANSWER_TRACE},
+    {"trace.weights", 2, 0, 0, API_ANSWER_TRACE},
+    {"trace.predictions", 1, 0, 0, API_ANSWER_TRACE},
 };
 
 static const api_answer_table answer = API_ANSWER_TABLE(answer_fields);

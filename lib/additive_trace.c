@@ -1,0 +1,117 @@
+/*
+ * additive_trace.c — the intermediates of additive (Bahdanau) attention
+ * (d2l 11.3.3; Bahdanau, Cho & Bengio 2014) that attn_additive_forward
+ * never stores: the projections Q = q·W_qᵀ, K = k·W_kᵀ and the
+ * (B, Nq, Nk, h) features tanh(Q_i + K_j), for a trace of the forward
+ * pass. They are made as the forward makes them — the same dgemm calls,
+ * the same choice between the exponential form and tanh itself, the same
+ * per-feature functions of lib/vmath.c — so they are the doubles the
+ * forward's scores were summed from; the scores, weights and output are
+ * the forward's own.
+ */
+#include "attn_internal.h"
+
+#include <cblas.h>
+#include <math.h>
+#include <stdlib.h>
+
+attn_status attn_additive_trace_workspace(size_t *bytes, size_t B, size_t Nq,
+                                          size_t Nk, size_t h) {
+    if (!bytes || B == 0 || Nq == 0 || Nk == 0 || h == 0)
+        return ATTN_E_INVALID_ARG;
+    size_t nq, nk, rows, doubles, total;
+    /* exp and expm1 of twice each projection, then one row's cancels */
+    if (attn_size_mul(&nq, B, Nq) != ATTN_OK ||
+        attn_size_mul(&nk, B, Nk) != ATTN_OK ||
+        attn_size_add(&rows, nq, nk) != ATTN_OK ||
+        attn_size_mul(&doubles, rows, h) != ATTN_OK ||
+        attn_size_mul(&doubles, doubles, 2) != ATTN_OK ||
+        attn_size_mul(&total, doubles, sizeof(double)) != ATTN_OK ||
+        attn_size_add(bytes, total, Nk) != ATTN_OK)
+        return ATTN_E_OVERFLOW;
+    return ATTN_OK;
+}
+
+/* 1 when every projection is within ±ATTN_TANH_EXP_MAX (NaN is not): the
+ * forward's test for the exponential form. */
+static int exp_form_fits(const double *x, size_t n) {
+    for (size_t i = 0; i < n; i++)
+        if (!(fabs(x[i]) <= ATTN_TANH_EXP_MAX))
+            return 0;
+    return 1;
+}
+
+/* e = exp(2x) and m = expm1(2x), as the forward makes them. */
+static void to_exp_form(double *e, double *m, const double *x, size_t n) {
+    for (size_t i = 0; i < n; i++)
+        e[i] = 2.0 * x[i]; /* exact */
+    attn_exp_expm1_n(e, m, e, n);
+}
+
+attn_status attn_additive_trace(double *Q, double *K, double *features,
+                                const double *q, const double *k,
+                                const double *W_q, const double *W_k, size_t B,
+                                size_t Nq, size_t Nk, size_t dq, size_t dk,
+                                size_t h) {
+    if (!Q || !K || !features || !q || !k || !W_q || !W_k)
+        return ATTN_E_INVALID_ARG;
+    size_t bytes, nf;
+    attn_status st = attn_additive_trace_workspace(&bytes, B, Nq, Nk, h);
+    if (st != ATTN_OK)
+        return st;
+    if (dq == 0 || dk == 0)
+        return ATTN_E_INVALID_ARG;
+    const size_t dims[] = {B * Nq, B * Nk, Nk, dq, dk, h};
+    for (size_t t = 0; t < sizeof dims / sizeof dims[0]; t++)
+        if (!attn_blas_dim_ok(dims[t]))
+            return ATTN_E_OVERFLOW;
+    const size_t fshape[4] = {B, Nq, Nk, h};
+    if (attn_size_prod(&nf, fshape, 4) != ATTN_OK)
+        return ATTN_E_OVERFLOW;
+
+    /* 1. the forward's projections: Q = q W_qᵀ (B·Nq, h), K = k W_kᵀ */
+    cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)(B * Nq), (int)h,
+                (int)dq, 1.0, q, (int)dq, W_q, (int)dq, 0.0, Q, (int)h);
+    cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)(B * Nk), (int)h,
+                (int)dk, 1.0, k, (int)dk, W_k, (int)dk, 0.0, K, (int)h);
+
+    /* 2. features[b, i, j, :] = tanh(Q[b, i, :] + K[b, j, :]); the
+     *    exponential form when every projection (queries' and keys'
+     *    together, as the forward decides) allows it */
+    size_t nqh = B * Nq * h, nkh = B * Nk * h;
+    int exp_form = exp_form_fits(Q, nqh) && exp_form_fits(K, nkh);
+    double *eq = NULL, *mq = NULL, *ek = NULL, *mk = NULL;
+    unsigned char *cancels = NULL;
+    double *ws = malloc(bytes);
+    if (!ws)
+        return ATTN_E_NOMEM;
+    eq = ws;
+    ek = eq + nqh;
+    mq = ek + nkh;
+    mk = mq + nqh;
+    cancels = (unsigned char *)(mk + nkh);
+    if (exp_form) {
+        to_exp_form(eq, mq, Q, nqh);
+        to_exp_form(ek, mk, K, nkh);
+    }
+    for (size_t row = 0; row < B * Nq; row++) {
+        if (attn_deadline_passed()) {
+            free(ws);
+            return ATTN_E_DEADLINE;
+        }
+        size_t b = row / Nq, qi = row * h, kj = b * Nk * h;
+        double *f = features + row * Nk * h;
+        if (exp_form) {
+            attn_tanh_add_exp_rows(f, cancels, Q + qi, eq + qi, mq + qi, K + kj,
+                                   ek + kj, mk + kj, Nk, h);
+            for (size_t r = 0; r < Nk; r++)
+                if (cancels[r])
+                    attn_tanh_add_cancel_row(f + r * h, Q + qi, K + kj + r * h,
+                                             h);
+        } else {
+            attn_tanh_add_rows(f, Q + qi, K + kj, Nk, h);
+        }
+    }
+    free(ws);
+    return ATTN_OK;
+}
