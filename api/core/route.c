@@ -18,12 +18,14 @@ extern const api_route api_route_dot, api_route_additive, api_route_multihead,
     api_route_grade, api_route_grade_batch, api_route_v2_server,
     api_route_v2_model, api_route_v2_model_ready, api_route_v2_infer,
     api_route_healthz, api_route_live, api_route_ready, api_route_version,
-    api_route_openapi, api_route_metrics, api_route_lab;
+    api_route_openapi, api_route_metrics, api_route_lab,
+    api_route_transformer_encoder, api_route_transformer_decoder;
 
 static const api_route *const routes[] = {
     &api_route_dot,       &api_route_additive, &api_route_multihead,
     &api_route_nw,        &api_route_dataset,  &api_route_softmax_masked,
-    &api_route_posenc,    &api_route_grade,    &api_route_grade_batch,
+    &api_route_posenc,    &api_route_transformer_encoder,
+    &api_route_transformer_decoder, &api_route_grade,    &api_route_grade_batch,
     &api_route_v2_server, &api_route_v2_model, &api_route_v2_model_ready,
     &api_route_v2_infer,  &api_route_healthz,  &api_route_live,
     &api_route_ready,     &api_route_version,  &api_route_openapi,
