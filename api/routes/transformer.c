@@ -401,8 +401,7 @@ static int check_sizes(const xf_request *m, size_t max_elements,
          (api_limit_elements("self_attn.in_proj_weight", in, 2, max_elements,
                              p) ||
           api_limit_elements("linear1.weight", l1, 2, max_elements, p))) ||
-        api_limit_elements("the feed-forward hidden layer", hidden, 4,
-                           max_elements, p))
+        api_limit_elements("ffn_hidden", hidden, 4, max_elements, p))
         return -1;
     return 0;
 }
