@@ -529,7 +529,7 @@ attn_status attn_multihead_backward(
 
 /* ------------------------------------------------------- layer normalisation */
 
-/* Layer normalisation over the last axis (Ba et al. 2016; d2l 11.7.2;
+/* Layer normalisation over the last axis (Ba et al. 2016; d2l 11.7.3;
  * PyTorch nn.LayerNorm): per row of E features,
  *   mean = Σ x / E,  var = Σ (x − mean)² / E  (biased, as PyTorch),
  *   rstd = 1 / sqrt(var + eps),  y = (x − mean)·rstd·gamma + beta.

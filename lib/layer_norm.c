@@ -1,6 +1,6 @@
 /*
  * layer_norm.c — layer normalisation over the last axis (Ba, Kiros &
- * Hinton 2016; d2l 11.7.2 "Residual Connection and Layer Normalization";
+ * Hinton 2016; d2l 11.7.3 "Residual Connection and Layer Normalization";
  * PyTorch nn.LayerNorm): biased variance, eps inside the square root, an
  * elementwise gain and bias. The forward keeps each row's mean and 1/std
  * for the backward.
