@@ -527,7 +527,7 @@ attn_status attn_multihead_backward(
     size_t Nq, size_t Nk, size_t dq, size_t dk, size_t dv, size_t h, size_t H,
     size_t d_out, attn_fault *fault);
 
-/* ------------------------------------------------------- layer normalisation */
+/* ------------------------------------------------- layer normalisation */
 
 /* Layer normalisation over the last axis (Ba et al. 2016; d2l 11.7.3;
  * PyTorch nn.LayerNorm): per row of E features,
@@ -580,7 +580,7 @@ attn_status attn_layer_norm_backward(double *grad_x, double *grad_gamma,
 
 typedef enum {
     ATTN_ACTIVATION_RELU = 0, /* max(0, x) (PyTorch's default) */
-    ATTN_ACTIVATION_GELU      /* x·Φ(x) = x/2·(1 + erf(x/√2)), exact form */
+    ATTN_ACTIVATION_GELU /* x·Φ(x) = x/2·(1 + erf(x/√2)), exact form */
 } attn_activation;
 
 /* One layer's parameters, in nn.TransformerDecoderLayer's state_dict
@@ -623,14 +623,14 @@ void attn_xf_param_shape(attn_xf_param t, size_t E, size_t F, size_t dims[2],
  * stack's input (src's S for the encoder, tgt's T for the decoder);
  * S_mem: memory rows (decoder; ignored by the encoder). */
 typedef struct {
-    int decoder;   /* 0: encoder layers (K = 2), 1: decoder layers (K = 3) */
-    size_t L;      /* num_layers */
+    int decoder; /* 0: encoder layers (K = 2), 1: decoder layers (K = 3) */
+    size_t L;    /* num_layers */
     size_t B, N, S_mem;
-    size_t E;      /* d_model */
-    size_t H;      /* num_heads, dividing E */
-    size_t F;      /* dim_feedforward */
+    size_t E; /* d_model */
+    size_t H; /* num_heads, dividing E */
+    size_t F; /* dim_feedforward */
     int norm_first;
-    double eps;    /* layer_norm_eps, finite >= 0 */
+    double eps; /* layer_norm_eps, finite >= 0 */
     attn_activation activation;
     int keep_scores; /* 1: keep each attention's scores (for a trace) */
 } attn_xf_config;
@@ -728,12 +728,14 @@ attn_status attn_xf_backward(double *grad_x, double *grad_memory,
  *      concat: (B, Nq, E) (heads side by side).
  * Errors: ATTN_E_INVALID_ARG (NULL, zero size, H not dividing E);
  * ATTN_E_OVERFLOW. */
-attn_status attn_xf_attention_trace(
-    double *Q, double *K, double *V, double *Q_heads, double *K_heads,
-    double *V_heads, double *QK, double *weighted_values, double *concat,
-    const double *q_in, const double *kv_in, const double *W_in,
-    const double *b_in, const double *weights, size_t B, size_t Nq, size_t Nk,
-    size_t E, size_t H);
+attn_status attn_xf_attention_trace(double *Q, double *K, double *V,
+                                    double *Q_heads, double *K_heads,
+                                    double *V_heads, double *QK,
+                                    double *weighted_values, double *concat,
+                                    const double *q_in, const double *kv_in,
+                                    const double *W_in, const double *b_in,
+                                    const double *weights, size_t B, size_t Nq,
+                                    size_t Nk, size_t E, size_t H);
 
 /* Seeded parameters with PyTorch's initial distributions, drawn from rng
  * (attn_rng_uniform, U(−a, a) = −a + 2a·u) in state_dict order, one layer

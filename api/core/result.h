@@ -162,8 +162,7 @@ api_result_item *api_result_events(api_result *r, const char *name,
  * they point to must outlive r, as the arena's do), written by the JSON
  * answer only; /grade and the v2 front leave it out. */
 api_result_item *api_result_tensors(api_result *r, const char *name,
-                                    const api_result_member *members,
-                                    size_t n);
+                                    const api_result_member *members, size_t n);
 
 /* The heatmap an image/svg+xml answer draws: weights (B, H, Nq, Nk). */
 void api_result_heatmap(api_result *r, const char *title, const double *weights,
