@@ -713,6 +713,237 @@ attn_status attn_additive_trace(double *Q, double *K, double *features,
 attn_status attn_nw_trace(double *distances, double *scores,
                           const double *x_query, const double *x_train,
                           attn_kernel kernel, double w, size_t m, size_t n);
+/* ------------------------------------------------- layer normalisation */
+
+/* Layer normalisation over the last axis (Ba et al. 2016; d2l 11.7.3;
+ * PyTorch nn.LayerNorm): per row of E features,
+ *   mean = Σ x / E,  var = Σ (x − mean)² / E  (biased, as PyTorch),
+ *   rstd = 1 / sqrt(var + eps),  y = (x − mean)·rstd·gamma + beta.
+ *   x: (rows, E)  gamma, beta: (E)
+ *   -> y: (rows, E) (may alias x), mean, rstd: (rows) or NULL (kept for
+ *      attn_layer_norm_backward).
+ * Errors: ATTN_E_INVALID_ARG (NULL x, y, gamma or beta, a zero size, eps
+ * not finite or < 0); ATTN_E_OVERFLOW; ATTN_E_NONFINITE (an output, or
+ * var + eps == 0: fault->index into y). */
+attn_status attn_layer_norm_forward(double *y, double *mean, double *rstd,
+                                    const double *x, const double *gamma,
+                                    const double *beta, size_t rows, size_t E,
+                                    double eps, attn_fault *fault);
+
+/* Gradients of attn_layer_norm_forward given dL/dy, with x̂ = (x − mean)·rstd
+ * and g = dy ⊙ gamma per row:
+ *   grad_x = rstd·(g − mean(g) − x̂·mean(g ⊙ x̂)),
+ *   grad_gamma = Σ_rows dy ⊙ x̂,  grad_beta = Σ_rows dy.
+ *   grad_y, x: (rows, E)  mean, rstd: (rows) from the forward  gamma: (E)
+ *   -> grad_x: (rows, E) (may alias grad_y), grad_gamma, grad_beta: (E),
+ *      overwritten.
+ * Errors: ATTN_E_INVALID_ARG (NULL, zero size); ATTN_E_OVERFLOW;
+ * ATTN_E_NONFINITE (fault->index into grad_x, grad_gamma, grad_beta laid
+ * end to end). */
+attn_status attn_layer_norm_backward(double *grad_x, double *grad_gamma,
+                                     double *grad_beta, const double *grad_y,
+                                     const double *x, const double *mean,
+                                     const double *rstd, const double *gamma,
+                                     size_t rows, size_t E, attn_fault *fault);
+
+/* ------------------------------------------------------ Transformer blocks */
+
+/* The encoder and decoder layers of the Transformer (Vaswani et al. 2017;
+ * d2l 11.7 "The Transformer Architecture"), computed as PyTorch's
+ * nn.TransformerEncoderLayer / nn.TransformerDecoderLayer forward them in
+ * float64 with dropout 0 and batch_first=True, stacked as
+ * nn.TransformerEncoder / nn.TransformerDecoder (no final norm).
+ *
+ * A layer is K blocks (encoder K = 2: self-attention, feed-forward;
+ * decoder K = 3: self-attention, cross-attention over memory,
+ * feed-forward). Block k of a layer with input x computes
+ *   post-norm (default):  y = sub_k(x),        r = x + y,  out = norm_k(r)
+ *   norm_first:           n = norm_k(x), y = sub_k(n), r = x + y, out = r
+ * where sub is multi-head attention (attn_multihead_forward, PyTorch's
+ * packed in_proj split into W_q, W_k, W_v rows) or the position-wise
+ * feed-forward network y = act(a·W1ᵀ + b1)·W2ᵀ + b2 (d2l 11.7.2), and
+ * norm is attn_layer_norm_forward. */
+
+typedef enum {
+    ATTN_ACTIVATION_RELU = 0, /* max(0, x) (PyTorch's default) */
+    ATTN_ACTIVATION_GELU /* x·Φ(x) = x/2·(1 + erf(x/√2)), exact form */
+} attn_activation;
+
+/* One layer's parameters, in nn.TransformerDecoderLayer's state_dict
+ * order (an encoder layer has no CA_* and no NORM3_*):
+ *   *_IN_W (3E, E) = [W_q; W_k; W_v] rows, *_IN_B (3E), *_OUT_W (E, E),
+ *   *_OUT_B (E), LIN1_W (F, E), LIN1_B (F), LIN2_W (E, F), LIN2_B (E),
+ *   NORM*_W, NORM*_B (E). */
+typedef enum {
+    ATTN_XF_SA_IN_W = 0,
+    ATTN_XF_SA_IN_B,
+    ATTN_XF_SA_OUT_W,
+    ATTN_XF_SA_OUT_B,
+    ATTN_XF_CA_IN_W,
+    ATTN_XF_CA_IN_B,
+    ATTN_XF_CA_OUT_W,
+    ATTN_XF_CA_OUT_B,
+    ATTN_XF_LIN1_W,
+    ATTN_XF_LIN1_B,
+    ATTN_XF_LIN2_W,
+    ATTN_XF_LIN2_B,
+    ATTN_XF_NORM1_W,
+    ATTN_XF_NORM1_B,
+    ATTN_XF_NORM2_W,
+    ATTN_XF_NORM2_B,
+    ATTN_XF_NORM3_W,
+    ATTN_XF_NORM3_B,
+    ATTN_XF_N_PARAMS
+} attn_xf_param;
+
+/* 1 when parameter t belongs to an encoder layer (decoder 0) or a
+ * decoder layer (decoder 1). */
+int attn_xf_param_used(attn_xf_param t, int decoder);
+
+/* Shape of parameter t: *rank (1 or 2) and dims[0 … rank-1], for d_model
+ * E and dim_feedforward F. */
+void attn_xf_param_shape(attn_xf_param t, size_t E, size_t F, size_t dims[2],
+                         size_t *rank);
+
+/* The sizes and options of one stack. N: rows of each example of the
+ * stack's input (src's S for the encoder, tgt's T for the decoder);
+ * S_mem: memory rows (decoder; ignored by the encoder). */
+typedef struct {
+    int decoder; /* 0: encoder layers (K = 2), 1: decoder layers (K = 3) */
+    size_t L;    /* num_layers */
+    size_t B, N, S_mem;
+    size_t E; /* d_model */
+    size_t H; /* num_heads, dividing E */
+    size_t F; /* dim_feedforward */
+    int norm_first;
+    double eps; /* layer_norm_eps, finite >= 0 */
+    attn_activation activation;
+    int keep_scores; /* 1: keep each attention's scores (for a trace) */
+} attn_xf_config;
+
+/* What the forward pass keeps for the backward pass and a trace, each an
+ * array with a leading L axis (layer l's slab at l × the slab size):
+ *   norm[k], resid[k], sub[k]: (L, B, N, E) — block k's normalised value,
+ *     residual sum and sublayer output (sub[K-1] is the FFN's output);
+ *   mean[k], rstd[k]: (L, B, N) — the statistics of norm[k];
+ *   weights[k], scores[k] for the attention blocks (k = 0, and k = 1 in a
+ *     decoder): (L, B, H, N, N) self, (L, B, H, N, S_mem) cross; scores
+ *     (Q'K'ᵀ·scale before masking) only with keep_scores, else NULL;
+ *   hidden: (L, B, N, F) = act(a·W1ᵀ + b1);
+ *   pre: (L, B, N, F) = a·W1ᵀ + b1 for GELU, NULL for ReLU.
+ * Unused entries (k ≥ K) are NULL. */
+typedef struct {
+    double *norm[3], *resid[3], *sub[3];
+    double *mean[3], *rstd[3];
+    double *weights[2], *scores[2];
+    double *hidden, *pre;
+} attn_xf_tape;
+
+/* The doubles the tape of cfg takes, or ATTN_E_OVERFLOW;
+ * ATTN_E_INVALID_ARG for NULL or a zero size. */
+attn_status attn_xf_tape_size(size_t *doubles, const attn_xf_config *cfg);
+
+/* Lay tape over buf (attn_xf_tape_size doubles, caller-owned). */
+void attn_xf_tape_layout(attn_xf_tape *tape, double *buf,
+                         const attn_xf_config *cfg);
+
+/* Layer l's output inside the tape (B, N, E): norm[K-1] (post-norm) or
+ * resid[K-1] (norm_first). */
+const double *attn_xf_layer_output(const attn_xf_tape *tape,
+                                   const attn_xf_config *cfg, size_t l);
+
+/* Layer l's input: x for l = 0, else layer l − 1's output. */
+const double *attn_xf_layer_input(const attn_xf_tape *tape,
+                                  const attn_xf_config *cfg, const double *x,
+                                  size_t l);
+
+/* The input of block k's sublayer in layer l (B, N, E): the block's input
+ * (post-norm) or norm[k] (norm_first). */
+const double *attn_xf_block_input(const attn_xf_tape *tape,
+                                  const attn_xf_config *cfg, const double *x,
+                                  size_t l, size_t k);
+
+/* Scratch bytes attn_xf_forward and attn_xf_backward allocate at most, or
+ * ATTN_E_OVERFLOW. */
+attn_status attn_xf_workspace(size_t *bytes, const attn_xf_config *cfg);
+
+/* The stack's forward pass.
+ *   x: (B, N, E)  memory: (B, S_mem, E) (decoder; NULL for the encoder)
+ *   params: L arrays of ATTN_XF_N_PARAMS pointers, params[l][t] for the
+ *   parameters the layer uses (attn_xf_param_used)
+ *   self_mask: the self-attention's mask (NULL: none; a decoder's causal
+ *   self-attention is ATTN_CAUSAL_TOP_LEFT here), cross_mask: the
+ *   cross-attention's (NULL: none)
+ *   -> out: (B, N, E), the last layer's output; tape filled.
+ * Checks the deadline between blocks (and multi-head attention inside).
+ * Errors: ATTN_E_INVALID_ARG (NULL, zero size, H not dividing E, eps not
+ * finite >= 0, unknown activation); ATTN_E_OVERFLOW; ATTN_E_NOMEM;
+ * ATTN_E_VALID_LEN, ATTN_E_FULLY_MASKED (as attn_multihead_forward);
+ * ATTN_E_NONFINITE (a value overflowed, fault->index = l); ATTN_E_DEADLINE.
+ * Source: PyTorch 1.13 TransformerEncoderLayer/DecoderLayer.forward. */
+attn_status attn_xf_forward(double *out, const attn_xf_tape *tape,
+                            const double *x, const double *memory,
+                            const double *const *params,
+                            const attn_xf_config *cfg,
+                            const attn_mask *self_mask,
+                            const attn_mask *cross_mask, attn_fault *fault);
+
+/* Gradients of the scalar loss Σ out ⊙ grad_out through the stack, from
+ * the tape of the forward pass on the same inputs.
+ *   grad_out: (B, N, E)
+ *   -> grad_x: (B, N, E), grad_memory: (B, S_mem, E) (decoder; NULL for
+ *      the encoder), grads[l][t] of params[l][t]'s shape for each used
+ *      parameter, overwritten.
+ * Errors: as attn_xf_forward (fault->index = l for ATTN_E_NONFINITE). */
+attn_status attn_xf_backward(double *grad_x, double *grad_memory,
+                             double *const *grads, const double *grad_out,
+                             const attn_xf_tape *tape, const double *x,
+                             const double *memory, const double *const *params,
+                             const attn_xf_config *cfg,
+                             const attn_mask *self_mask,
+                             const attn_mask *cross_mask, attn_fault *fault);
+
+/* The intermediates of one multi-head attention in a trace (the names of
+ * /attention/multihead's trace), from its inputs, parameters and weights:
+ *   q_in: (B, Nq, E)  kv_in: (B, Nk, E)  W_in (3E, E)  b_in (3E)
+ *   weights: (B, H, Nq, Nk)  out_W (E, E)  out_b (E)
+ *   -> Q: (B, Nq, E) = q_in·W_qᵀ + b_q, K, V: (B, Nk, E),
+ *      Q_heads: (B, H, Nq, E/H), K_heads, V_heads: (B, H, Nk, E/H),
+ *      QK: (B, H, Nq, Nk) = Q_t K_tᵀ (unscaled),
+ *      weighted_values: (B, H, Nq, E/H) = weights_t·V_t,
+ *      concat: (B, Nq, E) (heads side by side).
+ * Errors: ATTN_E_INVALID_ARG (NULL, zero size, H not dividing E);
+ * ATTN_E_OVERFLOW. */
+attn_status attn_xf_attention_trace(double *Q, double *K, double *V,
+                                    double *Q_heads, double *K_heads,
+                                    double *V_heads, double *QK,
+                                    double *weighted_values, double *concat,
+                                    const double *q_in, const double *kv_in,
+                                    const double *W_in, const double *b_in,
+                                    const double *weights, size_t B, size_t Nq,
+                                    size_t Nk, size_t E, size_t H);
+
+/* Seeded parameters with PyTorch's initial distributions, drawn from rng
+ * (attn_rng_uniform, U(−a, a) = −a + 2a·u) in state_dict order, one layer
+ * after another, each layer drawn on its own (nn.TransformerEncoder
+ * deep-copies one layer, so PyTorch's layers start identical):
+ *   *_IN_W xavier_uniform (a = sqrt(6 / (E + 3E))); *_IN_B, *_OUT_B 0;
+ *   *_OUT_W U(±1/sqrt(E)) (kaiming_uniform, a = sqrt(5));
+ *   LIN1_W, LIN1_B U(±1/sqrt(E)); LIN2_W, LIN2_B U(±1/sqrt(F));
+ *   NORM*_W 1, NORM*_B 0 (no draws for constants).
+ *   params: L arrays of ATTN_XF_N_PARAMS writable pointers (used ones
+ *   non-NULL).
+ * Errors: ATTN_E_INVALID_ARG (NULL, zero size). */
+attn_status attn_xf_init(double *const *params, attn_rng *rng,
+                         const attn_xf_config *cfg);
+
+/* Positional encoding first, as d2l's TransformerEncoder/Decoder
+ * (d2l 11.7.4): embedded = x·sqrt(E), P = attn_posenc_sinusoidal(N, E),
+ * out = embedded + P (broadcast over B).
+ *   x: (B, N, E) -> P: (N, E), embedded: (B, N, E) or NULL, out: (B, N, E).
+ * Errors: ATTN_E_INVALID_ARG; ATTN_E_OVERFLOW. */
+attn_status attn_xf_embed(double *out, double *P, double *embedded,
+                          const double *x, size_t B, size_t N, size_t E);
 
 /* ------------------------------------------------------ the BLAS behind it */
 

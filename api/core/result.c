@@ -94,6 +94,15 @@ api_result_item *api_result_events(api_result *r, const char *name,
     return it;
 }
 
+api_result_item *api_result_tensors(api_result *r, const char *name,
+                                    const api_result_member *members,
+                                    size_t n) {
+    api_result_item *it = add(r, name, API_ITEM_TENSORS);
+    it->members = members;
+    it->n_members = n;
+    return it;
+}
+
 void api_result_heatmap(api_result *r, const char *title, const double *weights,
                         size_t B, size_t H, size_t Nq, size_t Nk) {
     r->heatmap.title = title;
@@ -135,6 +144,7 @@ size_t api_result_item_count(const api_result_item *it) {
     case API_ITEM_RECORDS:
         return it->n_rows;
     case API_ITEM_EVENTS:
+    case API_ITEM_TENSORS:
         return 0;
     default:
         return 1;
@@ -190,6 +200,17 @@ static int item_prints(const api_result *r, const api_result_item *it) {
                 if (!it->columns[c].integer &&
                     !printable(api_result_record_value(it, i, c), k, 0))
                     return 0;
+        return 1;
+    case API_ITEM_TENSORS:
+        for (size_t m = 0; m < it->n_members; m++) {
+            const api_result_member *t = &it->members[m];
+            size_t count = 1;
+            for (size_t i = 0; i < t->rank; i++)
+                count *= t->shape[i];
+            for (size_t i = 0; i < count; i++)
+                if (!printable(t->data[i], k, t->nan_as_null))
+                    return 0;
+        }
         return 1;
     default:
         return 1;

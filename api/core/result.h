@@ -12,7 +12,11 @@
  *
  * Names are dotted member paths ("grads.queries",
  * "diagnostics.scores.min"): an item's groups are the prefixes of its
- * name, and items of one group are added one after another.
+ * name, and items of one group are added one after another. A member
+ * whose own key holds dots (a PyTorch state_dict's
+ * "layers.0.linear1.weight") is one member of a TENSORS item: the item's
+ * name is the dotted path of the group ("grads.state_dict"), its members'
+ * keys are written as they are.
  *
  * Ownership: names, columns and detail strings are static (or live in the
  * result); tensor data points into result->arena, which the result owns
@@ -35,8 +39,20 @@ typedef enum {
     API_ITEM_NUMBER,  /* number, or null when is_null */
     API_ITEM_INTEGER, /* integer, printed exactly */
     API_ITEM_RECORDS, /* rows objects of the same numeric columns */
-    API_ITEM_EVENTS   /* a list only the JSON answer carries (warnings) */
+    API_ITEM_EVENTS,  /* a list only the JSON answer carries (warnings) */
+    API_ITEM_TENSORS  /* an object of tensors under literal keys (JSON only) */
 } api_item_kind;
+
+/* One tensor of a TENSORS item: its key (written as it is, dots and all:
+ * a key must need no JSON escape) and its data (shape[0], …,
+ * shape[rank-1]), row-major; nan_as_null as for a TENSOR item. */
+typedef struct {
+    const char *key;
+    const double *data;
+    size_t shape[API_SHAPE_MAX];
+    size_t rank;
+    int nan_as_null;
+} api_result_member;
 
 /* One member of every record: row r's value is the double or size_t at
  * base + r · stride bytes. */
@@ -74,6 +90,9 @@ typedef struct api_result_item {
     /* EVENTS */
     api_events_writer write;
     size_t args[4];
+    /* TENSORS: n_members members (memory that outlives the result) */
+    const api_result_member *members;
+    size_t n_members;
     /* the error when this item cannot be printed (NULL: the result's);
      * fail_text: the detail is the result's text (api_result_fail_text) */
     const char *fail_pointer, *fail_detail;
@@ -139,6 +158,12 @@ api_result_item *api_result_events(api_result *r, const char *name,
                                    api_events_writer write, const void *rows,
                                    const size_t args[4]);
 
+/* Add an object of n tensors under their own keys (members and what
+ * they point to must outlive r, as the arena's do), written by the JSON
+ * answer only; /grade and the v2 front leave it out. */
+api_result_item *api_result_tensors(api_result *r, const char *name,
+                                    const api_result_member *members, size_t n);
+
 /* The heatmap an image/svg+xml answer draws: weights (B, H, Nq, Nk). */
 void api_result_heatmap(api_result *r, const char *title, const double *weights,
                         size_t B, size_t H, size_t Nq, size_t Nk);
@@ -153,7 +178,7 @@ const api_result_item *api_result_find(const api_result *r, const char *name,
                                        size_t len);
 
 /* Entries of a TENSOR item (1 for NUMBER and INTEGER, n_rows for
- * RECORDS). */
+ * RECORDS, 0 for EVENTS and TENSORS). */
 size_t api_result_item_count(const api_result_item *it);
 
 /* Row i's value in column c of a RECORDS item, as a double. */

@@ -1032,7 +1032,7 @@ static void collect_outputs(kserve_outputs *outs, const api_result *r,
     outs->n = 0;
     for (size_t i = 0; i < r->n; i++) {
         const api_result_item *it = &r->items[i];
-        if (it->kind == API_ITEM_EVENTS)
+        if (it->kind == API_ITEM_EVENTS || it->kind == API_ITEM_TENSORS)
             continue;
         size_t columns = it->kind == API_ITEM_RECORDS ? it->n_columns : 1;
         for (size_t c = 0; c < columns; c++)

@@ -80,6 +80,19 @@ static int write_value(const api_result *r, const api_result_item *it,
     case API_ITEM_EVENTS:
         it->write(out, it);
         return 0;
+    case API_ITEM_TENSORS:
+        api_buf_putc(out, '{');
+        for (size_t m = 0; m < it->n_members; m++) {
+            const api_result_member *t = &it->members[m];
+            api_buf_puts(out, m ? ",\"" : "\"");
+            api_buf_puts(out, t->key); /* no character to escape (route's) */
+            api_buf_puts(out, "\":");
+            if (api_tensor_encode(out, t->data, t->shape, t->rank, &fmt,
+                                  t->nan_as_null))
+                return -1;
+        }
+        api_buf_putc(out, '}');
+        return 0;
     }
     return -1;
 }

@@ -1,0 +1,41 @@
+/*
+ * transformer.h — what POST /transformer/encoder and POST
+ * /transformer/decoder share (transformer.c): the request's
+ * hyper-parameters, PyTorch's state_dict (given, or drawn from a seed),
+ * grad_output, trace, and the answer. Each route's entry, field table
+ * and input tensors are in its own file (transformer_encoder.c,
+ * transformer_decoder.c).
+ */
+#ifndef API_TRANSFORMER_H
+#define API_TRANSFORMER_H
+
+#include "call.h"
+#include "cost.h"
+#include "fields.h"
+#include "grads.h"
+#include "tensor.h"
+
+/* Most layers a stack may have (num_layers). */
+#define API_XF_LAYERS_MAX 64
+
+/* One of the two routes. */
+typedef struct {
+    int decoder;              /* 0: encoder, 1: decoder */
+    const api_schema *schema; /* its field table (state_dict's object is
+                                 an empty schema; the keys depend on
+                                 num_layers and are checked per request) */
+    const char *x_name;       /* "src" or "tgt" */
+    const api_tensor_spec *x_spec;
+    const api_tensor_spec *memory_spec; /* decoder: "memory" */
+    int causal_default; /* the self-attention's causal default */
+} api_xf_route;
+
+/* The handler of both routes, for the route rt. Returns 0 (call->result
+ * filled) or -1 (call->problem). */
+int api_xf_handle(api_call *call, const api_xf_route *rt);
+
+/* The cost function of both routes (cost.h); shapes is the handler's
+ * decoded request. */
+void api_xf_cost(const api_call *call, const void *shapes, api_cost *cost);
+
+#endif /* API_TRANSFORMER_H */
