@@ -13,14 +13,15 @@ typedef struct {
     const char *says;  /* follows "`name` " */
 } foreign_name;
 
-/* W_q and seed on /attention/dot: the routes with parameters */
+/* W_q and seed on /attention/dot (the one route with `scale`), not on
+ * additive, whose W_v is its w_v misspelt */
 #define ON_PARAMETER_ROUTES                                                    \
     "belongs to /attention/multihead and /attention/additive, which have "     \
     "parameters; dot attention has none"
 
 /* `output` sent to a route: what it is, and where an answer goes */
 #define ANSWER_MEMBER                                                          \
-    "is a member of attnd's answers, not a request field; to grade an "       \
+    "is a member of attnd's answers, not a request field; to grade an "        \
     "answer, POST /grade {\"endpoint\", \"request\", \"answer\"} "             \
     "(docs/grading.md)"
 
@@ -69,11 +70,11 @@ static const foreign_name table[] = {
     {"num_heads", "queries",
      "belongs to /attention/multihead, which splits the projections into "
      "heads"},
-    {"seed", "queries", ON_PARAMETER_ROUTES},
-    {"W_q", "queries", ON_PARAMETER_ROUTES},
-    {"W_k", "queries", ON_PARAMETER_ROUTES},
-    {"W_v", "queries", ON_PARAMETER_ROUTES},
-    {"W_o", "queries", ON_PARAMETER_ROUTES},
+    {"seed", "scale", ON_PARAMETER_ROUTES},
+    {"W_q", "scale", ON_PARAMETER_ROUTES},
+    {"W_k", "scale", ON_PARAMETER_ROUTES},
+    {"W_v", "scale", ON_PARAMETER_ROUTES},
+    {"W_o", "scale", ON_PARAMETER_ROUTES},
     {"kdim", "num_heads",
      "is not needed: attnd reads dk and dv from the shapes of keys and "
      "values"},

@@ -118,6 +118,15 @@ for field in num_heads W_q W_o; do
     check_json "$field on dot says it belongs to /attention/multihead" \
         ".detail | contains(\"\`$field\` belongs to /attention/multihead\")"
 done
+post_json /attention/additive "{$ONE, \"W_v\": [1]}"
+check_json "W_v on additive still suggests its w_v" \
+    '.detail | contains("did you mean `w_v`?")'
+post_json /attention/additive "{$ONE, \"W_o\": [[1]]}"
+check_json "W_o on additive gets no advice meant for dot" \
+    '.detail | contains("dot attention") | not'
+post_json /attention/additive "{$ONE, \"num_heads\": 2}"
+check_json "num_heads on additive says it belongs to /attention/multihead" \
+    '.detail | contains("`num_heads` belongs to /attention/multihead")'
 MH='"queries": [[1, 0]], "num_heads": 1, "num_hiddens": 2'
 for field in kdim vdim; do
     post_json /attention/multihead "{$MH, \"$field\": 2}"
