@@ -19,6 +19,7 @@
 #include "fastpath.h"
 #include "front.h"
 #include "labels.h"
+#include "kserve.h"
 #include "limit.h"
 #include "problem.h"
 #include "result_json.h"
@@ -465,8 +466,10 @@ void api_handle(const api_request *req, api_response *res) {
                 api_problem_from_json_error(&call.problem, &error, req->body,
                                             json_len);
             if (!fast.refused && tensor_protocol &&
-                header_hint(req, json_len, &call.problem))
-                ; /* the JSON ends before: the length to send */
+                (api_kserve_empty_body(req->path, req->body, json_len,
+                                       &call.problem) ||
+                 header_hint(req, json_len, &call.problem)))
+                ; /* nothing sent, or the JSON ends before: what to send */
             else if (!fast.refused && json_len < req->body_len)
                 header_note(&call.problem, json_len);
         } else if (!json_is_object(root))

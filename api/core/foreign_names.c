@@ -8,9 +8,22 @@
 
 typedef struct {
     const char *name;  /* the foreign name */
-    const char *needs; /* the advice fits routes with this field */
+    const char *needs; /* the advice fits routes with this field (NULL:
+                          every route) */
     const char *says;  /* follows "`name` " */
 } foreign_name;
+
+/* W_q and seed on /attention/dot (the one route with `scale`), not on
+ * additive, whose W_v is its w_v misspelt */
+#define ON_PARAMETER_ROUTES                                                    \
+    "belongs to /attention/multihead and /attention/additive, which have "     \
+    "parameters; dot attention has none"
+
+/* `output` sent to a route: what it is, and where an answer goes */
+#define ANSWER_MEMBER                                                          \
+    "is a member of attnd's answers, not a request field; to grade an "        \
+    "answer, POST /grade {\"endpoint\", \"request\", \"answer\"} "             \
+    "(docs/grading.md)"
 
 static const foreign_name table[] = {
     {"is_causal", "causal",
@@ -63,6 +76,42 @@ static const foreign_name table[] = {
     {"bandwidth", "w",
      "is not a field: attnd takes `w`, the inverse bandwidth (w = 1/h), or "
      "a rule \"scott\", \"silverman\" or \"cv\""},
+    /* PyTorch's short names and its nn.MultiheadAttention arguments */
+    {"Q", "queries", "is not a field: attnd calls the queries `queries`"},
+    {"K", "keys", "is not a field: attnd calls the keys `keys`"},
+    {"V", "values", "is not a field: attnd calls the values `values`"},
+    {"q", "queries", "is not a field: attnd calls the queries `queries`"},
+    {"k", "keys", "is not a field: attnd calls the keys `keys`"},
+    {"v", "values", "is not a field: attnd calls the values `values`"},
+    {"num_heads", "queries",
+     "belongs to /attention/multihead, which splits the projections into "
+     "heads"},
+    {"seed", "scale", ON_PARAMETER_ROUTES},
+    {"W_q", "scale", ON_PARAMETER_ROUTES},
+    {"W_k", "scale", ON_PARAMETER_ROUTES},
+    {"W_v", "scale", ON_PARAMETER_ROUTES},
+    {"W_o", "scale", ON_PARAMETER_ROUTES},
+    {"kdim", "num_heads",
+     "is not needed: attnd reads dk and dv from the shapes of keys and "
+     "values"},
+    {"vdim", "num_heads",
+     "is not needed: attnd reads dk and dv from the shapes of keys and "
+     "values"},
+    {"bias", "b_q",
+     "is PyTorch's switch; attnd takes the biases themselves, `b_q`, `b_k`, "
+     "`b_v` and `b_o`, with given W_q, W_k, W_v and W_o (absent: no bias)"},
+    /* an answer's members, sent back as a request: on every route (no
+     * spelling of theirs is a request field's, whatever edit distance
+     * says: `output` is not `grad_output`) */
+    {"output", NULL, ANSWER_MEMBER},
+    {"weights", NULL, ANSWER_MEMBER},
+    {"scores", NULL, ANSWER_MEMBER},
+    {"params", NULL, ANSWER_MEMBER},
+    {"grads", NULL, ANSWER_MEMBER},
+    {"predictions", NULL, ANSWER_MEMBER},
+    {"history", NULL, ANSWER_MEMBER},
+    {"loss", NULL, ANSWER_MEMBER},
+    {"grad_w", NULL, ANSWER_MEMBER},
 };
 
 const char *api_foreign_name(const char *key, const char *const *names,
@@ -70,6 +119,8 @@ const char *api_foreign_name(const char *key, const char *const *names,
     for (size_t i = 0; i < sizeof table / sizeof table[0]; i++) {
         if (strcmp(table[i].name, key))
             continue;
+        if (table[i].needs == NULL)
+            return table[i].says;
         for (size_t j = 0; j < n; j++)
             if (!strcmp(names[j], table[i].needs))
                 return table[i].says;

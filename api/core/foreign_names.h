@@ -1,7 +1,9 @@
 /*
  * foreign_names.h — field names users bring from PyTorch and d2l that
  * attnd does not take, with what to send instead: `is_causal` is attnd's
- * `causal`, `dropout` has no counterpart (attnd computes as in eval mode).
+ * `causal`, `dropout` has no counterpart (attnd computes as in eval mode),
+ * `Q` is `queries`; and the members of attnd's answers, which are no
+ * request fields (`output` is not `grad_output`).
  * Such a name is still 422 unknown_field (docs/contract.md section 1);
  * the detail says what it is rather than guessing a spelling.
  */
@@ -13,7 +15,9 @@
 /* What to say about the request field key on a route whose fields are
  * names[0 … n-1]: a static sentence that follows "`key` ", or NULL when
  * key is no such name or its advice does not fit this route (it names a
- * field the route lacks). */
+ * field the route lacks). A member of attnd's answers (`output`,
+ * `weights`, `grads`, ...) gets its sentence on every route: it points
+ * to POST /grade rather than to a field of a similar spelling. */
 const char *api_foreign_name(const char *key, const char *const *names,
                              size_t n);
 

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "fastpath.h"
+#include "utf8.h"
 
 static const struct {
     const char *name;
@@ -195,6 +196,55 @@ static const char *non_finite_literal(const json_error_t *error,
     return NULL;
 }
 
+/* The offset of the first byte of body[0 .. len) that starts no valid
+ * UTF-8 sequence (RFC 3629), or len when all of it is UTF-8. */
+static size_t first_non_utf8(const char *body, size_t len) {
+    size_t at = 0;
+    while (at < len) {
+        size_t n = api_utf8_len((const unsigned char *)body + at, len - at);
+        if (n == 0)
+            return at;
+        at += n;
+    }
+    return len;
+}
+
+/* The number literal that ends where jansson stopped (its position
+ * counts the bytes read, the number's last one included), as its offset
+ * into *at and its length into *n; 0 when none ends there. jansson quotes
+ * a token only up to 20 bytes, and a widened big integer not at all
+ * (big_integers.h), so the body is read instead. */
+static int number_at(const json_error_t *error, const char *body, size_t len,
+                     size_t *at, size_t *n) {
+    if (error->position < 1 || (size_t)error->position > len)
+        return 0;
+    size_t end = (size_t)error->position, start = end;
+    while (start > 0 && strchr("0123456789+-.eE", body[start - 1]) &&
+           body[start - 1] != '\0')
+        start--;
+    *at = start;
+    *n = end - start;
+    return *n > 0;
+}
+
+/* The ']' or '}' jansson stopped at when a comma comes right before it
+ * (blanks between), or 0: JSON (RFC 8259) has no trailing comma, and
+ * jansson calls it an unexpected token or a missing string. Its position
+ * counts the bytes read, the closing one included. */
+static char trailing_comma(const json_error_t *error, const char *body,
+                           size_t len) {
+    if (json_error_code(error) != json_error_invalid_syntax ||
+        error->position < 2 || (size_t)error->position > len)
+        return 0;
+    size_t at = (size_t)error->position - 1;
+    char close = body[at];
+    if (close != ']' && close != '}')
+        return 0;
+    while (at > 0 && only_whitespace(body + at - 1, 1))
+        at--;
+    return at > 0 && body[at - 1] == ',' ? close : 0;
+}
+
 void api_problem_from_json_error(api_problem *p, const json_error_t *error,
                                  const char *body, size_t len) {
     if (body == NULL || only_whitespace(body, len)) {
@@ -202,6 +252,46 @@ void api_problem_from_json_error(api_problem *p, const json_error_t *error,
                  "the body is empty: this route reads one JSON object "
                  "{...} of its fields (listed in /openapi.json), sent with "
                  "Content-Type: application/json");
+        return;
+    }
+    /* RFC 8259 section 8.1: no byte order mark before JSON text (an
+     * editor's "UTF-8 with BOM", PowerShell's Out-File) */
+    if (len >= 3 && memcmp(body, "\xEF\xBB\xBF", 3) == 0) {
+        api_fail(p, API_E_INVALID_JSON, NULL,
+                 "the body is not valid JSON: it starts with a byte order "
+                 "mark (EF BB BF); send the JSON without it");
+        return;
+    }
+    if (json_error_code(error) == json_error_invalid_utf8) {
+        size_t at = first_non_utf8(body, len);
+        if (at < len) {
+            api_fail(p, API_E_INVALID_JSON, NULL,
+                     "the body is not valid JSON: it must be UTF-8, and byte "
+                     "0x%02x at offset %zu (line %d) is not: encode the text "
+                     "as UTF-8 (a lone byte from 0x80 up is often Latin-1)",
+                     (unsigned char)body[at], at, error->line);
+            return;
+        }
+    }
+    size_t at, n;
+    if (json_error_code(error) == json_error_numeric_overflow &&
+        strstr(error->text, "real number overflow") &&
+        number_at(error, body, len, &at, &n)) {
+        api_fail(p, API_E_INVALID_JSON, NULL,
+                 "the body is not valid JSON: the number %.*s%s does not fit "
+                 "a double (line %d, column %d, byte %d): it is beyond the "
+                 "double range, about ±1.8e308; send a finite double",
+                 (int)(n > 24 ? 24 : n), body + at, n > 24 ? "..." : "",
+                 error->line, error->column, error->position);
+        return;
+    }
+    char close = trailing_comma(error, body, len);
+    if (close) {
+        api_fail(p, API_E_INVALID_JSON, NULL,
+                 "the body is not valid JSON: a comma before '%c' (line %d, "
+                 "column %d, byte %d): JSON allows no trailing comma; delete "
+                 "it",
+                 close, error->line, error->column, error->position);
         return;
     }
     if (non_finite_literal(error, body, len)) {

@@ -89,9 +89,12 @@ const char *api_plural(size_t n, const char *one, const char *many);
 
 /* The one place where a jansson parse error becomes the wire's 400
  * invalid_json. body[0 .. len) is the text jansson read; the detail says
- * "the body is empty" for an empty (or blank) body, names JSON's lack of
- * NaN and Infinity when one of those literals stopped it, and otherwise
- * gives jansson's text with line, column and byte. */
+ * "the body is empty" for an empty (or blank) body; names a byte order
+ * mark at the start (EF BB BF), the first byte that is not UTF-8 with its
+ * offset, a number beyond the double range (±1.8e308), a trailing comma
+ * before ']' or '}', and JSON's lack of NaN and Infinity when one of those
+ * literals stopped it; and otherwise gives jansson's text with line,
+ * column and byte. */
 void api_problem_from_json_error(api_problem *p, const json_error_t *error,
                                  const char *body, size_t len);
 

@@ -151,6 +151,25 @@ static const kserve_model *model_of(const api_call *call) {
 
 /* ------------------------------------------------------------ errors */
 
+int api_kserve_empty_body(const char *path, const char *body, size_t len,
+                          api_problem *p) {
+    for (size_t i = 0; body && i < len; i++)
+        if (!strchr(" \t\r\n", body[i]) || body[i] == '\0')
+            return 0;
+    size_t n = 0;
+    const char *name = model_segment(path, &n);
+    if (name == NULL)
+        return 0;
+    memset(p, 0, sizeof *p); /* this replaces the native routes' hint */
+    api_fail(p, API_E_INVALID_JSON, NULL,
+             "the body is empty: this route reads {\"inputs\": [{\"name\", "
+             "\"shape\", \"datatype\", \"data\"}, ...]}, sent with "
+             "Content-Type: application/json; GET /v2/models/%.*s lists the "
+             "inputs",
+             (int)(n > 100 ? 100 : n), name);
+    return 1;
+}
+
 void api_kserve_respond_error(api_response *res, const api_problem *p,
                               const char *path) {
     api_buf msg = {0}, out = {0};

@@ -48,4 +48,13 @@ int api_kserve_path(const char *path);
 void api_kserve_respond_error(api_response *res, const api_problem *p,
                               const char *path);
 
+/* For an infer request to path whose JSON text body[0 .. len) is empty
+ * or blank (body may be NULL): set p to 400 invalid_json saying what the
+ * route reads, {"inputs": [{"name", "shape", "datatype", "data"}]}, and
+ * that GET /v2/models/{model} lists them (in place of the native routes'
+ * "one JSON object of its fields"), and return 1. Otherwise 0, p
+ * untouched. */
+int api_kserve_empty_body(const char *path, const char *body, size_t len,
+                          api_problem *p);
+
 #endif /* API_KSERVE_H */

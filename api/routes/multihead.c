@@ -354,6 +354,10 @@ static int decode(api_call *call, multihead_request *m) {
         return -1;
 
     /* 5. remaining values in table order, up to valid_lens */
+    if (heads_big) /* its range first: no h divides it */
+        return api_fail(p, API_E_INVALID_VALUE, "/num_heads",
+                        "num_heads is out of range: the number of heads H "
+                        "is an integer from 1 to 2^63 - 1 that divides h");
     if (num_heads < 1)
         return api_fail(p, API_E_INVALID_VALUE, "/num_heads",
                         "num_heads is the number of heads H, at least 1");

@@ -126,10 +126,27 @@ static int non_integral_error(const api_tensor_spec *spec, api_pointer *ptr,
                     ptr->s);
 }
 
+/* Whether a null in tensor name is likely a masked score sent back: the
+ * tensors of the routes that mask (attention and /softmax/masked). */
+static int masked_field(const char *name) {
+    static const char *const names[] = {"scores", "queries", "keys", "values",
+                                        "grad_output"};
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+        if (!strcmp(name, names[i]))
+            return 1;
+    return 0;
+}
+
 static int entry_type_error(const api_tensor_spec *spec, const json_t *e,
                             api_pointer *ptr, api_problem *p) {
     if (json_is_number(e))
         return non_integral_error(spec, ptr, p);
+    if (json_is_null(e) && !spec->integral && masked_field(spec->name))
+        return api_fail(p, API_E_WRONG_TYPE, ptr->s,
+                        "%s entries must be numbers; %s is null: attnd "
+                        "prints a masked score as null, and takes masks as "
+                        "valid_lens or causal; send finite numbers",
+                        spec->name, ptr->s);
     return api_fail(p, API_E_WRONG_TYPE, ptr->s,
                     "%s entries must be numbers; %s is %s", spec->name, ptr->s,
                     api_json_kind(e));

@@ -212,6 +212,17 @@ def dot_cases():
         raw=b'{"queries": ' + b'[' * 5000 + b'}')
     add(E, "invalid_json_nan_literal", problem("invalid_json"),
         raw=b'{"scale": NaN}')
+    add(E, "invalid_json_byte_order_mark", problem("invalid_json"),
+        raw=b'\xef\xbb\xbf{"queries": [[1]], "keys": [[1]], "values": [[1]]}')
+    add(E, "invalid_json_trailing_comma_array", problem("invalid_json"),
+        raw=b'{"queries": [[1, 2],\n  ], "keys": [[1, 2]], "values": [[1]]}')
+    add(E, "invalid_json_trailing_comma_object", problem("invalid_json"),
+        raw=b'{"queries": [[1]], "keys": [[1]], "values": [[1]],}')
+    add(E, "invalid_json_latin1_byte", problem("invalid_json"),
+        raw=b'{"causal": "caf\xe9"}')
+    add(E, "invalid_json_long_number_overflows_double", problem("invalid_json"),
+        raw=b'{"queries": [[[' + b'9' * 400 + b'.5]]], "keys": [[[1]]], '
+            b'"values": [[[1]]]}')
 
     # ---- 404 / 405 / 415 (header-level)
     add(E, "not_found_path", problem("not_found"), body={},
@@ -1058,6 +1069,13 @@ def multihead_cases():
         dict(base, num_heads=-2))
     add(E, "num_heads_fraction", problem("wrong_type", "/num_heads"),
         dict(drawn, num_heads=1.5))
+    # beyond int64: out of its range, before divisibility and before the
+    # fields after it in the table (num_hiddens)
+    add(E, "num_heads_beyond_int64", problem("invalid_value", "/num_heads"),
+        dict(drawn, num_heads=123456789012345680000, seed=-1))
+    add(E, "num_heads_beyond_int64_before_num_hiddens",
+        problem("invalid_value", "/num_heads"),
+        {"queries": x, "num_heads": 123456789012345680000, "num_hiddens": 0})
     add(E, "num_heads_string", problem("wrong_type", "/num_heads"),
         dict(drawn, num_heads="2"))
     add(E, "num_hiddens_zero", problem("invalid_value", "/num_hiddens"),

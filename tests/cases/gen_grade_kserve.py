@@ -731,6 +731,10 @@ def v2_dot_cases():
         {"inputs": inputs}, meta={"content_type": "text/plain"})
     add(E, "invalid_json", v2_error("invalid_json:", 400),
         raw=b'{"inputs": [}')
+    add(E, "empty_body",
+        v2_error('invalid_json: the body is empty: this route reads '
+                 '{"inputs": [{"name", "shape", "datatype", "data"}', 400),
+        raw=b'')
     add(E, "root_not_object", v2_error("wrong_type at \"\" (the body):"),
         [inputs])
     # the binary tensor data extension's members (its bytes: t_binary.sh)

@@ -1,7 +1,9 @@
 #!/bin/sh
 # t_messages.sh — what a new user's first mistakes are told: an empty body,
-# NaN and Infinity, singular and plural counts, "did you mean" only for a
-# close name, PyTorch's names, a compressed body (415 with
+# NaN and Infinity, a byte order mark, a number beyond the double range, a
+# trailing comma, a byte that is not UTF-8, a null in a tensor, singular
+# and plural counts, "did you mean" only for a close name, PyTorch's names,
+# an answer's members sent as a request, a compressed body (415 with
 # Accept-Encoding), and the KServe front's flat fit parameters and the
 # binary extension it does not take yet (docs/errors.md).
 #   usage: sh t_messages.sh BASE_URL
@@ -27,6 +29,51 @@ post_json /softmax/masked '{"scores": [[1, info]]}'
 check_json "a word that only starts like inf keeps the parser's message" \
     '.detail | contains("invalid token") and (contains("NaN") | not)'
 
+printf '\357\273\277{%s}' "$ONE" >"$TMP/bom.json"
+post_file /attention/dot "$TMP/bom.json"
+check_problem "a body after a byte order mark is 400 invalid_json" 400 invalid_json
+check_json "  which names the mark and says to send the JSON without it" \
+    '.detail | contains("byte order mark (EF BB BF)") and contains("without it")'
+post_json /attention/dot '{"queries": [[1e400]], "keys": [[1]], "values": [[1]]}'
+check_problem "1e400 is 400 invalid_json" 400 invalid_json
+check_json "  which says it does not fit a double, and the double range" \
+    '.detail | contains("the number 1e400 does not fit a double") and contains("about ±1.8e308; send a finite double")'
+post_json /attention/dot "{\"queries\": [[-$(printf '1%0399d' 0).5]], \"keys\": [[1]], \"values\": [[1]]}"
+check_json "  a long literal jansson does not quote is named by its start" \
+    '.detail | contains("the number -10000000000000000000000... does not fit a double")'
+post_json /attention/dot '{"queries": [[1, 0],
+  ], "keys": [[1, 0]], "values": [[1]]}'
+check_problem "a trailing comma in an array is 400 invalid_json" 400 invalid_json
+check_json "  which says JSON allows no trailing comma" \
+    '.detail | contains("a comma before '"']'"' (line 2") and contains("JSON allows no trailing comma")'
+post_json /attention/dot "{$ONE,}"
+check_json "a trailing comma in an object says so too" \
+    '.detail | contains("a comma before '"'}'"'") and contains("no trailing comma")'
+post_json /attention/dot '{"queries": [[1, 0]]]}'
+check_json "a bracket too many is no trailing comma" \
+    '.detail | contains("comma") | not'
+printf '{"queries": [[1]], "caf\351": 1}' >"$TMP/latin1.json"
+post_file /attention/dot "$TMP/latin1.json"
+check_problem "a Latin-1 byte is 400 invalid_json" 400 invalid_json
+check_json "  which says the body must be UTF-8, naming the byte and its offset" \
+    '.detail | contains("must be UTF-8, and byte 0xe9 at offset 23")'
+post_json /v2/models/attention_dot/infer ''
+check_status "v2: an empty body is 400" 400
+check_json "  saying what the infer route reads and where its inputs are listed" \
+    '.error | startswith("invalid_json: the body is empty: this route reads {\"inputs\": [{\"name\", \"shape\", \"datatype\", \"data\"}") and contains("GET /v2/models/attention_dot lists the inputs") and (contains("/openapi.json") | not)'
+
+# --- null in a tensor -----------------------------------------------------
+post_json /softmax/masked '{"scores": [[[1, 2, null]]], "valid_lens": [2]}'
+check_problem "a null score is 422 wrong_type" 422 wrong_type /scores/0/0/2
+check_json "  saying masked scores print as null and masks are valid_lens or causal" \
+    '.detail | contains("/scores/0/0/2 is null: attnd prints a masked score as null") and contains("valid_lens or causal")'
+post_json /attention/dot '{"queries": [[null, 0]], "keys": [[1, 0]], "values": [[1]]}'
+check_json "a null query entry gets the same advice" \
+    '.detail | contains("masked score as null")'
+post_json /attention/dot "{$ONE, \"valid_lens\": [null]}"
+check_json "a null in valid_lens (integers) does not" \
+    '.detail | contains("masked") | not'
+
 # --- counts ---------------------------------------------------------------
 post_json /attention/dot '{"queries": [[[1, 0]], [[0, 1]]], "keys": [[[1, 0]]], "values": [[[1]]]}'
 check_json "one example is \"1 example\"" '.detail | test("keys has 1 example but queries has 2")'
@@ -46,8 +93,56 @@ check_json "query suggests queries" '.detail | contains("did you mean `queries`?
 post_json /attention/dot "{$ONE, \"lens\": 1}"
 check_json "lens suggests valid_lens" '.detail | contains("did you mean `valid_lens`?")'
 post_json /attention/dot "{$ONE, \"seed\": 1}"
-check_json "seed on dot suggests nothing far away" \
-    '(.detail | contains("did you mean") | not) and (.detail | contains("Known fields: queries"))'
+check_json "seed on dot says where it belongs, suggesting no spelling" \
+    '(.detail | contains("did you mean") | not) and (.detail | contains("`seed` belongs to /attention/multihead and /attention/additive")) and (.detail | contains("Known fields: queries"))'
+for member in output weights scores params grads predictions history loss grad_w; do
+    post_json /attention/dot "{$ONE, \"$member\": 1}"
+    check_problem "an answer's $member in a request is 422 unknown_field" 422 \
+        unknown_field "/$member"
+    check_json "  which says it is an answer's member and how /grade grades one" \
+        '(.detail | contains("is a member of attnd'"'"'s answers, not a request field")) and (.detail | contains("POST /grade {\"endpoint\", \"request\", \"answer\"} (docs/grading.md)")) and (.detail | contains("did you mean") | not)'
+done
+post_json /softmax/masked '{"scores": [[1, 2]], "weights": [[0.5, 0.5]]}'
+check_json "weights sent back to /softmax/masked gets the same sentence" \
+    '.detail | contains("member of attnd'"'"'s answers")'
+post_json /grade '{"endpoint": "/attention/dot", "request": {"queries": [[1]], "keys": [[1]], "values": [[1]], "output": [[1]]}, "answer": {"output": [[1]]}}'
+check_json "an answer's member inside /grade's request says the same" \
+    '.detail | contains("member of attnd'"'"'s answers")'
+for pair in Q:queries K:keys V:values; do
+    post_json /attention/dot "{$ONE, \"${pair%%:*}\": 1}"
+    check_json "${pair%%:*} on dot names \`${pair#*:}\`" \
+        ".detail | contains(\"attnd calls the ${pair#*:} \`${pair#*:}\`\")"
+done
+for field in num_heads W_q W_o; do
+    post_json /attention/dot "{$ONE, \"$field\": 1}"
+    check_json "$field on dot says it belongs to /attention/multihead" \
+        ".detail | contains(\"\`$field\` belongs to /attention/multihead\")"
+done
+post_json /attention/additive "{$ONE, \"W_v\": [1]}"
+check_json "W_v on additive still suggests its w_v" \
+    '.detail | contains("did you mean `w_v`?")'
+post_json /attention/additive "{$ONE, \"W_o\": [[1]]}"
+check_json "W_o on additive gets no advice meant for dot" \
+    '.detail | contains("dot attention") | not'
+post_json /attention/additive "{$ONE, \"num_heads\": 2}"
+check_json "num_heads on additive says it belongs to /attention/multihead" \
+    '.detail | contains("`num_heads` belongs to /attention/multihead")'
+MH='"queries": [[1, 0]], "num_heads": 1, "num_hiddens": 2'
+for field in kdim vdim; do
+    post_json /attention/multihead "{$MH, \"$field\": 2}"
+    check_json "$field on multihead says dk and dv come from the shapes" \
+        '.detail | contains("attnd reads dk and dv from the shapes of keys and values")'
+done
+post_json /attention/multihead "{$MH, \"bias\": false}"
+check_json "bias on multihead names b_q, b_k, b_v and b_o" \
+    '.detail | contains("`b_q`, `b_k`, `b_v` and `b_o`")'
+post_json /attention/multihead "{$MH, \"num_heads\": 123456789012345680000}"
+check_problem "num_heads beyond int64 is 422 invalid_value" 422 invalid_value /num_heads
+check_json "  saying it is out of range, not that it must divide h" \
+    '.detail | startswith("num_heads is out of range: the number of heads H is an integer from 1 to 2^63 - 1")'
+post_json /attention/multihead '{"queries": [[1, 0]], "num_heads": 123456789012345680000, "num_hiddens": 0}'
+check_problem "  and before num_hiddens, which follows it in the table" 422 \
+    invalid_value /num_heads
 post_json /attention/dot "{$ONE, \"dropout\": 0.1}"
 check_problem "dropout is 422 unknown_field" 422 unknown_field /dropout
 check_json "  saying attnd has no dropout, not suggesting queries" \
