@@ -101,6 +101,7 @@ static void draw_case(random_case *c, attn_rng *rng) {
     c->d = draw_size(rng, 8);
     c->dv = draw_size(rng, 8);
     int per_query = attn_rng_uniform(rng) < 0.5;
+    memset(&c->mask, 0, sizeof c->mask); /* no pattern masks */
     size_t count = per_query ? c->B * c->Nq : c->B;
     for (size_t t = 0; t < count; t++)
         c->lens[t] = (int64_t)(attn_rng_uniform(rng) * (double)(c->Nk + 1));
