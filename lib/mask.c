@@ -154,7 +154,7 @@ size_t attn_mask_row_count(const attn_mask_row *r, size_t Nk, int *by_mask) {
         size_t unpadded = 0;
         for (size_t j = 0; j < r->len; j++)
             unpadded += !(r->pad_row && r->pad_row[j]);
-        *by_mask = r->len == 0   ? 0
+        *by_mask = r->len == 0     ? 0
                    : unpadded == 0 ? ATTN_BY_KEY_PADDING
                                    : ATTN_BY_ATTN_MASK;
     }

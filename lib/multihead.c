@@ -193,9 +193,8 @@ static int valid_len_positive(const attn_mask *mask, size_t b, size_t i,
 }
 
 /* The float attn_mask's entry for (b, t, i, j), 0 without one. */
-static double float_mask_at(const attn_mask *mask, size_t b, size_t t,
-                            size_t H, size_t i, size_t j, size_t Nq,
-                            size_t Nk) {
+static double float_mask_at(const attn_mask *mask, size_t b, size_t t, size_t H,
+                            size_t i, size_t j, size_t Nq, size_t Nk) {
     if (!mask || !mask->float_mask)
         return 0.0;
     size_t slab = mask->layout == ATTN_MASK_PER_HEAD      ? b * H + t
@@ -235,8 +234,7 @@ static attn_status softmax_row_ref(double *w, const double *s,
     double sum = 0.0;
     for (size_t j = 0; j < Nk; j++) {
         w[j] = attn_mask_visible_head(mask, b, t, H, i, j, Nq, Nk)
-                   ? exp(s[j] + float_mask_at(mask, b, t, H, i, j, Nq, Nk) -
-                         mx)
+                   ? exp(s[j] + float_mask_at(mask, b, t, H, i, j, Nq, Nk) - mx)
                    : 0.0;
         sum += w[j];
     }

@@ -55,9 +55,8 @@ attn_status attn_backward_check_mask(const attn_mask *mask, size_t B, size_t Nq,
 
 /* The softmax backward of one row under a pattern mask: the visible keys
  * as the forward pass saw them, every other entry exactly 0. */
-static void backward_row_pattern(double *gs, const double *gw,
-                                 const double *wi, const attn_mask_row *r,
-                                 size_t Nk) {
+static void backward_row_pattern(double *gs, const double *gw, const double *wi,
+                                 const attn_mask_row *r, size_t Nk) {
     double dot = 0.0;
     for (size_t j = 0; j < r->len; j++)
         if (attn_mask_row_admits(r, j))

@@ -26,9 +26,9 @@ typedef enum {
     API_FIELD_BOOL_OR_STRING,   /* causal: false/true/"top_left"/... */
     API_FIELD_NUMBER_OR_STRING, /* NW w: a number or a rule's name */
     API_FIELD_OBJECT,           /* a nested object with its own schema */
-    API_FIELD_MASK,      /* attn_mask: booleans, or numbers and null
-                            (mask_json.h); a tensor's two forms */
-    API_FIELD_BOOL_MASK  /* key_padding_mask: booleans (mask_json.h) */
+    API_FIELD_MASK,             /* attn_mask: booleans, or numbers and null
+                                   (mask_json.h); a tensor's two forms */
+    API_FIELD_BOOL_MASK         /* key_padding_mask: booleans (mask_json.h) */
 } api_field_kind;
 
 struct api_schema;

@@ -21,8 +21,8 @@ const api_tensor_spec api_attention_attn_mask_spec = {
     "(Nq, Nk) or (B, Nq, Nk), on multihead also (B*H, Nq, Nk)", 3};
 
 const api_tensor_spec api_attention_key_padding_spec = {
-    "key_padding_mask", API_RANK(1) | API_RANK(2), 0,
-    "(B, Nk), unbatched (Nk)", 2};
+    "key_padding_mask", API_RANK(1) | API_RANK(2), 0, "(B, Nk), unbatched (Nk)",
+    2};
 
 int api_attention_decode_qkv(api_attention *a, const json_t *body,
                              const api_tensor_spec *const specs[3],
@@ -169,10 +169,8 @@ int api_attention_cross_lens(api_attention *a, api_problem *p) {
                     a->Nq);
 }
 
-int api_attention_cross_masks(api_attention *a, size_t heads,
-                              api_problem *p) {
-    long long B = (long long)a->B, Nq = (long long)a->Nq,
-              Nk = (long long)a->Nk;
+int api_attention_cross_masks(api_attention *a, size_t heads, api_problem *p) {
+    long long B = (long long)a->B, Nq = (long long)a->Nq, Nk = (long long)a->Nk;
     if (a->has_amask) {
         const api_tensor *m = &a->amask;
         size_t o = m->rank - 2; /* the leading axis, when rank 3 */
@@ -180,8 +178,7 @@ int api_attention_cross_masks(api_attention *a, size_t heads,
         size_t BH = heads && a->B <= SIZE_MAX / heads ? a->B * heads : 0;
         if (m->rank == 2 && rows_ok) {
             a->amask_layout = ATTN_MASK_SHARED;
-        } else if (m->rank == 3 && rows_ok && heads &&
-                   m->shape[0] == BH) {
+        } else if (m->rank == 3 && rows_ok && heads && m->shape[0] == BH) {
             a->amask_layout = ATTN_MASK_PER_HEAD;
         } else if (m->rank == 3 && rows_ok && a->batched &&
                    m->shape[0] == a->B) {
@@ -201,8 +198,9 @@ int api_attention_cross_masks(api_attention *a, size_t heads,
                     "mask for every example and head, %s(B*H, Nq, Nk) = "
                     "(%zu, %zu, %zu), one per example and head (slab b*H + "
                     "t, as nn.MultiheadAttention's 3-D attn_mask)",
-                    a->Nq, a->Nk, a->batched ? "(B, Nq, Nk), one per example, or " : "",
-                    BH, a->Nq, a->Nk);
+                    a->Nq, a->Nk,
+                    a->batched ? "(B, Nq, Nk), one per example, or " : "", BH,
+                    a->Nq, a->Nk);
             if (a->batched)
                 return mismatch(p, "/attn_mask", three ? e : e + 1,
                                 three ? 3 : 2, m,
@@ -219,8 +217,8 @@ int api_attention_cross_masks(api_attention *a, size_t heads,
     if (a->has_kpm) {
         const api_tensor *k = &a->kpm;
         long long e[2] = {B, Nk};
-        if (a->batched && !(k->rank == 2 && k->shape[0] == a->B &&
-                            k->shape[1] == a->Nk))
+        if (a->batched &&
+            !(k->rank == 2 && k->shape[0] == a->B && k->shape[1] == a->Nk))
             return mismatch(p, "/key_padding_mask", e, 2, k,
                             "key_padding_mask must have shape (B, Nk) = "
                             "(%zu, %zu): one flag per key of each example",
@@ -445,8 +443,8 @@ int api_attention_check_lens(const api_attention *a, api_problem *p) {
 }
 
 /* The pointer of row `row` (the entries before the last axis) of t. */
-static void row_pointer(api_pointer *ptr, const char *base,
-                        const api_tensor *t, size_t row) {
+static void row_pointer(api_pointer *ptr, const char *base, const api_tensor *t,
+                        size_t row) {
     size_t last = t->shape[t->rank - 1];
     api_tensor_entry_pointer(ptr, base, t, row * last);
     if (!t->flat) { /* drop the last index: the row itself */

@@ -46,7 +46,7 @@ typedef struct {
     api_tensor grad;          /* grad_output, when has_grad */
     api_tensor amask, kpm;    /* attn_mask, key_padding_mask */
     int has_amask, has_kpm;
-    api_mask_kind amask_kind;    /* booleans or numbers */
+    api_mask_kind amask_kind;      /* booleans or numbers */
     attn_mask_layout amask_layout; /* from its shape (cross-field phase) */
     int has_lens;
     int has_grad;
@@ -65,15 +65,15 @@ typedef struct {
     int diagnostics;    /* default 0 */
     api_tensor_format fmt;
     /* Carved from the request's arena by api_attention_take: */
-    double *qd, *kd, *vd; /* inputs */
-    int64_t *lens_d;      /* valid_lens as integers, or NULL */
+    double *qd, *kd, *vd;   /* inputs */
+    int64_t *lens_d;        /* valid_lens as integers, or NULL */
     unsigned char *amask_b; /* a boolean attn_mask, or NULL */
     double *amask_f;        /* a float attn_mask (−∞ for null), or NULL */
     unsigned char *kpm_d;   /* key_padding_mask, or NULL */
-    double *out;          /* (B, Nq, d_out) */
-    double *weights;      /* (B, H, Nq, Nk) */
-    double *scores;       /* (B, H, Nq, Nk) with scores or diagnostics */
-    double *grad_out;     /* grad_output (B, Nq, d_out), or NULL */
+    double *out;            /* (B, Nq, d_out) */
+    double *weights;        /* (B, H, Nq, Nk) */
+    double *scores;         /* (B, H, Nq, Nk) with scores or diagnostics */
+    double *grad_out;       /* grad_output (B, Nq, d_out), or NULL */
     double *grad_q, *grad_k, *grad_v; /* the inputs' shapes, or NULL */
     api_diagnostics diag;             /* buffers carved when diagnostics */
     attn_mask mask;

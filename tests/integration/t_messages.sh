@@ -54,9 +54,9 @@ check_json "  saying attnd has no dropout, not suggesting queries" \
     '(.detail | contains("no dropout")) and (.detail | contains("did you mean") | not)'
 post_json /attention/dot "{$ONE, \"is_causal\": true}"
 check_json "is_causal names attnd's causal" '.detail | contains("attnd calls it `causal`")'
-post_json /attention/dot "{$ONE, \"attn_mask\": [[true]]}"
-check_json "attn_mask says it is not offered yet, and what to use" \
-    '.detail | contains("not offered yet") and contains("valid_lens")'
+post_json /attention/dot "{$ONE, \"mask\": [[true]]}"
+check_json "mask names attn_mask, its polarity, and valid_lens" \
+    '.detail | contains("`attn_mask`") and contains("NOT allowed") and contains("valid_lens")'
 post_json /attention/multihead '{"queries": [[1, 0]], "num_heads": 1, "num_hiddens": 2, "average_attn_weights": false}'
 check_json "average_attn_weights says every head's weights come back" \
     '.detail | contains("each head")'
