@@ -1,7 +1,8 @@
 /*
  * attention.h — what the attention routes (dot, additive, multihead)
  * share: the queries/keys/values triple, masking fields (valid_lens,
- * causal, fully_masked), return_weights/return_scores, diagnostics and
+ * attn_mask, key_padding_mask, causal, fully_masked),
+ * return_weights/return_scores, diagnostics and
  * grad_output, the rank-2 "unbatched" convention, the library's faults as
  * problems, and writing the answer.
  *
