@@ -51,14 +51,25 @@ typedef enum {
 const char *attn_status_str(attn_status s);
 
 /* Where an error happened, for the caller to point at the faulty field.
- * Every fault argument may be NULL; when given, it is reset to {0, 0} first.
+ * Every fault argument may be NULL; when given, it is reset to {0} first.
  * index: flat index whose meaning each function documents.
  * by_causal: for ATTN_E_FULLY_MASKED, 1 when the row's valid_len alone
- * would leave keys visible and only the causal mask empties it. */
+ * would leave keys visible and only the causal mask empties it.
+ * by_mask: for ATTN_E_FULLY_MASKED, 0 when valid_lens and causal alone
+ * empty the row (by_causal says which); ATTN_BY_ATTN_MASK when they leave
+ * keys but the boolean or float attn_mask (with the key padding or not)
+ * hides them all; ATTN_BY_KEY_PADDING when key_padding_mask alone does.
+ * head: for ATTN_E_FULLY_MASKED from the multi-head functions, the head
+ * t of the row (0 elsewhere). */
 typedef struct {
     size_t index;
     int by_causal;
+    int by_mask;
+    size_t head;
 } attn_fault;
+
+#define ATTN_BY_ATTN_MASK 1
+#define ATTN_BY_KEY_PADDING 2
 
 /* -------------------------------------------------------------- deadline */
 
@@ -102,41 +113,93 @@ typedef enum {
     ATTN_FULLY_MASKED_ERROR     /* ATTN_E_FULLY_MASKED */
 } attn_fully_masked;
 
+/* Where a boolean or float attn_mask's (Nq, Nk) slabs come from (PyTorch
+ * nn.MultiheadAttention's attn_mask layouts):
+ *   SHARED       (Nq, Nk): one slab for every example (and head);
+ *   PER_EXAMPLE  (B, Nq, Nk): slab b for example b;
+ *   PER_HEAD     (B·H, Nq, Nk): slab b·H + t for head t of example b, the
+ *                3-D attn_mask of nn.MultiheadAttention. Functions without
+ *                heads have H = 1, where it is PER_EXAMPLE. */
+typedef enum {
+    ATTN_MASK_SHARED = 0,
+    ATTN_MASK_PER_EXAMPLE,
+    ATTN_MASK_PER_HEAD
+} attn_mask_layout;
+
 /* Which keys each query may see. Key j is visible to query i of example b
- * iff j < valid_len(b, i) AND the causal rule admits (i, j).
+ * (head t) iff every mask given admits it:
  *   valid_lens: NULL (all visible), or (B) when per_query == 0, or (B, Nq)
- *               when per_query == 1; each entry in 0 ... Nk.
- * A zero-initialised attn_mask means "no mask, fully masked rows zero". */
+ *               when per_query == 1; each entry in 0 ... Nk: j < valid_len;
+ *   causal:     the rule of attn_causal;
+ *   bool_mask:  NULL, or bytes laid out as `layout` says, nonzero = NOT
+ *               allowed (nn.MultiheadAttention's polarity; the boolean
+ *               attn_mask of torch.nn.functional.scaled_dot_product_attention
+ *               is the opposite, True = takes part: pass its negation);
+ *   float_mask: NULL, or doubles laid out as `layout` says, added to the
+ *               scaled scores before the softmax (PyTorch's float
+ *               attn_mask); -inf = NOT allowed. An entry that is NaN or
+ *               +inf makes its score non-finite (ATTN_E_NONFINITE);
+ *   key_padding_mask: NULL, or (B, Nk) bytes, nonzero = key j of example
+ *               b is padding and NOT allowed (nn.MultiheadAttention's).
+ * bool_mask and float_mask may both be given; `layout` is theirs.
+ * A row with no visible key follows fully_masked, whichever masks empty it.
+ * A zero-initialised attn_mask means "no mask, fully masked rows zero";
+ * without bool_mask, float_mask and key_padding_mask every row's visible
+ * keys are a prefix, the fast case. */
 typedef struct {
     const int64_t *valid_lens;
     int per_query;
     attn_causal causal;
     attn_fully_masked fully_masked;
+    const unsigned char *bool_mask;
+    const double *float_mask;
+    attn_mask_layout layout;
+    const unsigned char *key_padding_mask;
 } attn_mask;
 
 /* ------------------------------------------------------- masked softmax */
 
 /* Masked softmax over the last axis (d2l 11.3.1 "Masked Softmax Operation").
  *   scores: (B, Nq, Nk) -> weights: (B, Nq, Nk); weights may alias scores.
+ * A float mask is added to the scores first (scores + float_mask).
  * Stable for every finite score (row maximum over visible keys subtracted);
  * masked weights are exactly 0; no fill value is used, so a visible score of
  * -1e300 still beats a masked key. Fully masked rows follow
- * mask->fully_masked. mask may be NULL (no mask).
+ * mask->fully_masked. mask may be NULL (no mask); a PER_HEAD layout is
+ * PER_EXAMPLE here (H = 1).
  * Errors: ATTN_E_INVALID_ARG; ATTN_E_OVERFLOW; ATTN_E_VALID_LEN (fault->index
  * = flat index into valid_lens); ATTN_E_FULLY_MASKED (fault->index = flat row
- * b*Nq + i, fault->by_causal); ATTN_E_NONFINITE (a visible score is inf/NaN,
- * fault->index into scores; masked scores are never read). */
+ * b*Nq + i, fault->by_causal, fault->by_mask); ATTN_E_NONFINITE (a visible
+ * score, with its float mask entry added, is inf/NaN, fault->index into
+ * scores; masked scores are never read). */
 attn_status attn_softmax_masked(double *weights, const double *scores,
                                 const attn_mask *mask, size_t B, size_t Nq,
                                 size_t Nk, attn_fault *fault);
 
-/* Validate valid_lens alone (entries in 0 ... Nk); same errors as above. */
+/* Validate the mask's enums (per_query, causal, fully_masked, layout) and
+ * valid_lens (entries in 0 ... Nk); same errors as above. The pattern
+ * masks' contents need no check. */
 attn_status attn_mask_check(const attn_mask *mask, size_t B, size_t Nq,
                             size_t Nk, attn_fault *fault);
 
-/* 1 if key j is visible to query i of example b under mask (NULL: all). */
+/* 1 if key j is visible to query i of example b under mask (NULL: all),
+ * for functions without heads (H = 1). */
 int attn_mask_visible(const attn_mask *mask, size_t b, size_t i, size_t j,
                       size_t Nq, size_t Nk);
+
+/* The same for head t of H (a PER_HEAD mask differs per head). */
+int attn_mask_visible_head(const attn_mask *mask, size_t b, size_t t, size_t H,
+                           size_t i, size_t j, size_t Nq, size_t Nk);
+
+/* The scores the softmax sees: masked[b, t, i, j] = scores[b, t, i, j] +
+ * float_mask (0 without one) where key j is visible, -inf where it is not.
+ *   scores: (B, H, Nq, Nk) -> masked: (B, H, Nq, Nk), may alias scores;
+ *   H = 1 for functions without heads. mask may be NULL (a copy).
+ * Errors: ATTN_E_INVALID_ARG (NULL buffer, zero size, as attn_mask_check);
+ * ATTN_E_OVERFLOW; ATTN_E_VALID_LEN. */
+attn_status attn_mask_apply(double *masked, const double *scores,
+                            const attn_mask *mask, size_t B, size_t H,
+                            size_t Nq, size_t Nk, attn_fault *fault);
 
 /* -------------------------------------------- scaled dot-product attention */
 
@@ -401,14 +464,17 @@ attn_status attn_multihead_workspace(size_t *bytes, size_t B, size_t Nq,
  *   -> out: (B, Nq, d_out), weights: (B, H, Nq, Nk) per head (never
  *      averaged), scores: (B, H, Nq, Nk) or NULL — Q'_t K'_tᵀ · scale
  *      before masking.
- * mask (NULL: none) applies to every head, as for attn_softmax_masked.
+ * mask (NULL: none) applies to every head, as for attn_softmax_masked,
+ * except that a PER_HEAD bool_mask or float_mask gives head t of example
+ * b its slab b·H + t (nn.MultiheadAttention's 3-D attn_mask).
  * Projections and per-head products go through cblas_dgemm; extra memory
  * is attn_multihead_workspace().
  * Errors: ATTN_E_INVALID_ARG (NULL buffer or weight, a zero size, H not
  * dividing h); ATTN_E_OVERFLOW (a size product, or a dimension beyond
  * BLAS's int); ATTN_E_NOMEM; ATTN_E_VALID_LEN (fault->index into
  * valid_lens); ATTN_E_FULLY_MASKED (fault->index = b·Nq + i, the row of
- * valid_lens' (B, Nq) view, fault->by_causal); ATTN_E_NONFINITE (a visible
+ * valid_lens' (B, Nq) view, fault->by_causal, fault->by_mask, fault->head
+ * = the row's head); ATTN_E_NONFINITE (a visible
  * score: fault->index into (B, H, Nq, Nk); else an output: fault->index
  * into out). */
 attn_status attn_multihead_forward(
@@ -527,15 +593,17 @@ attn_status attn_nw_bandwidth(double *h, double *w, const double *x_train,
  *     ATTN_E_OVERFLOW (a size product, or a dimension, including B·Nq and
  *     B·Nk, beyond BLAS's int); ATTN_E_NOMEM; ATTN_E_VALID_LEN
  *     (fault->index into valid_lens); ATTN_E_FULLY_MASKED under
- *     ATTN_FULLY_MASKED_ERROR (fault->index = b·Nq + i, fault->by_causal),
- *     all found before any work; ATTN_E_NONFINITE when a gradient
+ *     ATTN_FULLY_MASKED_ERROR (fault->index = b·Nq + i, fault->by_causal,
+ *     fault->by_mask, fault->head for multi-head), all found before any
+ *     work; ATTN_E_DEADLINE while looking for them (pattern masks); ATTN_E_NONFINITE when a gradient
  *     overflows: fault->index = flat offset of the first non-finite value
  *     in the gradients laid end to end in argument order (bias gradients
  *     that are not computed count for nothing). */
 
-/* Masked softmax backward (d2l 11.3.1): for each row with visible keys
- * 0 ... len-1, grad_scores = weights ⊙ (grad_weights − Σ_j grad_weights ⊙
- * weights); masked keys and fully masked rows get exactly 0.
+/* Masked softmax backward (d2l 11.3.1): for each row, over its visible
+ * keys, grad_scores = weights ⊙ (grad_weights − Σ_j grad_weights ⊙
+ * weights); masked keys and fully masked rows get exactly 0 (the gradient
+ * of a float mask is that of its scores).
  *   grad_weights, weights: (B, Nq, Nk) -> grad_scores: (B, Nq, Nk);
  *   grad_scores may alias grad_weights. */
 attn_status

@@ -7,6 +7,7 @@
 
 #include "attn.h"
 
+#include <math.h>
 #include <stddef.h>
 
 /* Keys visible to query i of example b form a prefix 0 ... len-1 of the Nk
@@ -16,6 +17,46 @@
  * mask must have passed attn_mask_check; NULL means every key. */
 size_t attn_mask_row_len(const attn_mask *mask, size_t b, size_t i, size_t Nq,
                          size_t Nk, int *by_causal);
+
+/* 1 when mask gives a bool_mask, float_mask or key_padding_mask: its rows'
+ * visible keys are then not a prefix, and the pattern path runs. */
+int attn_mask_has_pattern(const attn_mask *mask);
+
+/* One query row of a mask with a pattern (lib/mask.c): the prefix len
+ * that valid_lens and causal admit (attn_mask_row_len), and the row's
+ * entries of each pattern mask, (Nk) each, or NULL when that mask is not
+ * given. */
+typedef struct {
+    size_t len;
+    const unsigned char *bool_row;
+    const double *float_row;
+    const unsigned char *pad_row;
+} attn_mask_row;
+
+/* The row of query i of head t (of H) of example b; mask checked, not
+ * NULL. *by_causal as attn_mask_row_len. */
+void attn_mask_row_of(attn_mask_row *r, const attn_mask *mask, size_t b,
+                      size_t t, size_t H, size_t i, size_t Nq, size_t Nk,
+                      int *by_causal);
+
+/* 1 when the row admits key j (every mask does). */
+static inline int attn_mask_row_admits(const attn_mask_row *r, size_t j) {
+    return j < r->len && !(r->bool_row && r->bool_row[j]) &&
+           !(r->pad_row && r->pad_row[j]) &&
+           !(r->float_row && r->float_row[j] == -INFINITY);
+}
+
+/* The number of keys the row admits; when none, *by_mask (may be NULL)
+ * gets attn_fault's by_mask: 0 when the prefix is empty, else
+ * ATTN_BY_KEY_PADDING when the key padding alone hides the prefix, else
+ * ATTN_BY_ATTN_MASK. */
+size_t attn_mask_row_count(const attn_mask_row *r, size_t Nk, int *by_mask);
+
+/* The mask of head t (of H) of example b alone, for a call with B = 1 on
+ * that head's (Nq, Nk) scores: valid_lens, the pattern slabs and the key
+ * padding row moved to b (and t); mask may be NULL. */
+attn_mask attn_mask_slice(const attn_mask *mask, size_t b, size_t t, size_t H,
+                          size_t Nq, size_t Nk);
 
 /* ATTN_OK when every x[0 ... n-1] is finite, else ATTN_E_NONFINITE with
  * fault->index (fault may be NULL) = the first bad index. */
@@ -50,7 +91,7 @@ int attn_deadline_passed(void);
  * threads it starts. */
 double attn_deadline_get(void);
 
-/* Reset *fault (may be NULL) to {0, 0}. */
+/* Reset *fault (may be NULL) to all zeros. */
 void attn_fault_clear(attn_fault *fault);
 
 /* Set fault->index (fault may be NULL) and return s. */

@@ -16,7 +16,15 @@
 attn_status attn_backward_check_mask(const attn_mask *mask, size_t B, size_t Nq,
                                      size_t Nk, attn_fault *fault);
 
-/* Softmax backward for the Nq rows of example b (mask already checked):
+/* The same for H heads (multi-head), whose rows differ under a PER_HEAD
+ * pattern mask: fault->head = the head of the first empty row (b, then t,
+ * then i). Also ATTN_E_DEADLINE, checked once per example. */
+attn_status attn_backward_check_mask_heads(const attn_mask *mask, size_t B,
+                                           size_t H, size_t Nq, size_t Nk,
+                                           attn_fault *fault);
+
+/* Softmax backward for the Nq rows of example b (mask already checked;
+ * a PER_HEAD pattern is read as H = 1: pass attn_mask_slice of the head):
  *   grad_w, w: (Nq, Nk) -> grad_s: (Nq, Nk), grad_s may alias grad_w.
  * Visible prefix: grad_s = w ⊙ (grad_w − Σ_j grad_w ⊙ w); masked keys and
  * every key of a fully masked row (either policy: such rows are constants)

@@ -85,17 +85,6 @@ static void project(double *y, const double *x, const double *W,
     }
 }
 
-/* The mask restricted to example b, for a softmax call with B = 1. */
-static attn_mask example_mask(const attn_mask *mask, size_t b, size_t Nq) {
-    attn_mask m = {0};
-    if (mask) {
-        m = *mask;
-        if (m.valid_lens)
-            m.valid_lens += m.per_query ? b * Nq : b;
-    }
-    return m;
-}
-
 attn_status attn_multihead_forward(
     double *out, double *weights, double *scores, const double *q,
     const double *k, const double *v, const attn_multihead_params *params,
@@ -132,7 +121,6 @@ attn_status attn_multihead_forward(
             st = ATTN_E_DEADLINE;
             break;
         }
-        attn_mask mb = example_mask(mask, b, Nq);
         double *Qb = Qp + b * Nq * h;
         const double *Kb = Kp + b * Nk * h;
         const double *Vb = Vp + b * Nk * h;
@@ -145,13 +133,18 @@ attn_status attn_multihead_forward(
             cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)Nq,
                         (int)Nk, (int)dh, scale, Qb + hd * dh, (int)h,
                         Kb + hd * dh, (int)h, 0.0, s, (int)Nk);
-            /* 3. Masked softmax over keys, the same mask for every head. */
+            /* 3. Masked softmax over keys: valid_lens, causal and the key
+             *    padding are the same for every head, a PER_HEAD attn_mask
+             *    is the head's own. */
+            attn_mask mb = attn_mask_slice(mask, b, hd, H, Nq, Nk);
             attn_fault f = {0};
             st = attn_softmax_masked(w, s, &mb, 1, Nq, Nk, &f);
             if (st != ATTN_OK) {
                 if (fault && st == ATTN_E_FULLY_MASKED) {
                     fault->index = b * Nq + f.index;
                     fault->by_causal = f.by_causal;
+                    fault->by_mask = f.by_mask;
+                    fault->head = hd;
                 } else if (fault && st == ATTN_E_NONFINITE) {
                     fault->index = slab + f.index;
                 }
@@ -199,23 +192,36 @@ static int valid_len_positive(const attn_mask *mask, size_t b, size_t i,
                             : mask->valid_lens[b]) > 0;
 }
 
-/* Softmax of one score row s (Nk) over the keys visible to (b, i) into w;
- * the fully masked policy, finiteness of visible scores. *bad gets the key
- * of a non-finite visible score. */
+/* The float attn_mask's entry for (b, t, i, j), 0 without one. */
+static double float_mask_at(const attn_mask *mask, size_t b, size_t t, size_t H,
+                            size_t i, size_t j, size_t Nq, size_t Nk) {
+    if (!mask || !mask->float_mask)
+        return 0.0;
+    size_t slab = mask->layout == ATTN_MASK_PER_HEAD      ? b * H + t
+                  : mask->layout == ATTN_MASK_PER_EXAMPLE ? b
+                                                          : 0;
+    return mask->float_mask[(slab * Nq + i) * Nk + j];
+}
+
+/* Softmax of one score row s (Nk) of head t over the keys visible to
+ * (b, i) into w, the float mask added; the fully masked policy, finiteness
+ * of visible scores. *bad gets the key of a non-finite visible score. */
 static attn_status softmax_row_ref(double *w, const double *s,
-                                   const attn_mask *mask, size_t b, size_t i,
-                                   size_t Nq, size_t Nk, size_t *bad) {
+                                   const attn_mask *mask, size_t b, size_t t,
+                                   size_t H, size_t i, size_t Nq, size_t Nk,
+                                   size_t *bad) {
     double mx = -INFINITY;
     size_t visible = 0;
     for (size_t j = 0; j < Nk; j++) {
-        if (!attn_mask_visible(mask, b, i, j, Nq, Nk))
+        if (!attn_mask_visible_head(mask, b, t, H, i, j, Nq, Nk))
             continue;
-        if (!isfinite(s[j])) {
+        double x = s[j] + float_mask_at(mask, b, t, H, i, j, Nq, Nk);
+        if (!isfinite(x)) {
             *bad = j;
             return ATTN_E_NONFINITE;
         }
         visible++;
-        mx = s[j] > mx ? s[j] : mx;
+        mx = x > mx ? x : mx;
     }
     if (visible == 0) {
         attn_fully_masked policy = mask ? mask->fully_masked : 0;
@@ -227,7 +233,9 @@ static attn_status softmax_row_ref(double *w, const double *s,
     }
     double sum = 0.0;
     for (size_t j = 0; j < Nk; j++) {
-        w[j] = attn_mask_visible(mask, b, i, j, Nq, Nk) ? exp(s[j] - mx) : 0.0;
+        w[j] = attn_mask_visible_head(mask, b, t, H, i, j, Nq, Nk)
+                   ? exp(s[j] + float_mask_at(mask, b, t, H, i, j, Nq, Nk) - mx)
+                   : 0.0;
         sum += w[j];
     }
     for (size_t j = 0; j < Nk; j++)
@@ -277,12 +285,22 @@ attn_status attn_multihead_forward_ref(
                     s[j] = acc * scale;
                 }
                 size_t bad = 0;
-                st = softmax_row_ref(w, s, mask, b, i, Nq, Nk, &bad);
+                st = softmax_row_ref(w, s, mask, b, hd, H, i, Nq, Nk, &bad);
                 if (st == ATTN_E_NONFINITE && fault)
                     fault->index = row * Nk + bad;
                 if (st == ATTN_E_FULLY_MASKED && fault) {
                     fault->index = b * Nq + i;
-                    fault->by_causal = valid_len_positive(mask, b, i, Nq);
+                    fault->head = hd;
+                    fault->by_causal = 0;
+                    fault->by_mask = 0;
+                    if (attn_mask_has_pattern(mask)) {
+                        attn_mask_row r;
+                        attn_mask_row_of(&r, mask, b, hd, H, i, Nq, Nk,
+                                         &fault->by_causal);
+                        attn_mask_row_count(&r, Nk, &fault->by_mask);
+                    } else {
+                        fault->by_causal = valid_len_positive(mask, b, i, Nq);
+                    }
                 }
                 if (st != ATTN_OK)
                     break;

@@ -76,7 +76,7 @@ static attn_status multihead_backward_check(
         if (!attn_blas_dim_ok(dims[t]))
             return ATTN_E_OVERFLOW;
     }
-    return attn_backward_check_mask(mask, B, Nq, Nk, fault);
+    return attn_backward_check_mask_heads(mask, B, H, Nq, Nk, fault);
 }
 
 /* Forward y = x·Wᵀ + b (x: (rows, din), W: (dout, din), b: (dout) or
@@ -183,9 +183,10 @@ attn_status attn_multihead_backward(
             cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, nq, nk, ndh,
                         1.0, Gt, nh, Vp + kv, nh, 0.0, dS, nk);
 
-            /* 5. forward "weights_t = masked_softmax(s_t)", the same mask
-             *    for every head: dS = W ⊙ (dW − rowsum(dW ⊙ W)) */
-            attn_softmax_backward_example(dS, dS, W, mask, b, Nq, Nk);
+            /* 5. forward "weights_t = masked_softmax(s_t)" under the
+             *    head's mask: dS = W ⊙ (dW − rowsum(dW ⊙ W)) */
+            attn_mask mt = attn_mask_slice(mask, b, hd, H, Nq, Nk);
+            attn_softmax_backward_example(dS, dS, W, &mt, 0, Nq, Nk);
 
             /* 6. forward "s_t = Q'_t K'_tᵀ · scale":
              *    dQ'_t = scale · dS K'_t (into G: dhead_t was last read in

@@ -2,6 +2,9 @@
  * softmax.c — masked softmax over the last axis (d2l 11.3.1 "Masked Softmax
  * Operation"), computed over the visible keys only: no fill value, so masked
  * weights are exactly 0 and any finite visible score beats a masked key.
+ * Rows whose visible keys are a prefix (valid_lens, causal) take the fast
+ * path; PyTorch's pattern masks (attn_mask, key_padding_mask) the packed
+ * path, with the same arithmetic on the visible scores.
  */
 #include "attn_internal.h"
 
@@ -31,9 +34,81 @@ static size_t softmax_row(double *w, const double *s, size_t len, size_t Nk) {
     return len;
 }
 
+/* The pattern path's row: the visible keys' scores (plus the float mask)
+ * are packed to the front of w, take the softmax of softmax_row there, in
+ * the same order (so a pattern that is a prefix gives the prefix's bits),
+ * and are spread back, masked keys exactly 0. Writing w[c] for the c-th
+ * visible key only overwrites scores already read (c <= j), and spreading
+ * from the end only reads packed entries not yet overwritten, so w may
+ * alias s. Returns Nk, or the key of the first non-finite visible score
+ * (w partly written); *count gets the number of visible keys (0: nothing
+ * is written). */
+static size_t softmax_row_pattern(double *w, const double *s,
+                                  const attn_mask_row *r, size_t Nk,
+                                  size_t *count) {
+    size_t c = 0;
+    for (size_t j = 0; j < r->len; j++) {
+        if (attn_mask_row_admits(r, j))
+            w[c++] = r->float_row ? s[j] + r->float_row[j] : s[j];
+    }
+    *count = c;
+    if (c == 0)
+        return Nk;
+    double max;
+    if (!attn_max_finite_n(&max, w, c)) {
+        size_t bad = 0;
+        while (isfinite(w[bad]))
+            bad++;
+        for (size_t j = 0;; j++) /* the bad-th visible key */
+            if (attn_mask_row_admits(r, j) && bad-- == 0)
+                return j;
+    }
+    attn_div_n(w, attn_exp_sum_n(w, w, max, c), c);
+    for (size_t j = Nk; j-- > 0;)
+        w[j] = attn_mask_row_admits(r, j) ? w[--c] : 0.0;
+    return Nk;
+}
+
+/* attn_softmax_rows for a mask with a pattern (attn_mask_has_pattern). */
+static attn_status softmax_rows_pattern(double *weights, const double *scores,
+                                        const attn_mask *mask, size_t Nq,
+                                        size_t Nk, size_t begin, size_t end,
+                                        attn_fault *fault) {
+    for (size_t row = begin; row < end; row++) {
+        size_t b = row / Nq, i = row % Nq;
+        double *w = weights + row * Nk;
+        int by_causal;
+        attn_mask_row r;
+        attn_mask_row_of(&r, mask, b, 0, 1, i, Nq, Nk, &by_causal);
+        size_t count;
+        size_t bad = softmax_row_pattern(w, scores + row * Nk, &r, Nk, &count);
+        if (bad < Nk)
+            return attn_fault_at(fault, row * Nk + bad, ATTN_E_NONFINITE);
+        if (count > 0)
+            continue;
+        /* a query that sees no key: the fully_masked policy */
+        if (mask->fully_masked == ATTN_FULLY_MASKED_ERROR) {
+            if (fault) {
+                fault->by_causal = by_causal;
+                attn_mask_row_count(&r, Nk, &fault->by_mask);
+            }
+            return attn_fault_at(fault, row, ATTN_E_FULLY_MASKED);
+        }
+        double fill = mask->fully_masked == ATTN_FULLY_MASKED_UNIFORM
+                          ? 1.0 / (double)Nk
+                          : 0.0;
+        for (size_t j = 0; j < Nk; j++)
+            w[j] = fill;
+    }
+    return ATTN_OK;
+}
+
 attn_status attn_softmax_rows(double *weights, const double *scores,
                               const attn_mask *mask, size_t Nq, size_t Nk,
                               size_t begin, size_t end, attn_fault *fault) {
+    if (attn_mask_has_pattern(mask))
+        return softmax_rows_pattern(weights, scores, mask, Nq, Nk, begin, end,
+                                    fault);
     attn_fully_masked policy =
         mask ? mask->fully_masked : ATTN_FULLY_MASKED_ZERO;
     for (size_t row = begin; row < end; row++) {

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "foreign_names.h"
+#include "mask_json.h"
 #include "pointer.h"
 #include "suggest.h"
 
@@ -15,6 +16,11 @@ static const api_field *find(const api_schema *s, const char *name) {
         if (!strcmp(s->fields[i].name, name))
             return &s->fields[i];
     return NULL;
+}
+
+int api_field_is_tensor(const api_field *f) {
+    return f->kind == API_FIELD_TENSOR || f->kind == API_FIELD_MASK ||
+           f->kind == API_FIELD_BOOL_MASK;
 }
 
 /* pointer = base + "/" + name */
@@ -97,7 +103,7 @@ int api_fields_unknown(const json_t *obj, const api_schema *s, const char *base,
             continue;
         api_pointer ptr;
         child(&ptr, base, f->name);
-        if (f->kind == API_FIELD_TENSOR && api_tensor_check_keys(v, ptr.s, p))
+        if (api_field_is_tensor(f) && api_tensor_check_keys(v, ptr.s, p))
             return -1;
         if (f->kind == API_FIELD_OBJECT && json_is_object(v) &&
             api_fields_unknown(v, f->object, ptr.s, p))
@@ -131,8 +137,7 @@ int api_fields_missing(const json_t *obj, const api_schema *s, const char *base,
             continue;
         api_pointer ptr;
         child(&ptr, base, f->name);
-        if (f->kind == API_FIELD_TENSOR &&
-            api_tensor_check_missing(v, ptr.s, p))
+        if (api_field_is_tensor(f) && api_tensor_check_missing(v, ptr.s, p))
             return -1;
         if (f->kind == API_FIELD_OBJECT && json_is_object(v) &&
             api_fields_missing(v, f->object, ptr.s, p))
@@ -226,6 +231,12 @@ int api_fields_types(const json_t *obj, const api_schema *s, const char *base,
                                     name, k,
                                     api_json_kind(json_array_get(v, k)));
                 }
+            break;
+        case API_FIELD_MASK:
+        case API_FIELD_BOOL_MASK:
+            if (api_mask_check_types(v, f->tensor,
+                                     f->kind == API_FIELD_BOOL_MASK, ptr.s, p))
+                return -1;
             break;
         case API_FIELD_OBJECT:
             if (!json_is_object(v))

@@ -26,7 +26,10 @@ typedef enum {
     API_FIELD_BOOL_OR_STRING,   /* causal: false/true/"top_left"/... */
     API_FIELD_NUMBER_OR_STRING, /* NW w: a number or a rule's name */
     API_FIELD_OBJECT,           /* a nested object with its own schema */
-    API_FIELD_STRINGS           /* an array of strings (labels.h) */
+    API_FIELD_STRINGS,          /* an array of strings (labels.h) */
+    API_FIELD_MASK,             /* attn_mask: booleans, or numbers and null
+                                   (mask_json.h); a tensor's two forms */
+    API_FIELD_BOOL_MASK         /* key_padding_mask: booleans (mask_json.h) */
 } api_field_kind;
 
 struct api_schema;
@@ -35,7 +38,7 @@ typedef struct {
     const char *name;
     api_field_kind kind;
     int required;                    /* 1: absent or null -> missing_field */
-    const api_tensor_spec *tensor;   /* API_FIELD_TENSOR */
+    const api_tensor_spec *tensor;   /* API_FIELD_TENSOR, API_FIELD_*MASK */
     const struct api_schema *object; /* API_FIELD_OBJECT */
 } api_field;
 
@@ -49,6 +52,9 @@ typedef struct api_schema {
  * axes), declared here so a route's field table can name it; labels.h
  * defines and reads it. */
 extern const api_schema api_labels_schema;
+
+/* 1 for the kinds that take a tensor's two forms: TENSOR and the masks. */
+int api_field_is_tensor(const api_field *f);
 
 /* Most fields a schema has. */
 #define API_FIELDS_MAX 32

@@ -43,14 +43,16 @@ static const foreign_name table[] = {
      "is not offered: attnd computes attention as PyTorch does in eval mode, "
      "with no dropout"},
     {"attn_mask", "valid_lens",
-     "is not offered yet: mask keys with `valid_lens` (a prefix of the keys "
-     "per example or per query) or `causal`"},
+     "is not offered on this route: mask keys with `valid_lens` (a prefix "
+     "of the keys per example or per query) or `causal`"},
     {"key_padding_mask", "valid_lens",
-     "is not offered yet: give each example's number of real keys as "
-     "`valid_lens`"},
+     "is not offered on this route: give each example's number of real "
+     "keys as `valid_lens`"},
     {"mask", "valid_lens",
-     "is not a field: mask keys with `valid_lens` (a prefix of the keys per "
-     "example or per query) or `causal`"},
+     "is not a field: attnd takes PyTorch's `attn_mask` (a boolean one is "
+     "true where a key is NOT allowed, as nn.MultiheadAttention; "
+     "scaled_dot_product_attention's is the opposite) and "
+     "`key_padding_mask`, and `valid_lens` and `causal`"},
     {"average_attn_weights", "num_heads",
      "is not offered: attnd always answers each head's weights, (B, H, Nq, "
      "Nk); average them over H yourself"},

@@ -84,6 +84,22 @@ static int causal_of(const json_t *request) {
     return 0;
 }
 
+/* 1 when the request masks keys: valid_lens, causal, or PyTorch's
+ * attn_mask or key_padding_mask. */
+static int masks_keys(const json_t *request) {
+    return api_field_value(request, "valid_lens") || causal_of(request) ||
+           api_field_value(request, "attn_mask") ||
+           api_field_value(request, "key_padding_mask");
+}
+
+/* Every mask of the request left out of m. */
+static void drop_masks(api_mistake_request *m) {
+    api_mistake_request_del(m, "valid_lens");
+    api_mistake_request_del(m, "causal");
+    api_mistake_request_del(m, "attn_mask");
+    api_mistake_request_del(m, "key_padding_mask");
+}
+
 /* ---------------------------------------- computed from the scores */
 
 /* What the computed mistakes start from: the route's answer to the
@@ -103,7 +119,7 @@ static void scored_free(scored *s) {
 }
 
 /* Fill s from the route's answer to request with return_scores and
- * return_weights; masked = 0 leaves valid_lens and causal out, for the
+ * return_weights; masked = 0 leaves every mask out, for the
  * scores of every key. Returns 0, or -1 (s freed). */
 static int scored_of(api_call *call, const json_t *request, int masked,
                      scored *s) {
@@ -115,10 +131,8 @@ static int scored_of(api_call *call, const json_t *request, int masked,
     api_mistake_request_set(&m, "return_weights", json_true());
     api_mistake_request_del(&m, "grad_output");
     api_mistake_request_del(&m, "diagnostics");
-    if (!masked) {
-        api_mistake_request_del(&m, "valid_lens");
-        api_mistake_request_del(&m, "causal");
-    }
+    if (!masked)
+        drop_masks(&m);
     if (api_mistake_request_answer(&m, call, &api_route_dot, &s->res) !=
         API_MISTAKE_ANSWERED) {
         scored_free(s);
@@ -433,13 +447,13 @@ static int causal_bottom_right(api_call *call, const json_t *request,
     return causal_as(call, request, 1, "bottom_right", wrong);
 }
 
-/* The softmax over the keys the mask hides (valid_lens and causal), the
- * visible ones left out. A row the mask hid nothing of is then fully
- * masked and follows fully_masked ("zero": 0, "uniform": 1/Nk; "error"
+/* The softmax over the keys the masks hide (valid_lens, causal and
+ * PyTorch's), the visible ones left out. A row the mask hid nothing of is then
+ * fully masked and follows fully_masked ("zero": 0, "uniform": 1/Nk; "error"
  * would have refused the request, so the mistake cannot give an answer). */
 static int mask_inverted(api_call *call, const json_t *request,
                          const api_result *reference, api_result *wrong) {
-    if (!api_field_value(request, "valid_lens") && !causal_of(request))
+    if (!masks_keys(request))
         return API_MISTAKE_NOT_APPLICABLE;
     scored s, all;
     if (scored_of(call, request, 1, &s))
@@ -529,16 +543,16 @@ static int weights_unnormalised(api_call *call, const json_t *request,
 }
 
 /* The mask forgotten (seed note 2, "the forgotten mask"): the request
- * again without valid_lens and causal, every key seen. */
+ * again without valid_lens, causal, attn_mask and key_padding_mask, every
+ * key seen. */
 static int mask_ignored(api_call *call, const json_t *request,
                         const api_result *reference, api_result *wrong) {
     (void)reference;
-    if (!api_field_value(request, "valid_lens") && !causal_of(request))
+    if (!masks_keys(request))
         return API_MISTAKE_NOT_APPLICABLE;
     api_mistake_request m;
     api_mistake_request_begin(&m, request);
-    api_mistake_request_del(&m, "valid_lens");
-    api_mistake_request_del(&m, "causal");
+    drop_masks(&m);
     return api_mistake_request_answer(&m, call, &api_route_dot, wrong);
 }
 
@@ -549,7 +563,7 @@ static int mask_ignored(api_call *call, const json_t *request,
  * such a request). */
 static int nan_rows(api_call *call, const json_t *request,
                     const api_result *reference, api_result *wrong) {
-    if (!api_field_value(request, "valid_lens") && !causal_of(request))
+    if (!masks_keys(request))
         return API_MISTAKE_NOT_APPLICABLE;
     scored s;
     if (scored_of(call, request, 1, &s))

@@ -49,6 +49,9 @@ static const api_field fields[] = {
     {"num_hiddens", API_FIELD_INTEGER, 0, NULL, NULL},
     {"seed", API_FIELD_INTEGER, 0, NULL, NULL},
     {"valid_lens", API_FIELD_TENSOR, 0, &api_attention_lens_spec, NULL},
+    {"attn_mask", API_FIELD_MASK, 0, &api_attention_attn_mask_spec, NULL},
+    {"key_padding_mask", API_FIELD_BOOL_MASK, 0,
+     &api_attention_key_padding_spec, NULL},
     {"causal", API_FIELD_BOOL_OR_STRING, 0, NULL, NULL},
     {"fully_masked", API_FIELD_STRING, 0, NULL, NULL},
     {"return_weights", API_FIELD_BOOL, 0, NULL, NULL},
@@ -215,13 +218,14 @@ static int decode(api_call *call, additive_request *r) {
             return -1;
     }
     if (api_attention_decode_lens(a, body, max_elements, p) ||
+        api_attention_decode_masks(a, body, max_elements, p) ||
         api_attention_decode_grad(a, body, max_elements, p))
         return -1;
     /* 3. cross-field shapes */
     int given = r->given;
     if (api_attention_cross_qkv(a, 0, p) ||
         (given && cross_params(r->W, a, p)) || api_attention_cross_lens(a, p) ||
-        api_attention_cross_grad(a, p))
+        api_attention_cross_masks(a, 0, p) || api_attention_cross_grad(a, p))
         return -1;
     /* 4. derived sizes and work */
     int64_t num_hiddens = 0;

@@ -16,6 +16,14 @@ const api_tensor_spec api_attention_lens_spec = {
     "valid_lens", API_RANK(0) | API_RANK(1) | API_RANK(2), 1,
     "(B) or (B, Nq); unbatched a scalar or (Nq)", 1};
 
+const api_tensor_spec api_attention_attn_mask_spec = {
+    "attn_mask", API_RANK(2) | API_RANK(3), 0,
+    "(Nq, Nk) or (B, Nq, Nk), on multihead also (B*H, Nq, Nk)", 3};
+
+const api_tensor_spec api_attention_key_padding_spec = {
+    "key_padding_mask", API_RANK(1) | API_RANK(2), 0, "(B, Nk), unbatched (Nk)",
+    2};
+
 int api_attention_decode_qkv(api_attention *a, const json_t *body,
                              const api_tensor_spec *const specs[3],
                              size_t max_elements, api_problem *p) {
@@ -34,6 +42,23 @@ int api_attention_decode_lens(api_attention *a, const json_t *body,
                               size_t max_elements, api_problem *p) {
     return api_field_tensor(&a->lens, &a->has_lens, body, "valid_lens",
                             &api_attention_lens_spec, max_elements, p);
+}
+
+int api_attention_decode_masks(api_attention *a, const json_t *body,
+                               size_t max_elements, api_problem *p) {
+    const json_t *m = api_field_value(body, "attn_mask");
+    const json_t *k = api_field_value(body, "key_padding_mask");
+    a->has_amask = m != NULL;
+    a->has_kpm = k != NULL;
+    api_mask_kind kind;
+    if (m && api_mask_decode(&a->amask, &a->amask_kind, m,
+                             &api_attention_attn_mask_spec, "/attn_mask",
+                             max_elements, p))
+        return -1;
+    if (k && api_mask_decode(&a->kpm, &kind, k, &api_attention_key_padding_spec,
+                             "/key_padding_mask", max_elements, p))
+        return -1;
+    return 0;
 }
 
 int api_attention_decode_grad(api_attention *a, const json_t *body,
@@ -144,6 +169,69 @@ int api_attention_cross_lens(api_attention *a, api_problem *p) {
                     a->Nq);
 }
 
+int api_attention_cross_masks(api_attention *a, size_t heads, api_problem *p) {
+    long long B = (long long)a->B, Nq = (long long)a->Nq, Nk = (long long)a->Nk;
+    if (a->has_amask) {
+        const api_tensor *m = &a->amask;
+        size_t o = m->rank - 2; /* the leading axis, when rank 3 */
+        int rows_ok = m->shape[o] == a->Nq && m->shape[o + 1] == a->Nk;
+        size_t BH = heads && a->B <= SIZE_MAX / heads ? a->B * heads : 0;
+        if (m->rank == 2 && rows_ok) {
+            a->amask_layout = ATTN_MASK_SHARED;
+        } else if (m->rank == 3 && rows_ok && heads && m->shape[0] == BH) {
+            a->amask_layout = ATTN_MASK_PER_HEAD;
+        } else if (m->rank == 3 && rows_ok && a->batched &&
+                   m->shape[0] == a->B) {
+            a->amask_layout = ATTN_MASK_PER_EXAMPLE;
+        } else {
+            long long lead = a->batched && heads && m->shape[0] != a->B
+                                 ? (long long)BH
+                             : a->batched ? B
+                             : heads      ? (long long)heads
+                                          : -1;
+            long long e[3] = {lead, Nq, Nk};
+            int three = m->rank == 3 && lead > 0;
+            if (heads)
+                return mismatch(
+                    p, "/attn_mask", three ? e : e + 1, three ? 3 : 2, m,
+                    "attn_mask must have shape (Nq, Nk) = (%zu, %zu), one "
+                    "mask for every example and head, %s(B*H, Nq, Nk) = "
+                    "(%zu, %zu, %zu), one per example and head (slab b*H + "
+                    "t, as nn.MultiheadAttention's 3-D attn_mask)",
+                    a->Nq, a->Nk,
+                    a->batched ? "(B, Nq, Nk), one per example, or " : "", BH,
+                    a->Nq, a->Nk);
+            if (a->batched)
+                return mismatch(p, "/attn_mask", three ? e : e + 1,
+                                three ? 3 : 2, m,
+                                "attn_mask must have shape (Nq, Nk) = (%zu, "
+                                "%zu), one mask for every example, or (B, "
+                                "Nq, Nk) = (%zu, %zu, %zu), one per example",
+                                a->Nq, a->Nk, a->B, a->Nq, a->Nk);
+            return mismatch(p, "/attn_mask", e + 1, 2, m,
+                            "for unbatched input attn_mask has shape (Nq, "
+                            "Nk) = (%zu, %zu)",
+                            a->Nq, a->Nk);
+        }
+    }
+    if (a->has_kpm) {
+        const api_tensor *k = &a->kpm;
+        long long e[2] = {B, Nk};
+        if (a->batched &&
+            !(k->rank == 2 && k->shape[0] == a->B && k->shape[1] == a->Nk))
+            return mismatch(p, "/key_padding_mask", e, 2, k,
+                            "key_padding_mask must have shape (B, Nk) = "
+                            "(%zu, %zu): one flag per key of each example",
+                            a->B, a->Nk);
+        if (!a->batched && !(k->rank == 1 && k->shape[0] == a->Nk))
+            return mismatch(p, "/key_padding_mask", e + 1, 1, k,
+                            "for unbatched input key_padding_mask has shape "
+                            "(Nk) = (%zu): one flag per key",
+                            a->Nk);
+    }
+    return 0;
+}
+
 int api_attention_cross_grad(api_attention *a, api_problem *p) {
     if (!a->has_grad)
         return 0;
@@ -199,6 +287,10 @@ int api_attention_read_mask(api_attention *a, const json_t *body,
     memset(&a->mask, 0, sizeof a->mask);
     a->mask.causal = a->causal;
     a->mask.fully_masked = a->fully_masked;
+    a->mask.bool_mask = a->amask_b;
+    a->mask.float_mask = a->amask_f;
+    a->mask.layout = a->amask_layout;
+    a->mask.key_padding_mask = a->kpm_d;
     if (a->has_lens) {
         a->mask.valid_lens = a->lens_d;
         /* (B, Nq) batched and (Nq) unbatched: one length per query */
@@ -210,6 +302,46 @@ int api_attention_read_mask(api_attention *a, const json_t *body,
 /* Entries of the (B, H, Nq, Nk) weights; the sizes passed the limits. */
 static size_t weight_count(const api_attention *a) {
     return a->B * a->H * a->Nq * a->Nk;
+}
+
+/* Slots of n bytes. */
+static size_t byte_slots(size_t n) {
+    return n / sizeof(double) + 1;
+}
+
+size_t api_attention_mask_slots(const api_attention *a) {
+    size_t n = 0;
+    if (a->has_amask)
+        n += a->amask_kind == API_MASK_FLOAT ? a->amask.count
+                                             : byte_slots(a->amask.count);
+    if (a->has_kpm)
+        n += byte_slots(a->kpm.count);
+    return n;
+}
+
+void api_attention_plan_masks(const api_attention *a, api_arena *arena) {
+    if (a->has_amask)
+        api_arena_plan(arena, a->amask_kind == API_MASK_FLOAT
+                                  ? a->amask.count
+                                  : byte_slots(a->amask.count));
+    if (a->has_kpm)
+        api_arena_plan(arena, byte_slots(a->kpm.count));
+}
+
+void api_attention_take_masks(api_attention *a, api_arena *arena) {
+    a->amask_b = a->kpm_d = NULL;
+    a->amask_f = NULL;
+    if (a->has_amask && a->amask_kind == API_MASK_FLOAT) {
+        a->amask_f = api_arena_take(arena, a->amask.count);
+        api_mask_read_float(a->amask_f, &a->amask);
+    } else if (a->has_amask) {
+        a->amask_b = api_arena_take(arena, byte_slots(a->amask.count));
+        api_mask_read_bool(a->amask_b, &a->amask);
+    }
+    if (a->has_kpm) {
+        a->kpm_d = api_arena_take(arena, byte_slots(a->kpm.count));
+        api_mask_read_bool(a->kpm_d, &a->kpm);
+    }
 }
 
 void api_attention_plan(const api_attention *a, api_arena *arena) {
@@ -232,6 +364,7 @@ void api_attention_plan(const api_attention *a, api_arena *arena) {
         api_arena_plan(arena, a->k.count);
         api_arena_plan(arena, a->v.count);
     }
+    api_attention_plan_masks(a, arena);
 }
 
 size_t api_attention_input_slots(const api_attention *a) {
@@ -242,6 +375,7 @@ size_t api_attention_input_slots(const api_attention *a) {
         n += a->v.count;
     if (a->has_lens)
         n += a->lens.count;
+    n += api_attention_mask_slots(a);
     return a->has_grad ? n + a->grad.count : n;
 }
 
@@ -288,6 +422,7 @@ void api_attention_take(api_attention *a, api_arena *arena) {
         a->grad_k = api_arena_take(arena, a->k.count);
         a->grad_v = api_arena_take(arena, a->v.count);
     }
+    api_attention_take_masks(a, arena);
 }
 
 int api_attention_check_lens(const api_attention *a, api_problem *p) {
@@ -307,6 +442,62 @@ int api_attention_check_lens(const api_attention *a, api_problem *p) {
     return 0;
 }
 
+/* The pointer of row `row` (the entries before the last axis) of t. */
+static void row_pointer(api_pointer *ptr, const char *base, const api_tensor *t,
+                        size_t row) {
+    size_t last = t->shape[t->rank - 1];
+    api_tensor_entry_pointer(ptr, base, t, row * last);
+    if (!t->flat) { /* drop the last index: the row itself */
+        char *slash = strrchr(ptr->s, '/');
+        if (slash)
+            *slash = '\0';
+    }
+}
+
+/* A row that only attn_mask or key_padding_mask leaves without a key,
+ * under "error": invalid_value at the mask's row. */
+static int fully_masked_by_pattern(const api_attention *a,
+                                   const attn_fault *fault, api_problem *p) {
+    size_t b = fault->index / a->Nq, i = fault->index % a->Nq;
+    char who[64];
+    if (a->batched && a->heads)
+        snprintf(who, sizeof who, "query %zu of example %zu, head %zu", i, b,
+                 fault->head);
+    else if (a->batched)
+        snprintf(who, sizeof who, "query %zu of example %zu", i, b);
+    else if (a->heads)
+        snprintf(who, sizeof who, "query %zu, head %zu", i, fault->head);
+    else
+        snprintf(who, sizeof who, "query %zu", i);
+    api_pointer ptr;
+    if (fault->by_mask == ATTN_BY_KEY_PADDING) {
+        if (a->batched)
+            row_pointer(&ptr, "/key_padding_mask", &a->kpm, b);
+        else
+            api_pointer_init(&ptr, "/key_padding_mask");
+        return api_fail(p, API_E_INVALID_VALUE, ptr.s,
+                        "%s sees no key: key_padding_mask marks every key "
+                        "it may see as padding, and fully_masked is "
+                        "\"error\"; use \"zero\" or \"uniform\" to allow it",
+                        who);
+    }
+    size_t slab = a->amask_layout == ATTN_MASK_PER_HEAD ? b * a->H + fault->head
+                  : a->amask_layout == ATTN_MASK_PER_EXAMPLE ? b
+                                                             : 0;
+    size_t row = a->amask.rank == 3 ? slab * a->Nq + i : i;
+    row_pointer(&ptr, "/attn_mask", &a->amask, row);
+    return api_fail(
+        p, API_E_INVALID_VALUE, ptr.s,
+        "%s sees no key: attn_mask%s leaves it none (%s) and fully_masked is "
+        "\"error\"; use \"zero\" or \"uniform\" to allow it",
+        who,
+        a->has_lens || a->causal || a->has_kpm
+            ? " with valid_lens, causal and key_padding_mask"
+            : "",
+        a->amask_kind == API_MASK_BOOL ? "true = not allowed"
+                                       : "null = -infinity");
+}
+
 int api_attention_fault(const api_attention *a, attn_status st,
                         const attn_fault *fault, api_problem *p) {
     switch (st) {
@@ -314,6 +505,8 @@ int api_attention_fault(const api_attention *a, attn_status st,
         return 0;
     case ATTN_E_FULLY_MASKED: {
         size_t b = fault->index / a->Nq, i = fault->index % a->Nq;
+        if (fault->by_mask)
+            return fully_masked_by_pattern(a, fault, p);
         if (!a->has_lens || fault->by_causal)
             return api_fail(p, API_E_INVALID_VALUE, "/causal",
                             "query %zu%s sees no key under the causal mask "
@@ -347,15 +540,17 @@ int api_attention_fault(const api_attention *a, attn_status st,
     }
 }
 
-/* Masked score entries print as null. */
+/* Masked score entries print as null (a float attn_mask's −∞ too). */
 static void null_masked_scores(api_attention *a) {
     for (size_t b = 0; b < a->B; b++)
-        for (size_t i = 0; i < a->Nq; i++) {
-            double *row = a->scores + (b * a->Nq + i) * a->Nk;
-            for (size_t j = 0; j < a->Nk; j++)
-                if (!attn_mask_visible(&a->mask, b, i, j, a->Nq, a->Nk))
-                    row[j] = NAN;
-        }
+        for (size_t t = 0; t < a->H; t++)
+            for (size_t i = 0; i < a->Nq; i++) {
+                double *row = a->scores + ((b * a->H + t) * a->Nq + i) * a->Nk;
+                for (size_t j = 0; j < a->Nk; j++)
+                    if (!attn_mask_visible_head(&a->mask, b, t, a->H, i, j,
+                                                a->Nq, a->Nk))
+                        row[j] = NAN;
+            }
 }
 
 void api_attention_answer(api_attention *a, api_result *r, api_arena *arena,

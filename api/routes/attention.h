@@ -1,7 +1,8 @@
 /*
  * attention.h — what the attention routes (dot, additive, multihead)
  * share: the queries/keys/values triple, masking fields (valid_lens,
- * causal, fully_masked), return_weights/return_scores, diagnostics and
+ * attn_mask, key_padding_mask, causal, fully_masked),
+ * return_weights/return_scores, diagnostics and
  * grad_output, the rank-2 "unbatched" convention, the library's faults as
  * problems, and writing the answer.
  *
@@ -23,6 +24,7 @@
 #include "buf.h"
 #include "diagnostics.h"
 #include "grads.h"
+#include "mask_json.h"
 #include "problem.h"
 #include "result.h"
 #include "tensor.h"
@@ -30,9 +32,23 @@
 /* valid_lens as every attention route accepts it. */
 extern const api_tensor_spec api_attention_lens_spec;
 
+/* PyTorch's masks as every attention route accepts them (docs/contract.md
+ * section 1, "Masking"): attn_mask (Nq, Nk), (B, Nq, Nk), or on multihead
+ * (B·H, Nq, Nk) (unbatched (Nq, Nk) or (H, Nq, Nk)), booleans (true = NOT
+ * allowed, nn.MultiheadAttention's polarity) or numbers added to the
+ * scaled scores (null = −∞); key_padding_mask (B, Nk), unbatched (Nk),
+ * booleans (true = padding). Field kinds API_FIELD_MASK and
+ * API_FIELD_BOOL_MASK (fields.h). */
+extern const api_tensor_spec api_attention_attn_mask_spec;
+extern const api_tensor_spec api_attention_key_padding_spec;
+
 typedef struct {
     api_tensor q, k, v, lens; /* decoded (shapes only until read) */
     api_tensor grad;          /* grad_output, when has_grad */
+    api_tensor amask, kpm;    /* attn_mask, key_padding_mask */
+    int has_amask, has_kpm;
+    api_mask_kind amask_kind;      /* booleans or numbers */
+    attn_mask_layout amask_layout; /* from its shape (cross-field phase) */
     int has_lens;
     int has_grad;
     int batched; /* 1: rank-3 input; 0: rank 2, B = 1 */
@@ -50,12 +66,15 @@ typedef struct {
     int diagnostics;    /* default 0 */
     api_tensor_format fmt;
     /* Carved from the request's arena by api_attention_take: */
-    double *qd, *kd, *vd; /* inputs */
-    int64_t *lens_d;      /* valid_lens as integers, or NULL */
-    double *out;          /* (B, Nq, d_out) */
-    double *weights;      /* (B, H, Nq, Nk) */
-    double *scores;       /* (B, H, Nq, Nk) with scores or diagnostics */
-    double *grad_out;     /* grad_output (B, Nq, d_out), or NULL */
+    double *qd, *kd, *vd;   /* inputs */
+    int64_t *lens_d;        /* valid_lens as integers, or NULL */
+    unsigned char *amask_b; /* a boolean attn_mask, or NULL */
+    double *amask_f;        /* a float attn_mask (−∞ for null), or NULL */
+    unsigned char *kpm_d;   /* key_padding_mask, or NULL */
+    double *out;            /* (B, Nq, d_out) */
+    double *weights;        /* (B, H, Nq, Nk) */
+    double *scores;         /* (B, H, Nq, Nk) with scores or diagnostics */
+    double *grad_out;       /* grad_output (B, Nq, d_out), or NULL */
     double *grad_q, *grad_k, *grad_v; /* the inputs' shapes, or NULL */
     api_diagnostics diag;             /* buffers carved when diagnostics */
     attn_mask mask;
@@ -71,6 +90,11 @@ int api_attention_decode_qkv(api_attention *a, const json_t *body,
 int api_attention_decode_lens(api_attention *a, const json_t *body,
                               size_t max_elements, api_problem *p);
 
+/* The tensor phase for attn_mask then key_padding_mask (absent is fine):
+ * rank, ragged, size, len(data), zero (mask_json.h). */
+int api_attention_decode_masks(api_attention *a, const json_t *body,
+                               size_t max_elements, api_problem *p);
+
 /* The tensor phase for grad_output (absent is fine): sets has_grad. */
 int api_attention_decode_grad(api_attention *a, const json_t *body,
                               size_t max_elements, api_problem *p);
@@ -83,6 +107,24 @@ int api_attention_cross_qkv(api_attention *a, int same_d, api_problem *p);
 
 /* Cross-field shape of valid_lens: (B) or (B, Nq); unbatched () or (Nq). */
 int api_attention_cross_lens(api_attention *a, api_problem *p);
+
+/* Cross-field shapes of attn_mask and key_padding_mask (after
+ * api_attention_cross_qkv): attn_mask (Nq, Nk) is shared, (B, Nq, Nk) per
+ * example, and with heads > 0 (multihead's H, when known) (B·H, Nq, Nk)
+ * per example and head, unbatched (H, Nq, Nk); key_padding_mask (B, Nk),
+ * unbatched (Nk). shape_mismatch with expected/got otherwise. Sets
+ * a->amask_layout. */
+int api_attention_cross_masks(api_attention *a, size_t heads, api_problem *p);
+
+/* Arena slots (8 bytes each) of the masks as read: a boolean mask and the
+ * key padding one byte an entry, a float mask one slot an entry. */
+size_t api_attention_mask_slots(const api_attention *a);
+
+/* Plan and carve (reading them) the masks' slots: the parts of
+ * api_attention_plan and api_attention_take for a route with an arena of
+ * its own (softmax). */
+void api_attention_plan_masks(const api_attention *a, api_arena *arena);
+void api_attention_take_masks(api_attention *a, api_arena *arena);
 
 /* Cross-field shape of grad_output: the output's, (B, Nq, d_out) or
  * unbatched (Nq, d_out) (grads.h). No-op without grad_output. */
@@ -100,7 +142,7 @@ void api_attention_read_flags(api_attention *a, const json_t *body);
 /* Plan the arena slots for inputs (one buffer for a defaulted tensor and
  * its source), valid_lens, output, weights, scores (return_scores or
  * diagnostics), the diagnostics' rows, grad_output and the inputs'
- * gradients. */
+ * gradients, the masks. */
 void api_attention_plan(const api_attention *a, api_arena *arena);
 
 /* Carve the planned buffers and read the inputs (and grad_output) into
@@ -108,7 +150,8 @@ void api_attention_plan(const api_attention *a, api_arena *arena);
 void api_attention_take(api_attention *a, api_arena *arena);
 
 /* Slots of the plan that hold the request's own tensors: queries, keys
- * and values (unless defaulted), valid_lens and grad_output (cost.h). */
+ * and values (unless defaulted), valid_lens, grad_output and the masks
+ * (cost.h). */
 size_t api_attention_input_slots(const api_attention *a);
 
 /* valid_lens entries must lie in 0 … Nk: invalid_value at the entry
@@ -117,12 +160,14 @@ size_t api_attention_input_slots(const api_attention *a);
 int api_attention_check_lens(const api_attention *a, api_problem *p);
 
 /* Read causal and fully_masked (unknown strings -> invalid_value at the
- * field), then set up a->mask from them and valid_lens. Returns 0 or -1. */
+ * field), then set up a->mask from them, valid_lens and the masks read by
+ * api_attention_take. Returns 0 or -1. */
 int api_attention_read_mask(api_attention *a, const json_t *body,
                             api_problem *p);
 
 /* Turn a library failure into the contract's problem: fully masked row
- * under "error" -> invalid_value at its valid_lens entry (or /causal);
+ * under "error" -> invalid_value at its valid_lens entry (or /causal, or
+ * the attn_mask row, or the key_padding_mask row, whichever empties it);
  * non-finite result -> invalid_value; anything else -> internal. */
 int api_attention_fault(const api_attention *a, attn_status st,
                         const attn_fault *fault, api_problem *p);

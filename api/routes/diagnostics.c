@@ -54,12 +54,12 @@ void api_diagnostics_compute(api_diagnostics *d, const double *scores,
 
     /* 1. per row: visible keys, entropy, peak; scores' min, max, sum */
     for (size_t r = 0; r < d->rows; r++) {
-        size_t b = r / per_example, i = r % Nq;
+        size_t b = r / per_example, t = r / Nq % d->H, i = r % Nq;
         const double *s = scores + r * Nk, *w = weights + r * Nk;
         size_t visible = 0, arg = 0;
         double entropy = 0.0, peak = -1.0;
         for (size_t j = 0; j < Nk; j++) {
-            if (!attn_mask_visible(mask, b, i, j, Nq, Nk))
+            if (!attn_mask_visible_head(mask, b, t, d->H, i, j, Nq, Nk))
                 continue;
             visible++;
             d->min = fmin(d->min, s[j]);
@@ -92,10 +92,10 @@ void api_diagnostics_compute(api_diagnostics *d, const double *scores,
     d->mean = sum / (double)d->n_scores;
     double ss = 0.0;
     for (size_t r = 0; r < d->rows; r++) {
-        size_t b = r / per_example, i = r % Nq;
+        size_t b = r / per_example, t = r / Nq % d->H, i = r % Nq;
         const double *s = scores + r * Nk;
         for (size_t j = 0; j < Nk; j++)
-            if (attn_mask_visible(mask, b, i, j, Nq, Nk))
+            if (attn_mask_visible_head(mask, b, t, d->H, i, j, Nq, Nk))
                 ss += (s[j] - d->mean) * (s[j] - d->mean);
     }
     d->std = sqrt(ss / (double)d->n_scores);

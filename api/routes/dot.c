@@ -39,6 +39,9 @@ static const api_field fields[] = {
     {"keys", API_FIELD_TENSOR, 1, &keys_spec, NULL},
     {"values", API_FIELD_TENSOR, 1, &values_spec, NULL},
     {"valid_lens", API_FIELD_TENSOR, 0, &api_attention_lens_spec, NULL},
+    {"attn_mask", API_FIELD_MASK, 0, &api_attention_attn_mask_spec, NULL},
+    {"key_padding_mask", API_FIELD_BOOL_MASK, 0,
+     &api_attention_key_padding_spec, NULL},
     {"causal", API_FIELD_BOOL_OR_STRING, 0, NULL, NULL},
     {"fully_masked", API_FIELD_STRING, 0, NULL, NULL},
     {"scale", API_FIELD_NUMBER, 0, NULL, NULL},
@@ -85,11 +88,12 @@ static int handle_dot(api_call *call) {
     /* 2. each tensor in table order: rank, ragged, size, len(data), zero */
     if (api_attention_decode_qkv(&a, body, specs, max_elements, p) ||
         api_attention_decode_lens(&a, body, max_elements, p) ||
+        api_attention_decode_masks(&a, body, max_elements, p) ||
         api_attention_decode_grad(&a, body, max_elements, p))
         return -1;
     /* 3. cross-field shapes */
     if (api_attention_cross_qkv(&a, 1, p) || api_attention_cross_lens(&a, p) ||
-        api_attention_cross_grad(&a, p))
+        api_attention_cross_masks(&a, 0, p) || api_attention_cross_grad(&a, p))
         return -1;
     /* 4. derived sizes and the cost (cost_dot) */
     api_attention_read_flags(&a, body);

@@ -73,6 +73,9 @@ static const api_field fields[] = {
     {"num_hiddens", API_FIELD_INTEGER, 0, NULL, NULL},
     {"seed", API_FIELD_INTEGER, 0, NULL, NULL},
     {"valid_lens", API_FIELD_TENSOR, 0, &api_attention_lens_spec, NULL},
+    {"attn_mask", API_FIELD_MASK, 0, &api_attention_attn_mask_spec, NULL},
+    {"key_padding_mask", API_FIELD_BOOL_MASK, 0,
+     &api_attention_key_padding_spec, NULL},
     {"causal", API_FIELD_BOOL_OR_STRING, 0, NULL, NULL},
     {"fully_masked", API_FIELD_STRING, 0, NULL, NULL},
     {"return_weights", API_FIELD_BOOL, 0, NULL, NULL},
@@ -296,6 +299,7 @@ static int decode(api_call *call, multihead_request *m) {
                              param_specs[i], max_elements, p))
             return -1;
     if (api_attention_decode_lens(a, body, max_elements, p) ||
+        api_attention_decode_masks(a, body, max_elements, p) ||
         api_attention_decode_grad(a, body, max_elements, p))
         return -1;
     /* self-attention: keys default to queries, values to keys */
@@ -330,7 +334,10 @@ static int decode(api_call *call, multihead_request *m) {
                             num_hiddens >= 1 && !hiddens_big);
     a->d_out = given ? P[P_WO].shape[0] : h;
     a->heads = 1;
+    /* attn_mask may be per head, (B·H, Nq, Nk), once H is a count */
+    size_t mask_heads = !heads_big && num_heads >= 1 ? (size_t)num_heads : 0;
     if (api_attention_cross_lens(a, p) ||
+        api_attention_cross_masks(a, mask_heads, p) ||
         (h_known && api_attention_cross_grad(a, p)))
         return -1;
 

@@ -6,6 +6,8 @@
  *
  *   scores (B, Nq, Nk) or unbatched (Nq, Nk)
  *   valid_lens (B) or (B, Nq); unbatched a scalar or (Nq)
+ *   attn_mask (Nq, Nk) or (B, Nq, Nk), booleans (true = not allowed) or
+ *   numbers added to the scores (null = -inf); key_padding_mask (B, Nk)
  *   -> {"weights": scores' shape}
  * The softmax subtracts each row's largest visible score, so any finite
  * scores (±1e300 included) give finite weights; masked keys get exactly 0.
@@ -29,6 +31,9 @@ static const api_tensor_spec scores_spec = {
 static const api_field fields[] = {
     {"scores", API_FIELD_TENSOR, 1, &scores_spec, NULL},
     {"valid_lens", API_FIELD_TENSOR, 0, &api_attention_lens_spec, NULL},
+    {"attn_mask", API_FIELD_MASK, 0, &api_attention_attn_mask_spec, NULL},
+    {"key_padding_mask", API_FIELD_BOOL_MASK, 0,
+     &api_attention_key_padding_spec, NULL},
     {"causal", API_FIELD_BOOL_OR_STRING, 0, NULL, NULL},
     {"fully_masked", API_FIELD_STRING, 0, NULL, NULL},
     {"labels", API_FIELD_OBJECT, 0, NULL, &api_labels_schema},
@@ -53,11 +58,12 @@ static int64_t *read_lens(double *slots, const api_tensor *lens, size_t Nk) {
 }
 
 /* The request's allocation: the scores (the weights are computed in
- * their place), then valid_lens. */
+ * their place), then valid_lens, then the masks. */
 static void plan(const api_attention *a, api_arena *arena) {
     api_arena_plan(arena, a->B * a->Nq * a->Nk);
     if (a->has_lens)
         api_arena_plan(arena, a->lens.count);
+    api_attention_plan_masks(a, arena);
 }
 
 /* shapes: the decoded api_attention (B, Nq, Nk from the scores). One exp
@@ -93,7 +99,8 @@ static int handle_softmax_masked(api_call *call) {
     /* 2. tensors in table order: rank, ragged, size, len(data), zero */
     if (api_field_tensor(&scores, &present, body, "scores", &scores_spec,
                          max_elements, p) ||
-        api_attention_decode_lens(&a, body, max_elements, p))
+        api_attention_decode_lens(&a, body, max_elements, p) ||
+        api_attention_decode_masks(&a, body, max_elements, p))
         return -1;
     /* 3. cross-field shape of valid_lens */
     a.batched = scores.rank == 3;
@@ -101,7 +108,7 @@ static int handle_softmax_masked(api_call *call) {
     a.B = a.batched ? scores.shape[0] : 1;
     a.Nq = scores.shape[1 - drop];
     a.Nk = scores.shape[2 - drop];
-    if (api_attention_cross_lens(&a, p))
+    if (api_attention_cross_lens(&a, p) || api_attention_cross_masks(&a, 0, p))
         return -1;
     /* 4. derived size and the cost (cost_softmax) */
     size_t dims[3] = {a.B, a.Nq, a.Nk};
@@ -119,6 +126,7 @@ static int handle_softmax_masked(api_call *call) {
     if (a.has_lens)
         a.lens_d =
             read_lens(api_arena_take(&arena, a.lens.count), &a.lens, a.Nk);
+    api_attention_take_masks(&a, &arena);
 
     /* 6. remaining values, in table order */
     int rc = api_attention_check_lens(&a, p) ||

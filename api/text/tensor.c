@@ -145,7 +145,8 @@ static int entry_type_error(const api_tensor_spec *spec, const json_t *e,
         return api_fail(p, API_E_WRONG_TYPE, ptr->s,
                         "%s entries must be numbers; %s is null: attnd "
                         "prints a masked score as null, and takes masks as "
-                        "valid_lens or causal; send finite numbers",
+                        "valid_lens, causal or attn_mask (where null is "
+                        "-inf); send finite numbers",
                         spec->name, ptr->s);
     return api_fail(p, API_E_WRONG_TYPE, ptr->s,
                     "%s entries must be numbers; %s is %s", spec->name, ptr->s,

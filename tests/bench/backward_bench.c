@@ -59,7 +59,10 @@ int main(int argc, char **argv) {
     attn_rng_normals(&rng, v, B * NK * DV);
     attn_rng_normals(&rng, dO, B * NQ * DV);
     const int64_t lens[B] = {256, 200, 128, 64};
-    const attn_mask mask = {lens, 0, ATTN_CAUSAL_NONE, ATTN_FULLY_MASKED_ZERO};
+    const attn_mask mask = {.valid_lens = lens,
+                            .per_query = 0,
+                            .causal = ATTN_CAUSAL_NONE,
+                            .fully_masked = ATTN_FULLY_MASKED_ZERO};
     const double scale = attn_dot_default_scale(D);
 
     for (size_t r = 0; r < reps + 5; r++) { /* 5 warm-up rounds */

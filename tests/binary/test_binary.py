@@ -420,10 +420,10 @@ a = raw_post(INFER, b2, h2)
 check_error("a misspelt binary_data_output: did you mean, and the front's "
             "parameters listed", a, 422,
             "unknown parameter `binary_data_outputs` for attention_dot; did "
-            "you mean `binary_data_output`? Its parameters: causal, "
-            "fully_masked, scale, return_weights, return_scores, "
-            "diagnostics, trace, precision, binary_data_output, "
-            "output_datatype")
+            "you mean `binary_data_output`? Its parameters: attn_mask, "
+            "key_padding_mask, causal, fully_masked, scale, return_weights, "
+            "return_scores, diagnostics, trace, precision, "
+            "binary_data_output, output_datatype")
 a = raw_post(INFER, body, hl, content_type="text/plain")
 check_error("Content-Type text/plain: 415 naming both types", a, 415,
             "application/octet-stream for a JSON header followed by binary "

@@ -66,7 +66,7 @@ check_json "  saying what the infer route reads and where its inputs are listed"
 post_json /softmax/masked '{"scores": [[[1, 2, null]]], "valid_lens": [2]}'
 check_problem "a null score is 422 wrong_type" 422 wrong_type /scores/0/0/2
 check_json "  saying masked scores print as null and masks are valid_lens or causal" \
-    '.detail | contains("/scores/0/0/2 is null: attnd prints a masked score as null") and contains("valid_lens or causal")'
+    '.detail | contains("/scores/0/0/2 is null: attnd prints a masked score as null") and contains("valid_lens, causal or attn_mask")'
 post_json /attention/dot '{"queries": [[null, 0]], "keys": [[1, 0]], "values": [[1]]}'
 check_json "a null query entry gets the same advice" \
     '.detail | contains("masked score as null")'
@@ -149,9 +149,9 @@ check_json "  saying attnd has no dropout, not suggesting queries" \
     '(.detail | contains("no dropout")) and (.detail | contains("did you mean") | not)'
 post_json /attention/dot "{$ONE, \"is_causal\": true}"
 check_json "is_causal names attnd's causal" '.detail | contains("attnd calls it `causal`")'
-post_json /attention/dot "{$ONE, \"attn_mask\": [[true]]}"
-check_json "attn_mask says it is not offered yet, and what to use" \
-    '.detail | contains("not offered yet") and contains("valid_lens")'
+post_json /attention/dot "{$ONE, \"mask\": [[true]]}"
+check_json "mask names attn_mask, its polarity, and valid_lens" \
+    '.detail | contains("`attn_mask`") and contains("NOT allowed") and contains("valid_lens")'
 post_json /attention/multihead '{"queries": [[1, 0]], "num_heads": 1, "num_hiddens": 2, "average_attn_weights": false}'
 check_json "average_attn_weights says every head's weights come back" \
     '.detail | contains("each head")'

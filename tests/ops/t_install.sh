@@ -84,7 +84,8 @@ int main(void) {
         for (int i = 0; i < NK * DV; i++)
             v[b * NK * DV + i] = i;
     const int64_t valid_lens[B] = {2, 6};
-    attn_mask mask = {valid_lens, 0, ATTN_CAUSAL_NONE, ATTN_FULLY_MASKED_ZERO};
+    attn_mask mask = {.valid_lens = valid_lens,
+                      .fully_masked = ATTN_FULLY_MASKED_ZERO};
     attn_status s = attn_dot_forward(out, w, NULL, q, k, v, &mask,
                                      attn_dot_default_scale(D), B, NQ, NK, D,
                                      DV, NULL);

@@ -31,7 +31,10 @@ static void test_d2l_toy(void **state) {
     for (size_t t = 0; t < 80; t++)
         v[t] = (double)(t % 40);
     const int64_t lens[] = {2, 6};
-    attn_mask mask = {lens, 0, ATTN_CAUSAL_NONE, ATTN_FULLY_MASKED_ZERO};
+    attn_mask mask = {.valid_lens = lens,
+                      .per_query = 0,
+                      .causal = ATTN_CAUSAL_NONE,
+                      .fully_masked = ATTN_FULLY_MASKED_ZERO};
     const double want[] = {2, 3, 4, 5, 10, 11, 12, 13};
     double out[8], w[20];
     attn_fault fault;
@@ -138,9 +141,11 @@ static void test_random_shapes_vs_reference(void **state) {
         int64_t lens[3 * 8];
         for (size_t t = 0; t < (per_query ? B * Nq : B); t++)
             lens[t] = (int64_t)(attn_rng_uniform(&rng) * (double)(Nk + 1));
-        attn_mask mask = {attn_rng_uniform(&rng) < 0.7 ? lens : NULL, per_query,
-                          (attn_causal)(attn_rng_next(&rng) % 3),
-                          (attn_fully_masked)(attn_rng_next(&rng) % 2)};
+        attn_mask mask = {
+            .valid_lens = attn_rng_uniform(&rng) < 0.7 ? lens : NULL,
+            .per_query = per_query,
+            .causal = (attn_causal)(attn_rng_next(&rng) % 3),
+            .fully_masked = (attn_fully_masked)(attn_rng_next(&rng) % 2)};
         double *W_q = malloc(h * dq * sizeof *W_q);
         double *W_k = malloc(h * dk * sizeof *W_k);
         double *w_v = malloc(h * sizeof *w_v);
@@ -211,7 +216,10 @@ static void check_large(double first_scale) {
     double *out = buf, *out_ref = out + no, *w = out_ref + no;
     double *w_ref = w + ns, *s = w_ref + ns, *s_ref = s + ns;
     int64_t lens[] = {100, 130};
-    attn_mask mask = {lens, 0, ATTN_CAUSAL_NONE, ATTN_FULLY_MASKED_ZERO};
+    attn_mask mask = {.valid_lens = lens,
+                      .per_query = 0,
+                      .causal = ATTN_CAUSAL_NONE,
+                      .fully_masked = ATTN_FULLY_MASKED_ZERO};
     assert_int_equal(attn_additive_forward(out, w, s, q, k, v, W_q, W_k, w_v,
                                            &mask, B, Nq, Nk, dq, dk, dv, h,
                                            NULL),
@@ -274,7 +282,10 @@ static void test_extremes(void **state) {
     assert_int_equal(fault.index, 1);
     /* ... unless that key is masked */
     const int64_t len1[] = {1};
-    attn_mask mask = {len1, 0, ATTN_CAUSAL_NONE, ATTN_FULLY_MASKED_ZERO};
+    attn_mask mask = {.valid_lens = len1,
+                      .per_query = 0,
+                      .causal = ATTN_CAUSAL_NONE,
+                      .fully_masked = ATTN_FULLY_MASKED_ZERO};
     assert_int_equal(attn_additive_forward(out, w, s, qi, ki, vh, big, big, one,
                                            &mask, 1, 1, 2, 1, 1, 1, 1, &fault),
                      ATTN_OK);
@@ -336,13 +347,19 @@ static void test_errors(void **state) {
                                            NULL),
                      ATTN_E_OVERFLOW);
     const int64_t bad[] = {-2};
-    attn_mask mask = {bad, 0, ATTN_CAUSAL_NONE, ATTN_FULLY_MASKED_ZERO};
+    attn_mask mask = {.valid_lens = bad,
+                      .per_query = 0,
+                      .causal = ATTN_CAUSAL_NONE,
+                      .fully_masked = ATTN_FULLY_MASKED_ZERO};
     assert_int_equal(attn_additive_forward(out, w, NULL, q, k, v, W, W, W,
                                            &mask, 1, 1, 2, 1, 1, 1, 1, &fault),
                      ATTN_E_VALID_LEN);
     assert_int_equal(fault.index, 0);
     const int64_t empty[] = {0};
-    attn_mask err = {empty, 0, ATTN_CAUSAL_TOP_LEFT, ATTN_FULLY_MASKED_ERROR};
+    attn_mask err = {.valid_lens = empty,
+                     .per_query = 0,
+                     .causal = ATTN_CAUSAL_TOP_LEFT,
+                     .fully_masked = ATTN_FULLY_MASKED_ERROR};
     assert_int_equal(attn_additive_forward(out, w, NULL, q, k, v, W, W, W, &err,
                                            1, 1, 2, 1, 1, 1, 1, &fault),
                      ATTN_E_FULLY_MASKED);

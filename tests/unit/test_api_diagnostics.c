@@ -122,7 +122,10 @@ static void test_thresholds(void **state) {
     const double w[6] = {0.99, 0.01, lo, 1 - lo, 1.0, 0.0};
     const double s[6] = {0};
     const int64_t lens[3] = {2, 2, 1}; /* row 2 sees key 0 only */
-    attn_mask mask = {lens, 1, ATTN_CAUSAL_NONE, ATTN_FULLY_MASKED_ZERO};
+    attn_mask mask = {.valid_lens = lens,
+                      .per_query = 1,
+                      .causal = ATTN_CAUSAL_NONE,
+                      .fully_masked = ATTN_FULLY_MASKED_ZERO};
     /* per_query lens are (B, Nq) = (1, 3) */
     api_diagnostics_compute(&f.d, s, w, &mask);
     assert_int_equal(f.d.warning[0], API_DIAG_NONE); /* 0.99 is not > 0.99 */
@@ -151,7 +154,10 @@ static void test_fully_masked_rows_and_masked_scores(void **state) {
     const double s[12] = {NAN, 1e300,    -7,  1,   3,   NAN,
                           2,   INFINITY, NAN, NAN, NAN, NAN};
     const int64_t lens[4] = {0, 2, 1, 0};
-    attn_mask mask = {lens, 1, ATTN_CAUSAL_NONE, ATTN_FULLY_MASKED_UNIFORM};
+    attn_mask mask = {.valid_lens = lens,
+                      .per_query = 1,
+                      .causal = ATTN_CAUSAL_NONE,
+                      .fully_masked = ATTN_FULLY_MASKED_UNIFORM};
     api_diagnostics_compute(&f.d, s, w, &mask);
     const double entropy[4] = {0, -(0.2 * log(0.2) + 0.8 * log(0.8)), 0, 0};
     const double peak[4] = {0, 0.8, 1, 0};
@@ -183,8 +189,10 @@ static void test_causal_visible_counts(void **state) {
     const double t = 1.0 / 3.0;
     const double w[6] = {0.5, 0.5, 0.0, t, t, t};
     const double s[6] = {1, 2, 99, 3, 4, 5};
-    attn_mask mask = {NULL, 0, ATTN_CAUSAL_BOTTOM_RIGHT,
-                      ATTN_FULLY_MASKED_ZERO};
+    attn_mask mask = {.valid_lens = NULL,
+                      .per_query = 0,
+                      .causal = ATTN_CAUSAL_BOTTOM_RIGHT,
+                      .fully_masked = ATTN_FULLY_MASKED_ZERO};
     api_diagnostics_compute(&f.d, s, w, &mask);
     assert_int_equal(f.d.warning[0], API_DIAG_NEAR_UNIFORM);
     assert_int_equal(f.d.warning[1], API_DIAG_NEAR_UNIFORM);
@@ -225,7 +233,10 @@ static void test_write_multihead_rows(void **state) {
     fixture f;
     setup(&f, 2, 2, 2, 2);
     const int64_t lens[4] = {2, 2, 0, 2}; /* (B, Nq) */
-    attn_mask mask = {lens, 1, ATTN_CAUSAL_NONE, ATTN_FULLY_MASKED_ZERO};
+    attn_mask mask = {.valid_lens = lens,
+                      .per_query = 1,
+                      .causal = ATTN_CAUSAL_NONE,
+                      .fully_masked = ATTN_FULLY_MASKED_ZERO};
     api_diagnostics_compute(&f.d, head_s, head_w, &mask);
     json_t *d = written(&f, 1, 1, 0, 0);
     const json_t *ent = json_object_get(d, "entropy");
@@ -355,7 +366,10 @@ static void test_precision_flat_and_null_stats(void **state) {
     json_decref(d);
 
     const int64_t none[1] = {0};
-    attn_mask mask = {none, 0, ATTN_CAUSAL_NONE, ATTN_FULLY_MASKED_ZERO};
+    attn_mask mask = {.valid_lens = none,
+                      .per_query = 0,
+                      .causal = ATTN_CAUSAL_NONE,
+                      .fully_masked = ATTN_FULLY_MASKED_ZERO};
     api_diagnostics_compute(&f.d, s, w, &mask);
     d = written(&f, 0, 1, 0, 0);
     sc = json_object_get(d, "scores");

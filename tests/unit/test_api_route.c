@@ -278,6 +278,23 @@ static void test_route_costs(void **state) {
     assert_int_equal(c.input_bytes, 8 * (24 + 40 + 30 + 18));
     assert_int_equal(c.working_bytes,
                      8 * (24 + 40 + 30 + 18 + 30 + 18 + 24 + 40 + 30));
+    /* with a float attn_mask (B, Nq, Nk): 8 bytes an entry; a boolean
+     * one and key_padding_mask (B, Nk): a byte an entry, in whole slots */
+    a.has_grad = 0;
+    a.has_amask = 1;
+    a.amask_kind = API_MASK_FLOAT;
+    a.amask.count = 30;
+    api_route_find("/attention/dot")->cost(&call, &a, &c);
+    assert_int_equal(c.input_bytes, 8 * (24 + 40 + 30 + 30));
+    assert_int_equal(c.working_bytes, 8 * (24 + 40 + 30 + 18 + 30 + 30));
+    a.amask_kind = API_MASK_BOOL;
+    a.has_kpm = 1;
+    a.kpm.count = 10;
+    api_route_find("/attention/dot")->cost(&call, &a, &c);
+    assert_int_equal(c.input_bytes, 8 * (24 + 40 + 30 + (30 / 8 + 1) + 2));
+    api_route_find("/softmax/masked")->cost(&call, &a, &c);
+    assert_int_equal(c.input_bytes, 8 * (2 * 3 * 5 + (30 / 8 + 1) + 2));
+    a.has_amask = a.has_kpm = 0;
 
     /* the dataset: (n_train + 50) points, one sin each */
     size_t n = 10;

@@ -79,7 +79,10 @@ static void test_hand_row(void **state) {
     const double s[3] = {0.0, log(3.0), 100.0};
     const double gw[3] = {1.0, 2.0, 5.0};
     const int64_t len = 2;
-    attn_mask m = {&len, 0, ATTN_CAUSAL_NONE, ATTN_FULLY_MASKED_ZERO};
+    attn_mask m = {.valid_lens = &len,
+                   .per_query = 0,
+                   .causal = ATTN_CAUSAL_NONE,
+                   .fully_masked = ATTN_FULLY_MASKED_ZERO};
     double w[3], gs[3];
     assert_int_equal(attn_softmax_masked(w, s, &m, 1, 1, 3, NULL), ATTN_OK);
     assert_int_equal(attn_softmax_masked_backward(gs, gw, w, &m, 1, 1, 3, NULL),
@@ -95,7 +98,10 @@ static void test_hand_row(void **state) {
 static void test_fully_masked_rows(void **state) {
     (void)state;
     const int64_t lens[2] = {3, 0}; /* (B, Nq) = (1, 2): row 1 sees nothing */
-    attn_mask m = {lens, 1, ATTN_CAUSAL_NONE, ATTN_FULLY_MASKED_UNIFORM};
+    attn_mask m = {.valid_lens = lens,
+                   .per_query = 1,
+                   .causal = ATTN_CAUSAL_NONE,
+                   .fully_masked = ATTN_FULLY_MASKED_UNIFORM};
     const double s[6] = {0.1, -0.4, 0.3, 0.2, 0.5, -0.9};
     const double gw[6] = {1.0, -2.0, 0.5, 3.0, -1.0, 2.0};
     double w[6], gs[6];
@@ -132,7 +138,10 @@ static void test_errors(void **state) {
         attn_softmax_masked_backward(g, x, x, NULL, SIZE_MAX, 2, 2, NULL),
         ATTN_E_OVERFLOW);
     const int64_t bad[1] = {3};
-    attn_mask m = {bad, 0, ATTN_CAUSAL_NONE, ATTN_FULLY_MASKED_ZERO};
+    attn_mask m = {.valid_lens = bad,
+                   .per_query = 0,
+                   .causal = ATTN_CAUSAL_NONE,
+                   .fully_masked = ATTN_FULLY_MASKED_ZERO};
     assert_int_equal(attn_softmax_masked_backward(g, x, x, &m, 1, 2, 2, &fault),
                      ATTN_E_VALID_LEN);
     assert_int_equal(fault.index, 0);

@@ -231,7 +231,7 @@ static void test_zero_mass(void **state) {
     (void)state;
     const double x[] = {10.0, 0.0, 1.0}, y[] = {0.5, 1.0, 2.0};
     double sse, h, w;
-    attn_fault fault = {99, 0};
+    attn_fault fault = {.index = 99};
     assert_int_equal(
         attn_nw_loo_sse(&sse, x, y, ATTN_KERNEL_BOXCAR, 2.0, 3, 1, &fault),
         ATTN_E_ZERO_MASS);

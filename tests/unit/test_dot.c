@@ -25,7 +25,10 @@ static void test_d2l_toy(void **state) {
     for (size_t t = 0; t < 80; t++)
         v[t] = (double)(t % 40);
     const int64_t lens[] = {2, 6};
-    attn_mask mask = {lens, 0, ATTN_CAUSAL_NONE, ATTN_FULLY_MASKED_ZERO};
+    attn_mask mask = {.valid_lens = lens,
+                      .per_query = 0,
+                      .causal = ATTN_CAUSAL_NONE,
+                      .fully_masked = ATTN_FULLY_MASKED_ZERO};
     const double want[] = {2, 3, 4, 5, 10, 11, 12, 13};
     double out[8], w[20], out_ref[8], w_ref[20];
     attn_fault fault;
@@ -101,6 +104,7 @@ static void draw_case(random_case *c, attn_rng *rng) {
     c->d = draw_size(rng, 8);
     c->dv = draw_size(rng, 8);
     int per_query = attn_rng_uniform(rng) < 0.5;
+    memset(&c->mask, 0, sizeof c->mask); /* no pattern masks */
     size_t count = per_query ? c->B * c->Nq : c->B;
     for (size_t t = 0; t < count; t++)
         c->lens[t] = (int64_t)(attn_rng_uniform(rng) * (double)(c->Nk + 1));
@@ -205,7 +209,10 @@ static void test_extremes(void **state) {
     assert_int_equal(fault.index, 1);
     /* ... unless that key is masked: it is never read */
     const int64_t one[] = {1};
-    attn_mask mask = {one, 0, ATTN_CAUSAL_NONE, ATTN_FULLY_MASKED_ZERO};
+    attn_mask mask = {.valid_lens = one,
+                      .per_query = 0,
+                      .causal = ATTN_CAUSAL_NONE,
+                      .fully_masked = ATTN_FULLY_MASKED_ZERO};
     assert_int_equal(attn_dot_forward(out, w, s, qo, ko, vb, &mask, 1.0, 1, 1,
                                       2, 1, 1, &fault),
                      ATTN_OK);
@@ -229,7 +236,10 @@ static void test_extremes(void **state) {
      * query 0 averages values 0 ... 2 and query 1 averages all four */
     const double q2[] = {1.0, 2.0}, k4[] = {1.0, 1.0, 1.0, 1.0};
     const double v4[] = {0.0, 3.0, 6.0, 9.0};
-    attn_mask br = {NULL, 0, ATTN_CAUSAL_BOTTOM_RIGHT, ATTN_FULLY_MASKED_ZERO};
+    attn_mask br = {.valid_lens = NULL,
+                    .per_query = 0,
+                    .causal = ATTN_CAUSAL_BOTTOM_RIGHT,
+                    .fully_masked = ATTN_FULLY_MASKED_ZERO};
     double o2[2], w8[8];
     assert_int_equal(attn_dot_forward(o2, w8, NULL, q2, k4, v4, &br, 1.0, 1, 2,
                                       4, 1, 1, &fault),
@@ -282,21 +292,29 @@ static void test_errors(void **state) {
                      ATTN_E_OVERFLOW);
     /* valid_lens errors and fully masked rows reach the caller */
     const int64_t bad[] = {3};
-    attn_mask mask = {bad, 0, ATTN_CAUSAL_NONE, ATTN_FULLY_MASKED_ZERO};
+    attn_mask mask = {.valid_lens = bad,
+                      .per_query = 0,
+                      .causal = ATTN_CAUSAL_NONE,
+                      .fully_masked = ATTN_FULLY_MASKED_ZERO};
     assert_int_equal(attn_dot_forward(out, w, NULL, q, k, v, &mask, 1.0, 1, 1,
                                       2, 2, 2, &fault),
                      ATTN_E_VALID_LEN);
     assert_int_equal(fault.index, 0);
     const int64_t per_query[] = {2, 0};
-    attn_mask err = {per_query, 1, ATTN_CAUSAL_NONE, ATTN_FULLY_MASKED_ERROR};
+    attn_mask err = {.valid_lens = per_query,
+                     .per_query = 1,
+                     .causal = ATTN_CAUSAL_NONE,
+                     .fully_masked = ATTN_FULLY_MASKED_ERROR};
     const double q2[] = {1.0, 2.0, 3.0, 4.0};
     assert_int_equal(attn_dot_forward(out, w, NULL, q2, k, v, &err, 1.0, 1, 2,
                                       2, 2, 2, &fault),
                      ATTN_E_FULLY_MASKED);
     assert_int_equal(fault.index, 1);
     assert_int_equal(fault.by_causal, 0);
-    attn_mask causal = {NULL, 0, ATTN_CAUSAL_BOTTOM_RIGHT,
-                        ATTN_FULLY_MASKED_ERROR};
+    attn_mask causal = {.valid_lens = NULL,
+                        .per_query = 0,
+                        .causal = ATTN_CAUSAL_BOTTOM_RIGHT,
+                        .fully_masked = ATTN_FULLY_MASKED_ERROR};
     assert_int_equal(attn_dot_forward(out, w, NULL, q2, k, v, &causal, 1.0, 1,
                                       2, 1, 2, 2, &fault),
                      ATTN_E_FULLY_MASKED);
@@ -315,7 +333,10 @@ static void test_scores_optional(void **state) {
     attn_rng_normals(&rng, v, 30);
     double out1[18], out2[18], w1[30], w2[30], s[30];
     const int64_t lens[] = {4, 2};
-    attn_mask mask = {lens, 0, ATTN_CAUSAL_TOP_LEFT, ATTN_FULLY_MASKED_ZERO};
+    attn_mask mask = {.valid_lens = lens,
+                      .per_query = 0,
+                      .causal = ATTN_CAUSAL_TOP_LEFT,
+                      .fully_masked = ATTN_FULLY_MASKED_ZERO};
     assert_int_equal(
         attn_dot_forward(out1, w1, s, q, k, v, &mask, 0.5, 2, 3, 5, 4, 3, NULL),
         ATTN_OK);
@@ -358,8 +379,10 @@ static void test_large_pipelined(void **state) {
            *s_ref = s + ns;
     for (size_t r = 0; r < B * NQ; r++)
         lens[r] = 1 + (int64_t)((r * 53) % NK);
-    attn_mask mask = {lens, 1, ATTN_CAUSAL_BOTTOM_RIGHT,
-                      ATTN_FULLY_MASKED_ZERO};
+    attn_mask mask = {.valid_lens = lens,
+                      .per_query = 1,
+                      .causal = ATTN_CAUSAL_BOTTOM_RIGHT,
+                      .fully_masked = ATTN_FULLY_MASKED_ZERO};
     double scale = attn_dot_default_scale(D);
     attn_fault f, f_ref;
     assert_int_equal(attn_dot_forward(out, w, s, q, k, v, &mask, scale, B, NQ,

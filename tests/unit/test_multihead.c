@@ -271,7 +271,10 @@ static void test_identity_heads_are_dot_attention(void **state) {
         c.W_v[i * h + i] = c.W_o[i * h + i] = 1.0;
     }
     const int64_t lens[] = {4, 2};
-    attn_mask mask = {lens, 0, ATTN_CAUSAL_NONE, ATTN_FULLY_MASKED_ZERO};
+    attn_mask mask = {.valid_lens = lens,
+                      .per_query = 0,
+                      .causal = ATTN_CAUSAL_NONE,
+                      .fully_masked = ATTN_FULLY_MASKED_ZERO};
     attn_multihead_params p = {c.W_q, c.W_k, c.W_v, c.W_o,
                                NULL,  NULL,  NULL,  NULL};
     assert_int_equal(run_blas(&c, &p, &mask, NULL), ATTN_OK);
@@ -380,8 +383,10 @@ static void test_masks_per_head(void **state) {
     /* per-query lengths with a 0, and the bottom-right causal rule
      * (j <= i + 1): row (0, 0) sees nothing; row (1, 2) sees keys 0..1. */
     const int64_t lens[] = {0, 5, 2, 5, 3, 1, 2, 4};
-    attn_mask mask = {lens, 1, ATTN_CAUSAL_BOTTOM_RIGHT,
-                      ATTN_FULLY_MASKED_ZERO};
+    attn_mask mask = {.valid_lens = lens,
+                      .per_query = 1,
+                      .causal = ATTN_CAUSAL_BOTTOM_RIGHT,
+                      .fully_masked = ATTN_FULLY_MASKED_ZERO};
     assert_int_equal(run_blas(&c, &p, &mask, NULL), ATTN_OK);
     for (size_t b = 0; b < B; b++) {
         for (size_t t = 0; t < H; t++) {
@@ -452,13 +457,18 @@ static void test_errors(void **state) {
         c.z.d_out = h;
         /* valid_lens out of range: fault->index into valid_lens */
         const int64_t bad_lens[] = {2, 5};
-        attn_mask mask = {bad_lens, 0, ATTN_CAUSAL_NONE,
-                          ATTN_FULLY_MASKED_ZERO};
+        attn_mask mask = {.valid_lens = bad_lens,
+                          .per_query = 0,
+                          .causal = ATTN_CAUSAL_NONE,
+                          .fully_masked = ATTN_FULLY_MASKED_ZERO};
         assert_int_equal(run(&c, &p, &mask, &fault), ATTN_E_VALID_LEN);
         assert_int_equal(fault.index, 1);
         /* fully masked under "error": row b·Nq + i of example 1 */
         const int64_t lens[] = {3, 1, 2, 0, 4, 4};
-        attn_mask err = {lens, 1, ATTN_CAUSAL_NONE, ATTN_FULLY_MASKED_ERROR};
+        attn_mask err = {.valid_lens = lens,
+                         .per_query = 1,
+                         .causal = ATTN_CAUSAL_NONE,
+                         .fully_masked = ATTN_FULLY_MASKED_ERROR};
         assert_int_equal(run(&c, &p, &err, &fault), ATTN_E_FULLY_MASKED);
         assert_int_equal(fault.index, 3);
         assert_int_equal(fault.by_causal, 0);
@@ -466,8 +476,10 @@ static void test_errors(void **state) {
          * needed for top-left; bottom-right with Nk = 2 < Nq = 3 blanks
          * query 0 of every example) */
         c.z.Nk = 2;
-        attn_mask causal = {NULL, 0, ATTN_CAUSAL_BOTTOM_RIGHT,
-                            ATTN_FULLY_MASKED_ERROR};
+        attn_mask causal = {.valid_lens = NULL,
+                            .per_query = 0,
+                            .causal = ATTN_CAUSAL_BOTTOM_RIGHT,
+                            .fully_masked = ATTN_FULLY_MASKED_ERROR};
         assert_int_equal(run(&c, &p, &causal, &fault), ATTN_E_FULLY_MASKED);
         assert_int_equal(fault.index, 0);
         assert_int_equal(fault.by_causal, 1);

@@ -205,7 +205,10 @@ static void test_valid_lens_per_example(void **state) {
     (void)state;
     /* B = 2, Nq = 3, Nk = 5: example 0 sees 2 keys, example 1 sees 4 */
     const int64_t lens[] = {2, 4};
-    attn_mask mask = {lens, 0, ATTN_CAUSAL_NONE, ATTN_FULLY_MASKED_ZERO};
+    attn_mask mask = {.valid_lens = lens,
+                      .per_query = 0,
+                      .causal = ATTN_CAUSAL_NONE,
+                      .fully_masked = ATTN_FULLY_MASKED_ZERO};
     double s[2 * 3 * 5], w[2 * 3 * 5];
     fill_scores(s, 30, 3);
     assert_int_equal(attn_softmax_masked(w, s, &mask, 2, 3, 5, NULL), ATTN_OK);
@@ -221,7 +224,10 @@ static void test_valid_lens_per_query(void **state) {
     (void)state;
     /* (B, Nq) = (2, 3), flattened per example, then per query */
     const int64_t lens[] = {1, 2, 3, 5, 4, 1};
-    attn_mask mask = {lens, 1, ATTN_CAUSAL_NONE, ATTN_FULLY_MASKED_ZERO};
+    attn_mask mask = {.valid_lens = lens,
+                      .per_query = 1,
+                      .causal = ATTN_CAUSAL_NONE,
+                      .fully_masked = ATTN_FULLY_MASKED_ZERO};
     double s[2 * 3 * 5], w[2 * 3 * 5];
     fill_scores(s, 30, 5);
     assert_int_equal(attn_softmax_masked(w, s, &mask, 2, 3, 5, NULL), ATTN_OK);
@@ -237,7 +243,10 @@ static void test_valid_lens_per_query(void **state) {
 
 static void test_causal_top_left(void **state) {
     (void)state;
-    attn_mask mask = {NULL, 0, ATTN_CAUSAL_TOP_LEFT, ATTN_FULLY_MASKED_ZERO};
+    attn_mask mask = {.valid_lens = NULL,
+                      .per_query = 0,
+                      .causal = ATTN_CAUSAL_TOP_LEFT,
+                      .fully_masked = ATTN_FULLY_MASKED_ZERO};
     /* Nq < Nk: query i sees keys 0 ... i */
     double s[3 * 5], w[3 * 5];
     fill_scores(s, 15, 7);
@@ -263,8 +272,10 @@ static void test_causal_top_left(void **state) {
 
 static void test_causal_bottom_right(void **state) {
     (void)state;
-    attn_mask mask = {NULL, 0, ATTN_CAUSAL_BOTTOM_RIGHT,
-                      ATTN_FULLY_MASKED_ZERO};
+    attn_mask mask = {.valid_lens = NULL,
+                      .per_query = 0,
+                      .causal = ATTN_CAUSAL_BOTTOM_RIGHT,
+                      .fully_masked = ATTN_FULLY_MASKED_ZERO};
     /* Nq = 3, Nk = 5: query i sees keys 0 ... i + 2 (the last query sees
      * every key, as with a KV cache) */
     double s[3 * 5], w[3 * 5];
@@ -300,7 +311,10 @@ static void test_causal_and_valid_lens(void **state) {
     (void)state;
     /* AND of both: example 0 (len 2) under top-left, Nq = 4, Nk = 4 */
     const int64_t lens[] = {2, 4};
-    attn_mask mask = {lens, 0, ATTN_CAUSAL_TOP_LEFT, ATTN_FULLY_MASKED_ZERO};
+    attn_mask mask = {.valid_lens = lens,
+                      .per_query = 0,
+                      .causal = ATTN_CAUSAL_TOP_LEFT,
+                      .fully_masked = ATTN_FULLY_MASKED_ZERO};
     double s[2 * 4 * 4], w[2 * 4 * 4];
     fill_scores(s, 32, 16);
     assert_int_equal(attn_softmax_masked(w, s, &mask, 2, 4, 4, NULL), ATTN_OK);
@@ -310,8 +324,10 @@ static void test_causal_and_valid_lens(void **state) {
             assert_int_equal(w[i * 4 + j] != 0.0, j <= i && j < 2);
     }
     const int64_t per_query[] = {3, 1, 2, 6, 0, 5};
-    attn_mask br = {per_query, 1, ATTN_CAUSAL_BOTTOM_RIGHT,
-                    ATTN_FULLY_MASKED_UNIFORM};
+    attn_mask br = {.valid_lens = per_query,
+                    .per_query = 1,
+                    .causal = ATTN_CAUSAL_BOTTOM_RIGHT,
+                    .fully_masked = ATTN_FULLY_MASKED_UNIFORM};
     run_against_oracle(&br, 2, 3, 6, 17);
     attn_mask tl = br;
     tl.causal = ATTN_CAUSAL_TOP_LEFT;
@@ -326,7 +342,10 @@ static void test_fully_masked_policies(void **state) {
     fill_scores(s, 12, 19);
     attn_fault fault;
 
-    attn_mask zero = {lens, 0, ATTN_CAUSAL_NONE, ATTN_FULLY_MASKED_ZERO};
+    attn_mask zero = {.valid_lens = lens,
+                      .per_query = 0,
+                      .causal = ATTN_CAUSAL_NONE,
+                      .fully_masked = ATTN_FULLY_MASKED_ZERO};
     assert_int_equal(attn_softmax_masked(w, s, &zero, 2, 2, 3, &fault),
                      ATTN_OK);
     for (size_t t = 0; t < 6; t++)
@@ -352,7 +371,10 @@ static void test_fully_masked_policies(void **state) {
 
     /* per-query lengths: the first empty row is b = 1, i = 1 -> 1*3 + 1 */
     const int64_t per_query[] = {1, 1, 1, 1, 0, 1};
-    attn_mask pq = {per_query, 1, ATTN_CAUSAL_NONE, ATTN_FULLY_MASKED_ERROR};
+    attn_mask pq = {.valid_lens = per_query,
+                    .per_query = 1,
+                    .causal = ATTN_CAUSAL_NONE,
+                    .fully_masked = ATTN_FULLY_MASKED_ERROR};
     double s2[2 * 3 * 2], w2[2 * 3 * 2];
     fill_scores(s2, 12, 20);
     assert_int_equal(attn_softmax_masked(w2, s2, &pq, 2, 3, 2, &fault),
@@ -363,8 +385,10 @@ static void test_fully_masked_policies(void **state) {
     /* only the causal rule empties it: bottom-right with Nq = 3 > Nk = 2,
      * valid_len 2 -> row 0 of example 0, by_causal */
     const int64_t full[] = {2, 2};
-    attn_mask causal = {full, 0, ATTN_CAUSAL_BOTTOM_RIGHT,
-                        ATTN_FULLY_MASKED_ERROR};
+    attn_mask causal = {.valid_lens = full,
+                        .per_query = 0,
+                        .causal = ATTN_CAUSAL_BOTTOM_RIGHT,
+                        .fully_masked = ATTN_FULLY_MASKED_ERROR};
     assert_int_equal(attn_softmax_masked(w2, s2, &causal, 2, 3, 2, &fault),
                      ATTN_E_FULLY_MASKED);
     assert_int_equal(fault.index, 0);
@@ -376,8 +400,10 @@ static void test_fully_masked_policies(void **state) {
     assert_int_equal(fault.by_causal, 1);
     /* both empty it: the valid_len is to blame */
     const int64_t both[] = {0, 0, 0, 2, 2, 2};
-    attn_mask blame = {both, 1, ATTN_CAUSAL_BOTTOM_RIGHT,
-                       ATTN_FULLY_MASKED_ERROR};
+    attn_mask blame = {.valid_lens = both,
+                       .per_query = 1,
+                       .causal = ATTN_CAUSAL_BOTTOM_RIGHT,
+                       .fully_masked = ATTN_FULLY_MASKED_ERROR};
     assert_int_equal(attn_softmax_masked(w2, s2, &blame, 2, 3, 2, &fault),
                      ATTN_E_FULLY_MASKED);
     assert_int_equal(fault.index, 0);
@@ -400,7 +426,10 @@ static void test_valid_lens_out_of_range(void **state) {
     attn_fault fault;
 
     const int64_t negative[] = {-1, 2};
-    attn_mask mask = {negative, 0, ATTN_CAUSAL_NONE, ATTN_FULLY_MASKED_ZERO};
+    attn_mask mask = {.valid_lens = negative,
+                      .per_query = 0,
+                      .causal = ATTN_CAUSAL_NONE,
+                      .fully_masked = ATTN_FULLY_MASKED_ZERO};
     assert_int_equal(attn_softmax_masked(w, s, &mask, 2, 3, 5, &fault),
                      ATTN_E_VALID_LEN);
     assert_int_equal(fault.index, 0);
@@ -414,8 +443,10 @@ static void test_valid_lens_out_of_range(void **state) {
     assert_int_equal(fault.index, 1);
 
     const int64_t per_query[] = {0, 1, 5, 2, 3, 7};
-    attn_mask pq = {per_query, 1, ATTN_CAUSAL_TOP_LEFT,
-                    ATTN_FULLY_MASKED_ERROR};
+    attn_mask pq = {.valid_lens = per_query,
+                    .per_query = 1,
+                    .causal = ATTN_CAUSAL_TOP_LEFT,
+                    .fully_masked = ATTN_FULLY_MASKED_ERROR};
     assert_int_equal(attn_softmax_masked(w, s, &pq, 2, 3, 5, &fault),
                      ATTN_E_VALID_LEN); /* checked before any row */
     assert_int_equal(fault.index, 5);
@@ -456,7 +487,10 @@ static void test_extreme_scores(void **state) {
 
     /* a visible score far below -1e6 still beats masked keys */
     const int64_t one[] = {1};
-    attn_mask mask = {one, 0, ATTN_CAUSAL_NONE, ATTN_FULLY_MASKED_ZERO};
+    attn_mask mask = {.valid_lens = one,
+                      .per_query = 0,
+                      .causal = ATTN_CAUSAL_NONE,
+                      .fully_masked = ATTN_FULLY_MASKED_ZERO};
     const double low[] = {-1e7, 5.0, 0.0};
     assert_int_equal(attn_softmax_masked(w, low, &mask, 1, 1, 3, NULL),
                      ATTN_OK);
@@ -496,7 +530,10 @@ static void test_nonfinite_scores(void **state) {
     assert_int_equal(fault.index, 2);
     /* masked scores are never read */
     const int64_t two[] = {2};
-    attn_mask mask = {two, 0, ATTN_CAUSAL_NONE, ATTN_FULLY_MASKED_ZERO};
+    attn_mask mask = {.valid_lens = two,
+                      .per_query = 0,
+                      .causal = ATTN_CAUSAL_NONE,
+                      .fully_masked = ATTN_FULLY_MASKED_ZERO};
     const double masked_inf[] = {0.0, 0.0, -INFINITY};
     assert_int_equal(attn_softmax_masked(w, masked_inf, &mask, 1, 1, 3, &fault),
                      ATTN_OK);
@@ -516,13 +553,18 @@ static void test_large_over_threads(void **state) {
     fill_scores(s, N, 23);
     for (size_t r = 0; r < B * NQ; r++)
         lens[r] = (int64_t)((r * 37) % (NK + 1)); /* some 0: uniform rows */
-    attn_mask mask = {lens, 1, ATTN_CAUSAL_NONE, ATTN_FULLY_MASKED_UNIFORM};
+    attn_mask mask = {.valid_lens = lens,
+                      .per_query = 1,
+                      .causal = ATTN_CAUSAL_NONE,
+                      .fully_masked = ATTN_FULLY_MASKED_UNIFORM};
     assert_int_equal(attn_softmax_masked(w, s, &mask, B, NQ, NK, NULL),
                      ATTN_OK);
     double alone[NK];
     for (size_t r = 0; r < B * NQ; r++) {
-        attn_mask one = {&lens[r], 0, ATTN_CAUSAL_NONE,
-                         ATTN_FULLY_MASKED_UNIFORM};
+        attn_mask one = {.valid_lens = &lens[r],
+                         .per_query = 0,
+                         .causal = ATTN_CAUSAL_NONE,
+                         .fully_masked = ATTN_FULLY_MASKED_UNIFORM};
         assert_int_equal(
             attn_softmax_masked(alone, s + r * NK, &one, 1, 1, NK, NULL),
             ATTN_OK);
@@ -554,8 +596,10 @@ static void test_large_over_threads(void **state) {
 static void test_in_place(void **state) {
     (void)state;
     const int64_t lens[] = {3, 1, 4, 2};
-    attn_mask mask = {lens, 1, ATTN_CAUSAL_BOTTOM_RIGHT,
-                      ATTN_FULLY_MASKED_UNIFORM};
+    attn_mask mask = {.valid_lens = lens,
+                      .per_query = 1,
+                      .causal = ATTN_CAUSAL_BOTTOM_RIGHT,
+                      .fully_masked = ATTN_FULLY_MASKED_UNIFORM};
     double s[2 * 2 * 4], w[2 * 2 * 4], inplace[2 * 2 * 4];
     fill_scores(s, 16, 22);
     memcpy(inplace, s, sizeof s);
@@ -584,7 +628,10 @@ static void test_invalid_arguments(void **state) {
     assert_int_equal(attn_softmax_masked(w, s, NULL, (size_t)1 << 33,
                                          (size_t)1 << 33, 1, NULL),
                      ATTN_E_OVERFLOW);
-    attn_mask bad = {NULL, 0, (attn_causal)3, ATTN_FULLY_MASKED_ZERO};
+    attn_mask bad = {.valid_lens = NULL,
+                     .per_query = 0,
+                     .causal = (attn_causal)3,
+                     .fully_masked = ATTN_FULLY_MASKED_ZERO};
     assert_int_equal(attn_softmax_masked(w, s, &bad, 1, 1, 4, NULL),
                      ATTN_E_INVALID_ARG);
     bad.causal = ATTN_CAUSAL_NONE;
@@ -614,9 +661,11 @@ static void test_visible_matches_rule(void **state) {
         size_t count = per_query ? B * Nq : B;
         for (size_t t = 0; t < count; t++)
             lens[t] = (int64_t)(attn_rng_uniform(&rng) * (double)(Nk + 1));
-        attn_mask mask = {with_lens ? lens : NULL, per_query,
-                          (attn_causal)(attn_rng_next(&rng) % 3),
-                          (attn_fully_masked)(attn_rng_next(&rng) % 2)};
+        attn_mask mask = {.valid_lens = with_lens ? lens : NULL,
+                          .per_query = per_query,
+                          .causal = (attn_causal)(attn_rng_next(&rng) % 3),
+                          .fully_masked =
+                              (attn_fully_masked)(attn_rng_next(&rng) % 2)};
         for (size_t b = 0; b < B; b++)
             for (size_t i = 0; i < Nq; i++)
                 for (size_t j = 0; j < Nk; j++) {
