@@ -43,6 +43,7 @@ if [ "${2:-all}" != unit ]; then
     run_suite http-sharing python3 tests/http/sharing.py "$BUILD/attnd"
     run_suite docs-examples python3 tests/docs/examples.py "$BUILD/attnd"
     run_suite setup sh tests/setup/t_commands.sh "$BUILD"
+    run_suite torch sh tests/torch/run.sh "$BUILD/attnd"
 fi
 if [ "${2:-all}" != unit ] && [ -f tests/integration/run.sh ]; then
     run_suite integration sh tests/integration/run.sh "$BUILD/attnd"

@@ -1,22 +1,11 @@
 #!/bin/sh
-# t_masks.sh — attn_mask and key_padding_mask: against PyTorch in float64
-# (masks_torch.py: scaled_dot_product_attention with the negated boolean
-# mask and with float masks, nn.MultiheadAttention with 2-D and 3-D
-# attn_mask and key_padding_mask; outputs, weights, gradients to 1e-12),
-# then the wire rules (shapes, kinds, pointers, fully masked rows).
-# Needs python3-torch for /usr/bin/python3: without it the first test
-# fails.
+# t_masks.sh — attn_mask and key_padding_mask on the wire: shapes, kinds,
+# pointers, fully masked rows. The numbers against PyTorch are
+# tests/torch/masks.py (make test).
 #   usage: sh t_masks.sh BASE_URL
 BASE=${1:?usage: t_masks.sh BASE_URL}
 DIR=$(dirname "$0")
 . "$DIR/lib.sh"
-OUT=$(/usr/bin/python3 "$DIR/masks_torch.py" "$BASE")
-TORCH=$?
-printf '%s\n' "$OUT" | while IFS= read -r line; do
-    case $line in
-    "ok "* | "not ok "*) printf '%s\n' "$line" ;;
-    esac
-done
 
 # --- the wire rules --------------------------------------------------------
 QKV='"queries": [[1, 0], [0, 1]], "keys": [[1, 0], [0, 1], [1, 1]], "values": [[1], [2], [3]]'
@@ -74,4 +63,4 @@ check_json "softmax/masked with a float mask" \
 post_json /attention/additive "{$QKV, \"num_hiddens\": 2, \"seed\": 1, \"attn_mask\": [[false, true, true], [true, true, false]]}"
 check_json "additive takes attn_mask" '.weights[0] == [1, 0, 0] and .weights[1] == [0, 0, 1]'
 
-[ "$TORCH" -eq 0 ] || exit 1
+echo "1..$T"

@@ -1,4 +1,4 @@
-"""masks_torch.py — attnd's attn_mask and key_padding_mask against PyTorch
+"""masks.py — attnd's attn_mask and key_padding_mask against PyTorch
 in float64: outputs, weights and gradients to 1e-12.
 
   * /attention/dot and /softmax/masked against
@@ -14,7 +14,7 @@ in float64: outputs, weights and gradients to 1e-12.
 Random patterns, not prefixes. No row is left without a key (PyTorch
 answers NaN there; attnd's fully_masked policies are tested in
 tests/unit). Fails, never skips, when torch is missing.
-  usage: /usr/bin/python3 masks_torch.py BASE_URL
+  usage: /usr/bin/python3 tests/torch/masks.py BASE_URL
 """
 import json
 import math

@@ -21,7 +21,7 @@ finite differences of a few gradients (h = 1e-5, |fd - grad| <= 1e-7), and
 the seeded parameters against attnd's generator in plain Python
 (tests/vectors/attnrng.py), exactly.
 Torch missing is a failure, not a skip.
-  usage: /usr/bin/python3 tests/torch/parity.py BASE_URL
+  usage: /usr/bin/python3 tests/torch/transformer.py BASE_URL
 """
 import json
 import math
