@@ -574,7 +574,7 @@ async function drive(context, base) {
   ok(close(ex.value, want20) && close(ex.computed, want20) && ex.text.includes('Σ_k weights[2][k]·V[k][0]'),
     `flow: weighted_values[2][0] = Σ_k weights[2][k]·V[k][0] = ${want20.toPrecision(4)}`, ex.text);
   await page.click('#flow figure[data-step="weights"] rect.cell[data-q="2"][data-k="1"]');
-  await page.screenshot({ path: path.join(ARTIFACTS, 'lab-flow.png'), clip: { x: 0, y: 0, width: 1280, height: 640 } });
+  await page.locator('#tab-flow').screenshot({ path: path.join(ARTIFACTS, 'lab-flow.png') });
 
   // multi-head (docs/trace.md): the editor's multihead example, B = 2,
   // H = 2, h = 8, valid_lens [3, 2]; the head and example pickers, the
@@ -674,7 +674,6 @@ async function drive(context, base) {
     JSON.stringify(encGrid.map((g) => [g.label, g.t])));
   const tfTicks = await page.$$eval('#tf-grid g.panel:first-of-type text.tick-label', (ts) => ts.map((t) => t.lastChild.textContent));
   ok(tfTicks.slice(0, 6).join(' ') === 'the cat sat on the mat', 'Transformer: the tokens label the axes', tfTicks.join(' '));
-  await page.screenshot({ path: path.join(ARTIFACTS, 'lab-transformer.png'), clip: { x: 0, y: 0, width: 1280, height: 720 } });
 
   // the decoder: causal self-attention over the tokens, cross-attention to
   // the memory's four tokens
@@ -699,6 +698,7 @@ async function drive(context, base) {
   ok(isGrid(crossGrid, dec.cross_weights) && crossGrid.every((p) => p.m.length === 6 && p.m[0].length === 4),
     'Transformer: the cross-attention grid is cross_weights[l][h], 6 tokens × 4 memory tokens');
   const crossTicks = await page.$$eval('#tf-grid figure[data-block="Decoder cross-attention"] g.panel:first-of-type text.tick-label', (ts) => ts.map((t) => t.lastChild.textContent));
+  await page.locator('#tab-transformer').screenshot({ path: path.join(ARTIFACTS, 'lab-transformer.png') });
   ok(crossTicks.slice(0, 4).join(' ') === 'le chat est assis', 'Transformer: the memory tokens label the cross-attention\'s keys', crossTicks.join(' '));
   await page.fill('#tf-heads', '3');
   await page.click('#tf-run');

@@ -1403,7 +1403,7 @@
   }
   /* One layer × head grid of weights (L, H, Nq, Nk), or (L, B, H, Nq, Nk)
    * of which example 0 is drawn. */
-  function tfGrid(weights, title, qLabels, kLabels) {
+  function tfGrid(weights, title, qLabels, kLabels, side) {
     var w = nested(weights);
     if (shapeOf(w).length === 5) w = w.map(function (layer) { return layer[0]; });
     var panels = [];
@@ -1414,7 +1414,7 @@
     var fig = el('figure', { class: 'tf-block', 'data-block': title, 'data-layers': w.length, 'data-heads': w[0].length },
       el('figcaption', null, el('b', null, title)));
     fig.appendChild(heatmap(panels, {
-      title: title + ' weights', perRow: w[0].length, grid: 220,
+      title: title + ' weights', perRow: w[0].length, grid: side,
       labels: { queries: qLabels, keys: kLabels },
       onHover: function (t) { $('tf-readout').textContent = title + ' · ' + t; }
     }));
@@ -1423,9 +1423,10 @@
   function drawTransformer() {
     if (!tfState) return;
     var t = tfState, a = t.answer, box = clear($('tf-grid'));
-    var figs = t.decoder ? [tfGrid(a.self_weights, 'Decoder self-attention', t.tokens, t.tokens),
-      tfGrid(a.cross_weights, 'Decoder cross-attention', t.tokens, t.memory)]
-      : [tfGrid(a.weights, 'Encoder self-attention', t.tokens, t.tokens)];
+    /* the decoder's two grids side by side: smaller panels */
+    var figs = t.decoder ? [tfGrid(a.self_weights, 'Decoder self-attention', t.tokens, t.tokens, 140),
+      tfGrid(a.cross_weights, 'Decoder cross-attention', t.tokens, t.memory, 140)]
+      : [tfGrid(a.weights, 'Encoder self-attention', t.tokens, t.tokens, 220)];
     figs.forEach(function (f) { if (f) box.appendChild(f); });
   }
   function tfBlockChanged() {
