@@ -22,10 +22,11 @@
 // (its drawing time printed as a TAP comment), the NW w slider, the Flow
 // tab (a cell clicked per step, the explanation's numbers checked) and the
 // Transformer tab (a layer × head grid).
-// Fixtures: the Flow tab's "trace" answer and the Transformer tab's
-// /transformer/encoder answer come from the live attnd when it has them,
-// else from tests/browser/fixtures/{dot_trace,encoder}.json (the test says
-// which, as a TAP comment). Screenshots: build/artifacts/lab.png (NW
+// The attn_mask toggle (a click on a cell hides that key), the Flow tab
+// on a live trace of /attention/dot and of /attention/multihead (its head
+// and example pickers, cells recomputed from the trace's heads), the
+// Transformer tab on the live /transformer/encoder and /transformer/decoder
+// (every panel the answer's weights). Screenshots: build/artifacts/lab.png (NW
 // view), lab-request.png, lab-controls.png, lab-flow.png and
 // lab-transformer.png (copies in docs/).
 //
@@ -65,6 +66,7 @@ function ok(cond, name, ...why) {
   }
   return cond;
 }
+const shapeOfJson = (a) => { const s = []; for (; Array.isArray(a); a = a[0]) s.push(a.length); return s; };
 const close = (a, b, tol = 1e-12) => typeof a === 'number' && Math.abs(a - b) <= tol;
 const closeAll = (a, b, tol = 1e-12) =>
   Array.isArray(b) ? Array.isArray(a) && a.length === b.length && b.every((x, i) => closeAll(a[i], x, tol)) : close(a, b, tol);
@@ -398,6 +400,25 @@ async function drive(context, base) {
     document.getElementById('ctl-scale-out').textContent.includes('scale = 1/τ = 0.25'), null, WAIT);
   ok(Number(await page.inputValue('#ctl-tau')) === 1, 'controls: editing the JSON moves the slider and the toggle (scale 0.25 → τ = 2√d)');
 
+  // attn_mask (docs/attention.md, true = not allowed): the toggle adds a
+  // boolean (Nq, Nk) mask of false; a click on a cell hides that key from
+  // that query, a second click shows it again
+  await page.waitForSelector('#ctl-mask-out', WAIT);
+  await send(page, 200);
+  await move(() => page.check('#ctl-mask'), (b) => Array.isArray(b.attn_mask) && b.attn_mask.length === 6 &&
+    b.attn_mask.every((r) => r.length === 6 && r.every((x) => x === false)) && b.causal === true && b.scale === 0.25);
+  await move(() => page.click('#heatmap rect.cell[data-q="3"][data-k="1"]'),
+    (b) => b.attn_mask[3][1] === true && b.attn_mask.flat().filter((x) => x).length === 1);
+  const maskedRow = await drawnRow(3);
+  ok(closeAll(maskedRow, softmaxRow(X[3], 0.25, (j) => j <= 3 && j !== 1)) && maskedRow[1] === 0 &&
+     await page.$$eval('#heatmap rect.cell.mask-true', (rs) => rs.map((r) => `${r.dataset.q},${r.dataset.k}`).join()) === '3,1',
+  'attn_mask: clicking cell (3, 1) hides key 1 from query 3: weight 0, outlined, row 3 the softmax over keys 0, 2, 3', JSON.stringify(maskedRow));
+  ok((await page.textContent('#ctl-mask-out')).startsWith('1 of 6 × 6 entries true'), 'attn_mask: the readout counts the hidden entries',
+    await page.textContent('#ctl-mask-out'));
+  await move(() => page.click('#heatmap rect.cell[data-q="3"][data-k="1"]'), (b) => b.attn_mask.flat().every((x) => x === false));
+  ok(closeAll(await drawnRow(3), softmaxRow(X[3], 0.25, (j) => j <= 3)), 'attn_mask: a second click shows the key again');
+  await move(() => page.uncheck('#ctl-mask'), (b) => !('attn_mask' in b));
+
   // --- a large heatmap: 512 × 512 on a canvas ----------------------------
   await page.selectOption('#example', { label: 'Large: self-attention over 512 tokens (canvas)' });
   const t512 = Date.now();
@@ -497,32 +518,25 @@ async function drive(context, base) {
     'lr -1: the fit\'s problem (/fit/lr) flags the lr input; editing n_train cleared its flag');
 
   // --- the flow view ---------------------------------------------------------
-  // /attention/dot with "trace": true. Until the trace lands in this
-  // attnd, the answer comes from tests/browser/fixtures/dot_trace.json
-  // (computed by the interface's formulas); with a live trace the live
-  // answer is used and every number is checked the same way.
-  const dotFixture = JSON.parse(readFileSync(path.join(here, 'fixtures/dot_trace.json'), 'utf8'));
-  const used = {};
-  await page.route(`${base}/attention/dot`, async (route) => {
-    const body = JSON.parse(route.request().postData() || '{}');
-    if (!body.trace) return route.continue();
-    const live = await route.fetch();
-    const j = await live.json().catch(() => null);
-    if (live.status() === 200 && j && j.trace) { used.trace = 'live'; return route.fulfill({ response: live }); }
-    used.trace = 'fixture';
-    return route.fulfill({ status: 200, contentType: 'application/json', body: JSON.stringify(dotFixture.answer) });
-  });
+  // /attention/dot with "trace": true from the live attnd (docs/trace.md):
+  // a 3-token causal self-attention, Q = K = V = X, every number checked
+  // against the formulas here
+  const x3 = [[1, 0], [0, 1], [1, 1]];
+  const flowReq = { queries: x3, keys: x3, values: x3, causal: true,
+    labels: { queries: ['I', 'love', 'cats'], keys: ['I', 'love', 'cats'] } };
   await page.click('#tab-btn-request');
   await page.selectOption('#endpoint', '/attention/dot');
-  const flowReq = Object.assign({}, dotFixture.request);
-  delete flowReq.trace;
   await page.fill('#editor', JSON.stringify(flowReq));
   const [traced] = await Promise.all([
     page.waitForRequest((r) => r.method() === 'POST' && r.url().endsWith('/attention/dot') && JSON.parse(r.postData()).trace === true, WAIT),
     page.click('#tab-btn-flow'),
   ]);
   await page.waitForSelector('#flow figure[data-step="weighted_values"]', WAIT);
-  console.log(`# flow view: trace answer from the ${used.trace === 'live' ? 'live attnd' : 'fixture tests/browser/fixtures/dot_trace.json'}`);
+  const tracedAnswer = await (await traced.response()).json();
+  ok((await traced.response()).status() === 200 && tracedAnswer.trace &&
+     Object.keys(tracedAnswer.trace).join(' ') === 'QK scaled masked weights weighted_values',
+    'flow: attnd answers the traced request 200 with trace QK, scaled, masked, weights, weighted_values',
+    JSON.stringify(tracedAnswer).slice(0, 300));
   ok(JSON.stringify(Object.assign({}, JSON.parse(traced.postData()), { trace: undefined })) === JSON.stringify(Object.assign({}, flowReq, { trace: undefined })),
     'flow: the editor\'s request is sent with "trace": true');
   const steps = await page.$$eval('#flow figure.flow-step', (fs) => fs.map((f) => f.getAttribute('data-step') + ' ' + f.querySelector('.shape').textContent));
@@ -555,48 +569,142 @@ async function drive(context, base) {
   ok(close(ex.value, want10) && close(ex.computed, want10) && ex.text.includes('max = 0.7071') && ex.text.includes('= 0.3302'),
     `flow: weights[1][0] = exp(0 − 0.7071) / (exp(0 − 0.7071) + exp(0)) = ${want10.toPrecision(4)}`, ex.text);
   ex = await explainOf('weighted_values', 2, 0);
-  const w2 = [Math.exp(s2 - 2 * s2), Math.exp(0 - 2 * s2 + s2 - s2), 1];
   const wRow = (() => { const s = [s2, s2, 2 * s2]; const m = Math.max(...s); const e = s.map((x) => Math.exp(x - m)); const z = e.reduce((a, b) => a + b); return e.map((x) => x / z); })();
   const want20 = wRow[0] * Xf[0][0] + wRow[1] * Xf[1][0] + wRow[2] * Xf[2][0];
-  ok(w2.length === 3 && close(ex.value, want20) && close(ex.computed, want20) && ex.text.includes('Σ_k weights[2][k]·V[k][0]'),
+  ok(close(ex.value, want20) && close(ex.computed, want20) && ex.text.includes('Σ_k weights[2][k]·V[k][0]'),
     `flow: weighted_values[2][0] = Σ_k weights[2][k]·V[k][0] = ${want20.toPrecision(4)}`, ex.text);
-  await page.screenshot({ path: path.join(ARTIFACTS, 'lab-flow.png') });
+  await page.click('#flow figure[data-step="weights"] rect.cell[data-q="2"][data-k="1"]');
+  await page.locator('#tab-flow').screenshot({ path: path.join(ARTIFACTS, 'lab-flow.png') });
+
+  // multi-head (docs/trace.md): the editor's multihead example, B = 2,
+  // H = 2, h = 8, valid_lens [3, 2]; the head and example pickers, the
+  // per-head steps, and cells recomputed here from the trace's own heads
+  await page.click('#tab-btn-request');
+  await page.selectOption('#endpoint', '/attention/multihead');
+  await page.selectOption('#example', { label: 'Multi-head: 2 heads, valid_lens [3, 2]' });
+  await page.click('#tab-btn-flow');
+  const [mhReq] = await Promise.all([
+    page.waitForRequest((r) => r.method() === 'POST' && r.url().endsWith('/attention/multihead') && JSON.parse(r.postData()).trace === true, WAIT),
+    page.click('#flow-run'),
+  ]);
+  await page.waitForSelector('#flow figure[data-step="Q_heads"]', WAIT);
+  await page.waitForSelector('#flow figure[data-step="output"]', WAIT);
+  const mh = await (await mhReq.response()).json();
+  const mt = mh.trace || {};
+  const mhSteps = await page.$$eval('#flow figure.flow-step', (fs) => fs.map((f) => f.getAttribute('data-step') + ' ' + f.querySelector('.shape').textContent));
+  ok(mhSteps.join(' | ') === 'queries (2, 4, 4) | Q (2, 4, 8) | K (2, 6, 8) | V (2, 6, 8) | Q_heads (2, 2, 4, 4) | K_heads (2, 2, 6, 4) | ' +
+     'V_heads (2, 2, 6, 4) | QK (2, 2, 4, 6) | scaled (2, 2, 4, 6) | masked (2, 2, 4, 6) | weights (2, 2, 4, 6) | ' +
+     'weighted_values (2, 2, 4, 4) | concat (2, 4, 8) | output (2, 4, 8)',
+  'multihead flow: a heatmap per step of the live trace, Q … Q_heads (B, H, Nq, h/H) … concat, output', mhSteps.join(' | '));
+  ok(!(await page.isHidden('#flow-head-label')) && !(await page.isHidden('#flow-example-label')) &&
+     JSON.stringify(await page.$$eval('#flow-head option', (os) => os.map((o) => o.textContent))) === '["head 0","head 1"]',
+  'multihead flow: the head picker offers head 0 and head 1, the example picker is shown');
+  await page.selectOption('#flow-head', '1');
+  await page.selectOption('#flow-example', '1');
+  const drawnOf = (step) => page.$$eval(`#flow figure[data-step="${step}"] rect.cell`, (rs) => {
+    const m = [];
+    for (const r of rs) { const q = +r.dataset.q; (m[q] = m[q] || [])[+r.dataset.k] = r.dataset.v === 'null' ? null : Number(r.dataset.v); }
+    return m;
+  });
+  const qh11 = mt.Q_heads ? mt.Q_heads[1][1] : null;
+  ok(qh11 && closeAll(await drawnOf('Q_heads'), qh11, 0) && closeAll(qh11.map((r) => r), mt.Q[1].map((r) => r.slice(4, 8)), 0),
+    'multihead flow: head 1 of example 1 draws Q_heads[1][1], features 4 … 7 of Q', JSON.stringify(qh11));
+  ok(closeAll(await drawnOf('K'), mt.K[1], 0) && closeAll(await drawnOf('concat'), mt.concat[1], 0),
+    'multihead flow: the shared steps (K, concat) show example 1 whatever the head');
+  const masked11 = await drawnOf('masked');
+  ok(masked11.length === 4 && masked11.every((r) => r.length === 6 && r.every((v, k) => (k >= 2) === (v === null))),
+    'multihead flow: example 1 (valid_lens 2) has keys 2 … 5 masked (−∞) in every row', JSON.stringify(masked11));
+  const dotp = (a, b) => a.reduce((s, x, c) => s + x * b[c], 0);
+  const Kh = mt.K_heads[1][1];
+  const Vh = mt.V_heads[1][1];
+  ex = await explainOf('QK', 3, 1);
+  const wantQK = dotp(qh11[3], Kh[1]);
+  ok(ex.value === mt.QK[1][1][3][1] && close(ex.computed, wantQK, 1e-12) && close(ex.value, wantQK, 1e-12) && ex.text.includes('row 3 of Q · column 1 of Kᵀ'),
+    `multihead flow: QK[3][1] of head 1 = Q_heads[1][1][3] · K_heads[1][1][1] = ${wantQK.toPrecision(6)}`, ex.text);
+  ex = await explainOf('scaled', 3, 1);
+  ok(close(ex.value, wantQK / 2, 1e-12) && close(ex.computed, wantQK / 2, 1e-12) && ex.text.includes('1/√4'),
+    'multihead flow: scaled[3][1] = QK / √(h/H) = QK / 2', ex.text);
+  ex = await explainOf('weights', 3, 1);
+  const sc = [0, 1].map((k) => dotp(qh11[3], Kh[k]) / 2);
+  const mx = Math.max(...sc);
+  const want31 = Math.exp(sc[1] - mx) / (Math.exp(sc[0] - mx) + Math.exp(sc[1] - mx));
+  ok(ex.value === mt.weights[1][1][3][1] && ex.value === mh.weights[1][1][3][1] && close(ex.computed, want31, 1e-12) && close(ex.value, want31, 1e-12),
+    `multihead flow: weights[3][1] of head 1, example 1 = softmax over its 2 visible keys = ${want31.toPrecision(6)}`, ex.text);
+  ex = await explainOf('weighted_values', 0, 2);
+  const w0 = mt.weights[1][1][0];
+  const want02 = w0.reduce((a, w, k) => a + w * Vh[k][2], 0);
+  ok(ex.value === mt.weighted_values[1][1][0][2] && close(ex.computed, want02, 1e-12) && close(ex.value, want02, 1e-12) && ex.text.includes('V[k][2]'),
+    `multihead flow: weighted_values[0][2] of head 1 = weights · V_heads[1][1][:, 2] = ${want02.toPrecision(6)}`, ex.text);
+  await page.selectOption('#flow-head', '0');
+  ok(closeAll(await drawnOf('weights'), mt.weights[1][0], 0), 'multihead flow: head 0 redraws weights[1][0]');
 
   // --- the Transformer tab ---------------------------------------------------
-  // /transformer/encoder; until the route is in this attnd the answer is
-  // tests/browser/fixtures/encoder.json (shapes as the interface fixes
-  // them: weights (L, H, S, S) for unbatched src)
-  const encFixture = JSON.parse(readFileSync(path.join(here, 'fixtures/encoder.json'), 'utf8'));
-  await page.route(`${base}/transformer/encoder`, async (route) => {
-    const live = await route.fetch();
-    if (live.status() === 200) { used.encoder = 'live'; return route.fulfill({ response: live }); }
-    used.encoder = 'fixture';
-    return route.fulfill({ status: 200, contentType: 'application/json', body: JSON.stringify(encFixture.answer) });
-  });
+  // /transformer/encoder and /transformer/decoder of the live attnd
+  // (docs/transformer.md): weights (L, H, S, S) for unbatched src; the
+  // decoder's self_weights (L, H, T, T) and cross_weights (L, H, T, S)
   const [encReq] = await Promise.all([
     page.waitForRequest((r) => r.method() === 'POST' && r.url().endsWith('/transformer/encoder'), WAIT),
     page.click('#tab-btn-transformer'),
   ]);
   await page.waitForSelector('#tf-grid g.panel', WAIT);
-  console.log(`# Transformer tab: answer from the ${used.encoder === 'live' ? 'live attnd' : 'fixture tests/browser/fixtures/encoder.json'}`);
+  const encRes = await encReq.response();
+  const encAnswer = await encRes.json();
   const enc = JSON.parse(encReq.postData());
+  ok(encRes.status() === 200 && shapeOfJson(encAnswer.weights).join() === '2,2,6,6' && shapeOfJson(encAnswer.output).join() === '6,8',
+    'Transformer: attnd answers the encoder 200, weights (L, H, S, S) = (2, 2, 6, 6), output (6, 8)',
+    `${encRes.status()} ${JSON.stringify(encAnswer).slice(0, 200)}`);
   ok(enc.seed === 0 && enc.d_model === 8 && enc.num_heads === 2 && enc.dim_feedforward === 16 && enc.num_layers === 2 &&
-     enc.positional_encoding === true && enc.src.length === 6 && enc.src.every((r) => r.length === 8) &&
+     enc.positional_encoding === true && !('causal' in enc) && enc.src.length === 6 && enc.src.every((r) => r.length === 8) &&
      JSON.stringify(enc.src[0]) === JSON.stringify(enc.src[4]) && JSON.stringify(enc.src[0]) !== JSON.stringify(enc.src[1]),
-  'Transformer: the request has seed, d_model, num_heads, dim_feedforward, num_layers and src (6, 8), one row per token (“the” twice, the same row)',
+  'Transformer: the request has seed, d_model (src\'s last axis), num_heads, dim_feedforward, num_layers, positional_encoding and src (6, 8), one row per token (“the” twice, the same row)',
   JSON.stringify({ ...enc, src: `(${enc.src.length}, ${enc.src[0].length})` }));
-  const grid = await page.$$eval('#tf-grid g.panel', (gs) => gs.map((g) => ({
-    label: g.querySelector('.panel-label').textContent, t: g.getAttribute('transform'), cells: g.querySelectorAll('rect.cell').length,
-  })));
+  const gridOf = (fig) => page.$$eval(`#tf-grid figure[data-block="${fig}"] g.panel`, (gs) => gs.map((g) => {
+    const m = [];
+    for (const r of g.querySelectorAll('rect.cell')) (m[+r.dataset.q] = m[+r.dataset.q] || [])[+r.dataset.k] = Number(r.dataset.v);
+    return { label: g.querySelector('.panel-label').textContent, t: g.getAttribute('transform'), m };
+  }));
   const at = (t) => /translate\(([\d.]+),([\d.]+)\)/.exec(t).slice(1).map(Number);
-  ok(grid.length === 4 && grid.map((g) => g.label).join(', ') === 'layer 0, head 0, layer 0, head 1, layer 1, head 0, layer 1, head 1' &&
-     grid.every((g) => g.cells === 36) && at(grid[1].t)[1] === at(grid[0].t)[1] && at(grid[1].t)[0] > at(grid[0].t)[0] &&
-     at(grid[2].t)[0] === at(grid[0].t)[0] && at(grid[2].t)[1] > at(grid[0].t)[1],
-  'Transformer: a layer × head grid (2 rows of 2 panels of 6 × 6), layer by row, head by column', JSON.stringify(grid));
+  const LH = ['layer 0, head 0', 'layer 0, head 1', 'layer 1, head 0', 'layer 1, head 1'];
+  const isGrid = (g, w) => g.length === 4 && g.map((p) => p.label).join() === LH.join() &&
+    g.every((p, i) => closeAll(p.m, w[i >> 1][i & 1], 0)) && at(g[1].t)[1] === at(g[0].t)[1] && at(g[1].t)[0] > at(g[0].t)[0] &&
+    at(g[2].t)[0] === at(g[0].t)[0] && at(g[2].t)[1] > at(g[0].t)[1];
+  const encGrid = await gridOf('Encoder self-attention');
+  ok(isGrid(encGrid, encAnswer.weights),
+    'Transformer: a layer × head grid (2 rows of 2 panels of 6 × 6), layer by row, head by column, each panel the answer\'s weights[l][h]',
+    JSON.stringify(encGrid.map((g) => [g.label, g.t])));
   const tfTicks = await page.$$eval('#tf-grid g.panel:first-of-type text.tick-label', (ts) => ts.map((t) => t.lastChild.textContent));
   ok(tfTicks.slice(0, 6).join(' ') === 'the cat sat on the mat', 'Transformer: the tokens label the axes', tfTicks.join(' '));
-  await page.screenshot({ path: path.join(ARTIFACTS, 'lab-transformer.png') });
-  await page.unrouteAll({ behavior: 'ignoreErrors' });
+
+  // the decoder: causal self-attention over the tokens, cross-attention to
+  // the memory's four tokens
+  await page.selectOption('#tf-block', 'decoder');
+  ok(await page.isChecked('#tf-causal') && await page.isVisible('#tf-memory'), 'Transformer: choosing the decoder shows memory and checks causal (its default)');
+  const [decReq] = await Promise.all([
+    page.waitForRequest((r) => r.method() === 'POST' && r.url().endsWith('/transformer/decoder'), WAIT),
+    page.click('#tf-run'),
+  ]);
+  await page.waitForSelector('#tf-grid figure[data-block="Decoder cross-attention"] g.panel', WAIT);
+  const decRes = await decReq.response();
+  const dec = await decRes.json();
+  const decBody = JSON.parse(decReq.postData());
+  ok(decRes.status() === 200 && decBody.tgt.length === 6 && decBody.memory.length === 4 && decBody.memory.every((r) => r.length === 8) &&
+     decBody.causal === true && !('src' in decBody) && shapeOfJson(dec.self_weights).join() === '2,2,6,6' && shapeOfJson(dec.cross_weights).join() === '2,2,6,4',
+  'Transformer: the decoder sends tgt (6, 8), memory (4, 8), causal; attnd answers self_weights (2, 2, 6, 6), cross_weights (2, 2, 6, 4)',
+  `${decRes.status()} ${JSON.stringify({ ...decBody, tgt: undefined, memory: undefined })}`);
+  const selfGrid = await gridOf('Decoder self-attention');
+  const crossGrid = await gridOf('Decoder cross-attention');
+  ok(isGrid(selfGrid, dec.self_weights) && selfGrid.every((p) => p.m.every((row, q) => row.every((v, k) => (k > q ? v === 0 : v > 0)))),
+    'Transformer: the decoder\'s self-attention grid is self_weights[l][h], causal (0 above the diagonal)');
+  ok(isGrid(crossGrid, dec.cross_weights) && crossGrid.every((p) => p.m.length === 6 && p.m[0].length === 4),
+    'Transformer: the cross-attention grid is cross_weights[l][h], 6 tokens × 4 memory tokens');
+  const crossTicks = await page.$$eval('#tf-grid figure[data-block="Decoder cross-attention"] g.panel:first-of-type text.tick-label', (ts) => ts.map((t) => t.lastChild.textContent));
+  await page.locator('#tab-transformer').screenshot({ path: path.join(ARTIFACTS, 'lab-transformer.png') });
+  ok(crossTicks.slice(0, 4).join(' ') === 'le chat est assis', 'Transformer: the memory tokens label the cross-attention\'s keys', crossTicks.join(' '));
+  await page.fill('#tf-heads', '3');
+  await page.click('#tf-run');
+  await page.waitForSelector('#tf-problem:not([hidden])', WAIT);
+  ok((await page.textContent('#tf-problem')).includes('/num_heads'), 'Transformer: num_heads 3 (not dividing d_model 8) shows the problem at /num_heads',
+    await page.textContent('#tf-problem'));
 
   ok(foreign.length === 0, 'every request the page made went to attnd', foreign.join(' '));
   ok(errors.length === 0, 'no script errors', ...errors);

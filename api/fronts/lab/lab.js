@@ -805,11 +805,21 @@
     var panels = panelsOf(weights, HEAD_ROUTES[path]);
     if (!panels || !panels.length || !panels[0].m.length) return;
     var t0 = performance.now();
+    var mask = editableMask(path, editorBody());
     var root = heatmap(panels, {
       title: path + ' weights', perRow: HEAD_ROUTES[path] && shapeOf(nested(weights)).length === 4 ? shapeOf(nested(weights))[1] : undefined,
       labels: labels,
-      onHover: function (t) { $('readout').textContent = t; }
+      onHover: function (t) { $('readout').textContent = t; },
+      onClick: function (h) { if ($('ctl-mask').checked && CONTROL_ROUTES[path]) toggleMask(h.q, h.k); }
     });
+    /* the keys attn_mask hides: dashed outlines (their weights are 0) */
+    if (mask) {
+      root.querySelectorAll('rect.cell').forEach(function (c) {
+        var q = +c.getAttribute('data-q'), k = +c.getAttribute('data-k');
+        if (mask[q] && mask[q][k] === true) c.classList.add('mask-true');
+      });
+    }
+    box.classList.toggle('mask-edit', !!mask);
     box.appendChild(root);
     /* drawn and laid out: the figure the browser test reports */
     box.setAttribute('data-render-ms', (performance.now() - t0).toFixed(1));
@@ -882,7 +892,7 @@
     var keys = path === '/softmax/masked' ? main : fieldShape(b.keys);
     if (!main || !keys || main.length < 2) return null;
     return {
-      d: main[main.length - 1], Nk: keys[keys.length - (path === '/softmax/masked' ? 1 : 2)],
+      d: main[main.length - 1], Nq: main[main.length - 2], Nk: keys[keys.length - (path === '/softmax/masked' ? 1 : 2)],
       batched: main.length >= 3, B: main.length >= 3 ? main[0] : 1
     };
   }
@@ -909,6 +919,12 @@
       showScale(b.scale, dims.d);
     }
     $('ctl-causal').checked = !!b.causal && b.causal !== 'none';
+    var hasMask = b.attn_mask !== undefined && b.attn_mask !== null, mask = editableMask(path, b);
+    $('ctl-mask').checked = hasMask;
+    $('ctl-mask-out').textContent = !hasMask ? 'off' : mask
+      ? mask.reduce(function (a, row) { return a + row.filter(function (x) { return x === true; }).length; }, 0) + ' of ' + dims.Nq + ' × ' + dims.Nk +
+        ' entries true (hidden); click a cell of the heatmap to toggle it'
+      : 'not a boolean (Nq, Nk) mask: edit it in the JSON';
     var lens = b.valid_lens, has = lens !== undefined && lens !== null;
     $('ctl-lens').checked = has;
     $('ctl-lens-n').disabled = !has;
@@ -928,6 +944,27 @@
       (given ? '' : ' (attnd\'s default)') + ' · 1/√d = 1/√' + d + ' = ' + fmt4(1 / rootD);
   }
 
+  /* The request's attn_mask when the page can toggle its cells: booleans
+   * (Nq, Nk), the same for every example and head (docs/attention.md);
+   * else null. */
+  function editableMask(path, b) {
+    var dims = b && CONTROL_ROUTES[path] && bodyDims(path, b), m = b && b.attn_mask;
+    if (!dims || !Array.isArray(m) || m.length !== dims.Nq) return null;
+    return m.every(function (row) {
+      return Array.isArray(row) && row.length === dims.Nk && row.every(function (x) { return typeof x === 'boolean'; });
+    }) ? m : null;
+  }
+  /* A click on cell (q, k) of the weights: hide key k from query q, or
+   * show it again, and send. */
+  function toggleMask(q, k) {
+    var path = $('endpoint').value, b = editorBody(), m = editableMask(path, b);
+    if (!m) return;
+    m[q][k] = !m[q][k];
+    setEditorBody(b);
+    syncControls();
+    scheduleSend();
+  }
+
   /* A control moved: edit the JSON, then send (debounced). */
   function controlChanged(which) {
     var path = $('endpoint').value, b = editorBody(), dims = b && bodyDims(path, b);
@@ -939,6 +976,13 @@
       delete b.scale;
     } else if (which === 'causal') {
       if ($('ctl-causal').checked) b.causal = true; else delete b.causal;
+    } else if (which === 'mask') {
+      if (!$('ctl-mask').checked) delete b.attn_mask;
+      else if (b.attn_mask === undefined) {
+        b.attn_mask = Array.apply(null, Array(dims.Nq)).map(function () {
+          return Array.apply(null, Array(dims.Nk)).map(function () { return false; });
+        });
+      }
     } else if (which === 'lens' || which === 'lens-n') {
       if ($('ctl-lens').checked) {
         var n = Math.min(dims.Nk, Math.max(1, +$('ctl-lens-n').value || dims.Nk));
@@ -1280,7 +1324,8 @@
     } else if (name === 'masked') {
       computed = M[i][j];
       lines.push(M[i][j] === null ? 'masked[' + i + '][' + j + '] = −∞: key ' + j + ' is hidden from query ' + i + ' (causal, valid_lens or attn_mask), so its weight is exactly 0'
-        : 'masked[' + i + '][' + j + '] = scaled[' + i + '][' + j + '] = ' + n4(M[i][j]) + ' (key ' + j + ' is visible to query ' + i + ')');
+        : M[i][j] === S[i][j] ? 'masked[' + i + '][' + j + '] = scaled[' + i + '][' + j + '] = ' + n4(M[i][j]) + ' (key ' + j + ' is visible to query ' + i + ')'
+          : 'masked[' + i + '][' + j + '] = scaled[' + i + '][' + j + '] + the float attn_mask\'s entry = ' + paren(S[i][j]) + ' + ' + paren(M[i][j] - S[i][j]) + ' = ' + n4(M[i][j]));
     } else if (name === 'weights') {
       var row = M[i], live = row.filter(function (x) { return x !== null; });
       var mx = Math.max.apply(null, live), exps = row.map(function (x) { return x === null ? 0 : Math.exp(x - mx); });
@@ -1322,23 +1367,30 @@
     return row;
   }
   var tfState = null;
+  function tfTokens(id) { return $(id).value.trim().split(/\s+/).filter(Boolean); }
+  /* Run the chosen block (docs/transformer.md): the encoder's src, or the
+   * decoder's tgt and memory, one embed() row per token; d_model is the
+   * rows' length (the route checks it against src's last axis). */
   function tfRun() {
-    var tokens = $('tf-tokens').value.trim().split(/\s+/).filter(Boolean);
-    var E = +$('tf-d-model').value, body = {
-      src: tokens.map(function (t) { return embed(t, E); }),
+    var decoder = $('tf-block').value === 'decoder';
+    var tokens = tfTokens('tf-tokens'), memory = decoder ? tfTokens('tf-memory') : null;
+    var E = +$('tf-d-model').value, rows = function (ts) { return ts.map(function (t) { return embed(t, E); }); };
+    var body = decoder ? { tgt: rows(tokens), memory: rows(memory) } : { src: rows(tokens) };
+    Object.assign(body, {
       seed: +$('tf-seed').value, d_model: E, num_heads: +$('tf-heads').value,
       dim_feedforward: +$('tf-ff').value, num_layers: +$('tf-layers').value
-    };
-    if ($('tf-causal').checked) body.causal = true;
+    });
+    /* the decoder's self-attention is causal unless told otherwise */
+    if ($('tf-causal').checked) body.causal = true; else if (decoder) body.causal = false;
     if ($('tf-pe').checked) body.positional_encoding = true;
-    var status = $('tf-status');
+    var status = $('tf-status'), path = decoder ? '/transformer/decoder' : '/transformer/encoder';
     $('tf-problem').hidden = true;
     setStatus(status, true, 'Running…');
-    return call('POST', '/transformer/encoder', JSON.stringify(body)).then(function (r) {
-      if (r.status !== 200 || !r.json || !r.json.weights) throw r;
-      tfState = { tokens: tokens, answer: r.json };
+    return call('POST', path, JSON.stringify(body)).then(function (r) {
+      if (r.status !== 200 || !r.json || !(decoder ? r.json.self_weights && r.json.cross_weights : r.json.weights)) throw r;
+      tfState = { decoder: decoder, tokens: tokens, memory: memory, answer: r.json };
       drawTransformer();
-      setStatus(status, true, describe(r));
+      setStatus(status, true, path + ' — ' + describe(r));
     }).catch(function (r) {
       var p = r && r.json ? r.json : { title: 'failed', detail: r && r.message };
       setStatus(status, false, (p.status || '') + ' ' + (p.title || ''));
@@ -1349,23 +1401,38 @@
       box.hidden = false;
     });
   }
-  function drawTransformer() {
-    if (!tfState) return;
-    var w = nested(tfState.answer.weights), shape = shapeOf(w);
-    if (shape.length === 5) w = w.map(function (layer) { return layer[0]; }); /* (L, B, H, S, S): example 0 */
+  /* One layer × head grid of weights (L, H, Nq, Nk), or (L, B, H, Nq, Nk)
+   * of which example 0 is drawn. */
+  function tfGrid(weights, title, qLabels, kLabels, side) {
+    var w = nested(weights);
+    if (shapeOf(w).length === 5) w = w.map(function (layer) { return layer[0]; });
     var panels = [];
     w.forEach(function (layer, l) {
       layer.forEach(function (m, h) { panels.push({ label: 'layer ' + l + ', head ' + h, m: m }); });
     });
-    var box = clear($('tf-grid'));
-    if (!panels.length) return;
-    box.setAttribute('data-layers', w.length);
-    box.setAttribute('data-heads', w[0].length);
-    box.appendChild(heatmap(panels, {
-      title: 'Encoder self-attention weights', perRow: w[0].length, grid: 220,
-      labels: { queries: tfState.tokens, keys: tfState.tokens },
-      onHover: function (t) { $('tf-readout').textContent = t; }
+    if (!panels.length) return null;
+    var fig = el('figure', { class: 'tf-block', 'data-block': title, 'data-layers': w.length, 'data-heads': w[0].length },
+      el('figcaption', null, el('b', null, title)));
+    fig.appendChild(heatmap(panels, {
+      title: title + ' weights', perRow: w[0].length, grid: side,
+      labels: { queries: qLabels, keys: kLabels },
+      onHover: function (t) { $('tf-readout').textContent = title + ' · ' + t; }
     }));
+    return fig;
+  }
+  function drawTransformer() {
+    if (!tfState) return;
+    var t = tfState, a = t.answer, box = clear($('tf-grid'));
+    /* the decoder's two grids side by side: smaller panels */
+    var figs = t.decoder ? [tfGrid(a.self_weights, 'Decoder self-attention', t.tokens, t.tokens, 140),
+      tfGrid(a.cross_weights, 'Decoder cross-attention', t.tokens, t.memory, 140)]
+      : [tfGrid(a.weights, 'Encoder self-attention', t.tokens, t.tokens, 220)];
+    figs.forEach(function (f) { if (f) box.appendChild(f); });
+  }
+  function tfBlockChanged() {
+    var decoder = $('tf-block').value === 'decoder';
+    $('tf-memory-label').hidden = !decoder;
+    $('tf-causal').checked = decoder; /* each block's default */
   }
 
   /* ------------------------------------------------------------------ */
@@ -1441,12 +1508,14 @@
     $('ctl-scale-reset').addEventListener('click', function () { controlChanged('scale-reset'); });
     $('ctl-causal').addEventListener('change', function () { controlChanged('causal'); });
     $('ctl-lens').addEventListener('change', function () { controlChanged('lens'); });
+    $('ctl-mask').addEventListener('change', function () { controlChanged('mask'); });
     $('ctl-lens-n').addEventListener('input', function () { controlChanged('lens-n'); });
     $('nw-w').addEventListener('input', nwSlide);
     $('flow-run').addEventListener('click', flowRun);
     $('flow-example').addEventListener('change', function () { flowState.b = +$('flow-example').value; drawFlow(); });
     $('flow-head').addEventListener('change', function () { flowState.h = +$('flow-head').value; drawFlow(); });
     $('tf-form').addEventListener('submit', function (ev) { ev.preventDefault(); tfRun(); });
+    $('tf-block').addEventListener('change', tfBlockChanged);
     $('nw-form').addEventListener('submit', function (ev) { ev.preventDefault(); runNw(); });
     document.querySelectorAll('input[name="nw-heat"]').forEach(function (r) { r.addEventListener('change', drawNwHeat); });
 
