@@ -293,6 +293,13 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
     if (r == NULL)
         return;
     *con_cls = NULL;
+    /* the watcher's 408 is this request's answer */
+    int cut = srv_conn_watch_answered(r->watched);
+    if (r->status == 0 && cut) {
+        r->status = cut;
+        if (r->route == NULL && r->path[0])
+            r->route = api_route_of_path(r->path);
+    }
     srv_conn_watch_idle(r->watched); /* a kept-alive connection's next head */
     srv_access rec = {
         .request_id = r->request_id[0] ? r->request_id : "-",
@@ -723,6 +730,18 @@ static int head_hides_nul(srv_request *r, struct MHD_Connection *conn,
         MHD_get_connection_info(conn, MHD_CONNECTION_INFO_REQUEST_HEADER_SIZE);
     if (info == NULL || w->n + 3 > w->cap)
         return 0;
+    /* where the request line ends: the nearest header name after the
+     * version (a folded line's parts lie elsewhere) */
+    const char *next_line = NULL;
+    for (size_t i = 0; i < w->n; i += 2) {
+        const char *k = w->spans[i].start;
+        if (k != NULL && k > version && k < method + info->header_size &&
+            (next_line == NULL || k < next_line))
+            next_line = k;
+    }
+    if (srv_framing_request_line_nul(method, r->raw_uri, r->uri_len, version,
+                                     next_line))
+        return 1;
     w->spans[w->n++] = (srv_span){method, strlen(method)};
     w->spans[w->n++] = (srv_span){r->raw_uri, r->raw_uri ? r->uri_len : 0};
     w->spans[w->n++] = (srv_span){version, strlen(version)};
@@ -1282,6 +1301,13 @@ static void on_connection(void *cls, struct MHD_Connection *conn,
         *socket_context =
             fd != NULL ? srv_conn_watch_open(srv->watch, fd->connect_fd) : NULL;
     } else {
+        /* a 408 to a head that never became a request: counted here */
+        int cut = srv_conn_watch_answered(*socket_context);
+        if (cut) {
+            srv_metrics_sample sample = {.status = cut};
+            srv_metrics_request_started();
+            srv_metrics_request_finished(&sample);
+        }
         srv_conn_watch_close(srv->watch, *socket_context);
         *socket_context = NULL;
     }

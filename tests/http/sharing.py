@@ -23,6 +23,7 @@ Prints TAP. Loopback only.
 """
 import gzip
 import json
+import re
 import socket
 import sys
 import threading
@@ -128,6 +129,7 @@ def main():
         report(headers.get("content-type") == "application/problem+json"
                and headers.get("connection") == "close"
                and json.loads(body).get("status") == 408
+               and json.loads(body).get("code") == "request_timeout"
                and "--header-timeout" in json.loads(body).get("detail", ""),
                "  problem+json with Connection: close, naming the option",
                data[:300])
@@ -198,6 +200,19 @@ def main():
         line, _, _ = request(port, "GET", "/healthz")
         report(line.startswith("HTTP/1.1 200"), "and a normal request is "
                "answered 200")
+
+        # each 408 counts once in /metrics: two heads, one body
+        time.sleep(0.3)
+        _, _, text = request(port, "GET", "/metrics")
+        counts = {}
+        for m in re.finditer(r'attnd_requests_total\{route="([^"]*)",'
+                             r'method="([^"]*)",status="408"\} (\d+)',
+                             text.decode()):
+            counts[(m.group(1), m.group(2))] = int(m.group(3))
+        report(sum(counts.values()) == 3 and
+               counts.get(("/attention/dot", "POST")) == 1,
+               "the three 408s count in attnd_requests_total (%s)" % counts,
+               text[:300])
     finally:
         proc.terminate()
         proc.wait(10)
