@@ -114,9 +114,9 @@ CASES = [
     ("a raw NUL after the method: GET NUL /healthz",
      b"GET\x00 /healthz HTTP/1.1\r\nHost: x\r\n\r\n" + SMUGGLED, 400, 1),
     ("a raw NUL between the target and the version",
-     b"GET /healthz \x00HTTP/1.1\r\nHost: x\r\n\r\n" + SMUGGLED, 400, 1),
+     b"GET /healthz \x00HTTP/1.1\r\nHost: x\r\n\r\n" + SMUGGLED, 400, LIBRARY),
     ("a raw NUL at the end of the version: HTTP/1.1 NUL CRLF",
-     b"GET /healthz HTTP/1.1\x00\r\nHost: x\r\n\r\n" + SMUGGLED, 400, 1),
+     b"GET /healthz HTTP/1.1\x00\r\nHost: x\r\n\r\n" + SMUGGLED, 400, LIBRARY),
     # well framed: answered, and the next request on the connection too
     ("a folded header line that frames nothing (obs-fold) is read",
      b"GET /healthz HTTP/1.1\r\nX-A: abc\r\n def\r\nHost: x\r\n\r\n"
