@@ -28,6 +28,8 @@ struct srv_watched {
     _Atomic int64_t since_ms;    /* start of the current state */
     _Atomic int64_t deadline_ms; /* AWAIT_HEAD: the head's deadline */
     _Atomic uint64_t body_bytes; /* AWAIT_BODY: received so far */
+    _Atomic int answered;        /* 408 once the watcher wrote it, until
+                                    srv_conn_watch_answered takes it */
     int64_t next_head_ms;        /* a kept-alive connection's time for its next
                                     head: the idle timeout and the header timeout */
 };
@@ -118,9 +120,10 @@ static void *watch(void *arg) {
             int seen = body ? AWAIT_BODY : AWAIT_HEAD;
             if (!atomic_compare_exchange_strong(&c->state, &seen, CUT))
                 continue;
-            if (w->reply != NULL)
-                (void)send(c->fd, w->reply, w->reply_len,
-                           MSG_DONTWAIT | MSG_NOSIGNAL);
+            if (w->reply != NULL &&
+                send(c->fd, w->reply, w->reply_len,
+                     MSG_DONTWAIT | MSG_NOSIGNAL) > 0)
+                atomic_store(&c->answered, 408);
             /* libmicrohttpd sees the end of the stream and closes it */
             shutdown(c->fd, SHUT_RDWR);
             atomic_fetch_add(body ? &w->cut_bodies : &w->cut_heads, 1);
@@ -177,6 +180,7 @@ srv_watched *srv_conn_watch_open(srv_conn_watch *w, int fd) {
     atomic_init(&c->since_ms, now);
     atomic_init(&c->deadline_ms, now + w->header_ms);
     atomic_init(&c->body_bytes, 0);
+    atomic_init(&c->answered, 0);
     c->next_head_ms = w->idle_ms + w->header_ms;
     pthread_mutex_lock(&w->lock);
     c->next = w->head;
@@ -237,6 +241,10 @@ void srv_conn_watch_idle(srv_watched *c) {
     atomic_store(&c->since_ms, now);
     atomic_store(&c->deadline_ms, now + c->next_head_ms);
     enter(c, AWAIT_HEAD);
+}
+
+int srv_conn_watch_answered(srv_watched *c) {
+    return c != NULL ? atomic_exchange(&c->answered, 0) : 0;
 }
 
 void srv_conn_watch_counts(srv_conn_watch *w, unsigned long *heads,

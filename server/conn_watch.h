@@ -61,6 +61,13 @@ int srv_conn_watch_busy(srv_watched *c);
  * come, within the idle timeout and the header timeout. */
 void srv_conn_watch_idle(srv_watched *c);
 
+/* The status the watcher answered on c's socket (408), once: later calls
+ * return 0, as does a connection it never answered. So that the answer
+ * counts in the metrics and the access log exactly once: for the request
+ * it cut, or, when it cut a head before any request was seen, for the
+ * connection. NULL gives 0. */
+int srv_conn_watch_answered(srv_watched *c);
+
 /* Connections closed by a deadline since start: heads, bodies. */
 void srv_conn_watch_counts(srv_conn_watch *w, unsigned long *heads,
                            unsigned long *bodies);

@@ -131,6 +131,30 @@ int srv_framing_head_hides(const char *head, size_t size, const srv_span *spans,
     return hides;
 }
 
+int srv_framing_request_line_nul(const char *method, const char *target,
+                                 size_t target_len, const char *version,
+                                 const char *next_line) {
+    if (method == NULL || target == NULL || version == NULL)
+        return 0;
+    const char *method_end = method + strlen(method);
+    if (!(method_end < target && target + target_len < version))
+        return 0; /* not one buffer in order: a copy */
+    for (const char *p = method_end + 1; p < target; p++)
+        if (*p != ' ' && *p != '\t') /* a NUL after the method */
+            return 1;
+    if (*method_end != '\0' || target + target_len + 1 != version)
+        return 1; /* the target ends at a NUL before its SP */
+    const char *version_end = version + strlen(version);
+    if (next_line == NULL || next_line <= version_end + 2)
+        return 0;
+    /* more than the line end's two NULs; text between is a header line
+     * whose name lies elsewhere (a folded one), not a NUL */
+    for (const char *p = version_end; p < next_line; p++)
+        if (*p != '\0')
+            return 0;
+    return 1;
+}
+
 void srv_framing_finish(srv_framing *f, const char *version) {
     if (f->detail != NULL)
         return;

@@ -71,6 +71,22 @@ typedef struct {
 int srv_framing_head_hides(const char *head, size_t size, const srv_span *spans,
                            size_t n);
 
+/* Whether the request line holds a NUL byte that libmicrohttpd reads past
+ * or cuts a part at ("GET /healthz" NUL " HTTP/1.1" reaches attnd as
+ * "/healthz"). In its read buffer libmicrohttpd writes one NUL over the SP
+ * after the method and one over the SP before the version, and one or two
+ * over the line end; so the method's end, the target (target_len bytes, as
+ * strlen gives them) and the version must follow each other with exactly
+ * those, blanks after the method aside, and no more than two NULs may lie
+ * between the version's end and next_line, the nearest header name (NULL
+ * when there is none: then the line's end is not checked; nor is a NUL
+ * just before a bare LF, which reads as CR LF). method, target
+ * and version are the pointers libmicrohttpd gives; when they do not lie
+ * in this order in one buffer, nothing can be told and 0 is returned. */
+int srv_framing_request_line_nul(const char *method, const char *target,
+                                 size_t target_len, const char *version,
+                                 const char *next_line);
+
 /* The path of a request target: itself in origin form ("/attention/dot"),
  * the path of an absolute-form target ("http://host:8080/attention/dot"
  * -> "/attention/dot"; "http://host" -> "/"), which a server must accept

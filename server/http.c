@@ -82,6 +82,7 @@ struct srv_http {
     srv_conn_slots *slots;  /* connections per peer address */
     srv_compute_pool *pool; /* computes, off the HTTP threads */
     srv_conn_watch *watch;  /* header and body deadlines */
+    srv_netlist trusted;    /* proxies whose X-Forwarded-For is believed */
 };
 
 /* Answers that the request line and headers decide on their own. */
@@ -292,6 +293,13 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
     if (r == NULL)
         return;
     *con_cls = NULL;
+    /* the watcher's 408 is this request's answer */
+    int cut = srv_conn_watch_answered(r->watched);
+    if (r->status == 0 && cut) {
+        r->status = cut;
+        if (r->route == NULL && r->path[0])
+            r->route = api_route_of_path(r->path);
+    }
     srv_conn_watch_idle(r->watched); /* a kept-alive connection's next head */
     srv_access rec = {
         .request_id = r->request_id[0] ? r->request_id : "-",
@@ -722,6 +730,18 @@ static int head_hides_nul(srv_request *r, struct MHD_Connection *conn,
         MHD_get_connection_info(conn, MHD_CONNECTION_INFO_REQUEST_HEADER_SIZE);
     if (info == NULL || w->n + 3 > w->cap)
         return 0;
+    /* where the request line ends: the nearest header name after the
+     * version (a folded line's parts lie elsewhere) */
+    const char *next_line = NULL;
+    for (size_t i = 0; i < w->n; i += 2) {
+        const char *k = w->spans[i].start;
+        if (k != NULL && k > version && k < method + info->header_size &&
+            (next_line == NULL || k < next_line))
+            next_line = k;
+    }
+    if (srv_framing_request_line_nul(method, r->raw_uri, r->uri_len, version,
+                                     next_line))
+        return 1;
     w->spans[w->n++] = (srv_span){method, strlen(method)};
     w->spans[w->n++] = (srv_span){r->raw_uri, r->raw_uri ? r->uri_len : 0};
     w->spans[w->n++] = (srv_span){version, strlen(version)};
@@ -1143,8 +1163,29 @@ static enum MHD_Result answer_no_room(srv_request *r,
                           detail, close_conn);
 }
 
-/* Suspend the connection and queue its request to the compute pool; a
- * full queue is 503 overloaded at once. */
+/* The client of a request, as the per-client limits name it
+ * (client_addr.h): the peer, or what trusted proxies recorded in
+ * X-Forwarded-For. Returns 0, -1 when the peer is not IP. */
+static int client_of(srv_http *srv, struct MHD_Connection *conn,
+                     srv_addr *client) {
+    const union MHD_ConnectionInfo *ci =
+        MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+    srv_addr peer;
+    if (ci == NULL || srv_addr_from_sockaddr(&peer, ci->client_addr) != 0)
+        return -1;
+    if (srv->trusted.n == 0 || !srv_netlist_contains(&srv->trusted, &peer)) {
+        *client = peer;
+        return 0;
+    }
+    forwarded_for ff = {.n = 0};
+    MHD_get_connection_values(conn, MHD_HEADER_KIND, &add_forwarded_for, &ff);
+    *client = srv_client_addr(&peer, &srv->trusted, ff.value, ff.n);
+    return 0;
+}
+
+/* Suspend the connection and queue its request to the compute pool, in
+ * its client's lane (the pool serves the clients in turn); a full queue
+ * is 503 overloaded at once. */
 static enum MHD_Result compute_off_thread(srv_request *r,
                                           struct MHD_Connection *conn,
                                           const char *url) {
@@ -1152,8 +1193,11 @@ static enum MHD_Result compute_off_thread(srv_request *r,
     r->job_request.may_wait = 1; /* a compute thread may wait for memory */
     memset(&r->job_response, 0, sizeof r->job_response);
     r->conn = conn;
+    srv_addr client;
+    int known = client_of(r->srv, conn, &client) == 0;
     MHD_suspend_connection(conn);
-    if (srv_compute_pool_submit(r->srv->pool, compute_job, r) == 0)
+    if (srv_compute_pool_submit(r->srv->pool, compute_job, r,
+                                known ? &client : NULL) == 0)
         return MHD_YES;
     MHD_resume_connection(conn);
     char detail[160];
@@ -1257,6 +1301,13 @@ static void on_connection(void *cls, struct MHD_Connection *conn,
         *socket_context =
             fd != NULL ? srv_conn_watch_open(srv->watch, fd->connect_fd) : NULL;
     } else {
+        /* a 408 to a head that never became a request: counted here */
+        int cut = srv_conn_watch_answered(*socket_context);
+        if (cut) {
+            srv_metrics_sample sample = {.status = cut};
+            srv_metrics_request_started();
+            srv_metrics_request_finished(&sample);
+        }
         srv_conn_watch_close(srv->watch, *socket_context);
         *socket_context = NULL;
     }
@@ -1314,9 +1365,8 @@ srv_http *srv_http_start(const srv_options *opts, const api_limits *limits,
     unsigned per_address = opts->max_connections_per_address;
     if (per_address == SRV_PER_ADDRESS_AUTO)
         per_address = connections / 8 > 0 ? connections / 8 : 1;
-    srv_netlist trusted = {0};
-    (void)srv_netlist_parse(&trusted, opts->trusted_proxy); /* checked */
-    srv->slots = srv_conn_slots_new(connections, per_address, &trusted);
+    (void)srv_netlist_parse(&srv->trusted, opts->trusted_proxy); /* checked */
+    srv->slots = srv_conn_slots_new(connections, per_address, &srv->trusted);
     long cores = sysconf(_SC_NPROCESSORS_ONLN);
     srv->pool = srv_compute_pool_new(cores > 0 ? (unsigned)cores : 1,
                                      COMPUTE_QUEUE_MAX);

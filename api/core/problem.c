@@ -389,14 +389,38 @@ void api_problem_respond(api_response *res, const api_problem *p) {
     res->body = api_buf_release(&out, &res->body_len);
 }
 
+/* The code of an error of HTTP itself (docs/errors.md): the status's
+ * name in the table's style. */
+static const char *http_code(int status) {
+    switch (status) {
+    case 400:
+        return "bad_request";
+    case 408:
+        return "request_timeout";
+    case 413:
+        return "payload_too_large";
+    case 414:
+        return "uri_too_long";
+    case 431:
+        return "header_fields_too_large";
+    case 501:
+        return "not_implemented";
+    default:
+        return "internal";
+    }
+}
+
 void api_problem_respond_http(api_response *res, int status,
                               const char *detail) {
     api_buf out = {0};
     const char *title = api_status_title(status);
+    const char *code = http_code(status);
     api_buf_puts(&out, "{\"type\":\"about:blank\",\"title\":");
     api_buf_json_string(&out, title, strlen(title));
     api_buf_puts(&out, ",\"status\":");
     api_buf_int(&out, status);
+    api_buf_puts(&out, ",\"code\":");
+    api_buf_json_string(&out, code, strlen(code));
     api_buf_puts(&out, ",\"detail\":");
     api_buf_json_string(&out, detail, strlen(detail));
     api_buf_putc(&out, '}');

@@ -112,10 +112,12 @@ void api_problem_respond(api_response *res, const api_problem *p);
 
 /* Fill res for an error of HTTP itself, found before any route is asked
  * (a request target or header block over its limit, broken framing, a
- * transfer coding not understood): problem+json with the status, its
- * title (RFC 9110 section 15) and detail, and no "code", since these are
- * not the contract's errors. Frees any res->body first; a body that cannot
- * be allocated leaves res->body NULL. */
+ * transfer coding not understood, a client too slow): problem+json with
+ * the status, its title (RFC 9110 section 15), a "code" named after the
+ * status (bad_request 400, request_timeout 408, payload_too_large 413,
+ * uri_too_long 414, header_fields_too_large 431, not_implemented 501;
+ * docs/errors.md) and detail. Frees any res->body first; a body that
+ * cannot be allocated leaves res->body NULL. */
 void api_problem_respond_http(api_response *res, int status,
                               const char *detail);
 

@@ -14,6 +14,8 @@
     growing by its tree;
   * a computation that runs past --compute-timeout is stopped: 503
     naming the limit, in about that time;
+  * one client flooding the compute queue with slow requests delays
+    another client's request by a few jobs, not by the whole flood;
   * gzip answers of a streamed size are compressed as they are sent.
 
     usage: python3 tests/http/sharing.py BUILD/attnd
@@ -21,6 +23,7 @@ Prints TAP. Loopback only.
 """
 import gzip
 import json
+import re
 import socket
 import sys
 import threading
@@ -126,6 +129,7 @@ def main():
         report(headers.get("content-type") == "application/problem+json"
                and headers.get("connection") == "close"
                and json.loads(body).get("status") == 408
+               and json.loads(body).get("code") == "request_timeout"
                and "--header-timeout" in json.loads(body).get("detail", ""),
                "  problem+json with Connection: close, naming the option",
                data[:300])
@@ -196,6 +200,19 @@ def main():
         line, _, _ = request(port, "GET", "/healthz")
         report(line.startswith("HTTP/1.1 200"), "and a normal request is "
                "answered 200")
+
+        # each 408 counts once in /metrics: two heads, one body
+        time.sleep(0.3)
+        _, _, text = request(port, "GET", "/metrics")
+        counts = {}
+        for m in re.finditer(r'attnd_requests_total\{route="([^"]*)",'
+                             r'method="([^"]*)",status="408"\} (\d+)',
+                             text.decode()):
+            counts[(m.group(1), m.group(2))] = int(m.group(3))
+        report(sum(counts.values()) == 3 and
+               counts.get(("/attention/dot", "POST")) == 1,
+               "the three 408s count in attnd_requests_total (%s)" % counts,
+               text[:300])
     finally:
         proc.terminate()
         proc.wait(10)
@@ -319,6 +336,57 @@ def main():
                "an additive request past --compute-timeout 1: 503 naming the "
                "limit", line + " " + body[:200].decode("latin-1"))
         report(took < 5, "  stopped after %.1f s" % took)
+    finally:
+        proc.terminate()
+        proc.wait(10)
+
+    # --- a fair compute queue ----------------------------------------------
+    proc, port, _ = start(binary)
+    try:
+        # one client (127.0.0.3) queues FLOOD slow NW requests (w "cv" over
+        # 400 points: about 0.5 s each on two cores); another (127.0.0.2)
+        # then sends one medium dot. First come first served, it would wait
+        # for the whole flood (FLOOD * 0.5 s / workers, about 10 s); served
+        # in turn, for the jobs already running and about one more per
+        # worker: the bound is 4 s.
+        FLOOD = 40
+        n_nw = 400
+        slow = json.dumps({"x_train": [i * 0.001 for i in range(n_nw)],
+                           "y_train": [(i * 7 % 13) * 0.1
+                                       for i in range(n_nw)],
+                           "x_query": [i * 0.002 for i in range(n_nw)],
+                           "w": "cv"}).encode()
+
+        def post_from(source, body):
+            s = socket.create_connection(("127.0.0.1", port),
+                                         source_address=(source, 0))
+            s.sendall(b"POST /regression/nw HTTP/1.1\r\nHost: x\r\n"
+                      b"Connection: close\r\nContent-Type: application/json"
+                      b"\r\nContent-Length: %d\r\n\r\n" % len(body) + body)
+            return s
+        flood = [post_from("127.0.0.3", slow) for _ in range(FLOOD)]
+        time.sleep(0.5)
+        s = socket.create_connection(("127.0.0.1", port),
+                                     source_address=("127.0.0.2", 0))
+        medium = dot_body(64, 32)
+        t0 = time.time()
+        s.sendall(b"POST /attention/dot HTTP/1.1\r\nHost: x\r\n"
+                  b"Connection: close\r\nContent-Type: application/json\r\n"
+                  b"Content-Length: %d\r\n\r\n" % len(medium) + medium)
+        data, _ = read_all(s, 30)
+        took = time.time() - t0
+        s.close()
+        report(data.startswith(b"HTTP/1.1 200 ") and took < 4,
+               "a medium dot from one client behind %d slow NW requests "
+               "from another: served in %.1f s (bound 4 s)" % (FLOOD, took),
+               data[:100])
+        first, _ = read_all(flood[0], 30)
+        report(first.startswith(b"HTTP/1.1 200 ") and
+               b'"predictions"' in first,
+               "  and the flood's own first request is answered 200",
+               first[:100])
+        for f in flood:
+            f.close()
     finally:
         proc.terminate()
         proc.wait(10)

@@ -1,0 +1,159 @@
+/*
+ * test_srv_compute_pool.c — the compute pool's queue: one client's jobs in
+ * arrival order, several clients' jobs in turn (round-robin over the
+ * clients that have jobs waiting), the bound over all clients, and every
+ * queued job run before the pool is freed.
+ */
+#include <pthread.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "compute_pool.h"
+
+/* What the jobs ran, in order; the first job (the gate) waits until it is
+ * opened, so that the others queue behind it. */
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t opened = PTHREAD_COND_INITIALIZER;
+static int open_gate;
+static char ran[64];
+static size_t n_ran;
+
+static void gate_job(void *arg) {
+    (void)arg;
+    pthread_mutex_lock(&lock);
+    while (!open_gate)
+        pthread_cond_wait(&opened, &lock);
+    pthread_mutex_unlock(&lock);
+}
+
+static void record_job(void *arg) {
+    pthread_mutex_lock(&lock);
+    ran[n_ran++] = *(const char *)arg;
+    pthread_mutex_unlock(&lock);
+}
+
+static srv_addr client(uint8_t last) {
+    srv_addr a;
+    memset(&a, 0, sizeof a);
+    a.b[10] = a.b[11] = 0xff;
+    a.b[12] = 127;
+    a.b[15] = last;
+    return a;
+}
+
+/* A pool of one worker, busy with the gate until `release`. */
+static srv_compute_pool *blocked_pool(unsigned queue_max) {
+    open_gate = 0;
+    n_ran = 0;
+    memset(ran, 0, sizeof ran);
+    srv_compute_pool *p = srv_compute_pool_new(1, queue_max);
+    assert_non_null(p);
+    srv_addr x = client(9);
+    assert_int_equal(srv_compute_pool_submit(p, gate_job, NULL, &x), 0);
+    for (int i = 0; i < 1000 && srv_compute_pool_running(p) == 0; i++)
+        usleep(1000);
+    assert_int_equal(srv_compute_pool_running(p), 1);
+    return p;
+}
+
+static void release(srv_compute_pool *p) {
+    pthread_mutex_lock(&lock);
+    open_gate = 1;
+    pthread_cond_broadcast(&opened);
+    pthread_mutex_unlock(&lock);
+    srv_compute_pool_free(p); /* runs what is queued, then stops */
+}
+
+static void test_one_client_in_order(void **state) {
+    (void)state;
+    srv_compute_pool *p = blocked_pool(8);
+    static const char names[] = "abcdefgh";
+    srv_addr a = client(1);
+    for (int i = 0; i < 8; i++)
+        assert_int_equal(
+            srv_compute_pool_submit(p, record_job, (void *)&names[i], &a), 0);
+    assert_int_equal(srv_compute_pool_waiting(p), 8);
+    release(p);
+    assert_string_equal(ran, "abcdefgh");
+}
+
+static void test_clients_in_turn(void **state) {
+    (void)state;
+    srv_compute_pool *p = blocked_pool(16);
+    srv_addr a = client(1), b = client(2), c = client(3);
+    /* A floods first, B and C come later, A again, and a job without a
+     * client (its own lane) */
+    static const char a1 = 'A', a2 = 'B', a3 = 'C', a4 = 'D', b1 = 'p',
+                      b2 = 'q', c1 = 'x', n1 = '0';
+    assert_int_equal(srv_compute_pool_submit(p, record_job, (void *)&a1, &a),
+                     0);
+    assert_int_equal(srv_compute_pool_submit(p, record_job, (void *)&a2, &a),
+                     0);
+    assert_int_equal(srv_compute_pool_submit(p, record_job, (void *)&a3, &a),
+                     0);
+    assert_int_equal(srv_compute_pool_submit(p, record_job, (void *)&b1, &b),
+                     0);
+    assert_int_equal(srv_compute_pool_submit(p, record_job, (void *)&c1, &c),
+                     0);
+    assert_int_equal(srv_compute_pool_submit(p, record_job, (void *)&b2, &b),
+                     0);
+    assert_int_equal(srv_compute_pool_submit(p, record_job, (void *)&a4, &a),
+                     0);
+    assert_int_equal(srv_compute_pool_submit(p, record_job, (void *)&n1, NULL),
+                     0);
+    release(p);
+    /* turns: A B C none, then A B, then A, A */
+    assert_string_equal(ran, "Apx0BqCD");
+}
+
+static void test_bound_over_all_clients(void **state) {
+    (void)state;
+    srv_compute_pool *p = blocked_pool(3);
+    srv_addr a = client(1), b = client(2);
+    static const char j = 'j';
+    assert_int_equal(srv_compute_pool_submit(p, record_job, (void *)&j, &a), 0);
+    assert_int_equal(srv_compute_pool_submit(p, record_job, (void *)&j, &b), 0);
+    assert_int_equal(srv_compute_pool_submit(p, record_job, (void *)&j, &a), 0);
+    /* full: a fourth is refused, whoever sends it */
+    assert_int_equal(srv_compute_pool_submit(p, record_job, (void *)&j, &b),
+                     -1);
+    assert_int_equal(srv_compute_pool_waiting(p), 3);
+    release(p);
+    assert_string_equal(ran, "jjj");
+}
+
+static void test_lanes_reused(void **state) {
+    (void)state;
+    /* lanes and slots come back once empty: many rounds through a queue
+     * of two, from ever new clients */
+    srv_compute_pool *p = srv_compute_pool_new(1, 2);
+    assert_non_null(p);
+    n_ran = 0;
+    memset(ran, 0, sizeof ran);
+    static const char j = 'k';
+    int sent = 0;
+    for (int round = 0; round < 40; round++) {
+        srv_addr who = client((uint8_t)(round + 10));
+        while (srv_compute_pool_submit(p, record_job, (void *)&j, &who) != 0)
+            usleep(100);
+        sent++;
+    }
+    srv_compute_pool_free(p);
+    assert_int_equal(n_ran, (size_t)sent);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_one_client_in_order),
+        cmocka_unit_test(test_clients_in_turn),
+        cmocka_unit_test(test_bound_over_all_clients),
+        cmocka_unit_test(test_lanes_reused),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
