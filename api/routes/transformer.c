@@ -35,8 +35,8 @@
 
 #include "attn.h"
 #include "grads.h"
-#include "mask_json.h"
 #include "limit.h"
+#include "mask_json.h"
 #include "pointer.h"
 #include "route.h"
 #include "suggest.h"
@@ -88,21 +88,21 @@ typedef struct {
 const api_tensor_spec api_xf_src_mask_spec = {
     "src_mask", API_RANK(2) | API_RANK(3), 0,
     "(S, S) or (B*H, S, S), unbatched (S, S) or (H, S, S)", 3};
-const api_tensor_spec api_xf_src_kpm_spec = {
-    "src_key_padding_mask", API_RANK(1) | API_RANK(2), 0,
-    "(B, S), unbatched (S)", 2};
+const api_tensor_spec api_xf_src_kpm_spec = {"src_key_padding_mask",
+                                             API_RANK(1) | API_RANK(2), 0,
+                                             "(B, S), unbatched (S)", 2};
 const api_tensor_spec api_xf_tgt_mask_spec = {
     "tgt_mask", API_RANK(2) | API_RANK(3), 0,
     "(T, T) or (B*H, T, T), unbatched (T, T) or (H, T, T)", 3};
 const api_tensor_spec api_xf_memory_mask_spec = {
     "memory_mask", API_RANK(2) | API_RANK(3), 0,
     "(T, S) or (B*H, T, S), unbatched (T, S) or (H, T, S)", 3};
-const api_tensor_spec api_xf_tgt_kpm_spec = {
-    "tgt_key_padding_mask", API_RANK(1) | API_RANK(2), 0,
-    "(B, T), unbatched (T)", 2};
-const api_tensor_spec api_xf_memory_kpm_spec = {
-    "memory_key_padding_mask", API_RANK(1) | API_RANK(2), 0,
-    "(B, S), unbatched (S)", 2};
+const api_tensor_spec api_xf_tgt_kpm_spec = {"tgt_key_padding_mask",
+                                             API_RANK(1) | API_RANK(2), 0,
+                                             "(B, T), unbatched (T)", 2};
+const api_tensor_spec api_xf_memory_kpm_spec = {"memory_key_padding_mask",
+                                                API_RANK(1) | API_RANK(2), 0,
+                                                "(B, S), unbatched (S)", 2};
 
 /* The masks of one attention block (0: self, 1: cross), as PyTorch's
  * nn.MultiheadAttention takes them inside the layer: attn_mask (Nq, Nk)
@@ -360,8 +360,8 @@ static size_t init_masks(xf_request *m) {
 /* The tensor phase of the masks, in table order: rank, ragged, size,
  * len(data), zero (mask_json.h; their types were checked with the
  * schema's). */
-static int decode_masks(xf_request *m, const json_t *body,
-                        size_t max_elements, api_problem *p) {
+static int decode_masks(xf_request *m, const json_t *body, size_t max_elements,
+                        api_problem *p) {
     size_t n = init_masks(m);
     for (size_t k = 0; k < n; k++) { /* attn_masks first, as the table */
         xf_masks *x = &m->masks[k];
@@ -411,18 +411,17 @@ static int cross_masks(const xf_request *m, xf_masks *x, size_t Nq, size_t Nk,
                      "per example and head (slab b*H + h, as "
                      "nn.MultiheadAttention's 3-D attn_mask)",
                      x->mask_spec->name, x->q_axis, x->k_axis, Nq, Nk,
-                     m->batched ? "(B*H, Nq, Nk)" : "(H, Nq, Nk)", BH, Nq,
-                     Nk);
-            return mismatch(p, x->mask_ptr, three ? e : e + 1, three ? 3 : 2,
-                            t, detail);
+                     m->batched ? "(B*H, Nq, Nk)" : "(H, Nq, Nk)", BH, Nq, Nk);
+            return mismatch(p, x->mask_ptr, three ? e : e + 1, three ? 3 : 2, t,
+                            detail);
         }
     }
     if (x->has_kpm) {
         const api_tensor *t = &x->kpm;
         long long e[2] = {(long long)B, (long long)Nk};
-        int good = m->batched ? t->rank == 2 && t->shape[0] == B &&
-                                    t->shape[1] == Nk
-                              : t->rank == 1 && t->shape[0] == Nk;
+        int good = m->batched
+                       ? t->rank == 2 && t->shape[0] == B && t->shape[1] == Nk
+                       : t->rank == 1 && t->shape[0] == Nk;
         if (!good) {
             if (m->batched)
                 snprintf(detail, sizeof detail,
@@ -1022,8 +1021,8 @@ static int fully_masked_problem(const xf_request *m, const attn_fault *fault,
     if (c->decoder) {
         int seen = 0;
         for (size_t j = 0; j < c->N && !seen; j++)
-            seen = attn_mask_visible_head(&m->self_mask, b, t, c->H, i, j,
-                                          c->N, c->N);
+            seen = attn_mask_visible_head(&m->self_mask, b, t, c->H, i, j, c->N,
+                                          c->N);
         k = seen ? 1 : 0;
     }
     const xf_masks *x = &m->masks[k];
@@ -1057,7 +1056,7 @@ static int fully_masked_problem(const xf_request *m, const attn_fault *fault,
                         who, block, x->mask_spec->name,
                         x->has_kpm && !k && m->causal
                             ? " with causal and the key padding mask"
-                        : x->has_kpm    ? " with the key padding mask"
+                        : x->has_kpm      ? " with the key padding mask"
                         : !k && m->causal ? " with causal"
                                           : "",
                         x->kind == API_MASK_BOOL ? "true = not allowed"
