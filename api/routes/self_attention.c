@@ -182,9 +182,9 @@ static size_t weight_count(const self_request *s) {
 }
 
 /* The one allocation: x, valid_lens, grad_output, the masks (the
- * request's own, in that order), the weights, q, k, v, output, weights, with trace the
- * copies (QK, scaled, masked, weights, weighted_values), with grad_output
- * grads of x and of the weights. */
+ * request's own, in that order), the weights, q, k, v, output, weights, with
+ * trace the copies (QK, scaled, masked, weights, weighted_values), with
+ * grad_output grads of x and of the weights. */
 static void plan(const self_request *s, api_arena *arena) {
     const api_attention *a = &s->a;
     api_arena_plan(arena, s->x.count);
