@@ -55,11 +55,27 @@ static int handle_encoder(api_call *call) {
     return api_xf_handle(call, &encoder);
 }
 
+/* The members of the answer, which /grade grades (answers.h): the
+ * state_dicts and the trace are objects of tensors under literal keys,
+ * graded key by key as "grads.state_dict.layers.0.linear1.weight",
+ * "trace.self_attention.Q". */
+#define ANSWER_DRAWN "seed instead of a given state_dict"
+static const api_answer_field answer_fields[] = {
+    {"output", 3, 0, 0, API_ANSWER_ALWAYS},
+    {"weights", 5, 0, 0, API_ANSWER_ALWAYS},
+    {"state_dict", 0, 0, API_ANSWER_TENSORS, ANSWER_DRAWN},
+    {"grads.src", 3, 0, 0, API_ANSWER_GRADS},
+    {"grads.state_dict", 0, 0, API_ANSWER_TENSORS, API_ANSWER_GRADS},
+    {"trace", 0, 0, API_ANSWER_TENSORS, API_ANSWER_TRACE},
+};
+static const api_answer_table answer = API_ANSWER_TABLE(answer_fields);
+
 const api_route api_route_transformer_encoder = {
     .method = "POST",
     .path = "/transformer/encoder",
     .handler = handle_encoder,
     .flags = API_ROUTE_JSON_BODY | API_ROUTE_VARY_ACCEPT | API_ROUTE_COMPUTES,
     .request = &schema,
+    .answer = &answer,
     .cost = api_xf_cost,
 };
