@@ -22,7 +22,9 @@ typedef struct {
     unsigned rank;     /* rank for batched input; 0: a scalar number */
     int int64;         /* 1: integers (INT64 on the v2 front), else FP64 */
     int record;        /* 1: a member of every entry of an array of objects
-                          (NW "history.w" is history[k].w) */
+                          (NW "history.w" is history[k].w);
+                          API_ANSWER_TENSORS: an object of tensors under
+                          literal keys (below) */
     const char *needs; /* what the request must hold for the route to
                           answer it ("\"return_scores\": true"), or NULL
                           when every successful answer has it */
@@ -32,6 +34,15 @@ typedef struct {
     const api_answer_field *fields;
     size_t n;
 } api_answer_table;
+
+/* record = API_ANSWER_TENSORS: the member is an object of tensors under
+ * literal keys that may hold dots, a TENSORS item (result.h): a PyTorch
+ * state_dict ("layers.0.linear1.weight"), a Transformer's trace
+ * ("self_attention.Q"). Its keys depend on the request, so the table
+ * names only the member (rank 0: the members' ranks differ); /grade
+ * grades each key as a field of its own named "<member>.<key>"
+ * ("grads.state_dict.layers.0.linear1.weight"). */
+#define API_ANSWER_TENSORS 2
 
 /* A table of the fields of the array f. */
 #define API_ANSWER_TABLE(f)                                                    \

@@ -61,20 +61,6 @@ static const foreign_name table[] = {
      "unbatched (N, d)"},
     {"nhead", "num_heads",
      "is PyTorch's name; attnd calls the number of heads `num_heads`"},
-    {"src_mask", "src",
-     "is not offered yet: the encoder's self-attention takes `causal` "
-     "(true: PyTorch's generate_square_subsequent_mask)"},
-    {"src_key_padding_mask", "src",
-     "is not offered yet: every position of src takes part"},
-    {"tgt_mask", "tgt",
-     "is not offered yet: the decoder's self-attention takes `causal` "
-     "(default true: PyTorch's generate_square_subsequent_mask)"},
-    {"tgt_key_padding_mask", "tgt",
-     "is not offered yet: every position of tgt takes part"},
-    {"memory_mask", "memory",
-     "is not offered yet: every query sees all of memory"},
-    {"memory_key_padding_mask", "memory",
-     "is not offered yet: every position of memory takes part"},
     {"bandwidth", "w",
      "is not a field: attnd takes `w`, the inverse bandwidth (w = 1/h), or "
      "a rule \"scott\", \"silverman\" or \"cv\""},

@@ -241,8 +241,8 @@ typedef struct {
 static int is_records(const api_answer_table *t, const char *name, size_t len) {
     for (size_t i = 0; i < t->n; i++) {
         const char *f = t->fields[i].name;
-        if (t->fields[i].record && strlen(f) > len && !memcmp(f, name, len) &&
-            f[len] == '.')
+        if (t->fields[i].record == 1 && strlen(f) > len &&
+            !memcmp(f, name, len) && f[len] == '.')
             return 1;
     }
     return 0;
@@ -287,6 +287,9 @@ static int events_leaf(grader *g, enum phase ph, const char *name,
 /* Visit the members of the answer object obj (group name[0 .. plen),
  * plen 0 at the top) for one phase. name has room for
  * API_POINTER_MAX bytes. */
+static int tensors_walk(grader *g, enum phase ph, const json_t *obj,
+                        const char *name, api_pointer *ptr);
+
 static int walk(grader *g, enum phase ph, const json_t *obj, char *name,
                 size_t plen, api_pointer *ptr) {
     const char *key;
@@ -320,6 +323,15 @@ static int walk(grader *g, enum phase ph, const json_t *obj, char *name,
                 rc = unknown_answer_field(g, name, plen, key, ptr->s);
         } else if (json_is_null(v)) {
             /* null means absent, as everywhere in a request */
+        } else if (f && f->record == API_ANSWER_TENSORS) {
+            if (json_is_object(v))
+                rc = tensors_walk(g, ph, v, name, ptr);
+            else if (ph == PHASE_TYPES)
+                rc = api_fail(g->p, API_E_WRONG_TYPE, ptr->s,
+                              "%s is an object of tensors under their "
+                              "literal keys, as the endpoint answers it; "
+                              "got %s",
+                              name, api_json_kind(v));
         } else if (f || records) {
             rc = leaf(g, ph, name, v, ptr);
         } else if (json_is_object(v)) {
@@ -696,10 +708,11 @@ static api_grade_field *new_field(grader *g, const char *name,
     return f;
 }
 
-/* Grade one field into a new field of g->grade. */
-static int grade_field(grader *g, const char *name, const json_t *v,
-                       api_pointer *ptr) {
-    const api_result_item *ref = reference_item(g, name);
+/* Grade one field into a new field of g->grade, against ref (the
+ * reference's item, or NULL when it has none). */
+static int grade_against(grader *g, const char *name,
+                         const api_result_item *ref, const json_t *v,
+                         api_pointer *ptr) {
     ref_view want;
     view got;
     memset(&got, 0, sizeof got);
@@ -765,6 +778,12 @@ static int grade_field(grader *g, const char *name, const json_t *v,
     }
     free(got.leaves);
     return 0;
+}
+
+/* Grade one field into a new field of g->grade. */
+static int grade_field(grader *g, const char *name, const json_t *v,
+                       api_pointer *ptr) {
+    return grade_against(g, name, reference_item(g, name), v, ptr);
 }
 
 /* Equal JSON values, numbers by value (1 and 1.0 are equal). */
@@ -980,6 +999,92 @@ static int leaf(grader *g, enum phase ph, const char *name, const json_t *v,
     }
     case PHASE_GRADE:
         return grade_field(g, name, v, ptr);
+    }
+    return 0;
+}
+
+/* The member key of the reference's TENSORS item group as a TENSOR item
+ * in *out (pointing into the reference). Returns 0: no such item (the
+ * request did not ask for the group), 1: no such key, 2: found. */
+static int reference_member(const grader *g, const char *group, const char *key,
+                            api_result_item *out) {
+    const api_result_item *it = reference_item(g, group);
+    if (!it || it->kind != API_ITEM_TENSORS)
+        return 0;
+    for (size_t i = 0; i < it->n_members; i++) {
+        const api_result_member *m = &it->members[i];
+        if (strcmp(m->key, key) != 0)
+            continue;
+        memset(out, 0, sizeof *out);
+        out->name = group;
+        out->kind = API_ITEM_TENSOR;
+        out->data = m->data;
+        out->rank = m->rank;
+        memcpy(out->shape, m->shape, sizeof out->shape);
+        out->nan_as_null = m->nan_as_null;
+        return 2;
+    }
+    return 1;
+}
+
+/* The members of a tensors field (answers.h: an object of tensors under
+ * literal keys, dots and all), each a field of its own named
+ * "<name>.<key>": "grads.state_dict.layers.0.linear1.weight",
+ * "trace.self_attention.Q". Which keys there are depends on the request
+ * (num_layers, norm_first, ...), so a key the reference lacks is found
+ * once the reference is computed: invalid_value at it, naming the keys. */
+static int tensors_walk(grader *g, enum phase ph, const json_t *obj,
+                        const char *name, api_pointer *ptr) {
+    const char *key;
+    const json_t *v;
+    json_object_foreach((json_t *)obj, key, v) {
+        char full[API_POINTER_MAX];
+        snprintf(full, sizeof full, "%s.%s", name, key);
+        size_t mark = api_pointer_push_key(ptr, key, strlen(key));
+        int rc = 0;
+        if (json_is_null(v)) {
+            /* absent */
+        } else if (ph == PHASE_UNKNOWN) {
+            g->fields++;
+            rc = api_tensor_check_keys(v, ptr->s, g->p);
+        } else if (ph == PHASE_MISSING) {
+            rc = api_tensor_check_missing(v, ptr->s, g->p);
+        } else if (ph == PHASE_TYPES) {
+            rc = json_is_object(v) ? flat_types(g, v, ptr) : 0;
+        } else if (ph == PHASE_SIZES) {
+            rc = json_is_object(v) ? flat_sizes(g, v, ptr) : 0;
+        } else if (ph == PHASE_PRESENT) {
+            api_result_item m;
+            int found = reference_member(g, name, key, &m);
+            const api_answer_field *f =
+                api_answers_field(g->table, name, strlen(name));
+            if (found == 0)
+                rc = api_fail(g->p, API_E_INVALID_VALUE, ptr->s,
+                              "the reference answer has no %s: %s answers it "
+                              "only with %s in the request",
+                              name, g->route->path,
+                              f && f->needs ? f->needs : "other inputs");
+            else if (found == 1) {
+                const api_result_item *it = reference_item(g, name);
+                char list[512] = "";
+                size_t at = 0;
+                for (size_t i = 0; i < it->n_members && at < sizeof list; i++)
+                    at += (size_t)snprintf(list + at, sizeof list - at, "%s%s",
+                                           i ? ", " : "", it->members[i].key);
+                rc = api_fail(g->p, API_E_INVALID_VALUE, ptr->s,
+                              "the reference answer's %s has no key `%.100s` "
+                              "for this request; its keys: %s",
+                              name, key, list);
+            }
+        } else if (ph == PHASE_GRADE) {
+            api_result_item m;
+            rc = reference_member(g, name, key, &m) == 2
+                     ? grade_against(g, full, &m, v, ptr)
+                     : grade_against(g, full, NULL, v, ptr);
+        }
+        api_pointer_pop(ptr, mark);
+        if (rc)
+            return -1;
     }
     return 0;
 }
@@ -1217,10 +1322,21 @@ static const json_t *graded_value(const grader *g, const json_t *answer,
     int leaf = api_answers_field(g->table, name, len) ||
                is_records(g->table, name, len) ||
                is_events(g->table, name, len);
+    const char *key = NULL; /* a tensors field's literal key (answers.h) */
+    for (size_t i = 0; !leaf && i < g->table->n; i++) {
+        const api_answer_field *f = &g->table->fields[i];
+        size_t flen = strlen(f->name);
+        if (f->record == API_ANSWER_TENSORS && len > flen + 1 &&
+            !memcmp(name, f->name, flen) && name[flen] == '.') {
+            leaf = 1;
+            key = name + flen + 1;
+            len = flen;
+        }
+    }
     if (!leaf)
         return NULL;
     const json_t *v = answer;
-    for (const char *seg = name;;) {
+    for (const char *seg = name; seg < name + len;) {
         const char *dot = strchr(seg, '.');
         size_t n = dot ? (size_t)(dot - seg) : strlen(seg);
         if (!json_is_object(v))
@@ -1230,6 +1346,8 @@ static const json_t *graded_value(const grader *g, const json_t *answer,
             break;
         seg = dot + 1;
     }
+    if (key)
+        v = json_is_object(v) ? json_object_get(v, key) : NULL;
     return json_is_null(v) ? NULL : v;
 }
 

@@ -11,8 +11,9 @@
  *   np.random.randn(d_model, d_k) * init_std each, in that order, by
  *   NumPy's legacy generator to the bit (lib/numpy_random.c; init_std
  *   default 0.1, the note's)
- *   scale (default 1/sqrt(d_k)); valid_lens, causal, fully_masked as
- *   /attention/dot; trace; grad_output (B, N, d_k)
+ *   scale (default 1/sqrt(d_k)); valid_lens, attn_mask (N, N) or (B, N,
+ *   N), key_padding_mask (B, N), causal, fully_masked as /attention/dot;
+ *   trace; grad_output (B, N, d_k)
  *   -> {"output": (B, N, d_k), "weights": (B, N, N), "scale",
  *       "params"?: {"W_Q", "W_K", "W_V"} when drawn,
  *       "trace"?: {"Q", "K", "V", "QK", "scaled", "masked", "weights",
@@ -54,6 +55,9 @@ static const api_field fields[] = {
     {"init_std", API_FIELD_NUMBER, 0, NULL, NULL},
     {"scale", API_FIELD_NUMBER, 0, NULL, NULL},
     {"valid_lens", API_FIELD_TENSOR, 0, &api_attention_lens_spec, NULL},
+    {"attn_mask", API_FIELD_MASK, 0, &api_attention_attn_mask_spec, NULL},
+    {"key_padding_mask", API_FIELD_BOOL_MASK, 0,
+     &api_attention_key_padding_spec, NULL},
     {"causal", API_FIELD_BOOL_OR_STRING, 0, NULL, NULL},
     {"fully_masked", API_FIELD_STRING, 0, NULL, NULL},
     {"return_weights", API_FIELD_BOOL, 0, NULL, NULL},
@@ -177,10 +181,10 @@ static size_t weight_count(const self_request *s) {
     return s->d_model * s->d_k;
 }
 
-/* The one allocation: x, valid_lens, grad_output (the request's own, in
- * that order), the weights, q, k, v, output, weights, with trace the
- * copies (QK, scaled, masked, weights, weighted_values), with grad_output
- * grads of x and of the weights. */
+/* The one allocation: x, valid_lens, grad_output, the masks (the
+ * request's own, in that order), the weights, q, k, v, output, weights, with
+ * trace the copies (QK, scaled, masked, weights, weighted_values), with
+ * grad_output grads of x and of the weights. */
 static void plan(const self_request *s, api_arena *arena) {
     const api_attention *a = &s->a;
     api_arena_plan(arena, s->x.count);
@@ -188,6 +192,7 @@ static void plan(const self_request *s, api_arena *arena) {
         api_arena_plan(arena, a->lens.count);
     if (a->has_grad)
         api_arena_plan(arena, a->grad.count);
+    api_attention_plan_masks(a, arena);
     for (int i = 0; i < N_PARAMS; i++)
         api_arena_plan(arena, weight_count(s));
     for (int i = 0; i < 4; i++) /* q, k, v, output */
@@ -223,6 +228,7 @@ static void cost_self(const api_call *call, const void *shapes,
         inputs += s->a.lens.count;
     if (s->a.has_grad)
         inputs += s->a.grad.count;
+    inputs += api_attention_mask_slots(&s->a);
     if (s->given)
         inputs += N_PARAMS * weight_count(s);
     api_arena arena = {0};
@@ -256,11 +262,13 @@ static int decode(api_call *call, self_request *s) {
                              param_specs[i], max_elements, p))
             return -1;
     if (api_attention_decode_lens(a, body, max_elements, p) ||
+        api_attention_decode_masks(a, body, max_elements, p) ||
         api_attention_decode_grad(a, body, max_elements, p))
         return -1;
 
-    /* 3. cross-field shapes: the weights against x, then valid_lens and
-     * grad_output against the output (B, N, d_k) */
+    /* 3. cross-field shapes: the weights against x, then valid_lens, the
+     * masks (N, N) or (B, N, N) and (B, N), and grad_output against the
+     * output (B, N, d_k) */
     a->batched = s->x.rank == 3;
     size_t o = a->batched ? 1 : 0;
     a->B = a->batched ? s->x.shape[0] : 1;
@@ -275,7 +283,7 @@ static int decode(api_call *call, self_request *s) {
     s->d_k = s->given ? s->P[P_WQ].shape[1] : dk_ok ? (size_t)d_k : 1;
     a->dq = a->dk = a->dv = a->d_out = s->d_k;
     a->H = 1;
-    if (api_attention_cross_lens(a, p) ||
+    if (api_attention_cross_lens(a, p) || api_attention_cross_masks(a, 0, p) ||
         ((s->given || dk_ok) && api_attention_cross_grad(a, p)))
         return -1;
 
@@ -367,6 +375,7 @@ static int prepare(api_call *call, self_request *s) {
         a->grad_out = api_arena_take(arena, a->grad.count);
         api_tensor_read(a->grad_out, &a->grad);
     }
+    api_attention_take_masks(a, arena);
     for (int i = 0; i < N_PARAMS; i++)
         s->param[i] = api_arena_take(arena, weight_count(s));
     s->q = api_arena_take(arena, rows_k(s));
@@ -410,17 +419,17 @@ static int prepare(api_call *call, self_request *s) {
 }
 
 /* The trace's copies after the forward pass: scaled is the scores,
- * masked the same with masked entries NaN (printed null), weights and
- * weighted_values copies of the answer's. */
+ * masked the same plus a float attn_mask with masked entries NaN (printed
+ * null; attn_mask_apply's −∞), weights and weighted_values copies of the
+ * answer's. */
 static void fill_trace(self_request *s) {
     api_attention *a = &s->a;
-    size_t N = a->Nq;
-    memcpy(s->t[T_MASKED], s->t[T_SCALED], rows_n(s) * sizeof(double));
-    for (size_t b = 0; b < a->B; b++)
-        for (size_t i = 0; i < N; i++)
-            for (size_t j = 0; j < N; j++)
-                if (!attn_mask_visible(&a->mask, b, i, j, N, N))
-                    s->t[T_MASKED][(b * N + i) * N + j] = NAN;
+    double *m = s->t[T_MASKED];
+    /* the mask passed the forward pass's checks: this cannot fail */
+    attn_mask_apply(m, s->t[T_SCALED], &a->mask, a->B, 1, a->Nq, a->Nq, NULL);
+    for (size_t i = 0; i < rows_n(s); i++)
+        if (m[i] == -INFINITY)
+            m[i] = NAN;
     memcpy(s->t[T_WEIGHTS], a->weights, rows_n(s) * sizeof(double));
     memcpy(s->t[T_WEIGHTED], a->out, rows_k(s) * sizeof(double));
 }

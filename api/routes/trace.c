@@ -209,18 +209,15 @@ double *api_trace_scores(const api_trace *t, const api_attention *a) {
 void api_trace_mask_scores(double *masked, const double *scores,
                            const attn_mask *mask, size_t B, size_t H, size_t Nq,
                            size_t Nk) {
-    for (size_t b = 0; b < B; b++)
-        for (size_t hd = 0; hd < H; hd++)
-            for (size_t i = 0; i < Nq; i++) {
-                size_t row = ((b * H + hd) * Nq + i) * Nk;
-                for (size_t j = 0; j < Nk; j++) {
-                    /* a float attn_mask, when there is one, is added to
-                     * the visible entries here */
-                    masked[row + j] = attn_mask_visible(mask, b, i, j, Nq, Nk)
-                                          ? scores[row + j]
-                                          : NAN;
-                }
-            }
+    /* the scores plus a float attn_mask, −∞ where a mask hides the key
+     * (head hd's slab b·H + hd of a per-head mask); the mask passed the
+     * forward pass's checks, so this cannot fail */
+    if (attn_mask_apply(masked, scores, mask, B, H, Nq, Nk, NULL) != ATTN_OK)
+        return;
+    const size_t n = B * H * Nq * Nk;
+    for (size_t i = 0; i < n; i++)
+        if (masked[i] == -INFINITY) /* hidden: printed null */
+            masked[i] = NAN;
 }
 
 /* Steps every attention trace shares: the scores the forward wrote into

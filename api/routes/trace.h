@@ -100,9 +100,11 @@ attn_status api_trace_multihead(api_trace *t, api_attention *a,
 void api_trace_answer(const api_trace *t, const api_attention *a,
                       api_result *r);
 
-/* The "masked" step (the notes' 掩码): masked = scores where the mask
- * lets query i of example b see key j, NaN (printed null, −∞) elsewhere.
- * scores, masked: (B, H, Nq, Nk); the same mask for every head. */
+/* The "masked" step (the notes' 掩码): masked = scores plus a float
+ * attn_mask (nothing added without one) where the masks let query i of
+ * example b, head hd, see key j, NaN (printed null, −∞) elsewhere
+ * (attn_mask_apply). scores, masked: (B, H, Nq, Nk); a per-head mask
+ * (ATTN_MASK_PER_HEAD) gives head hd its slab b·H + hd. */
 void api_trace_mask_scores(double *masked, const double *scores,
                            const attn_mask *mask, size_t B, size_t H, size_t Nq,
                            size_t Nk);

@@ -12,6 +12,11 @@
  *   positional_encoding (d2l: X·sqrt(E) + P first)
  *   state_dict: PyTorch's keys "layers.<l>.<name>" and shapes, or seed to
  *   draw them from PyTorch's initial distributions (attn_xf_init)
+ *   PyTorch's masks: src_mask (S, S) or (B·H, S, S), src_key_padding_mask
+ *   (B, S); tgt_mask (T, T) or (B·H, T, T), memory_mask (T, S) or (B·H,
+ *   T, S), tgt_key_padding_mask (B, T), memory_key_padding_mask (B, S)
+ *   (booleans, true = NOT allowed, or numbers added to the scores, null =
+ *   −∞; key padding booleans, true = padding), with
  *   causal (the self-attention's; encoder default false, decoder true),
  *   fully_masked, grad_output (the output's shape), trace
  *   -> {"output", "weights" (L, B, H, S, S) | "self_weights" (L, B, H, T,
@@ -31,6 +36,7 @@
 #include "attn.h"
 #include "grads.h"
 #include "limit.h"
+#include "mask_json.h"
 #include "pointer.h"
 #include "route.h"
 #include "suggest.h"
@@ -77,6 +83,44 @@ typedef struct {
     attn_xf_param param;
 } xf_key;
 
+/* ------------------------------------------------------- PyTorch's masks */
+
+const api_tensor_spec api_xf_src_mask_spec = {
+    "src_mask", API_RANK(2) | API_RANK(3), 0,
+    "(S, S) or (B*H, S, S), unbatched (S, S) or (H, S, S)", 3};
+const api_tensor_spec api_xf_src_kpm_spec = {"src_key_padding_mask",
+                                             API_RANK(1) | API_RANK(2), 0,
+                                             "(B, S), unbatched (S)", 2};
+const api_tensor_spec api_xf_tgt_mask_spec = {
+    "tgt_mask", API_RANK(2) | API_RANK(3), 0,
+    "(T, T) or (B*H, T, T), unbatched (T, T) or (H, T, T)", 3};
+const api_tensor_spec api_xf_memory_mask_spec = {
+    "memory_mask", API_RANK(2) | API_RANK(3), 0,
+    "(T, S) or (B*H, T, S), unbatched (T, S) or (H, T, S)", 3};
+const api_tensor_spec api_xf_tgt_kpm_spec = {"tgt_key_padding_mask",
+                                             API_RANK(1) | API_RANK(2), 0,
+                                             "(B, T), unbatched (T)", 2};
+const api_tensor_spec api_xf_memory_kpm_spec = {"memory_key_padding_mask",
+                                                API_RANK(1) | API_RANK(2), 0,
+                                                "(B, S), unbatched (S)", 2};
+
+/* The masks of one attention block (0: self, 1: cross), as PyTorch's
+ * nn.MultiheadAttention takes them inside the layer: attn_mask (Nq, Nk)
+ * shared, or (B·H, Nq, Nk) per example and head (slab b·H + t), and
+ * key_padding_mask (B, Nk). */
+typedef struct {
+    const api_tensor_spec *mask_spec, *kpm_spec;
+    const char *mask_ptr, *kpm_ptr; /* "/src_mask", ... */
+    const char *q_axis, *k_axis;    /* the axes' letters: "S", "T" */
+    api_tensor amask, kpm;
+    int has_amask, has_kpm;
+    api_mask_kind kind;
+    attn_mask_layout layout;
+    size_t Nk;
+    unsigned char *amask_b, *kpm_d; /* carved and read, or NULL */
+    double *amask_f;
+} xf_masks;
+
 /* The trace of one attention block: its own tensors (the rest are the
  * tape's). */
 typedef struct {
@@ -106,6 +150,7 @@ typedef struct {
     api_result_member *sd_members, *grad_members, *trace_members;
     char *key_text; /* L·n_used keys of KEY_MAX bytes */
     attn_mask self_mask, cross_mask;
+    xf_masks masks[2]; /* the self- and cross-attention's */
 } xf_request;
 
 /* Members a trace has at most: 3 before the layers, 13 per attention
@@ -285,6 +330,153 @@ static int cross_state(const xf_request *m, api_problem *p) {
         return mismatch(p, k->pointer, e, rank, &k->t, text);
     }
     return 0;
+}
+
+/* The route's mask blocks: names, pointers and axes (1 for the encoder,
+ * 2 for the decoder). */
+static size_t init_masks(xf_request *m) {
+    static const char *const ptr[3][2] = {
+        {"/src_mask", "/src_key_padding_mask"},
+        {"/tgt_mask", "/tgt_key_padding_mask"},
+        {"/memory_mask", "/memory_key_padding_mask"}};
+    const int dec = m->rt->decoder;
+    xf_masks *s = &m->masks[0], *x = &m->masks[1];
+    s->mask_spec = dec ? &api_xf_tgt_mask_spec : &api_xf_src_mask_spec;
+    s->kpm_spec = dec ? &api_xf_tgt_kpm_spec : &api_xf_src_kpm_spec;
+    s->mask_ptr = ptr[dec][0];
+    s->kpm_ptr = ptr[dec][1];
+    s->q_axis = s->k_axis = dec ? "T" : "S";
+    if (!dec)
+        return 1;
+    x->mask_spec = &api_xf_memory_mask_spec;
+    x->kpm_spec = &api_xf_memory_kpm_spec;
+    x->mask_ptr = ptr[2][0];
+    x->kpm_ptr = ptr[2][1];
+    x->q_axis = "T";
+    x->k_axis = "S";
+    return 2;
+}
+
+/* The tensor phase of the masks, in table order: rank, ragged, size,
+ * len(data), zero (mask_json.h; their types were checked with the
+ * schema's). */
+static int decode_masks(xf_request *m, const json_t *body, size_t max_elements,
+                        api_problem *p) {
+    size_t n = init_masks(m);
+    for (size_t k = 0; k < n; k++) { /* attn_masks first, as the table */
+        xf_masks *x = &m->masks[k];
+        const json_t *v = api_field_value(body, x->mask_spec->name);
+        x->has_amask = v != NULL;
+        if (v && api_mask_decode(&x->amask, &x->kind, v, x->mask_spec,
+                                 x->mask_ptr, max_elements, p))
+            return -1;
+    }
+    for (size_t k = 0; k < n; k++) {
+        xf_masks *x = &m->masks[k];
+        const json_t *v = api_field_value(body, x->kpm_spec->name);
+        api_mask_kind kind;
+        x->has_kpm = v != NULL;
+        if (v && api_mask_decode(&x->kpm, &kind, v, x->kpm_spec, x->kpm_ptr,
+                                 max_elements, p))
+            return -1;
+    }
+    return 0;
+}
+
+/* Cross-field shapes of one block's masks for Nq queries and Nk keys, H
+ * heads (0 when num_heads is no count yet: only the 2-D form is then
+ * checked); nn.MultiheadAttention's rule: a 3-D attn_mask is (B·H, Nq,
+ * Nk), unbatched (H, Nq, Nk). Sets x->layout and x->Nk. */
+static int cross_masks(const xf_request *m, xf_masks *x, size_t Nq, size_t Nk,
+                       size_t H, api_problem *p) {
+    const size_t B = m->cfg.B;
+    x->Nk = Nk;
+    char detail[API_DETAIL_MAX];
+    if (x->has_amask) {
+        const api_tensor *t = &x->amask;
+        size_t o = t->rank - 2;
+        int rows_ok = t->shape[o] == Nq && t->shape[o + 1] == Nk;
+        size_t BH = H && B <= SIZE_MAX / H ? B * H : 0;
+        if (t->rank == 2 && rows_ok) {
+            x->layout = ATTN_MASK_SHARED;
+        } else if (t->rank == 3 && rows_ok && BH && t->shape[0] == BH) {
+            x->layout = ATTN_MASK_PER_HEAD;
+        } else {
+            long long e[3] = {BH ? (long long)BH : -1, (long long)Nq,
+                              (long long)Nk};
+            int three = t->rank == 3 && BH;
+            snprintf(detail, sizeof detail,
+                     "%s must have shape (%s, %s) = (%zu, %zu), one mask for "
+                     "every example and head, or %s = (%zu, %zu, %zu), one "
+                     "per example and head (slab b*H + h, as "
+                     "nn.MultiheadAttention's 3-D attn_mask)",
+                     x->mask_spec->name, x->q_axis, x->k_axis, Nq, Nk,
+                     m->batched ? "(B*H, Nq, Nk)" : "(H, Nq, Nk)", BH, Nq, Nk);
+            return mismatch(p, x->mask_ptr, three ? e : e + 1, three ? 3 : 2, t,
+                            detail);
+        }
+    }
+    if (x->has_kpm) {
+        const api_tensor *t = &x->kpm;
+        long long e[2] = {(long long)B, (long long)Nk};
+        int good = m->batched
+                       ? t->rank == 2 && t->shape[0] == B && t->shape[1] == Nk
+                       : t->rank == 1 && t->shape[0] == Nk;
+        if (!good) {
+            if (m->batched)
+                snprintf(detail, sizeof detail,
+                         "%s must have shape (B, %s) = (%zu, %zu): one flag "
+                         "per key of each example (true = padding)",
+                         x->kpm_spec->name, x->k_axis, B, Nk);
+            else
+                snprintf(detail, sizeof detail,
+                         "for unbatched input %s has shape (%s) = (%zu): one "
+                         "flag per key (true = padding)",
+                         x->kpm_spec->name, x->k_axis, Nk);
+            return mismatch(p, x->kpm_ptr, m->batched ? e : e + 1,
+                            m->batched ? 2 : 1, t, detail);
+        }
+    }
+    return 0;
+}
+
+/* Slots of n bytes (one more: a partial slot). */
+static size_t byte_slots(size_t n) {
+    return n / sizeof(double) + 1;
+}
+
+/* Plan, or carve and read, one block's masks (inputs, cost.h). */
+static void plan_masks(const xf_masks *x, api_arena *a) {
+    if (x->has_amask)
+        api_arena_plan(a, x->kind == API_MASK_FLOAT
+                              ? x->amask.count
+                              : byte_slots(x->amask.count));
+    if (x->has_kpm)
+        api_arena_plan(a, byte_slots(x->kpm.count));
+}
+
+static void take_masks(xf_masks *x, api_arena *a) {
+    x->amask_b = x->kpm_d = NULL;
+    x->amask_f = NULL;
+    if (x->has_amask && x->kind == API_MASK_FLOAT) {
+        x->amask_f = api_arena_take(a, x->amask.count);
+        api_mask_read_float(x->amask_f, &x->amask);
+    } else if (x->has_amask) {
+        x->amask_b = api_arena_take(a, byte_slots(x->amask.count));
+        api_mask_read_bool(x->amask_b, &x->amask);
+    }
+    if (x->has_kpm) {
+        x->kpm_d = api_arena_take(a, byte_slots(x->kpm.count));
+        api_mask_read_bool(x->kpm_d, &x->kpm);
+    }
+}
+
+/* The library's mask of a block from its masks as read. */
+static void set_mask(attn_mask *mask, const xf_masks *x) {
+    mask->bool_mask = x->amask_b;
+    mask->float_mask = x->amask_f;
+    mask->layout = x->layout;
+    mask->key_padding_mask = x->kpm_d;
 }
 
 /* The integer field name in lo … hi, or invalid_value with why. */
@@ -468,7 +660,8 @@ static int decode(api_call *call, xf_request *m) {
                               k->pointer, max_elements, p))
             return -1;
     }
-    if (api_field_tensor(&m->grad, &m->has_grad, body, "grad_output",
+    if (decode_masks(m, body, max_elements, p) ||
+        api_field_tensor(&m->grad, &m->has_grad, body, "grad_output",
                          &api_grad_output_spec, max_elements, p))
         return -1;
 
@@ -493,6 +686,15 @@ static int decode(api_call *call, xf_request *m) {
         if (cross_state(m, p))
             return -1;
     }
+    /* a 3-D mask is per head, (B·H, Nq, Nk), once num_heads is a count */
+    int64_t heads = 0;
+    if (api_field_int(body, "num_heads", 0, &heads) || heads < 1 ||
+        (uint64_t)heads > c->E)
+        heads = 0;
+    if (cross_masks(m, &m->masks[0], c->N, c->N, (size_t)heads, p) ||
+        (rt->decoder &&
+         cross_masks(m, &m->masks[1], c->N, c->S_mem, (size_t)heads, p)))
+        return -1;
     if (m->has_grad &&
         api_grads_cross(&m->grad, m->batched, c->B, c->N, c->E, p))
         return -1;
@@ -545,6 +747,8 @@ static size_t plan(const xf_request *m, api_arena *a, size_t tape_doubles) {
     api_arena_plan(a, rm);
     api_arena_plan(a, m->has_grad ? re : 0);
     api_arena_plan(a, m->given ? params : 0);
+    plan_masks(&m->masks[0], a);
+    plan_masks(&m->masks[1], a);
     size_t inputs = a->slots;
     api_arena_plan(a, m->given ? 0 : params);
     api_arena_plan(a, m->has_grad ? params : 0);
@@ -648,7 +852,11 @@ static int prepare(api_call *call, xf_request *m) {
     m->xd = api_arena_take(a, re);
     m->memd = api_arena_take(a, rm);
     m->grad_out = api_arena_take(a, m->has_grad ? re : 0);
-    double *params = api_arena_take(a, c->L * layer_params(c));
+    double *given = api_arena_take(a, m->given ? c->L * layer_params(c) : 0);
+    take_masks(&m->masks[0], a);
+    take_masks(&m->masks[1], a);
+    double *params =
+        m->given ? given : api_arena_take(a, c->L * layer_params(c));
     double *grads = api_arena_take(a, m->has_grad ? c->L * layer_params(c) : 0);
     m->param = api_arena_take(a, tables);
     m->gparam = api_arena_take(a, tables);
@@ -689,7 +897,6 @@ static int prepare(api_call *call, xf_request *m) {
             k++;
         }
 
-    api_call_inputs_read(call);
     api_tensor_read(m->xd, &m->x);
     if (c->decoder)
         api_tensor_read(m->memd, &m->mem);
@@ -706,18 +913,22 @@ static int prepare(api_call *call, xf_request *m) {
         attn_rng_seed(&rng, (uint64_t)m->seed);
         attn_xf_init(m->param, &rng, c);
     }
+    api_call_inputs_read(call);
     memset(&m->self_mask, 0, sizeof m->self_mask);
     memset(&m->cross_mask, 0, sizeof m->cross_mask);
     m->self_mask.causal = m->causal ? ATTN_CAUSAL_TOP_LEFT : ATTN_CAUSAL_NONE;
     m->self_mask.fully_masked = m->fully_masked;
     m->cross_mask.fully_masked = m->fully_masked;
+    set_mask(&m->self_mask, &m->masks[0]);
+    set_mask(&m->cross_mask, &m->masks[1]);
     return 0;
 }
 
 /* ---------------------------------------------------------- computing */
 
 /* The trace's attention intermediates of every layer, and "masked":
- * the scores with the entries the mask hides as NaN (printed null). */
+ * the scaled scores plus a float mask, the entries the masks hide as NaN
+ * (printed null). */
 static attn_status trace_attention(xf_request *m) {
     const attn_xf_config *c = &m->cfg;
     size_t nblocks = c->decoder ? 2 : 1;
@@ -741,17 +952,14 @@ static attn_status trace_attention(xf_request *m) {
                 m->tape.weights[k] + l * qk, c->B, c->N, Nk, c->E, c->H);
             if (st != ATTN_OK)
                 return st;
-            const double *s = m->tape.scores[k] + l * qk;
             double *out = t->masked + l * qk;
-            for (size_t b = 0; b < c->B; b++)
-                for (size_t h = 0; h < c->H; h++)
-                    for (size_t i = 0; i < c->N; i++)
-                        for (size_t j = 0; j < Nk; j++) {
-                            size_t at = ((b * c->H + h) * c->N + i) * Nk + j;
-                            out[at] = attn_mask_visible(mask, b, i, j, c->N, Nk)
-                                          ? s[at]
-                                          : NAN;
-                        }
+            st = attn_mask_apply(out, m->tape.scores[k] + l * qk, mask, c->B,
+                                 c->H, c->N, Nk, NULL);
+            if (st != ATTN_OK)
+                return st;
+            for (size_t i = 0; i < qk; i++) /* hidden: −∞, printed null */
+                if (out[i] == -INFINITY)
+                    out[i] = NAN;
         }
     }
     return ATTN_OK;
@@ -788,12 +996,85 @@ static attn_status compute(api_call *call, xf_request *m, attn_fault *fault) {
     return st;
 }
 
+/* The pointer of row `row` (the entries before the last axis) of t. */
+static void row_pointer(api_pointer *ptr, const char *base, const api_tensor *t,
+                        size_t row) {
+    size_t last = t->shape[t->rank - 1];
+    api_tensor_entry_pointer(ptr, base, t, row * last);
+    if (!t->flat) { /* drop the last index: the row itself */
+        char *slash = strrchr(ptr->s, '/');
+        if (slash)
+            *slash = '\0';
+    }
+}
+
+/* A row that the masks leave without a key under fully_masked "error":
+ * invalid_value at the key padding mask's row or the attn_mask's row of
+ * the block whose mask empties it (the self-attention's when its mask
+ * hides every key of the row, else the cross-attention's). */
+static int fully_masked_problem(const xf_request *m, const attn_fault *fault,
+                                api_problem *p) {
+    const attn_xf_config *c = &m->cfg;
+    const size_t b = fault->index / c->N, i = fault->index % c->N;
+    const size_t t = fault->head;
+    size_t k = 0;
+    if (c->decoder) {
+        int seen = 0;
+        for (size_t j = 0; j < c->N && !seen; j++)
+            seen = attn_mask_visible_head(&m->self_mask, b, t, c->H, i, j, c->N,
+                                          c->N);
+        k = seen ? 1 : 0;
+    }
+    const xf_masks *x = &m->masks[k];
+    char who[96];
+    if (m->batched)
+        snprintf(who, sizeof who, "query %zu of example %zu, head %zu", i, b,
+                 t);
+    else
+        snprintf(who, sizeof who, "query %zu, head %zu", i, t);
+    const char *block = k ? "cross-attention" : "self-attention";
+    api_pointer ptr;
+    if (fault->by_mask == ATTN_BY_KEY_PADDING && x->has_kpm) {
+        if (m->batched)
+            row_pointer(&ptr, x->kpm_ptr, &x->kpm, b);
+        else
+            api_pointer_init(&ptr, x->kpm_ptr);
+        return api_fail(p, API_E_INVALID_VALUE, ptr.s,
+                        "%s sees no key in the %s: %s marks every key it may "
+                        "see as padding, and fully_masked is \"error\"; use "
+                        "\"zero\" or \"uniform\" to allow it",
+                        who, block, x->kpm_spec->name);
+    }
+    if (x->has_amask) {
+        size_t slab = x->layout == ATTN_MASK_PER_HEAD ? b * c->H + t : 0;
+        size_t row = x->amask.rank == 3 ? slab * c->N + i : i;
+        row_pointer(&ptr, x->mask_ptr, &x->amask, row);
+        return api_fail(p, API_E_INVALID_VALUE, ptr.s,
+                        "%s sees no key in the %s: %s%s leaves it none (%s) "
+                        "and fully_masked is \"error\"; use \"zero\" or "
+                        "\"uniform\" to allow it",
+                        who, block, x->mask_spec->name,
+                        x->has_kpm && !k && m->causal
+                            ? " with causal and the key padding mask"
+                        : x->has_kpm      ? " with the key padding mask"
+                        : !k && m->causal ? " with causal"
+                                          : "",
+                        x->kind == API_MASK_BOOL ? "true = not allowed"
+                                                 : "null = -infinity");
+    }
+    return api_fail(p, API_E_INVALID_VALUE, x->has_kpm ? x->kpm_ptr : "/causal",
+                    "%s sees no key in the %s and fully_masked is \"error\"",
+                    who, block);
+}
+
 /* The library's failure as the contract's problem. */
-static int fault_problem(attn_status st, const attn_fault *fault,
-                         api_problem *p) {
+static int fault_problem(const xf_request *m, attn_status st,
+                         const attn_fault *fault, api_problem *p) {
     switch (st) {
     case ATTN_OK:
         return 0;
+    case ATTN_E_FULLY_MASKED:
+        return fully_masked_problem(m, fault, p);
     case ATTN_E_NONFINITE:
         return api_fail(p, API_E_INVALID_VALUE, NULL,
                         "the result is not finite (a value overflowed a "
@@ -977,7 +1258,7 @@ int api_xf_handle(api_call *call, const api_xf_route *rt) {
     }
     attn_fault fault = {0};
     attn_status st = compute(call, &m, &fault);
-    if (fault_problem(st, &fault, &call->problem)) {
+    if (fault_problem(&m, st, &fault, &call->problem)) {
         api_arena_free(&m.arena);
         return -1;
     }

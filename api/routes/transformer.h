@@ -18,6 +18,19 @@
 /* Most layers a stack may have (num_layers). */
 #define API_XF_LAYERS_MAX 64
 
+/* PyTorch's masks on the blocks' attentions, as nn.TransformerEncoder
+ * and nn.TransformerDecoder take them (batch_first): src_mask (S, S) or
+ * (B·H, S, S) and src_key_padding_mask (B, S) on the encoder's
+ * self-attention; tgt_mask (T, T) or (B·H, T, T) and tgt_key_padding_mask
+ * (B, T) on the decoder's self-attention, memory_mask (T, S) or (B·H, T,
+ * S) and memory_key_padding_mask (B, S) on its cross-attention. An
+ * attn_mask is booleans (true = NOT allowed) or numbers added to the
+ * scores (null = −∞); a key padding mask booleans (true = padding). Field
+ * kinds API_FIELD_MASK and API_FIELD_BOOL_MASK (fields.h). */
+extern const api_tensor_spec api_xf_src_mask_spec, api_xf_src_kpm_spec;
+extern const api_tensor_spec api_xf_tgt_mask_spec, api_xf_memory_mask_spec;
+extern const api_tensor_spec api_xf_tgt_kpm_spec, api_xf_memory_kpm_spec;
+
 /* One of the two routes. */
 typedef struct {
     int decoder;              /* 0: encoder, 1: decoder */

@@ -32,6 +32,12 @@ static const api_field fields[] = {
     {"positional_encoding", API_FIELD_BOOL, 0, NULL, NULL},
     {"state_dict", API_FIELD_OBJECT, 0, NULL, &state_dict_schema},
     {"seed", API_FIELD_INTEGER, 0, NULL, NULL},
+    {"tgt_mask", API_FIELD_MASK, 0, &api_xf_tgt_mask_spec, NULL},
+    {"memory_mask", API_FIELD_MASK, 0, &api_xf_memory_mask_spec, NULL},
+    {"tgt_key_padding_mask", API_FIELD_BOOL_MASK, 0, &api_xf_tgt_kpm_spec,
+     NULL},
+    {"memory_key_padding_mask", API_FIELD_BOOL_MASK, 0, &api_xf_memory_kpm_spec,
+     NULL},
     {"causal", API_FIELD_BOOL, 0, NULL, NULL},
     {"fully_masked", API_FIELD_STRING, 0, NULL, NULL},
     {"grad_output", API_FIELD_TENSOR, 0, &api_grad_output_spec, NULL},
@@ -56,11 +62,29 @@ static int handle_decoder(api_call *call) {
     return api_xf_handle(call, &decoder);
 }
 
+/* The members of the answer, which /grade grades (answers.h): the
+ * state_dicts and the trace are objects of tensors under literal keys,
+ * graded key by key as "grads.state_dict.layers.0.linear1.weight",
+ * "trace.self_attention.Q". */
+#define ANSWER_DRAWN "seed instead of a given state_dict"
+static const api_answer_field answer_fields[] = {
+    {"output", 3, 0, 0, API_ANSWER_ALWAYS},
+    {"self_weights", 5, 0, 0, API_ANSWER_ALWAYS},
+    {"cross_weights", 5, 0, 0, API_ANSWER_ALWAYS},
+    {"state_dict", 0, 0, API_ANSWER_TENSORS, ANSWER_DRAWN},
+    {"grads.tgt", 3, 0, 0, API_ANSWER_GRADS},
+    {"grads.memory", 3, 0, 0, API_ANSWER_GRADS},
+    {"grads.state_dict", 0, 0, API_ANSWER_TENSORS, API_ANSWER_GRADS},
+    {"trace", 0, 0, API_ANSWER_TENSORS, API_ANSWER_TRACE},
+};
+static const api_answer_table answer = API_ANSWER_TABLE(answer_fields);
+
 const api_route api_route_transformer_decoder = {
     .method = "POST",
     .path = "/transformer/decoder",
     .handler = handle_decoder,
     .flags = API_ROUTE_JSON_BODY | API_ROUTE_VARY_ACCEPT | API_ROUTE_COMPUTES,
     .request = &schema,
+    .answer = &answer,
     .cost = api_xf_cost,
 };

@@ -28,6 +28,9 @@ static const api_field fields[] = {
     {"positional_encoding", API_FIELD_BOOL, 0, NULL, NULL},
     {"state_dict", API_FIELD_OBJECT, 0, NULL, &state_dict_schema},
     {"seed", API_FIELD_INTEGER, 0, NULL, NULL},
+    {"src_mask", API_FIELD_MASK, 0, &api_xf_src_mask_spec, NULL},
+    {"src_key_padding_mask", API_FIELD_BOOL_MASK, 0, &api_xf_src_kpm_spec,
+     NULL},
     {"causal", API_FIELD_BOOL, 0, NULL, NULL},
     {"fully_masked", API_FIELD_STRING, 0, NULL, NULL},
     {"grad_output", API_FIELD_TENSOR, 0, &api_grad_output_spec, NULL},
@@ -52,11 +55,27 @@ static int handle_encoder(api_call *call) {
     return api_xf_handle(call, &encoder);
 }
 
+/* The members of the answer, which /grade grades (answers.h): the
+ * state_dicts and the trace are objects of tensors under literal keys,
+ * graded key by key as "grads.state_dict.layers.0.linear1.weight",
+ * "trace.self_attention.Q". */
+#define ANSWER_DRAWN "seed instead of a given state_dict"
+static const api_answer_field answer_fields[] = {
+    {"output", 3, 0, 0, API_ANSWER_ALWAYS},
+    {"weights", 5, 0, 0, API_ANSWER_ALWAYS},
+    {"state_dict", 0, 0, API_ANSWER_TENSORS, ANSWER_DRAWN},
+    {"grads.src", 3, 0, 0, API_ANSWER_GRADS},
+    {"grads.state_dict", 0, 0, API_ANSWER_TENSORS, API_ANSWER_GRADS},
+    {"trace", 0, 0, API_ANSWER_TENSORS, API_ANSWER_TRACE},
+};
+static const api_answer_table answer = API_ANSWER_TABLE(answer_fields);
+
 const api_route api_route_transformer_encoder = {
     .method = "POST",
     .path = "/transformer/encoder",
     .handler = handle_encoder,
     .flags = API_ROUTE_JSON_BODY | API_ROUTE_VARY_ACCEPT | API_ROUTE_COMPUTES,
     .request = &schema,
+    .answer = &answer,
     .cost = api_xf_cost,
 };

@@ -18,7 +18,12 @@ from compare_binaries import cases, send  # noqa: E402
 # the routes /grade grades, by case directory
 GRADABLE = {"attention_dot", "attention_additive", "attention_multihead",
             "regression_nw", "softmax_masked", "encoding_positional",
-            "regression_nw_dataset"}
+            "regression_nw_dataset", "transformer_encoder",
+            "transformer_decoder"}
+# the Transformer's answers: a perturbed output fails, naming the field
+# alone, and the state_dicts' and trace's literal keys are graded one by
+# one, named "<member>.<key>"
+PERTURBED = {"transformer_encoder", "transformer_decoder"}
 
 
 def grading_request(path, method, meta, body, answer):
@@ -56,6 +61,36 @@ def main():
               f"({len(graded.get('fields', {}))} fields)")
         if not ok:
             print(f"#   {g_status} {g_text[:400]!r}")
+        if endpoint in PERTURBED:
+            fields = graded.get("fields", {})
+            keyed = [f for f in fields if f.startswith(
+                "grads.state_dict.layers.0.")] and \
+                "trace.self_attention.masked" in fields
+            n += 1
+            failed += not keyed
+            print(f"{'ok' if keyed else 'not ok'} {n} - {endpoint}/{name}: "
+                  "the state_dict's and trace's keys are graded as fields "
+                  "(grads.state_dict.layers.0.<name>, "
+                  "trace.self_attention.masked)")
+            bad = json.loads(text)
+            x = bad["output"]
+            while isinstance(x[0], list):
+                x = x[0]
+            x[0] += 1e-3
+            g_status, _, _, g_text = send(
+                port, "POST", "/grade", {},
+                grading_request(path, method, meta, body, bad), host)
+            graded = json.loads(g_text) if g_status == 200 else {}
+            wrong = [f for f, v in graded.get("fields", {}).items()
+                     if not v.get("pass")]
+            ok = graded.get("pass") is False and wrong == ["output"]
+            n += 1
+            failed += not ok
+            print(f"{'ok' if ok else 'not ok'} {n} - {endpoint}/{name}: "
+                  "output off by 1e-3 in one entry fails, naming output "
+                  "alone")
+            if not ok:
+                print(f"#   {g_status} failed {wrong} {g_text[:300]!r}")
     print(f"1..{n}")
     return 1 if failed or n == 0 else 0
 

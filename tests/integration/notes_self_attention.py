@@ -281,6 +281,75 @@ if status == 200:
           np.array(ab["trace"]["Q"]).shape == (3, 5, 4) and
           np.array(ab["trace"]["QK"]).shape == (3, 5, 5))
 
+# ------------------------------------- PyTorch's attn_mask, key padding
+# a float attn_mask (B, N, N) with null (-inf) entries, and key padding
+fm = rng.randn(3, 5, 5)
+hide = rng.rand(3, 5, 5) < 0.3
+hide[:, :, 0] = False
+kpm = np.zeros((3, 5), dtype=bool)
+kpm[1, 3:] = True
+kvis = ~hide & ~kpm[:, None, :]
+
+
+def reference_float(xv, q, k, v, scale, add, vis):
+    """The note's computation with a float mask added to the scaled scores
+    and the keys vis hides at -inf."""
+    Q, K, V = xv @ q, xv @ k, xv @ v
+    s = Q @ np.swapaxes(K, -1, -2) * scale + add
+    s = np.where(vis, s, -np.inf)
+    e = np.exp(s - np.max(s, axis=-1, keepdims=True))
+    a = e / np.sum(e, axis=-1, keepdims=True)
+    return a @ V, a, Q @ np.swapaxes(K, -1, -2) * scale
+
+
+fmj = [[[None if hide[b, i, j] else float(fm[b, i, j]) for j in range(5)]
+        for i in range(5)] for b in range(3)]
+mo, mw, msc = reference_float(xb, Wq, Wk, Wv, 0.3, fm, kvis)
+status, am = post({"x": xb.tolist(), "W_Q": Wq.tolist(), "W_K": Wk.tolist(),
+                   "W_V": Wv.tolist(), "attn_mask": fmj,
+                   "key_padding_mask": kpm.tolist(), "scale": 0.3,
+                   "trace": True})
+check("a float attn_mask (B, N, N) with nulls and key_padding_mask (B, N): "
+      "output and weights as numpy's (1e-14)",
+      status == 200 and rel(am["output"], mo) <= 1e-14 and
+      rel(am["weights"], mw) <= 1e-14, am if status != 200 else
+      (rel(am["output"], mo), rel(am["weights"], mw)))
+if status == 200:
+    tm = np.array([[[np.nan if v is None else v for v in row]
+                    for row in ex] for ex in am["trace"]["masked"]])
+    want = np.where(kvis, msc + fm, np.nan)
+    check("  trace.masked = scaled + attn_mask, null where hidden (1e-14)",
+          bool(np.array_equal(np.isnan(tm), np.isnan(want))) and
+          rel(np.nan_to_num(tm), np.nan_to_num(want)) <= 1e-14 and
+          bool(np.all(np.array(am["weights"])[~kvis] == 0)))
+bm = np.triu(np.ones((5, 5), dtype=bool), 1)  # a boolean (N, N): causal
+status, ac = post({"x": xb.tolist(), "W_Q": Wq.tolist(), "W_K": Wk.tolist(),
+                   "W_V": Wv.tolist(), "attn_mask": bm.tolist(),
+                   "scale": 0.3})
+status2, ac2 = post({"x": xb.tolist(), "W_Q": Wq.tolist(), "W_K": Wk.tolist(),
+                     "W_V": Wv.tolist(), "causal": True, "scale": 0.3})
+check("a boolean attn_mask (N, N), true above the diagonal, answers as "
+      "causal: true", status == 200 and status2 == 200 and
+      ac["output"] == ac2["output"] and ac["weights"] == ac2["weights"])
+Gm = rng.randn(3, 5, 4)
+status, amg = post({"x": xb.tolist(), "W_Q": Wq.tolist(), "W_K": Wk.tolist(),
+                    "W_V": Wv.tolist(), "attn_mask": fmj,
+                    "key_padding_mask": kpm.tolist(), "scale": 0.3,
+                    "grad_output": Gm.tolist()})
+for what, body, pointer in (
+        ("attn_mask (N, N + 1)", {"attn_mask": np.zeros((5, 6)).tolist()},
+         "/attn_mask"),
+        ("key_padding_mask (B, N - 1)",
+         {"key_padding_mask": np.zeros((3, 4), dtype=bool).tolist()},
+         "/key_padding_mask")):
+    b = {"x": xb.tolist(), "W_Q": Wq.tolist(), "W_K": Wk.tolist(),
+         "W_V": Wv.tolist()}
+    b.update(body)
+    st, e = post(b)
+    check("%s is shape_mismatch at %s" % (what, pointer),
+          st == 422 and e.get("code") == "shape_mismatch" and
+          e.get("pointer") == pointer, e)
+
 # ------------------------------------------------------- gradients
 G = rng.randn(3, 5, 4)
 status, ag = post({"x": xb.tolist(), "W_Q": Wq.tolist(), "W_K": Wk.tolist(),
@@ -320,6 +389,26 @@ if status == 200:
         err = float(np.max(np.abs(got - fd)) / max(1.0, np.max(np.abs(fd))))
         check("grads.%s agrees with central finite differences (1e-7)" % name,
               got.shape == fd.shape and err <= 1e-7, err)
+
+# the gradients with the float attn_mask and key padding
+if status == 200:
+    margs = {"x": xb.copy(), "W_Q": Wq.copy(), "W_K": Wk.copy(),
+             "W_V": Wv.copy()}
+
+    def fmask():
+        return float(np.sum(Gm * reference_float(
+            margs["x"], margs["W_Q"], margs["W_K"], margs["W_V"], 0.3, fm,
+            kvis)[0]))
+    for name in ("x", "W_Q", "W_K", "W_V"):
+        fd = central(fmask, margs[name])
+        got = np.array(amg["grads"][name])
+        err = float(np.max(np.abs(got - fd)) / max(1.0, np.max(np.abs(fd))))
+        check("with attn_mask and key_padding_mask, grads.%s agrees with "
+              "central finite differences (1e-7)" % name,
+              got.shape == fd.shape and err <= 1e-7, err)
+else:
+    check("grad_output with attn_mask and key_padding_mask is 200", False,
+          amg)
 
 # ------------------------------------------------------------- errors
 for what, body, code, pointer in (

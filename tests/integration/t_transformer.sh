@@ -93,7 +93,28 @@ check_problem "activation other than relu, gelu" 422 invalid_value /activation
 post_json $ENC "{$SRC, \"num_heads\": 2, \"num_layers\": 1, \"seed\": 1, \"layer_norm_eps\": -1}"
 check_problem "a negative layer_norm_eps" 422 invalid_value /layer_norm_eps
 post_json $ENC "{$SRC, \"num_heads\": 2, \"num_layers\": 1, \"seed\": 1, \"src_mask\": [[0]]}"
-check_problem "src_mask is not offered yet: unknown_field" 422 unknown_field /src_mask
+check_problem "src_mask (1, 1) for S = 3 is shape_mismatch" 422 shape_mismatch /src_mask
+check_json "  expected (S, S) = (3, 3)" '.expected == [3, 3] and .got == [1, 1]'
+post_json $ENC "{$SRC, \"num_heads\": 2, \"num_layers\": 1, \"seed\": 1, \"src_mask\": [[[0, 0, 0], [0, 0, 0], [0, 0, 0]]]}"
+check_problem "a 3-D src_mask is (H, S, S) unbatched, not (1, S, S)" 422 shape_mismatch /src_mask
+check_json "  expected (2, 3, 3)" '.expected == [2, 3, 3]'
+post_json $ENC "{$SRC, \"num_heads\": 2, \"num_layers\": 1, \"seed\": 1, \"src_key_padding_mask\": [0, 0, 1]}"
+check_problem "src_key_padding_mask of numbers is wrong_type" 422 wrong_type /src_key_padding_mask/0
+post_json $ENC "{$SRC, \"num_heads\": 2, \"num_layers\": 1, \"seed\": 1, \"src_mask\": [[false, true, true], [false, false, false], [false, false, false]], \"src_key_padding_mask\": [true, false, false], \"fully_masked\": \"error\"}"
+check_problem "a row src_mask and the key padding hide wholly, under error" 422 invalid_value /src_mask/0
+post_json $ENC "{$SRC, \"num_heads\": 2, \"num_layers\": 1, \"seed\": 1, \"src_mask\": [[false, true, true], [false, false, false], [false, false, false]], \"src_key_padding_mask\": [true, false, false]}"
+check_status "  the same under zero is 200" 200
+check_json "  its query 0 has zero weights in every head" \
+    '[.weights[0][][0][]] | all(. == 0)'
+post_json $DEC "{\"tgt\": [[1, 0, 2, -1], [0, 1, 1, 0]], \"memory\": [[1, 0, 0, 1], [0, 2, 1, 0], [-1, 0, 1, 1]], \"num_heads\": 2, \"num_layers\": 1, \"seed\": 1, \"memory_mask\": [[0, 0], [0, 0]]}"
+check_problem "memory_mask (2, 2) for (T, S) = (2, 3) is shape_mismatch" 422 shape_mismatch /memory_mask
+post_json $DEC "{\"tgt\": [[1, 0, 2, -1], [0, 1, 1, 0]], \"memory\": [[1, 0, 0, 1], [0, 2, 1, 0], [-1, 0, 1, 1]], \"num_heads\": 2, \"num_layers\": 1, \"seed\": 1, \"memory_key_padding_mask\": [true, true, true], \"fully_masked\": \"error\"}"
+check_problem "memory_key_padding_mask hiding all of memory, under error" 422 invalid_value /memory_key_padding_mask
+check_json "  the detail names the cross-attention" '.detail | contains("cross-attention")'
+post_json $DEC "{\"tgt\": [[1, 0, 2, -1], [0, 1, 1, 0]], \"memory\": [[1, 0, 0, 1], [0, 2, 1, 0], [-1, 0, 1, 1]], \"num_heads\": 2, \"num_layers\": 1, \"seed\": 1, \"memory_mask\": [[0, null, -1], [null, 0, 0]], \"tgt_key_padding_mask\": [false, true]}"
+check_status "a float memory_mask with null and tgt_key_padding_mask: 200" 200
+check_json "  masked keys weigh exactly 0" \
+    '[.cross_weights[0][][0][1], .cross_weights[0][][1][0], .self_weights[0][][][1]] | all(. == 0)'
 post_json $ENC "{$SRC, \"num_heads\": 2, \"num_layers\": 1, \"seed\": 1, \"grad_output\": [[1, 2, 3, 4]]}"
 check_problem "grad_output of another shape than the output" 422 \
     shape_mismatch /grad_output

@@ -137,11 +137,52 @@ def visible(B, Nq, Nk, valid_lens=None, causal=False, batched=True):
     return vis
 
 
+def mask_json(m):
+    """A mask as the request gives it: booleans, or float64 with NaN for
+    null (−∞)."""
+    flat = m
+    while isinstance(flat, list):
+        flat = flat[0]
+    if isinstance(flat, bool):
+        return np.asarray(m, bool)
+    return arr(m)
+
+
+def with_masks(body, vis, H, batched=True):
+    """vis (B, Nq, Nk) of valid_lens and causal, with PyTorch's masks of
+    body: -> (visible (B, H, Nq, Nk), added (B, H, Nq, Nk)). attn_mask
+    (Nq, Nk) for all, (B·H, Nq, Nk) per example and head (unbatched (H,
+    Nq, Nk)), else (B, Nq, Nk) per example; booleans true = hidden, floats
+    added, null hidden; key_padding_mask (B, Nk) true = padding."""
+    B, Nq, Nk = vis.shape
+    v = np.broadcast_to(vis[:, None], (B, H, Nq, Nk)).copy()
+    add = np.zeros((B, H, Nq, Nk))
+    if body.get("attn_mask") is not None:
+        a = mask_json(body["attn_mask"])
+        if a.ndim == 2:
+            a = np.broadcast_to(a, (B, H, Nq, Nk))
+        elif a.shape[0] == B * H:
+            a = a.reshape(B, H, Nq, Nk)
+        else:
+            a = np.broadcast_to(a[:, None], (B, H, Nq, Nk))
+        if a.dtype == bool:
+            v &= ~a
+        else:
+            v &= ~np.isnan(a)
+            add = np.where(np.isnan(a), 0.0, a)
+    if body.get("key_padding_mask") is not None:
+        k = np.asarray(body["key_padding_mask"], bool)
+        k = k if batched else k[None]
+        v &= ~k[:, None, None, :]
+    return v, add
+
+
 def check_weights(tr, vis, what, heads=False):
     """weights = softmax of masked where a row sees a key; masked null
-    exactly where the mask hides."""
+    exactly where the mask hides. vis: (B, Nq, Nk), or (B, H, Nq, Nk)
+    with heads."""
     masked, w = arr(tr["masked"]), arr(tr["weights"])
-    v = vis[:, None] if heads else vis
+    v = vis[:, None] if heads and vis.ndim == 3 else vis
     v = np.broadcast_to(v, masked.shape)
     ok(bool(np.all(np.isnan(masked) == ~v)),
        f"{what}: masked is null exactly where the mask hides a key")
@@ -183,9 +224,12 @@ def dot_case(what, body, batched=True):
        f"dot {what}: the scale answered is the one used")
     vis = visible(q.shape[0], q.shape[1], k.shape[1], body.get("valid_lens"),
                   body.get("causal", False), batched)
+    vis, add = with_masks(body, vis, 1, batched)
+    vis, add = vis[:, 0], add[:, 0]
     trb = {n: (arr(x)[None] if not batched else arr(x)) for n, x in tr.items()}
-    ok(same(trb["masked"][vis[...]], scaled[vis]),
-       f"dot {what}: masked = scaled where visible, exactly")
+    ok(same(trb["masked"][vis[...]], (scaled + add)[vis]),
+       f"dot {what}: masked = scaled (+ a float attn_mask) where visible, "
+       "exactly")
     check_weights(trb, vis, f"dot {what}")
     ok(same(arr(tr["weights"]), arr(ans["weights"])) and
        same(arr(tr["weighted_values"]), arr(ans["output"])),
@@ -194,9 +238,12 @@ def dot_case(what, body, batched=True):
     wv = arr(ans["weights"]).reshape(trb["weights"].shape) @ v
     ok(close(trb["weighted_values"], wv, np.abs(trb["weights"]) @ np.abs(v)),
        f"dot {what}: weighted_values = weights · V")
-    if "scores" in ans:
-        ok(same(arr(ans["scores"]), arr(tr["masked"])),
-           f"dot {what}: return_scores' scores are trace.masked")
+    if "scores" in ans:  # the scores before a float mask is added
+        sc = arr(ans["scores"]).reshape(trb["masked"].shape)
+        ok(same(np.isnan(sc), ~vis) and same(sc[vis] + add[vis],
+                                             trb["masked"][vis]),
+           f"dot {what}: return_scores' scores (+ a float attn_mask) are "
+           "trace.masked")
     check_unchanged("/attention/dot", body, ans, f"dot {what}")
     return ans
 
@@ -222,6 +269,33 @@ if a:
     ok(a["trace"]["masked"] == [[[None] * 3] * 2] and
        bool(np.all(arr(a["trace"]["weights"]) == 1 / 3)),
        "dot fully masked: masked all null, weights the policy's 1/Nk")
+def float_mask(*shape, hide=0.3):
+    """A float attn_mask with null (−∞) entries; key 0 never hidden."""
+    m = np.round(rng.standard_normal(shape), 6)
+    h = rng.random(shape) < hide
+    h[..., 0] = False
+    return np.where(h, None, m).tolist()
+
+
+def bool_mask(*shape, hide=0.4):
+    h = rng.random(shape) < hide
+    h[..., 0] = False
+    return h.tolist()
+
+
+dot_case("float attn_mask (Nq, Nk) with nulls, key_padding_mask", {
+    "queries": r(2, 3, 4), "keys": r(2, 5, 4), "values": r(2, 5, 2),
+    "attn_mask": float_mask(3, 5),
+    "key_padding_mask": [[False] * 5, [False, False, True, True, True]],
+    "trace": True})
+dot_case("float attn_mask per example (B, Nq, Nk), causal, scores", {
+    "queries": r(2, 4, 3), "keys": r(2, 4, 3), "values": r(2, 4, 3),
+    "attn_mask": float_mask(2, 4, 4), "causal": True, "return_scores": True,
+    "trace": True})
+dot_case("boolean attn_mask, unbatched, valid_lens", {
+    "queries": r(3, 2), "keys": r(4, 2), "values": r(4, 1),
+    "attn_mask": bool_mask(3, 4), "valid_lens": 3, "trace": True},
+    batched=False)
 # a larger one, through the pipelined path (B·Nq·Nk >= 2^18)
 dot_case("pipelined (1, 520, 520)", {
     "queries": r(1, 520, 4), "keys": r(1, 520, 4), "values": r(1, 520, 1),
@@ -279,10 +353,11 @@ def mh_case(what, body, batched=True):
        f"multihead {what}: scaled = QK / √(h/H)")
     vis = visible(B, Nq, Nk, body.get("valid_lens"), body.get("causal", False),
                   batched)
-    vh = np.broadcast_to(vis[:, None], t["scaled"].shape)
-    ok(same(t["masked"][vh], t["scaled"][vh]),
-       f"multihead {what}: masked = scaled where visible")
-    check_weights(t, vis, f"multihead {what}", heads=True)
+    vh, add = with_masks(body, vis, H, batched)
+    ok(same(t["masked"][vh], (t["scaled"] + add)[vh]),
+       f"multihead {what}: masked = scaled (+ a float attn_mask) where "
+       "visible, head by head")
+    check_weights(t, vh, f"multihead {what}", heads=True)
     ok(close(t["weighted_values"], t["weights"] @ Vh,
              np.abs(t["weights"]) @ np.abs(Vh)),
        f"multihead {what}: weighted_values = weights · V_t")
@@ -314,6 +389,27 @@ mh_case("unbatched", {"queries": r(3, 2), "keys": r(4, 2), "values": r(4, 2),
                       "num_heads": 1, "W_q": r(2, 2), "W_k": r(2, 2),
                       "W_v": r(2, 2), "W_o": r(2, 2), "valid_lens": [1, 2, 4],
                       "trace": True}, batched=False)
+
+mh_case("per-head float attn_mask (B·H, Nq, Nk), key_padding_mask", {
+    "queries": r(2, 3, 4), "keys": r(2, 5, 3), "values": r(2, 5, 2),
+    "num_heads": 2, "W_q": r(4, 4), "W_k": r(4, 3), "W_v": r(4, 2),
+    "W_o": r(3, 4), "attn_mask": float_mask(4, 3, 5),
+    "key_padding_mask": [[False, False, False, False, True],
+                         [False, True, False, True, False]],
+    "trace": True})
+mh_case("per-head boolean attn_mask, causal self-attention", {
+    "queries": r(2, 4, 4), "num_heads": 2, "num_hiddens": 4, "seed": 3,
+    "attn_mask": bool_mask(4, 4, 4), "causal": True, "trace": True})
+mh_case("per-example float attn_mask (B, Nq, Nk), 3 heads", {
+    "queries": r(2, 3, 3), "keys": r(2, 4, 3), "values": r(2, 4, 3),
+    "num_heads": 3, "W_q": r(6, 3), "W_k": r(6, 3), "W_v": r(6, 3),
+    "W_o": r(2, 6), "attn_mask": float_mask(2, 3, 4), "trace": True})
+mh_case("unbatched per-head float attn_mask (H, Nq, Nk)", {
+    "queries": r(3, 2), "keys": r(4, 2), "values": r(4, 2), "num_heads": 2,
+    "W_q": r(2, 2), "W_k": r(2, 2), "W_v": r(2, 2), "W_o": r(2, 2),
+    "attn_mask": float_mask(2, 3, 4), "key_padding_mask": [False, True,
+                                                            False, False],
+    "trace": True}, batched=False)
 
 # ------------------------------------------------------------- additive
 
@@ -348,16 +444,22 @@ def add_case(what, body, batched=True):
              np.abs(wv)), f"additive {what}: scores = features · w_v")
     vis = visible(q.shape[0], q.shape[1], k.shape[1], body.get("valid_lens"),
                   body.get("causal", False), batched)
-    ok(same(t["masked"][vis], t["scores"][vis]),
-       f"additive {what}: masked = scores where visible")
+    vis, add = with_masks(body, vis, 1, batched)
+    vis, add = vis[:, 0], add[:, 0]
+    ok(same(t["masked"][vis], (t["scores"] + add)[vis]),
+       f"additive {what}: masked = scores (+ a float attn_mask) where "
+       "visible")
     check_weights(t, vis, f"additive {what}")
     ok(same(arr(tr["weights"]), arr(ans["weights"])) and
        same(arr(tr["weighted_values"]), arr(ans["output"])),
        f"additive {what}: trace.weights and weighted_values are the "
        "answer's")
-    if "scores" in ans:
-        ok(same(arr(ans["scores"]), arr(tr["masked"])),
-           f"additive {what}: return_scores' scores are trace.masked")
+    if "scores" in ans:  # the scores before a float mask is added
+        sc = arr(ans["scores"]).reshape(t["masked"].shape)
+        ok(same(np.isnan(sc), ~vis) and same(sc[vis] + add[vis],
+                                             t["masked"][vis]),
+           f"additive {what}: return_scores' scores (+ a float attn_mask) "
+           "are trace.masked")
     check_unchanged("/attention/additive", body, ans, f"additive {what}")
 
 
@@ -374,6 +476,17 @@ add_case("drawn, unbatched, grads", {
     "queries": r(2, 3), "keys": r(4, 3), "values": r(4, 2),
     "num_hiddens": 5, "seed": 11, "grad_output": r(2, 2), "trace": True},
     batched=False)
+
+add_case("float attn_mask with nulls, key_padding_mask, scores", {
+    "queries": r(2, 3, 4), "keys": r(2, 5, 3), "values": r(2, 5, 2),
+    "W_q": r(6, 4), "W_k": r(6, 3), "w_v": r(6),
+    "attn_mask": float_mask(2, 3, 5),
+    "key_padding_mask": [[False, False, True, False, False], [False] * 5],
+    "return_scores": True, "trace": True})
+add_case("boolean attn_mask (Nq, Nk), unbatched", {
+    "queries": r(3, 3), "keys": r(4, 3), "values": r(4, 2),
+    "W_q": r(5, 3), "W_k": r(5, 3), "w_v": r(5),
+    "attn_mask": bool_mask(3, 4), "trace": True}, batched=False)
 
 # ------------------------------------------------------------------- NW
 

@@ -16,7 +16,11 @@ request, and compares (prints TAP):
   * every trace member against the steps recomputed with the layers'
     modules (and that chain against the model's output);
 over norm_first both ways, num_layers 1 … 3, unbatched input, positional
-encoding (d2l: X·sqrt(E) + P), GELU and a causal encoder. Also: central
+encoding (d2l: X·sqrt(E) + P), GELU and a causal encoder; and with
+PyTorch's masks (src_mask, src_key_padding_mask; tgt_mask, memory_mask,
+tgt_key_padding_mask, memory_key_padding_mask), boolean and float, 2-D
+(N, Nk) and per head 3-D (B·H, N, Nk), with and without causal (no row
+left without a key: PyTorch answers NaN there). Also: central
 finite differences of a few gradients (h = 1e-5, |fd - grad| <= 1e-7), and
 the seeded parameters against attnd's generator in plain Python
 (tests/vectors/attnrng.py), exactly.
@@ -129,10 +133,71 @@ def causal_mask(n):
     return torch.triu(torch.full((n, n), float("-inf")), diagonal=1)
 
 
+def make_attn_mask(kind, B, H, Nq, Nk, g):
+    """A random attn_mask: kind "bool2", "bool3", "float2" or "float3"
+    (2-D (Nq, Nk) or per head (B·H, Nq, Nk)); key 0 is always allowed, so
+    no row is left without a key. Float masks hold -inf entries too."""
+    shape = (Nq, Nk) if kind.endswith("2") else (B * H, Nq, Nk)
+    hide = torch.rand(shape, generator=g) < 0.35
+    hide[..., 0] = False
+    if kind.startswith("bool"):
+        return hide
+    m = torch.randn(shape, generator=g)
+    return m.masked_fill(hide, float("-inf"))
+
+
+def make_kpm(B, Nk):
+    """key_padding_mask (B, Nk): example b pads its last b + 1 keys (key 0
+    never)."""
+    kpm = torch.zeros(B, Nk, dtype=torch.bool)
+    for b in range(B):
+        kpm[b, max(1, Nk - 1 - b):] = True
+    return kpm
+
+
+def additive(mask, kpm, causal, B, H, Nq, Nk):
+    """The scores' additive mask (B, H, Nq, Nk) that PyTorch's
+    nn.MultiheadAttention makes of attn_mask, key_padding_mask and a
+    causal mask: 0 or the float entry where allowed, -inf where not."""
+    A = torch.zeros(B, H, Nq, Nk)
+    if mask is not None:
+        m = mask.reshape(-1, Nq, Nk)
+        if m.dtype == torch.bool:
+            m = torch.zeros(m.shape).masked_fill(m, float("-inf"))
+        A = A + (m.reshape(B, H, Nq, Nk) if m.shape[0] > 1 else m[0])
+    if kpm is not None:
+        A = A.masked_fill(kpm.reshape(B, 1, 1, Nk), float("-inf"))
+    if causal:
+        A = A + causal_mask(Nq)
+    return A
+
+
+def with_causal(mask, n):
+    """attn_mask and the causal mask as one mask for PyTorch (attnd takes
+    the two apart)."""
+    if mask is None:
+        return causal_mask(n)
+    if mask.dtype == torch.bool:
+        return mask | torch.triu(torch.ones(n, n, dtype=torch.bool), 1)
+    return mask + causal_mask(n)
+
+
+def wire(t):
+    """A mask as JSON: -inf as null."""
+    if t.dtype == torch.bool:
+        return t.tolist()
+
+    def conv(v):
+        if isinstance(v, list):
+            return [conv(u) for u in v]
+        return None if v == float("-inf") else v
+    return conv(t.tolist())
+
+
 def attention_trace(mha, q, kv, mask):
     """The multi-head names of the plan for one nn.MultiheadAttention call
-    on batched q (B, Nq, E), kv (B, Nk, E); mask additive (Nq, Nk) or
-    None."""
+    on batched q (B, Nq, E), kv (B, Nk, E); mask additive, (Nq, Nk) or
+    (B, H, Nq, Nk), or None."""
     E, H = mha.embed_dim, mha.num_heads
     dh = E // H
     W, b = mha.in_proj_weight, mha.in_proj_bias
@@ -161,7 +226,8 @@ def attention_trace(mha, q, kv, mask):
             ("concat", concat), ("output", out)]
 
 
-def reference_trace(model, x, memory, self_mask, decoder, norm_first, act):
+def reference_trace(model, x, memory, self_mask, decoder, norm_first, act,
+                    cross_mask=None):
     """Every trace member per layer, recomputed with the layers' modules
     (batched x); returns ({name: (L, ...) tensor}, order, output)."""
     per = {}
@@ -190,7 +256,8 @@ def reference_trace(model, x, memory, self_mask, decoder, norm_first, act):
                 name, mha = blocks[k]
                 kv = memory if name == "cross_attention" else a
                 tr = attention_trace(mha, a, kv, self_mask
-                                     if name == "self_attention" else None)
+                                     if name == "self_attention"
+                                     else cross_mask)
                 for member, v in tr:
                     put(name + "." + member, v)
                 y = tr[-1][1]
@@ -231,15 +298,21 @@ def build(decoder, E, H, F, L, norm_first, act, seed):
 
 
 def run_case(decoder, L, norm_first, batched=True, pe=False, act="relu",
-             causal=None, seed=0):
+             causal=None, seed=0, masks=None):
+    """masks: None, or {"self": kind, "self_kpm": True, "cross": kind,
+    "cross_kpm": True} (kinds of make_attn_mask; any member may be left
+    out): the self-attention's src_mask / tgt_mask and key padding, the
+    decoder's memory_mask and memory_key_padding_mask."""
     E, H, F, B, S, Tn = 8, 2, 12, 2, 5, 4
+    masks = masks or {}
     path = "/transformer/decoder" if decoder else "/transformer/encoder"
-    label = "%s L=%d %s%s%s%s%s" % (
+    label = "%s L=%d %s%s%s%s%s%s" % (
         "decoder" if decoder else "encoder", L,
         "norm_first" if norm_first else "post-norm",
         "" if batched else " unbatched", " positional" if pe else "",
         " gelu" if act == "gelu" else "",
-        " causal" if causal else "")
+        " causal" if causal else "",
+        "".join(" %s=%s" % (k, v) for k, v in sorted(masks.items())))
     model = build(decoder, E, H, F, L, norm_first, act, seed + 100)
     g = torch.Generator().manual_seed(seed)
     N = Tn if decoder else S
@@ -247,7 +320,19 @@ def run_case(decoder, L, norm_first, batched=True, pe=False, act="relu",
     mem = torch.randn(B, S, E, generator=g) if decoder else None
     grad_out = torch.randn(B, N, E, generator=g)
     is_causal = decoder if causal is None else causal
-    mask = causal_mask(N) if is_causal else None
+    Bm = B if batched else 1
+    sm = (make_attn_mask(masks["self"], Bm, H, N, N, g)
+          if "self" in masks else None)
+    skpm = make_kpm(Bm, N) if masks.get("self_kpm") else None
+    cm = (make_attn_mask(masks["cross"], Bm, H, N, S, g)
+          if "cross" in masks else None)
+    ckpm = make_kpm(Bm, S) if masks.get("cross_kpm") else None
+    # what PyTorch is given: the causal mask folded into attn_mask
+    mask = with_causal(sm, N) if is_causal else sm
+    # the scores' whole additive masks (B, H, N, Nk), for weights and trace
+    self_add = additive(sm, skpm, is_causal, Bm, H, N, N)
+    cross_add = additive(cm, ckpm, False, Bm, H, N, S)
+    kpm_of = (lambda t: None if t is None else t if batched else t[0])
     body = {
         ("tgt" if decoder else "src"): (x_in if batched else x_in[0]).tolist(),
         "num_heads": H, "num_layers": L, "norm_first": norm_first,
@@ -260,6 +345,12 @@ def run_case(decoder, L, norm_first, batched=True, pe=False, act="relu",
         body["memory"] = (mem if batched else mem[0]).tolist()
     if causal is not None:
         body["causal"] = causal
+    names = (("tgt_mask", "tgt_key_padding_mask", "memory_mask",
+              "memory_key_padding_mask") if decoder else
+             ("src_mask", "src_key_padding_mask", None, None))
+    for name, t in zip(names, (sm, kpm_of(skpm), cm, kpm_of(ckpm))):
+        if t is not None:
+            body[name] = wire(t)
     status, ans = post(path, body)
     if status != 200:
         not_ok(label + ": 200", "status %d: %s" % (status, ans))
@@ -279,22 +370,25 @@ def run_case(decoder, L, norm_first, batched=True, pe=False, act="relu",
             hooks.append(layer.multihead_attn.register_forward_pre_hook(
                 lambda mod, args: caught["cross"].append((mod, args))))
     if decoder:
-        out = model(x, memt, tgt_mask=mask)
+        out = model(x, memt, tgt_mask=mask, memory_mask=cm,
+                    tgt_key_padding_mask=kpm_of(skpm),
+                    memory_key_padding_mask=kpm_of(ckpm))
     else:
-        out = model(x, mask=mask)
+        out = model(x, mask=mask, src_key_padding_mask=kpm_of(skpm))
     for h in hooks:
         h.remove()
     gout = grad_out if batched else grad_out[0]
     (out * gout).sum().backward()
     close(label + ": output", ans["output"], out)
     for kind, name, m in (("self", "self_weights" if decoder else "weights",
-                           mask), ("cross", "cross_weights", None)):
+                           self_add), ("cross", "cross_weights", cross_add)):
         if kind == "cross" and not decoder:
             continue
         ws = []
+        m3 = m.reshape(-1, m.shape[2], m.shape[3])  # (B·H, Nq, Nk)
         with torch.no_grad():
             for mod, args in caught[kind]:
-                _, w = mod(*args, attn_mask=m, need_weights=True,
+                _, w = mod(*args, attn_mask=m3, need_weights=True,
                            average_attn_weights=False)
                 ws.append(w)
         close(label + ": " + name + " (per layer, per head)", ans[name],
@@ -333,8 +427,8 @@ def run_case(decoder, L, norm_first, batched=True, pe=False, act="relu",
         mb = None
         if decoder:
             mb = memt.detach() if batched else memt.detach().unsqueeze(0)
-        ref, order, final = reference_trace(model, xb, mb, mask, decoder,
-                                            norm_first, act)
+        ref, order, final = reference_trace(model, xb, mb, self_add, decoder,
+                                            norm_first, act, cross_add)
     trace = ans.get("trace", {})
     head = ["input"]
     if pe:
@@ -505,6 +599,30 @@ def main():
         seed += 3
     run_case(False, 2, False, causal=True, seed=seed)
     run_case(True, 1, True, batched=False, pe=True, causal=False, seed=seed + 1)
+    seed += 2
+    # PyTorch's masks: boolean and float, 2-D and per head, key padding
+    for masks, causal in (({"self": "bool2"}, None),
+                          ({"self": "float2"}, True),
+                          ({"self": "bool3", "self_kpm": True}, None),
+                          ({"self": "float3", "self_kpm": True}, True),
+                          ({"self_kpm": True}, None)):
+        run_case(False, 2, False, causal=causal, seed=seed, masks=masks)
+        run_case(False, 1, True, causal=causal, seed=seed + 1, masks=masks)
+        seed += 2
+    for masks, causal in (({"self": "bool2", "cross": "bool2"}, None),
+                          ({"self": "float3", "cross": "float2"}, False),
+                          ({"self_kpm": True, "cross_kpm": True}, None),
+                          ({"self": "bool3", "self_kpm": True,
+                            "cross": "bool3", "cross_kpm": True}, None),
+                          ({"self": "float2", "self_kpm": True,
+                            "cross": "float3", "cross_kpm": True}, True)):
+        run_case(True, 2, False, causal=causal, seed=seed, masks=masks)
+        run_case(True, 1, True, causal=causal, seed=seed + 1, masks=masks)
+        seed += 2
+    run_case(False, 2, False, batched=False, seed=seed,
+             masks={"self": "float3", "self_kpm": True})
+    run_case(True, 1, False, batched=False, seed=seed + 1,
+             masks={"self": "bool2", "cross": "float3", "cross_kpm": True})
     seeded()
     finite_differences()
     print("1..%d" % T)
