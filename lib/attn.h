@@ -971,26 +971,6 @@ attn_status attn_xf_backward(double *grad_x, double *grad_memory,
                              const attn_mask *self_mask,
                              const attn_mask *cross_mask, attn_fault *fault);
 
-/* The intermediates of one multi-head attention in a trace (the names of
- * /attention/multihead's trace), from its inputs, parameters and weights:
- *   q_in: (B, Nq, E)  kv_in: (B, Nk, E)  W_in (3E, E)  b_in (3E)
- *   weights: (B, H, Nq, Nk)  out_W (E, E)  out_b (E)
- *   -> Q: (B, Nq, E) = q_in·W_qᵀ + b_q, K, V: (B, Nk, E),
- *      Q_heads: (B, H, Nq, E/H), K_heads, V_heads: (B, H, Nk, E/H),
- *      QK: (B, H, Nq, Nk) = Q_t K_tᵀ (unscaled),
- *      weighted_values: (B, H, Nq, E/H) = weights_t·V_t,
- *      concat: (B, Nq, E) (heads side by side).
- * Errors: ATTN_E_INVALID_ARG (NULL, zero size, H not dividing E);
- * ATTN_E_OVERFLOW. */
-attn_status attn_xf_attention_trace(double *Q, double *K, double *V,
-                                    double *Q_heads, double *K_heads,
-                                    double *V_heads, double *QK,
-                                    double *weighted_values, double *concat,
-                                    const double *q_in, const double *kv_in,
-                                    const double *W_in, const double *b_in,
-                                    const double *weights, size_t B, size_t Nq,
-                                    size_t Nk, size_t E, size_t H);
-
 /* Seeded parameters with PyTorch's initial distributions, drawn from rng
  * (attn_rng_uniform, U(−a, a) = −a + 2a·u) in state_dict order, one layer
  * after another, each layer drawn on its own (nn.TransformerEncoder

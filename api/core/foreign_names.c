@@ -48,6 +48,21 @@ static const foreign_name table[] = {
     {"key_padding_mask", "valid_lens",
      "is not offered on this route: give each example's number of real "
      "keys as `valid_lens`"},
+    {"attn_mask", "src_mask",
+     "is nn.MultiheadAttention's name; the encoder takes it as PyTorch's "
+     "nn.TransformerEncoder does: `src_mask`, and key padding as "
+     "`src_key_padding_mask`"},
+    {"attn_mask", "tgt_mask",
+     "is nn.MultiheadAttention's name; the decoder takes it as PyTorch's "
+     "nn.TransformerDecoder does: `tgt_mask` for its self-attention, "
+     "`memory_mask` for the cross-attention"},
+    {"key_padding_mask", "src_key_padding_mask",
+     "is nn.MultiheadAttention's name; the encoder calls it "
+     "`src_key_padding_mask`, as nn.TransformerEncoder does"},
+    {"key_padding_mask", "tgt_key_padding_mask",
+     "is nn.MultiheadAttention's name; the decoder takes "
+     "`tgt_key_padding_mask` and `memory_key_padding_mask`, as "
+     "nn.TransformerDecoder does"},
     {"mask", "valid_lens",
      "is not a field: attnd takes PyTorch's `attn_mask` (a boolean one is "
      "true where a key is NOT allowed, as nn.MultiheadAttention; "
@@ -112,7 +127,7 @@ const char *api_foreign_name(const char *key, const char *const *names,
         for (size_t j = 0; j < n; j++)
             if (!strcmp(names[j], table[i].needs))
                 return table[i].says;
-        return NULL;
+        /* a later entry of the same name may fit this route */
     }
     return NULL;
 }

@@ -298,8 +298,9 @@ void api_problem_from_json_error(api_problem *p, const json_error_t *error,
         api_fail(p, API_E_INVALID_JSON, NULL,
                  "the body is not valid JSON: JSON has no NaN or Infinity "
                  "(line %d, column %d, byte %d). Send finite numbers (mask "
-                 "keys with valid_lens or causal, not with -inf; a masked "
-                 "score in an answer is null); Python's json.dumps(x, "
+                 "keys with valid_lens, causal or attn_mask, where null is "
+                 "-inf; a masked score in an answer is null); Python's "
+                 "json.dumps(x, "
                  "allow_nan=False) finds them",
                  error->line, error->column, error->position);
         return;

@@ -943,13 +943,32 @@ static attn_status trace_attention(xf_request *m) {
                 (const double *const *)m->param + l * ATTN_XF_N_PARAMS;
             const double *q = attn_xf_block_input(&m->tape, c, m->x0, l, k);
             const double *kv = k ? m->memd : q;
-            attn_status st = attn_xf_attention_trace(
-                t->Q + l * rq, t->K + l * rk, t->V + l * rk,
-                t->Q_heads + l * rq, t->K_heads + l * rk, t->V_heads + l * rk,
-                t->QK + l * qk, t->wv + l * rq, t->concat + l * rq, q, kv,
-                p[k ? ATTN_XF_CA_IN_W : ATTN_XF_SA_IN_W],
-                p[k ? ATTN_XF_CA_IN_B : ATTN_XF_SA_IN_B],
-                m->tape.weights[k] + l * qk, c->B, c->N, Nk, c->E, c->H);
+            /* PyTorch's packed in_proj (3E, E): rows W_q, W_k, W_v */
+            const size_t E = c->E;
+            const double *W_in = p[k ? ATTN_XF_CA_IN_W : ATTN_XF_SA_IN_W];
+            const double *b_in = p[k ? ATTN_XF_CA_IN_B : ATTN_XF_SA_IN_B];
+            const attn_multihead_params params = {
+                .W_q = W_in,
+                .W_k = W_in + E * E,
+                .W_v = W_in + 2 * E * E,
+                .b_q = b_in,
+                .b_k = b_in + E,
+                .b_v = b_in + 2 * E,
+            };
+            const attn_multihead_steps steps = {
+                .Q = t->Q + l * rq,
+                .K = t->K + l * rk,
+                .V = t->V + l * rk,
+                .Q_heads = t->Q_heads + l * rq,
+                .K_heads = t->K_heads + l * rk,
+                .V_heads = t->V_heads + l * rk,
+                .QK = t->QK + l * qk,
+                .weighted_values = t->wv + l * rq,
+                .concat = t->concat + l * rq,
+            };
+            attn_status st = attn_multihead_trace(
+                &steps, m->tape.weights[k] + l * qk, q, kv, kv, &params, c->B,
+                c->N, Nk, E, E, E, E, c->H);
             if (st != ATTN_OK)
                 return st;
             double *out = t->masked + l * qk;

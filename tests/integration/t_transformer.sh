@@ -149,4 +149,12 @@ check_problem "64 layers of F = 16000 are over --max-work: 413" 413 payload_too_
 post_json $ENC "{\"src\": $BIG, \"num_heads\": 4, \"num_layers\": 64, \"dim_feedforward\": 17000, \"seed\": 1}"
 check_problem "a feed-forward layer over --max-elements: 413" 413 payload_too_large
 check_json "  naming ffn_hidden" '.detail | contains("ffn_hidden")'
+post_json $ENC "{$SRC, \"num_heads\": 2, \"num_layers\": 1, \"seed\": 1, \"attn_mask\": [[false]]}"
+check_problem "nn.MultiheadAttention's attn_mask on the encoder is unknown_field" \
+    422 unknown_field /attn_mask
+check_json "  naming src_mask and src_key_padding_mask" \
+    '.detail | contains("`src_mask`") and contains("`src_key_padding_mask`")'
+post_json $DEC "{$TGT, \"num_heads\": 1, \"num_layers\": 1, \"seed\": 9, \"key_padding_mask\": [[false, false]]}"
+check_json "key_padding_mask on the decoder names tgt_ and memory_key_padding_mask" \
+    '.detail | contains("`tgt_key_padding_mask`") and contains("`memory_key_padding_mask`")'
 echo "1..$T"

@@ -970,8 +970,10 @@
     var path = $('endpoint').value, b = editorBody(), dims = b && bodyDims(path, b);
     if (!dims) return;
     if (which === 'tau') {
-      var tau = Math.sqrt(dims.d) * Math.pow(2, +$('ctl-tau').value);
-      b.scale = Number((1 / tau).toPrecision(6));
+      /* τ = √d is attnd's own default: leave scale out rather than send
+       * 1/√d rounded; elsewhere the exact double 1/τ */
+      var steps = +$('ctl-tau').value, tau = Math.sqrt(dims.d) * Math.pow(2, steps);
+      if (steps === 0) delete b.scale; else b.scale = 1 / tau;
     } else if (which === 'scale-reset') {
       delete b.scale;
     } else if (which === 'causal') {
