@@ -14,6 +14,19 @@ static const api_field label_fields[] = {
 const api_schema api_labels_schema = {
     "labels", label_fields, sizeof label_fields / sizeof label_fields[0]};
 
+/* The code point of an explicit bidirectional embedding, override or
+ * isolate (U+202A … U+202E, U+2066 … U+2069; UAX #9) starting at c, or 0.
+ * Their UTF-8 is E2 80 AA … AE and E2 81 A6 … A9. */
+static unsigned bidi_control(const unsigned char *c, size_t left) {
+    if (left < 3 || c[0] != 0xE2)
+        return 0;
+    if (c[1] == 0x80 && c[2] >= 0xAA && c[2] <= 0xAE)
+        return 0x202Au + (unsigned)(c[2] - 0xAA);
+    if (c[1] == 0x81 && c[2] >= 0xA6 && c[2] <= 0xA9)
+        return 0x2066u + (unsigned)(c[2] - 0xA6);
+    return 0;
+}
+
 /* Check one axis: n labels, each short and free of control characters. */
 static int check_axis(const json_t *axis, const char *member, size_t n,
                       const char *what, api_problem *p) {
@@ -40,7 +53,7 @@ static int check_axis(const json_t *axis, const char *member, size_t n,
                             "label %zu of labels.%s has %zu bytes of UTF-8; "
                             "a label has at most %d",
                             i, member, len, API_LABEL_MAX_BYTES);
-        for (size_t k = 0; k < len; k++)
+        for (size_t k = 0; k < len; k++) {
             if (c[k] < 0x20 || c[k] == 0x7f)
                 return api_fail(p, API_E_INVALID_VALUE, ptr,
                                 "label %zu of labels.%s holds the control "
@@ -48,6 +61,15 @@ static int check_axis(const json_t *axis, const char *member, size_t n,
                                 "printable text (an SVG picture cannot carry "
                                 "control characters)",
                                 i, member, c[k], k);
+            unsigned cp = bidi_control(c + k, len - k);
+            if (cp)
+                return api_fail(p, API_E_INVALID_VALUE, ptr,
+                                "label %zu of labels.%s holds the "
+                                "bidirectional control U+%04X at byte %zu; "
+                                "it would reorder the labels drawn after "
+                                "it, so labels carry none (Unicode UAX #9)",
+                                i, member, cp, k);
+        }
     }
     return 0;
 }

@@ -538,11 +538,12 @@ static int check_values(xf_request *m, const json_t *body, api_problem *p) {
     }
     c->norm_first = api_field_bool(body, "norm_first", 0);
     c->eps = api_field_number(body, "layer_norm_eps", 1e-5);
-    if (!isfinite(c->eps) || c->eps < 0)
+    if (!isfinite(c->eps) || !(c->eps > 0))
         return api_fail(p, API_E_INVALID_VALUE, "/layer_norm_eps",
                         "layer_norm_eps is added to the variance under the "
-                        "square root: a number >= 0 (PyTorch's default "
-                        "1e-5)");
+                        "square root: a finite number > 0 (PyTorch's default "
+                        "1e-5; with 0 a row of equal features divides 0 by "
+                        "0)");
     const char *act = api_field_string(body, "activation", "relu");
     if (!strcmp(act, "relu"))
         c->activation = ATTN_ACTIVATION_RELU;

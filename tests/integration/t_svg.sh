@@ -231,6 +231,11 @@ check_problem "labels are checked for JSON answers too" \
 post_json /softmax/masked '{"scores": [[1, 2], [3, 4]], "labels": {"queries": ["p", 7]}}'
 check_problem "a label that is not a string: 422 wrong_type" \
     422 wrong_type /labels/queries/1
+post_json /softmax/masked '{"scores": [[1, 2], [3, 4]], "labels": {"keys": ["a\u202eb", "c"]}}'
+check_problem "a label with a right-to-left override: 422 at /labels/keys/0" \
+    422 invalid_value /labels/keys/0
+post_json /softmax/masked '{"scores": [[1, 2], [3, 4]], "labels": {"keys": ["\u2067x", "c"]}}'
+check_problem "  so is a right-to-left isolate" 422 invalid_value /labels/keys/0
 for pal in viridis rdbu; do
     post_json "/attention/dot?palette=$pal" "{$LQKV}" -H 'Accept: image/svg+xml'
     check_svg "?palette=$pal: a valid SVG 1.1 picture" 6 1

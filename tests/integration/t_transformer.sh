@@ -92,6 +92,8 @@ post_json $ENC "{$SRC, \"num_heads\": 2, \"num_layers\": 1, \"seed\": 1, \"activ
 check_problem "activation other than relu, gelu" 422 invalid_value /activation
 post_json $ENC "{$SRC, \"num_heads\": 2, \"num_layers\": 1, \"seed\": 1, \"layer_norm_eps\": -1}"
 check_problem "a negative layer_norm_eps" 422 invalid_value /layer_norm_eps
+post_json $ENC "{$SRC, \"num_heads\": 2, \"num_layers\": 1, \"seed\": 1, \"layer_norm_eps\": 0}"
+check_problem "layer_norm_eps 0 (0/0 on a constant row) is 422 at it" 422 invalid_value /layer_norm_eps
 post_json $ENC "{$SRC, \"num_heads\": 2, \"num_layers\": 1, \"seed\": 1, \"src_mask\": [[0]]}"
 check_problem "src_mask (1, 1) for S = 3 is shape_mismatch" 422 shape_mismatch /src_mask
 check_json "  expected (S, S) = (3, 3)" '.expected == [3, 3] and .got == [1, 1]'
