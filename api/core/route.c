@@ -174,6 +174,12 @@ int api_route_charge(api_call *call, const void *shapes) {
     if (call->req != NULL && call->req->stream_ok &&
         answer > API_COST_STREAMED_TEXT)
         answer = API_COST_STREAMED_TEXT;
+    /* Run by another route (invoke.h): /grade and its catalogue compare
+     * the typed result and never print it, so its text is not held; the
+     * v2 front (API_ROUTE_TENSOR_PROTOCOL) prints it as its outputs. */
+    if (call->outer != NULL && call->outer->route != NULL &&
+        !(call->outer->route->flags & API_ROUTE_TENSOR_PROTOCOL))
+        answer = 0;
     return api_ledger_reserve(
         call->ledger,
         api_work_add(c->input_bytes, api_work_add(c->working_bytes, answer)),

@@ -233,6 +233,20 @@ def main():
         line, headers, body = request(port, "POST", "/attention/dot",
                                       dot_body(100))
         report(line.startswith("HTTP/1.1 200"), "a small one: 200")
+        # /grade compares its reference and never prints it: a traced
+        # reference whose answer text alone (~80 MB) would not fit
+        rows = json.loads(dot_body(900))["queries"]
+        graded = json.dumps({
+            "endpoint": "/attention/dot",
+            "request": {"queries": rows, "keys": rows, "values": rows,
+                        "trace": True},
+            "answer": {"output": rows}}).encode()
+        line, headers, body = request(port, "POST", "/grade", graded)
+        report(line.startswith("HTTP/1.1 200") and
+               "pass" in json.loads(body or b"{}"),
+               "/grade of a traced request holds the reference's tensors, "
+               "not its answer text: 200", line + " " +
+               body[:200].decode("latin-1"))
 
         # three readers that do not read hold answers of ~20 MB each
         holders = []
