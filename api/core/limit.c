@@ -8,6 +8,7 @@
 
 #include "api.h"
 #include "attn.h"
+#include "cost.h"
 
 uint64_t api_work_mul(uint64_t a, uint64_t b) {
     if (a && b > UINT64_MAX / a)
@@ -52,6 +53,21 @@ int api_limit_work(uint64_t work, uint64_t max_work, api_problem *p) {
                     "this request needs about %llu multiply-adds; the limit "
                     "is %llu (--max-work)",
                     (unsigned long long)work, (unsigned long long)max_work);
+}
+
+int api_limit_answer(uint64_t answer_bytes, size_t max_elements,
+                     api_problem *p) {
+    uint64_t max = api_cost_answer_max(max_elements);
+    if (answer_bytes <= max)
+        return 0;
+    return api_fail(p, API_E_PAYLOAD_TOO_LARGE, NULL,
+                    "the answer would hold up to %llu bytes of text; an "
+                    "answer holds at most %d tensors' worth of numbers at "
+                    "the limit of %zu per tensor (--max-elements), %llu "
+                    "bytes: ask for fewer members (return_weights: false, no "
+                    "return_scores) or smaller shapes",
+                    (unsigned long long)answer_bytes, API_ANSWER_TENSORS_MAX,
+                    max_elements, (unsigned long long)max);
 }
 
 static _Thread_local unsigned deadline_s; /* the limit in force, for messages */
