@@ -8,7 +8,6 @@
 
 #include "api.h"
 #include "attn.h"
-#include "cost.h"
 
 uint64_t api_work_mul(uint64_t a, uint64_t b) {
     if (a && b > UINT64_MAX / a)
