@@ -20,6 +20,9 @@
  * more (about 0.15 ms of features and their dot products). */
 #define FEATURES_PER_BLOCK 4096
 #define FEATURES_PER_THREAD ((size_t)1 << 18)
+/* Projections turned into exponentials at once: about 5 ms, between two
+ * looks at the deadline. */
+#define EXP_PER_BLOCK ((size_t)1 << 20)
 
 attn_status attn_additive_workspace(size_t *bytes, size_t B, size_t Nq,
                                     size_t Nk, size_t h) {
@@ -161,20 +164,29 @@ attn_status attn_additive_forward(double *out, double *weights, double *scores,
     double *pk = pq + B * Nq * h;
     double *s = scores ? scores : weights;
 
-    /* 1. projections: pq = Q W_qᵀ (B·Nq, h), pk = K W_kᵀ (B·Nk, h) */
-    cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)(B * Nq), (int)h,
-                (int)dq, 1.0, q, (int)dq, W_q, (int)dq, 0.0, pq, (int)h);
-    cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)(B * Nk), (int)h,
-                (int)dk, 1.0, k, (int)dk, W_k, (int)dk, 0.0, pk, (int)h);
+    /* 1. projections: pq = Q W_qᵀ (B·Nq, h), pk = K W_kᵀ (B·Nk, h), in
+     *    blocks that stop at the deadline */
+    if (attn_project_rows(pq, q, W_q, B * Nq, dq, h) != ATTN_OK ||
+        attn_project_rows(pk, k, W_k, B * Nk, dk, h) != ATTN_OK) {
+        free(pq);
+        return ATTN_E_DEADLINE;
+    }
 
     /* 2. s[b, i, j] = Σ_c w_v[c] tanh(pq[b, i, c] + pk[b, j, c]), the
      *    queries shared out over the cores when there are many features;
-     *    from the projections' exponentials when they allow it */
+     *    from the projections' exponentials when they allow it (made in
+     *    blocks, the deadline checked between them) */
     size_t np = B * (Nq + Nk) * h; /* pk follows pq, then eq, ek, mq, mk */
     double *eq = pq + np, *mq = eq + np;
     int exp_form = exp_form_fits(pq, np);
-    if (exp_form)
-        to_exp_form(eq, mq, pq, np);
+    for (size_t i0 = 0; exp_form && i0 < np; i0 += EXP_PER_BLOCK) {
+        if (attn_deadline_passed()) {
+            free(pq);
+            return ATTN_E_DEADLINE;
+        }
+        size_t n = np - i0 < EXP_PER_BLOCK ? np - i0 : EXP_PER_BLOCK;
+        to_exp_form(eq + i0, mq + i0, pq + i0, n);
+    }
     scores_job job = {pq, pk, w_v, eq, eq + B * Nq * h, mq, mq + B * Nq * h,
                       s,  Nq, Nk,  h,  exp_form,        0,  0};
     size_t per_query = Nk * h;

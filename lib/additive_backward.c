@@ -107,11 +107,13 @@ attn_status attn_additive_backward(
     memset(grad_pq, 0, B * (Nq + Nk) * h * sizeof(double));
     memset(grad_w_v, 0, h * sizeof(double));
 
-    /* 1. forward "pq = Q W_qᵀ, pk = K W_kᵀ", recomputed */
-    cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)(B * Nq), (int)h,
-                (int)dq, 1.0, q, (int)dq, W_q, (int)dq, 0.0, pq, (int)h);
-    cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)(B * Nk), (int)h,
-                (int)dk, 1.0, k, (int)dk, W_k, (int)dk, 0.0, pk, (int)h);
+    /* 1. forward "pq = Q W_qᵀ, pk = K W_kᵀ", recomputed in blocks that
+     *    stop at the deadline */
+    if (attn_project_rows(pq, q, W_q, B * Nq, dq, h) != ATTN_OK ||
+        attn_project_rows(pk, k, W_k, B * Nk, dk, h) != ATTN_OK) {
+        free(pq);
+        return ATTN_E_DEADLINE;
+    }
 
     for (size_t b = 0; b < B; b++) {
         const double *W = weights + b * Nq * Nk;

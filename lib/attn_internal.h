@@ -65,6 +65,14 @@ attn_status attn_check_finite(const double *x, size_t n, attn_fault *fault);
 /* 1 when n fits the integer type of the CBLAS interface (int). */
 int attn_blas_dim_ok(size_t n);
 
+/* y = x·Wᵀ: x (rows, din), W (h, din) in nn.Linear layout -> y (rows, h),
+ * by cblas_dgemm in blocks of about 2^24 multiply-adds, stopping with
+ * ATTN_E_DEADLINE (y partly written) between blocks once this thread's
+ * deadline has passed. Sizes are already checked (rows, din and h within
+ * BLAS's int). Else ATTN_OK. */
+attn_status attn_project_rows(double *y, const double *x, const double *W,
+                              size_t rows, size_t din, size_t h);
+
 /* Attention pooling out = weights · V (d2l 11.1), per example:
  *   weights: (B, Nq, Nk)  v: (B, Nk, dv) -> out: (B, Nq, dv).
  * Sizes are already checked. attn_pool_values uses cblas_dgemm

@@ -21,6 +21,7 @@
 
 #include <arpa/inet.h>
 #include <errno.h>
+#include <malloc.h>
 #include <microhttpd.h>
 #include <netinet/in.h>
 #include <stdatomic.h>
@@ -260,7 +261,14 @@ static void body_free(srv_request *r) {
     r->body_mapped = 0;
 }
 
+/* An answer this large is more than a heap keeps free for the next
+ * request (KEEP_FREE_BYTES, server/main.c): once it is freed, the heaps
+ * give their free pages back to the system (malloc_trim), so that an
+ * idle process does not stay at the peak of one large answer. */
+#define TRIM_AFTER_BYTES ((uint64_t)256 << 20)
+
 static void request_free(srv_request *r) {
+    int trim = r->answer_charged >= TRIM_AFTER_BYTES;
     srv_gate_release(r->srv->gate, &r->ticket);
     atomic_fetch_sub(&r->srv->in_flight, 1);
     free(r->query);
@@ -273,6 +281,8 @@ static void request_free(srv_request *r) {
      * resumed it (a stop, or the client gone) */
     api_response_free(&r->job_response);
     free(r);
+    if (trim)
+        malloc_trim(0);
 }
 
 /* MHD_OPTION_URI_LOG_CALLBACK: the raw request target, before the path is

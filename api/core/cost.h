@@ -52,4 +52,22 @@ typedef void (*api_cost_fn)(const struct api_call *call, const void *shapes,
 void api_cost_of_plan(api_cost *cost, size_t input_slots, const api_arena *plan,
                       uint64_t ops);
 
+/* Add the scratch lib/ allocates besides the request's allocation (the
+ * bytes its *_workspace function gives, at their largest over the calls
+ * the request makes, one at a time) to cost->working_bytes; overflowed
+ * (ok 0: the workspace function refused the sizes) counts as UINT64_MAX.
+ * Scratch is memory like any other: the budget reserves it. */
+void api_cost_scratch(api_cost *cost, int ok, size_t bytes);
+
+/* Set cost->answer_bytes from the numbers the answer prints, counted
+ * from the request's flags (which members it asks for), when that is less
+ * than api_cost_of_plan's bound (every slot beyond the inputs). */
+void api_cost_answer(api_cost *cost, uint64_t numbers);
+
+/* The most text an answer may hold: API_ANSWER_TENSORS_MAX tensors of
+ * max_elements numbers (--max-elements), each at its widest, and the
+ * frame. */
+#define API_ANSWER_TENSORS_MAX 2
+uint64_t api_cost_answer_max(size_t max_elements);
+
 #endif /* API_COST_H */

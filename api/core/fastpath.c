@@ -309,20 +309,108 @@ static void split(const path_set *set, path_mask live, size_t level,
 
 typedef struct {
     size_t start, end; /* the array's bytes in the body */
+    size_t id;         /* the order it was read in */
+    int dead;          /* a later member of its object has the same name */
 } region;
 
 typedef struct {
     api_fastpath *fp;
     const path_set *set;
-    region *regions; /* in document order */
+    region *regions; /* in document order; regions[i] is fp->arrays[i] */
     size_t n, cap;
+    size_t reads; /* arrays read so far: the next region's id */
+    size_t dead;  /* regions marked dead, not yet dropped */
 } scanner;
+
+/* A repeated member name: jansson keeps the last value of each name, so an
+ * earlier array of that name is never seen, and reading it would only hold
+ * memory the tree estimate (json_tree.h) does not count — a body of one
+ * small array repeated a million times would hold a million arrays here.
+ * Such an array is dropped from what was read, and its text is left to
+ * jansson, as any value that is not read: counted by the tree estimate
+ * and discarded by jansson exactly as without the fast path. */
+
+/* Drop the dead regions and their arrays and numbers, keeping the order
+ * of the rest (their numbers move down, never up). */
+static void drop_dead(scanner *sc) {
+    api_fastpath *fp = sc->fp;
+    size_t w = 0, numbers = 0;
+    for (size_t i = 0; i < sc->n; i++) {
+        if (sc->regions[i].dead)
+            continue;
+        api_fastpath_array a = fp->arrays[i];
+        if (a.first != numbers)
+            memmove(fp->numbers + numbers, fp->numbers + a.first,
+                    a.count * sizeof *fp->numbers);
+        a.first = numbers;
+        numbers += a.count;
+        fp->arrays[w] = a;
+        sc->regions[w++] = sc->regions[i];
+    }
+    sc->n = fp->n_arrays = w;
+    fp->n_numbers = numbers;
+    sc->dead = 0;
+}
+
+/* Mark the region read as id dead: the last one is dropped at once (the
+ * usual repetition, one member after another), others once they are as
+ * many as the live ones, so that dropping costs O(1) per array read. */
+static void mark_dead(scanner *sc, size_t id) {
+    size_t lo = 0, hi = sc->n; /* ids ascend in document order */
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (sc->regions[mid].id < id)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    if (lo == sc->n || sc->regions[lo].id != id || sc->regions[lo].dead)
+        return;
+    if (lo == sc->n - 1) {
+        sc->n--;
+        sc->fp->n_arrays--;
+        sc->fp->n_numbers = sc->fp->arrays[lo].first;
+        return;
+    }
+    sc->regions[lo].dead = 1;
+    sc->dead++;
+    if (sc->dead > sc->n - sc->dead + 64)
+        drop_dead(sc);
+}
+
+/* The members of one object that were read, by name, to find repeats. */
+#define READ_MEMBERS_MAX 64
+typedef struct {
+    struct {
+        size_t key, key_len; /* the raw name in the body */
+        size_t id;           /* its array's region */
+    } m[READ_MEMBERS_MAX];
+    size_t n;
+} read_members;
+
+/* A member named key[0 .. key_len) of the object whose read members are
+ * rm: when an earlier member of that name was read, it is dead (the
+ * last value wins). Names compare as raw text: an escaped spelling of the
+ * same name is not found, and then that array stays read (correct, only
+ * not dropped). */
+static void member_repeats(scanner *sc, read_members *rm, const char *s,
+                           size_t key, size_t key_len) {
+    for (size_t i = 0; i < rm->n; i++)
+        if (rm->m[i].key_len == key_len &&
+            !memcmp(s + rm->m[i].key, s + key, key_len)) {
+            mark_dead(sc, rm->m[i].id);
+            rm->m[i] = rm->m[--rm->n];
+            return;
+        }
+}
 
 static int scan_value(scanner *sc, cursor *c, path_mask live, size_t level);
 
 /* The members of the object at the cursor ('{'), each value with the
  * paths its name continues. */
 static int scan_object(scanner *sc, cursor *c, path_mask live, size_t level) {
+    read_members rm;
+    rm.n = 0;
     c->pos++;
     skip_ws(c);
     if (at(c, '}')) {
@@ -344,8 +432,17 @@ static int scan_object(scanner *sc, cursor *c, path_mask live, size_t level) {
         skip_ws(c);
         path_mask next =
             step(sc->set, live, level, c->s + key, key_len, escaped);
+        member_repeats(sc, &rm, c->s, key, key_len);
+        size_t reads = sc->reads, value = c->pos;
         if (scan_value(sc, c, next, level + 1))
             return -1;
+        /* the value itself was read (not arrays inside it) */
+        if (sc->reads == reads + 1 && sc->regions[sc->n - 1].id == reads &&
+            sc->regions[sc->n - 1].start == value && rm.n < READ_MEMBERS_MAX) {
+            rm.m[rm.n].key = key;
+            rm.m[rm.n].key_len = key_len;
+            rm.m[rm.n++].id = reads; /* the array just read */
+        }
         skip_ws(c);
         if (at(c, ',')) {
             c->pos++;
@@ -404,7 +501,7 @@ static int scan_value(scanner *sc, cursor *c, path_mask live, size_t level) {
             sc->regions = grown;
             sc->cap = cap;
         }
-        sc->regions[sc->n++] = (region){start, c->pos};
+        sc->regions[sc->n++] = (region){start, c->pos, sc->reads++, 0};
         return 0;
     }
     c->pos = start;
@@ -422,12 +519,14 @@ static int scan_value(scanner *sc, cursor *c, path_mask live, size_t level) {
 static long scan(api_fastpath *fp, const path_set *set, const char *body,
                  size_t len, region **regions) {
     cursor c = {body, len, 0};
-    scanner sc = {fp, set, NULL, 0, 0};
+    scanner sc = {fp, set, NULL, 0, 0, 0, 0};
     path_mask all = {{0}};
     for (size_t i = 0; i < set->n; i++)
         all.w[i / 64] |= (uint64_t)1 << (i % 64);
     skip_ws(&c);
     int rc = at(&c, '{') ? scan_object(&sc, &c, all, 0) : -1;
+    if (sc.dead > 0)
+        drop_dead(&sc);
     *regions = sc.regions;
     return rc ? -1 : (long)sc.n;
 }

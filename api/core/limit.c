@@ -54,6 +54,20 @@ int api_limit_work(uint64_t work, uint64_t max_work, api_problem *p) {
                     (unsigned long long)work, (unsigned long long)max_work);
 }
 
+int api_limit_answer(uint64_t answer_bytes, uint64_t max_bytes,
+                     size_t max_elements, api_problem *p) {
+    if (answer_bytes <= max_bytes)
+        return 0;
+    return api_fail(p, API_E_PAYLOAD_TOO_LARGE, NULL,
+                    "the answer would hold up to %llu bytes of text; an "
+                    "answer holds at most twice the limit of %zu numbers "
+                    "per tensor (--max-elements), %llu bytes: ask for fewer "
+                    "members (return_weights: false, no return_scores) or "
+                    "smaller shapes",
+                    (unsigned long long)answer_bytes, max_elements,
+                    (unsigned long long)max_bytes);
+}
+
 static _Thread_local unsigned deadline_s; /* the limit in force, for messages */
 static atomic_int stopping;               /* api_cancel_computing was called */
 

@@ -41,6 +41,14 @@ int api_limit_elements(const char *what, const size_t *dims, size_t n,
  * max_work. Returns 0 or -1. */
 int api_limit_work(uint64_t work, uint64_t max_work, api_problem *p);
 
+/* 413 payload_too_large when an answer of answer_bytes of text (cost.h)
+ * is more than max_bytes, the bound --max-elements sets (cost.h,
+ * api_cost_answer_max): a small request must not buy an answer of
+ * gigabytes (drawn parameters of a large num_hiddens, weights and scores
+ * both at --max-elements). Names --max-elements. Returns 0 or -1. */
+int api_limit_answer(uint64_t answer_bytes, uint64_t max_bytes,
+                     size_t max_elements, api_problem *p);
+
 /* The fastest any route computes, in counted operations per second (a
  * product on every core of a large machine): a request whose estimate
  * needs longer than --compute-timeout even at this speed is refused up

@@ -155,6 +155,9 @@ int api_route_charge(api_call *call, const void *shapes) {
     call->route->cost(call, shapes, &call->cost);
     if (api_limit_work(call->cost.ops, call->limits->max_work,
                        &call->problem) ||
+        api_limit_answer(call->cost.answer_bytes,
+                         api_cost_answer_max(call->limits->max_elements),
+                         call->limits->max_elements, &call->problem) ||
         api_limit_time(call->cost.ops, call->limits->compute_timeout_s,
                        &call->problem))
         return -1;

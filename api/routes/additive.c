@@ -147,11 +147,14 @@ typedef struct {
     int given;
 } additive_shapes;
 
-/* Projections B·Nq·h·dq + B·Nk·h·dk, then B·Nq·Nk·h features for w_vᵀ
- * tanh(...), each counting API_WORK_TANH, and B·Nq·Nk·dv for weights·V;
- * tripled with grad_output. Given
- * parameters are read from the request (inputs); drawn ones are not. A
- * trace's buffers and work (trace.h). */
+/* Projections B·Nq·h·dq + B·Nk·h·dk, their exponentials B·(Nq+Nk)·h
+ * (API_WORK_EXP each), then B·Nq·Nk·h features for w_vᵀ tanh(...), each
+ * counting API_WORK_TANH, and B·Nq·Nk·dv for weights·V; tripled with
+ * grad_output. Given parameters are read from the request (inputs); drawn
+ * ones are not, and are answered. The working set adds lib's scratch, the
+ * larger of the forward's and (with grad_output) the backward's
+ * (attn_additive_workspace: the projections and their exponentials). A
+ * trace's buffers, text and work (trace.h). */
 static void cost_additive(const api_call *call, const void *shapes,
                           api_cost *cost) {
     const additive_shapes *s = shapes;
@@ -161,19 +164,35 @@ static void cost_additive(const api_call *call, const void *shapes,
         api_work_add(api_work_mul(a->Nq, a->dq), api_work_mul(a->Nk, a->dk)));
     size_t bqk[3] = {a->B, a->Nq, a->Nk};
     work = api_work_add(
-        work,
-        api_work_mul(api_work_prod(bqk, 3),
-                     api_work_add(api_work_mul(s->h, API_WORK_TANH), a->dv)));
+        work, api_work_mul(api_work_prod(bqk, 3),
+                           api_work_add(api_work_mul(s->h, API_WORK_TANH),
+                                        a->dv)));
+    size_t rows[3] = {a->B, a->Nq + a->Nk, s->h};
+    work = api_work_add(work, api_work_mul(api_work_prod(rows, 3), API_WORK_EXP));
     api_trace trace;
     api_trace_init(&trace, API_TRACE_ADDITIVE, call->body, s->h);
     api_arena arena = {0};
     plan(a, s->h, &arena);
     api_trace_plan(&trace, a, &arena);
     size_t inputs = api_attention_input_slots(a);
+    uint64_t params = api_work_mul(s->h, api_work_add(a->dq + a->dk, 1));
     if (s->given)
         inputs += s->h * (a->dq + a->dk + 1);
     api_cost_of_plan(cost, inputs, &arena, api_grads_work(work, a->has_grad));
     api_trace_cost(&trace, a, cost);
+    size_t fwd = 0, bwd = 0;
+    int ok = attn_additive_workspace(&fwd, a->B, a->Nq, a->Nk, s->h) == ATTN_OK;
+    if (a->has_grad)
+        ok = ok && attn_additive_backward_workspace(&bwd, a->B, a->Nq, a->Nk,
+                                                    s->h) == ATTN_OK;
+    api_cost_scratch(cost, ok, fwd > bwd ? fwd : bwd);
+    uint64_t answered = api_attention_answer_numbers(a);
+    if (!s->given)
+        answered = api_work_add(answered, params);
+    if (a->has_grad)
+        answered = api_work_add(answered, params);
+    answered = api_work_add(answered, api_trace_answer_numbers(&trace, a));
+    api_cost_answer(cost, answered);
 }
 
 /* One request, decoded: the attention inputs, the parameters given (W)
@@ -241,10 +260,15 @@ static int decode(api_call *call, additive_request *r) {
                    : (size_t)(num_hiddens > 0 ? SIZE_MAX : 1);
     r->h = h;
     size_t wq[2] = {h, a->dq}, wk[2] = {h, a->dk};
+    size_t pq[2] = {a->B * a->Nq, h}, pk[2] = {a->B * a->Nk, h};
     api_trace_init(&r->trace, API_TRACE_ADDITIVE, body, h);
     if (api_attention_check_sizes(a, max_elements, p) ||
         (!given && (api_limit_elements("W_q", wq, 2, max_elements, p) ||
                     api_limit_elements("W_k", wk, 2, max_elements, p))) ||
+        api_limit_elements("projected queries (B·Nq, h)", pq, 2, max_elements,
+                           p) ||
+        api_limit_elements("projected keys (B·Nk, h)", pk, 2, max_elements,
+                           p) ||
         api_trace_check_sizes(&r->trace, a, max_elements, p))
         return -1;
     api_attention_read_flags(a, body);

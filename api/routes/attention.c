@@ -367,6 +367,22 @@ void api_attention_plan(const api_attention *a, api_arena *arena) {
     api_attention_plan_masks(a, arena);
 }
 
+uint64_t api_attention_answer_numbers(const api_attention *a) {
+    size_t out[3] = {a->B, a->Nq, a->d_out};
+    size_t w[4] = {a->B, a->H, a->Nq, a->Nk};
+    uint64_t n = api_work_prod(out, 3);
+    if (a->return_weights)
+        n = api_work_add(n, api_work_prod(w, 4));
+    if (a->return_scores)
+        n = api_work_add(n, api_work_prod(w, 4));
+    if (a->diagnostics)
+        n = api_work_add(n, api_diagnostics_slots(a->B * a->H * a->Nq));
+    if (a->has_grad)
+        n = api_work_add(
+            n, api_work_add(a->q.count, api_work_add(a->k.count, a->v.count)));
+    return n;
+}
+
 size_t api_attention_input_slots(const api_attention *a) {
     size_t n = a->q.count;
     if (!a->keys_defaulted)

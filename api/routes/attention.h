@@ -145,6 +145,13 @@ void api_attention_read_flags(api_attention *a, const json_t *body);
  * gradients, the masks. */
 void api_attention_plan(const api_attention *a, api_arena *arena);
 
+/* The numbers an answer of these shapes and flags prints (cost.h,
+ * api_cost_answer): the output, the weights with return_weights, the
+ * scores with return_scores, the diagnostics' rows and, with grad_output,
+ * the inputs' gradients; saturating. The route adds its own members
+ * (drawn parameters, their gradients). */
+uint64_t api_attention_answer_numbers(const api_attention *a);
+
 /* Carve the planned buffers and read the inputs (and grad_output) into
  * them. */
 void api_attention_take(api_attention *a, api_arena *arena);

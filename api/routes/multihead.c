@@ -238,24 +238,42 @@ typedef struct {
     int given;
 } multihead_shapes;
 
-/* forward_work, tripled with grad_output; a trace's buffers and work
- * (trace.h). */
+/* forward_work, tripled with grad_output. The working set adds lib's
+ * scratch (the projections, attn_multihead_workspace, and with
+ * grad_output their gradients, the larger of the two); the answer holds
+ * the drawn parameters and the gradients of those present. A trace's
+ * buffers, text and work (trace.h). */
 static void cost_multihead(const api_call *call, const void *shapes,
                            api_cost *cost) {
     const multihead_shapes *s = shapes;
-    size_t count[N_PARAMS], inputs = api_attention_input_slots(s->a);
-    param_counts(s->a, s->h, count);
+    const api_attention *a = s->a;
+    size_t count[N_PARAMS], inputs = api_attention_input_slots(a);
+    param_counts(a, s->h, count);
     for (int i = 0; s->given && i < N_PARAMS; i++)
         if (s->present[i])
             inputs += count[i];
     api_trace trace;
     api_trace_init(&trace, API_TRACE_MULTIHEAD, call->body, s->h);
     api_arena arena = {0};
-    plan(s->a, s->h, s->present, &arena);
-    api_trace_plan(&trace, s->a, &arena);
+    plan(a, s->h, s->present, &arena);
+    api_trace_plan(&trace, a, &arena);
     api_cost_of_plan(cost, inputs, &arena,
-                     api_grads_work(forward_work(s->a, s->h), s->a->has_grad));
-    api_trace_cost(&trace, s->a, cost);
+                     api_grads_work(forward_work(a, s->h), a->has_grad));
+    api_trace_cost(&trace, a, cost);
+    size_t fwd = 0, bwd = 0;
+    int ok =
+        attn_multihead_workspace(&fwd, a->B, a->Nq, a->Nk, s->h) == ATTN_OK;
+    if (a->has_grad)
+        ok = ok && attn_multihead_backward_workspace(&bwd, a->B, a->Nq, a->Nk,
+                                                     s->h) == ATTN_OK;
+    api_cost_scratch(cost, ok, fwd > bwd ? fwd : bwd);
+    uint64_t answered = api_attention_answer_numbers(a);
+    for (int i = 0; i < N_PARAMS; i++)
+        if (i <= P_WO || s->present[i])
+            answered = api_work_add(answered, (uint64_t)count[i] *
+                                                  (!s->given + a->has_grad));
+    answered = api_work_add(answered, api_trace_answer_numbers(&trace, a));
+    api_cost_answer(cost, answered);
 }
 
 /* One request, decoded: the attention inputs, the parameters given
@@ -348,11 +366,16 @@ static int decode(api_call *call, multihead_request *m) {
     size_t wq[2] = {h, a->dq}, wk[2] = {h, a->dk}, wv[2] = {h, a->dv},
            wo[2] = {h, h};
     api_trace_init(&m->trace, API_TRACE_MULTIHEAD, body, h);
+    size_t pq[2] = {a->B * a->Nq, h}, pk[2] = {a->B * a->Nk, h};
     if (api_attention_check_sizes(a, max_elements, p) ||
         (!given && (api_limit_elements("W_q", wq, 2, max_elements, p) ||
                     api_limit_elements("W_k", wk, 2, max_elements, p) ||
                     api_limit_elements("W_v", wv, 2, max_elements, p) ||
                     api_limit_elements("W_o", wo, 2, max_elements, p))) ||
+        api_limit_elements("projected queries (B·Nq, h)", pq, 2, max_elements,
+                           p) ||
+        api_limit_elements("projected keys and values (B·Nk, h)", pk, 2,
+                           max_elements, p) ||
         api_trace_check_sizes(&m->trace, a, max_elements, p))
         return -1;
     api_attention_read_flags(a, body);

@@ -202,6 +202,17 @@ void api_trace_cost(const api_trace *t, const api_attention *a,
     cost->working_bytes = api_work_add(cost->working_bytes, scratch);
 }
 
+uint64_t api_trace_answer_numbers(const api_trace *t, const api_attention *a) {
+    if (!t->on)
+        return 0;
+    trace_list l;
+    trace_tensors((api_trace *)t, a, &l);
+    uint64_t n = 0;
+    for (size_t i = 0; i < l.n; i++)
+        n = api_work_add(n, entries(&l.t[i]));
+    return n;
+}
+
 double *api_trace_scores(const api_trace *t, const api_attention *a) {
     return t->on ? t->scores : a->scores;
 }

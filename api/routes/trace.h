@@ -80,6 +80,11 @@ void api_trace_plan(const api_trace *t, const api_attention *a,
  * with the answer, and the library's scratch (additive). No-op when off. */
 void api_trace_cost(const api_trace *t, const api_attention *a, api_cost *cost);
 
+/* The numbers the trace puts into the answer, all its tensors' entries
+ * (0 when it is off): for a route that counts its answer exactly
+ * (api_cost_answer). */
+uint64_t api_trace_answer_numbers(const api_trace *t, const api_attention *a);
+
 /* Carve the planned buffers, in api_trace_plan's order. */
 void api_trace_take(api_trace *t, const api_attention *a, api_arena *arena);
 

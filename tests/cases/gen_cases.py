@@ -847,15 +847,17 @@ def additive_grad_cases():
         dict(base, w_v=wv[:5], grad_output=[[[0]]]))
     add(E, "unknown_field_num_heads", problem("unknown_field", "/num_heads"),
         dict(base, num_heads=2))
-    # B·h·(Nq·dq + Nk·dk) + B·Nq·Nk·(4h + dv) = 1e6·60 + 900·(4e6 + 1)
-    # ≈ 3.7e9 fits 2^33, three times that does not
-    big = {"queries": [[0.1]] * 30, "keys": [[0.2]] * 30,
-           "values": [[1.0]] * 30, "num_hiddens": 1000000}
+    # B·h·(Nq·dq + Nk·dk) + B·Nq·Nk·(4h + dv) + B·(Nq + Nk)·h·20 with
+    # h = 419430 (the projections (40, h) within 16 Mi elements)
+    # = 419430·80 + 1600·(4·419430 + 1) + 80·419430·20 ≈ 3.4e9 fits 2^33,
+    # three times that does not
+    big = {"queries": [[0.1]] * 40, "keys": [[0.2]] * 40,
+           "values": [[1.0]] * 40, "num_hiddens": 419430}
     add(E, "work_fits_without_grad_output",
         problem("invalid_value", "/causal"), dict(big, causal="sideways"))
     add(E, "too_large_work_tripled_by_grad_output",
         problem("payload_too_large"),
-        dict(big, causal="sideways", grad_output=[[1.0]] * 30))
+        dict(big, causal="sideways", grad_output=[[1.0]] * 40))
 
 
 def read_vectors(path):

@@ -16,6 +16,11 @@
     naming the limit, in about that time;
   * one client flooding the compute queue with slow requests delays
     another client's request by a few jobs, not by the whole flood;
+  * what a request derives from a few bytes is counted before it is made:
+    additive attention's projections are bounded by --max-elements, its
+    scratch is reserved from the budget, an answer of drawn parameters
+    beyond twice --max-elements numbers is 413, and a body repeating one
+    member a million times does not hold its arrays;
   * gzip answers of a streamed size are compressed as they are sent.
 
     usage: python3 tests/http/sharing.py BUILD/attnd
@@ -30,6 +35,14 @@ import threading
 import time
 
 from daemon import start
+
+
+def hwm_kb(pid):
+    with open("/proc/%d/status" % pid) as f:
+        for line in f:
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1])
+    return 0
 
 
 def rss_kb(pid):
@@ -338,7 +351,65 @@ def main():
         report(grown < 100, "  its peak was %.0f MB above idle (under 100)"
                % grown)
 
-        # the time limit
+    finally:
+        proc.terminate()
+        proc.wait(10)
+
+    # --- what a small request derives --------------------------------------
+    proc, port, _ = start(binary, "--memory-budget", "512M",
+                          "--compute-timeout", "1")
+    try:
+        def drawn(rows, h, **extra):
+            t = [[0.1 * i] for i in range(rows)]
+            body = {"queries": t, "keys": t, "values": t, "num_hiddens": h}
+            body.update(extra)
+            return json.dumps(body).encode()
+
+        def refused(body, path="/attention/additive"):
+            base = hwm_kb(proc.pid)
+            t0 = time.time()
+            line, _, answer = request(port, "POST", path, body)
+            took = time.time() - t0
+            p = json.loads(answer) if answer.startswith(b"{") else {}
+            return (line, p.get("detail", ""), took,
+                    (hwm_kb(proc.pid) - base) / 1024)
+
+        line, detail, took, grown = refused(
+            drawn(8, 16000000, seed=1, return_weights=False))
+        report(line.startswith("HTTP/1.1 413") and
+               "projected queries" in detail and "--max-elements" in detail
+               and took < 1 and grown < 50,
+               "additive, 8 rows and num_hiddens 16e6 (260 B): 413, the "
+               "projections (8, 16e6) over --max-elements (%.2f s, +%.0f MB)"
+               % (took, grown), line + " " + detail)
+        line, detail, took, grown = refused(
+            drawn(4, 4000000, seed=1, return_weights=False))
+        report(line.startswith("HTTP/1.1 413") and
+               "--memory-budget" in detail and took < 1 and grown < 50,
+               "additive, 4 rows and num_hiddens 4e6: its 0.9 GB of "
+               "parameters and scratch are over --memory-budget 512M: 413 "
+               "(%.2f s, +%.0f MB)" % (took, grown), line + " " + detail)
+        line, detail, took, grown = refused(drawn(1, 16000000))
+        report(line.startswith("HTTP/1.1 413") and
+               "--max-elements" in detail and "answer" in detail and
+               took < 1 and grown < 50,
+               "additive, one query and num_hiddens 16e6 (83 B): a 1.2 GB "
+               "answer of drawn parameters is 413 naming --max-elements "
+               "(%.2f s, +%.0f MB)" % (took, grown), line + " " + detail)
+        line, _, _ = request(port, "POST", "/attention/additive",
+                             drawn(4, 1000, seed=1))
+        report(line.startswith("HTTP/1.1 200"),
+               "  num_hiddens 1000 on 4 rows is still answered", line)
+        repeated = (b"{" + b'"queries":[[1]],' * 1000000 +
+                    b'"keys":[[1]],"values":[[1]]}')
+        line, detail, took, grown = refused(repeated, "/attention/dot")
+        report(line.startswith("HTTP/1.1 413") and grown < 80,
+               "a 16 MB body repeating \"queries\":[[1]] 1e6 times: 413, "
+               "+%.0f MB at its peak (under 80)" % grown, line + " " + detail)
+
+        # the time limit: (1400, 1400) pairs of 1000 features, 7.8e9 counted
+        # operations; its 118 MiB (lib's scratch, 3·(Nq+Nk)·h doubles,
+        # included) need more than a 64 MiB budget
         t0 = time.time()
         line, headers, body = request(port, "POST", "/attention/additive",
                                       additive_body(1400, 1000))

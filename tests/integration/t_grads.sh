@@ -173,13 +173,14 @@ post_json /attention/dot '{"queries": [[1]], "keys": [[1]], "values": [[1]],
   "grad_outputs": [[1]]}'
 check_problem "a misspelt grad_output is unknown" 422 unknown_field /grad_outputs
 check_json "the detail suggests grad_output" '.detail | test("grad_output")'
-# B·h·(Nq·dq + Nk·dk) + B·Nq·Nk·(4h + dv) ≈ 3.7e9 fits 2^33; tripled it
-# does not (the invalid causal proves the first request got past the work
-# check)
-BIG=$(jq -cn '{queries: [range(30) | [0.1]], keys: [range(30) | [0.2]],
-  values: [range(30) | [1]], num_hiddens: 1000000, causal: "sideways"}')
+# B·h·(Nq·dq + Nk·dk) + B·Nq·Nk·(4h + dv) + B·(Nq + Nk)·h·20 ≈ 3.4e9 fits
+# 2^33 (h = 419430 keeps the projections (40, h) within --max-elements);
+# tripled it does not (the invalid causal proves the first request got
+# past the work check)
+BIG=$(jq -cn '{queries: [range(40) | [0.1]], keys: [range(40) | [0.2]],
+  values: [range(40) | [1]], num_hiddens: 419430, causal: "sideways"}')
 post_json /attention/additive "$BIG"
 check_problem "work without grad_output fits (then causal is refused)" 422 invalid_value /causal
-post_json /attention/additive "$(printf '%s' "$BIG" | jq -c '. + {grad_output: [range(30) | [1]]}')"
+post_json /attention/additive "$(printf '%s' "$BIG" | jq -c '. + {grad_output: [range(40) | [1]]}')"
 check_problem "the same request with grad_output is over --max-work" 413 payload_too_large
 exit 0

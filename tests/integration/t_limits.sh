@@ -53,12 +53,21 @@ limit_case "shape entry beyond 2^64 (1e30): 413" /attention/dot \
      "values": [[[1]]]}' 413 payload_too_large /queries
 check_alive "element-limit 413s"
 
-# additive: B·Nq·Nk·h = 64·64·2^22 = 2^34 > 2^33 (W_q, W_k are 2^22 each)
-limit_case "additive, num_hiddens 2^22 over --max-work: 413" \
+# additive: 4·B·Nq·Nk·h = 4·128·128·2^17 = 2^33 plus the projections and
+# their exponentials > 2^33 (W_q, W_k and the projections (128, 2^17)
+# within --max-elements)
+limit_case "additive, num_hiddens 2^17 on 128 rows over --max-work: 413" \
+    /attention/additive "$(jq -cn '[[range(128) | [0.5]]] as $t |
+        {queries: $t, keys: $t, values: $t, num_hiddens: 131072}')" \
+    413 payload_too_large
+check_json "  the detail names --max-work" '.detail | test("max-work")'
+# the projections (B·Nq, h) are derived tensors: 64·2^22 over 16 Mi
+limit_case "additive, num_hiddens 2^22 on 64 rows: 413 (projections over --max-elements)" \
     /attention/additive "$(jq -cn '[[range(64) | [0.5]]] as $t |
         {queries: $t, keys: $t, values: $t, num_hiddens: 4194304}')" \
     413 payload_too_large
-check_json "  the detail names --max-work" '.detail | test("max-work")'
+check_json "  the detail names the projections and --max-elements" \
+    '.detail | test("projected queries") and test("max-elements")'
 limit_case "additive, num_hiddens 10^12: 413 (drawn W_q over --max-elements)" \
     /attention/additive '{"queries": [[[1]]], "keys": [[[1]]],
      "values": [[[1]]], "num_hiddens": 1000000000000}' 413 payload_too_large
@@ -143,12 +152,15 @@ check_problem "weights (1, 65, 65) = 4225 over 4096: 413 ($(ms) ms)" \
 limit_case "declared (1, 200000, 200000): 413" /attention/dot \
     '{"queries": {"shape": [1, 200000, 200000], "data": []},
      "keys": [[[1]]], "values": [[[1]]]}' 413 payload_too_large /queries
-# B·Nq·Nk·h = 64·64·4096 = 1.7e7 > 1e7; weights 4096 and W_q (4096, 1) fit
-limit_case "additive, num_hiddens 4096 on (1, 64, 64): work 1.7e7: 413" \
+# weights 4096 and W_q (4096, 1) fit, but the projections (64, 4096) are
+# over 4096 elements (and so would the work 1.7e7 be over 1e7: within
+# --max-elements 4096 no additive request reaches --max-work 1e7; the NW
+# fit below does)
+limit_case "additive, num_hiddens 4096 on (1, 64, 64): projections (64, 4096): 413" \
     /attention/additive "$(jq -cn '[[range(64) | [0.5]]] as $t |
         {queries: $t, keys: $t, values: $t, num_hiddens: 4096}')" \
     413 payload_too_large
-check_json "  the detail names --max-work" '.detail | test("max-work")'
+check_json "  the detail names --max-elements" '.detail | test("max-elements")'
 limit_case "NW fit, 1000 epochs on 100 x 100 over 1e7: 413" /regression/nw \
     "$(jq -cn '[range(100) | . / 10] as $x | {x_train: $x, y_train: $x,
         x_query: $x, y_query: $x, fit: {epochs: 1000, data: "query"}}')" \

@@ -245,6 +245,66 @@ static void test_same_numbers_and_shape(void **state) {
     json_decref(plain);
 }
 
+/* A repeated member name keeps its last value (jansson's rule): the
+ * earlier arrays of that name are not held as read numbers (they would be
+ * memory the tree estimate does not count), whether the repeats follow
+ * each other or alternate with other names, and whatever the last value
+ * is; the answers are jansson's. */
+static void test_repeated_members_read_once(void **state) {
+    (void)state;
+    size_t cap = 64 << 10, len = 0;
+    char *body = malloc(cap);
+    assert_non_null(body);
+    for (int form = 0; form < 3; form++) {
+        len = (size_t)snprintf(body, cap, "{");
+        for (int i = 0; i < 1000; i++)
+            len += (size_t)snprintf(body + len, cap - len,
+                                    form == 1 ? "\"queries\":[[%d]],"
+                                                "\"keys\":[[%d]],"
+                                              : "\"queries\":[[%d]],",
+                                    i, i + 1);
+        len += (size_t)snprintf(body + len, cap - len, "%s",
+                                form == 2   ? "\"keys\":[[2]],\"values\":[[3]],"
+                                              "\"queries\":\"x\"}"
+                                : form == 1 ? "\"values\":[[3]],"
+                                              "\"queries\":[[7,8]]}"
+                                            : "\"keys\":[[2]],\"values\":[["
+                                              "3]],\"queries\":[[7,8]]}");
+        json_error_t error;
+        api_fastpath fp;
+        json_t *root =
+            api_fastpath_load(&fp, fast_fields("/attention/dot"), body, len,
+                              JSON_DECODE_ANY | JSON_ALLOW_NUL, NULL, &error);
+        assert_non_null(root);
+        const api_fastpath_array *q =
+            api_fastpath_find(json_object_get(root, "queries"));
+        const api_fastpath_array *k =
+            api_fastpath_find(json_object_get(root, "keys"));
+        assert_non_null(k);
+        assert_memory_equal(k->data, &(double){form == 1 ? 1000 : 2},
+                            sizeof(double));
+        if (form == 2) {
+            assert_null(q);
+            assert_string_equal(
+                json_string_value(json_object_get(root, "queries")), "x");
+            assert_int_equal(fp.n_arrays, 2);
+            assert_int_equal(fp.n_numbers, 2);
+        } else {
+            assert_non_null(q);
+            assert_int_equal(q->count, 2);
+            assert_memory_equal(q->data, ((double[]){7, 8}),
+                                2 * sizeof(double));
+            assert_int_equal(fp.n_arrays, 3);
+            assert_int_equal(fp.n_numbers, 4);
+        }
+        api_fastpath_release(&fp);
+        json_decref(root);
+        compare("/attention/dot", body, len);
+    }
+    free(body);
+    assert_int_equal(divergences, 0);
+}
+
 /* An integer beyond 2^53 has no exact double, so its array is left to
  * jansson (json_integer keeps it); the answer is the same. */
 static void test_big_integers_left_to_jansson(void **state) {
@@ -613,6 +673,7 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_bases_agree_and_take_fast_path),
         cmocka_unit_test(test_same_numbers_and_shape),
+        cmocka_unit_test(test_repeated_members_read_once),
         cmocka_unit_test(test_big_integers_left_to_jansson),
         cmocka_unit_test(test_nul_strings_and_forged_placeholders),
         cmocka_unit_test(test_nested_loads),

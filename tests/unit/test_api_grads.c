@@ -358,13 +358,15 @@ static void test_work_tripled(void **state) {
     /* dot: B·Nq·Nk·(d + dv) = 2·3·4·(3 + 2) */
     json_t *b = dot_body(9, 2, 3, 4, 3, 2);
     check_work_limit("/attention/dot", b, 2 * 3 * 4 * 5);
-    /* additive: B·h·(Nq·dq + Nk·dk) + B·Nq·Nk·(4h + dv), h = 5 */
+    /* additive: B·h·(Nq·dq + Nk·dk) + B·Nq·Nk·(4h + dv) and the
+     * projections' exponentials B·(Nq + Nk)·h·20, h = 5 */
     unsigned seed = 10;
     json_object_set_new(b, "W_q", filled(&seed, 5, 3, 0));
     json_object_set_new(b, "W_k", filled(&seed, 5, 3, 0));
     json_object_set_new(b, "w_v", filled(&seed, 5, 0, 0));
     check_work_limit("/attention/additive", b,
-                     2 * 5 * (3 * 3 + 4 * 3) + 2 * 3 * 4 * (4 * 5 + 2));
+                     2 * 5 * (3 * 3 + 4 * 3) + 2 * 3 * 4 * (4 * 5 + 2) +
+                         2 * (3 + 4) * 5 * 20);
     json_decref(b);
     /* multihead: B·h·(Nq·dq + Nk·dk + Nk·dv) + B·Nq·d_out·h + 2·B·Nq·Nk·h
      * with B 2, Nq 3, Nk 4, dq 3, dk 2, dv 1, h 4, d_out 5 */

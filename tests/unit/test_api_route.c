@@ -231,6 +231,45 @@ static void test_limits(void **state) {
     assert_int_equal(res.status, 200);
     api_response_free(&res);
 
+    /* additive with drawn parameters: the projections (B·Nq, h) are
+     * bounded by max_elements like the parameters (W_q (h, 1) fits 64) */
+    api_limits_default(&limits);
+    limits.max_elements = 64;
+    static const char additive[] =
+        "{\"queries\": [[0], [1]], \"keys\": [[0], [1]], \"values\": [[0], "
+        "[1]], \"num_hiddens\": 33, \"seed\": 1}";
+    res = handle("POST", "/attention/additive", NULL, "application/json",
+                 additive, &limits);
+    assert_int_equal(res.status, 413);
+    j = json_loadb(res.body, res.body_len, 0, NULL);
+    assert_non_null(strstr(json_string_value(json_object_get(j, "detail")),
+                           "projected queries"));
+    json_decref(j);
+    api_response_free(&res);
+    /* h = 32: projections (2, 32) fit; the answer W_q, W_k, w_v, 96
+     * numbers and the output, is within twice max_elements (128) */
+    static const char additive32[] =
+        "{\"queries\": [[0], [1]], \"keys\": [[0], [1]], \"values\": [[0], "
+        "[1]], \"num_hiddens\": 32, \"seed\": 1, \"return_weights\": "
+        "false}";
+    res = handle("POST", "/attention/additive", NULL, "application/json",
+                 additive32, &limits);
+    assert_int_equal(res.status, 200);
+    api_response_free(&res);
+    /* one query of one feature, h = 48: every tensor fits 64, but the
+     * drawn W_q, W_k, w_v are 144 numbers to print, over 128 */
+    static const char additive48[] =
+        "{\"queries\": [[1]], \"keys\": [[1]], \"values\": [[1]], "
+        "\"num_hiddens\": 48}";
+    res = handle("POST", "/attention/additive", NULL, "application/json",
+                 additive48, &limits);
+    assert_int_equal(res.status, 413);
+    j = json_loadb(res.body, res.body_len, 0, NULL);
+    assert_non_null(strstr(json_string_value(json_object_get(j, "detail")),
+                           "--max-elements"));
+    json_decref(j);
+    api_response_free(&res);
+
     /* the dataset's n_train is bounded by max_elements too */
     api_limits_default(&limits);
     limits.max_elements = 10;
@@ -295,6 +334,50 @@ static void test_route_costs(void **state) {
     api_route_find("/softmax/masked")->cost(&call, &a, &c);
     assert_int_equal(c.input_bytes, 8 * (2 * 3 * 5 + (30 / 8 + 1) + 2));
     a.has_amask = a.has_kpm = 0;
+
+    /* additive, B=1 Nq=2 Nk=3 dq=dk=2 dv=1, h=4 drawn (the shapes struct
+     * cost_additive documents: the attention, h, given): the projections,
+     * their exponentials and the features count; the working set holds
+     * lib's scratch, 3·B·(Nq+Nk)·h doubles (attn_additive_workspace);
+     * the answer holds the drawn W_q, W_k, w_v */
+    struct {
+        const api_attention *a;
+        size_t h;
+        int given;
+    } add = {&a, 4, 0};
+    memset(&a, 0, sizeof a);
+    a.B = 1, a.Nq = 2, a.Nk = 3, a.dq = a.dk = 2, a.dv = a.d_out = 1, a.H = 1;
+    a.q.count = 4, a.k.count = 6, a.v.count = 3;
+    a.return_weights = 1;
+    api_route_find("/attention/additive")->cost(&call, &add, &c);
+    assert_int_equal(c.ops, 1 * 4 * (2 * 2 + 3 * 2) + 1 * 2 * 3 * (4 * 4 + 1) +
+                                1 * (2 + 3) * 4 * 20);
+    assert_int_equal(c.input_bytes, 8 * (4 + 6 + 3));
+    assert_int_equal(c.working_bytes,
+                     8 * (4 + 6 + 3 + 2 + 6 + 4 * (2 + 2 + 1)) +
+                         8 * 3 * (2 + 3) * 4);
+    assert_int_equal(c.answer_bytes, API_COST_NUMBER_TEXT * (2 + 6 + 20) +
+                                         API_COST_ANSWER_FRAME);
+    /* with grad_output (2): the backward's scratch is smaller than the
+     * forward's; the answer adds the inputs' and the parameters' grads */
+    a.has_grad = 1;
+    a.grad.count = 2;
+    api_route_find("/attention/additive")->cost(&call, &add, &c);
+    assert_int_equal(c.working_bytes,
+                     8 * (4 + 6 + 3 + 2 + 6 + 2 + 4 + 6 + 3 + 2 * 20) +
+                         8 * 3 * (2 + 3) * 4);
+    assert_int_equal(c.answer_bytes,
+                     API_COST_NUMBER_TEXT * (2 + 6 + 4 + 6 + 3 + 20 + 20) +
+                         API_COST_ANSWER_FRAME);
+    /* return_weights false: the weights are computed but not answered */
+    a.has_grad = 0;
+    a.return_weights = 0;
+    api_route_find("/attention/additive")->cost(&call, &add, &c);
+    assert_int_equal(c.answer_bytes,
+                     API_COST_NUMBER_TEXT * (2 + 20) + API_COST_ANSWER_FRAME);
+    /* the answer's bound: two tensors of --max-elements numbers */
+    assert_true(api_cost_answer_max(100) ==
+                2 * 100 * API_COST_NUMBER_TEXT + API_COST_ANSWER_FRAME);
 
     /* the dataset: (n_train + 50) points, one sin each */
     size_t n = 10;

@@ -101,6 +101,37 @@ static attn_status nw_limited(double deadline) {
     return st;
 }
 
+/* Additive attention of one query and one key with h = 2^23 hidden
+ * units: nearly all its time is the projections (2^23 rows of W_q and of
+ * W_k) and their exponentials, a few hundred ms, none of it in the loop
+ * over query rows. A deadline 20 ms ahead stops it inside those steps:
+ * the seconds the call takes, which is about its whole length without
+ * the checks there. */
+static double additive_wide_seconds(double ahead) {
+    const size_t h = (size_t)1 << 23;
+    double q = 0.5, k = -0.25, v = 1.0, out, w;
+    double *Wq = filled(h, 4), *Wk = filled(h, 5), *wv = filled(h, 6);
+    double t0 = attn_clock_seconds();
+    attn_deadline_set(ahead > 0 ? t0 + ahead : 0);
+    attn_status st = attn_additive_forward(&out, &w, NULL, &q, &k, &v, Wq, Wk,
+                                           wv, NULL, 1, 1, 1, 1, 1, 1, h, NULL);
+    double took = attn_clock_seconds() - t0;
+    attn_deadline_set(0);
+    free(Wq), free(Wk), free(wv);
+    assert_int_equal(st, ahead > 0 ? ATTN_E_DEADLINE : ATTN_OK);
+    return took;
+}
+
+static void test_a_deadline_stops_the_projections(void **state) {
+    (void)state;
+    double whole = additive_wide_seconds(0);
+    double stopped = additive_wide_seconds(0.02);
+    print_message("# h = 2^23: %.0f ms whole, %.0f ms with a deadline 20 ms "
+                  "ahead\n",
+                  1e3 * whole, 1e3 * stopped);
+    assert_true(stopped < 0.02 + 0.5 * (whole - 0.02));
+}
+
 /* 1 s after the clock's origin: long past. */
 #define PAST 1.0
 
@@ -128,6 +159,7 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_a_passed_deadline_stops_the_call),
         cmocka_unit_test(test_no_deadline_or_a_later_one_changes_nothing),
+        cmocka_unit_test(test_a_deadline_stops_the_projections),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
