@@ -107,9 +107,7 @@ void api_budget_stats(api_budget_usage *u) {
     pthread_mutex_unlock(&lock);
 }
 
-/* bytes as text with a unit that keeps three digits: "812 KiB",
- * "44.3 MiB", "1.5 GiB". */
-static void bytes_text(char *buf, size_t cap, uint64_t bytes) {
+void api_bytes_text(char *buf, size_t cap, uint64_t bytes) {
     if (bytes < ((uint64_t)1 << 20))
         snprintf(buf, cap, "%.0f KiB", (double)bytes / 1024.0);
     else if (bytes < ((uint64_t)1 << 30))
@@ -123,9 +121,9 @@ void api_budget_refusal(char *buf, size_t cap, int verdict, const char *what,
     api_budget_usage u;
     api_budget_stats(&u);
     char need[32], whole[32], taken[32];
-    bytes_text(need, sizeof need, bytes);
-    bytes_text(whole, sizeof whole, u.total);
-    bytes_text(taken, sizeof taken, u.used);
+    api_bytes_text(need, sizeof need, bytes);
+    api_bytes_text(whole, sizeof whole, u.total);
+    api_bytes_text(taken, sizeof taken, u.used);
     if (verdict == API_BUDGET_NEVER)
         snprintf(buf, cap,
                  "%s would take %s of memory, more than the server's whole "

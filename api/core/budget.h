@@ -50,4 +50,8 @@ int api_ledger_reserve(api_ledger *ledger, uint64_t bytes, const char *what,
  * away once made). */
 uint64_t api_ledger_settle(api_ledger *ledger, uint64_t keep);
 
+/* bytes as text with a unit that keeps three digits, into buf (cap
+ * bytes): "812 KiB", "44.3 MiB", "1.5 GiB". No error. */
+void api_bytes_text(char *buf, size_t cap, uint64_t bytes);
+
 #endif /* API_BUDGET_H */

@@ -8,6 +8,7 @@
 
 #include "api.h"
 #include "attn.h"
+#include "budget.h"
 
 uint64_t api_work_mul(uint64_t a, uint64_t b) {
     if (a && b > UINT64_MAX / a)
@@ -58,14 +59,17 @@ int api_limit_answer(uint64_t answer_bytes, uint64_t max_bytes,
                      size_t max_elements, api_problem *p) {
     if (answer_bytes <= max_bytes)
         return 0;
+    char need[32], most[32];
+    api_bytes_text(need, sizeof need, answer_bytes);
+    api_bytes_text(most, sizeof most, max_bytes);
     return api_fail(p, API_E_PAYLOAD_TOO_LARGE, NULL,
-                    "the answer would hold up to %llu bytes of text; an "
-                    "answer holds at most twice the limit of %zu numbers "
-                    "per tensor (--max-elements), %llu bytes: ask for fewer "
-                    "members (return_weights: false, no return_scores) or "
-                    "smaller shapes",
-                    (unsigned long long)answer_bytes, max_elements,
-                    (unsigned long long)max_bytes);
+                    "the answer would hold up to %s of text; an answer holds "
+                    "at most twice the limit of %zu numbers per tensor "
+                    "(--max-elements), %s: ask for fewer members "
+                    "(return_weights: false, no return_scores, no trace; "
+                    "parameters drawn from a seed are answered too, so give "
+                    "them instead) or smaller shapes",
+                    need, max_elements, most);
 }
 
 static _Thread_local unsigned deadline_s; /* the limit in force, for messages */
