@@ -140,6 +140,29 @@ static void to_exp_form(double *e, double *m, const double *x, size_t n) {
     attn_exp_expm1_n(e, m, e, n);
 }
 
+attn_status attn_additive_project(double *p, double *e, double *m,
+                                  int *exp_form, const double *q,
+                                  const double *k, const double *W_q,
+                                  const double *W_k, size_t B, size_t Nq,
+                                  size_t Nk, size_t dq, size_t dk, size_t h) {
+    /* 1. projections: p = [q W_qᵀ (B·Nq, h) | k W_kᵀ (B·Nk, h)], in
+     *    blocks that stop at the deadline */
+    if (attn_project_rows(p, q, W_q, B * Nq, dq, h) != ATTN_OK ||
+        attn_project_rows(p + B * Nq * h, k, W_k, B * Nk, dk, h) != ATTN_OK)
+        return ATTN_E_DEADLINE;
+    /* 2. their exponentials, when every projection allows them (made in
+     *    blocks, the deadline checked between them) */
+    size_t np = B * (Nq + Nk) * h;
+    *exp_form = exp_form_fits(p, np);
+    for (size_t i0 = 0; *exp_form && i0 < np; i0 += EXP_PER_BLOCK) {
+        if (attn_deadline_passed())
+            return ATTN_E_DEADLINE;
+        size_t n = np - i0 < EXP_PER_BLOCK ? np - i0 : EXP_PER_BLOCK;
+        to_exp_form(e + i0, m + i0, p + i0, n);
+    }
+    return ATTN_OK;
+}
+
 attn_status attn_additive_forward(double *out, double *weights, double *scores,
                                   const double *q, const double *k,
                                   const double *v, const double *W_q,
@@ -164,29 +187,19 @@ attn_status attn_additive_forward(double *out, double *weights, double *scores,
     double *pk = pq + B * Nq * h;
     double *s = scores ? scores : weights;
 
-    /* 1. projections: pq = Q W_qᵀ (B·Nq, h), pk = K W_kᵀ (B·Nk, h), in
-     *    blocks that stop at the deadline */
-    if (attn_project_rows(pq, q, W_q, B * Nq, dq, h) != ATTN_OK ||
-        attn_project_rows(pk, k, W_k, B * Nk, dk, h) != ATTN_OK) {
+    /* 1. the projections pq, pk and their exponential form */
+    size_t np = B * (Nq + Nk) * h; /* pk follows pq, then eq, ek, mq, mk */
+    double *eq = pq + np, *mq = eq + np;
+    int exp_form;
+    if (attn_additive_project(pq, eq, mq, &exp_form, q, k, W_q, W_k, B, Nq, Nk,
+                              dq, dk, h) != ATTN_OK) {
         free(pq);
         return ATTN_E_DEADLINE;
     }
 
     /* 2. s[b, i, j] = Σ_c w_v[c] tanh(pq[b, i, c] + pk[b, j, c]), the
      *    queries shared out over the cores when there are many features;
-     *    from the projections' exponentials when they allow it (made in
-     *    blocks, the deadline checked between them) */
-    size_t np = B * (Nq + Nk) * h; /* pk follows pq, then eq, ek, mq, mk */
-    double *eq = pq + np, *mq = eq + np;
-    int exp_form = exp_form_fits(pq, np);
-    for (size_t i0 = 0; exp_form && i0 < np; i0 += EXP_PER_BLOCK) {
-        if (attn_deadline_passed()) {
-            free(pq);
-            return ATTN_E_DEADLINE;
-        }
-        size_t n = np - i0 < EXP_PER_BLOCK ? np - i0 : EXP_PER_BLOCK;
-        to_exp_form(eq + i0, mq + i0, pq + i0, n);
-    }
+     *    from the projections' exponentials when they allow it */
     scores_job job = {pq, pk, w_v, eq, eq + B * Nq * h, mq, mq + B * Nq * h,
                       s,  Nq, Nk,  h,  exp_form,        0,  0};
     size_t per_query = Nk * h;

@@ -11,41 +11,26 @@
  */
 #include "attn_internal.h"
 
-#include <cblas.h>
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 attn_status attn_additive_trace_workspace(size_t *bytes, size_t B, size_t Nq,
                                           size_t Nk, size_t h) {
     if (!bytes || B == 0 || Nq == 0 || Nk == 0 || h == 0)
         return ATTN_E_INVALID_ARG;
     size_t nq, nk, rows, doubles, total;
-    /* exp and expm1 of twice each projection, then one row's cancels */
+    /* the projections, the exp and expm1 of twice each, then one row's
+     * cancels */
     if (attn_size_mul(&nq, B, Nq) != ATTN_OK ||
         attn_size_mul(&nk, B, Nk) != ATTN_OK ||
         attn_size_add(&rows, nq, nk) != ATTN_OK ||
         attn_size_mul(&doubles, rows, h) != ATTN_OK ||
-        attn_size_mul(&doubles, doubles, 2) != ATTN_OK ||
+        attn_size_mul(&doubles, doubles, 3) != ATTN_OK ||
         attn_size_mul(&total, doubles, sizeof(double)) != ATTN_OK ||
         attn_size_add(bytes, total, Nk) != ATTN_OK)
         return ATTN_E_OVERFLOW;
     return ATTN_OK;
-}
-
-/* 1 when every projection is within ±ATTN_TANH_EXP_MAX (NaN is not): the
- * forward's test for the exponential form. */
-static int exp_form_fits(const double *x, size_t n) {
-    for (size_t i = 0; i < n; i++)
-        if (!(fabs(x[i]) <= ATTN_TANH_EXP_MAX))
-            return 0;
-    return 1;
-}
-
-/* e = exp(2x) and m = expm1(2x), as the forward makes them. */
-static void to_exp_form(double *e, double *m, const double *x, size_t n) {
-    for (size_t i = 0; i < n; i++)
-        e[i] = 2.0 * x[i]; /* exact */
-    attn_exp_expm1_n(e, m, e, n);
 }
 
 attn_status attn_additive_trace(double *Q, double *K, double *features,
@@ -69,31 +54,26 @@ attn_status attn_additive_trace(double *Q, double *K, double *features,
     if (attn_size_prod(&nf, fshape, 4) != ATTN_OK)
         return ATTN_E_OVERFLOW;
 
-    /* 1. the forward's projections: Q = q W_qᵀ (B·Nq, h), K = k W_kᵀ */
-    cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)(B * Nq), (int)h,
-                (int)dq, 1.0, q, (int)dq, W_q, (int)dq, 0.0, Q, (int)h);
-    cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)(B * Nk), (int)h,
-                (int)dk, 1.0, k, (int)dk, W_k, (int)dk, 0.0, K, (int)h);
-
-    /* 2. features[b, i, j, :] = tanh(Q[b, i, :] + K[b, j, :]); the
-     *    exponential form when every projection (queries' and keys'
-     *    together, as the forward decides) allows it */
-    size_t nqh = B * Nq * h, nkh = B * Nk * h;
-    int exp_form = exp_form_fits(Q, nqh) && exp_form_fits(K, nkh);
-    double *eq = NULL, *mq = NULL, *ek = NULL, *mk = NULL;
-    unsigned char *cancels = NULL;
+    /* 1. the forward's projections and their exponential form, by the
+     *    forward's own function (attn_additive_project): p = [Q | K] */
+    size_t nqh = B * Nq * h, np = B * (Nq + Nk) * h;
     double *ws = malloc(bytes);
     if (!ws)
         return ATTN_E_NOMEM;
-    eq = ws;
-    ek = eq + nqh;
-    mq = ek + nkh;
-    mk = mq + nqh;
-    cancels = (unsigned char *)(mk + nkh);
-    if (exp_form) {
-        to_exp_form(eq, mq, Q, nqh);
-        to_exp_form(ek, mk, K, nkh);
+    double *p = ws, *e = p + np, *m = e + np;
+    unsigned char *cancels = (unsigned char *)(m + np);
+    int exp_form;
+    if (attn_additive_project(p, e, m, &exp_form, q, k, W_q, W_k, B, Nq, Nk, dq,
+                              dk, h) != ATTN_OK) {
+        free(ws);
+        return ATTN_E_DEADLINE;
     }
+    memcpy(Q, p, nqh * sizeof(double));
+    memcpy(K, p + nqh, (np - nqh) * sizeof(double));
+    const double *eq = e, *ek = e + nqh, *mq = m, *mk = m + nqh;
+
+    /* 2. features[b, i, j, :] = tanh(Q[b, i, :] + K[b, j, :]), in the
+     *    exponential form when the forward used it */
     for (size_t row = 0; row < B * Nq; row++) {
         if (attn_deadline_passed()) {
             free(ws);

@@ -742,9 +742,9 @@ attn_status attn_multihead_trace(const attn_multihead_steps *t,
 void attn_heads_split(double *heads, const double *x, size_t B, size_t N,
                       size_t h, size_t H);
 
-/* Scratch bytes attn_additive_trace allocates: the exp and expm1 of twice
- * each projection, 16·B·(Nq + Nk)·h, and Nk bytes; ATTN_E_INVALID_ARG
- * (NULL, zero size), ATTN_E_OVERFLOW. */
+/* Scratch bytes attn_additive_trace allocates: the projections and the
+ * exp and expm1 of twice each, 24·B·(Nq + Nk)·h, and Nk bytes;
+ * ATTN_E_INVALID_ARG (NULL, zero size), ATTN_E_OVERFLOW. */
 attn_status attn_additive_trace_workspace(size_t *bytes, size_t B, size_t Nq,
                                           size_t Nk, size_t h);
 

@@ -159,4 +159,34 @@ int attn_max_finite_n(double *max, const double *x, size_t n);
 double attn_exp_sum_n(double *y, const double *x, double c, size_t n);
 void attn_div_n(double *y, double c, size_t n);
 
+/* Additive attention's projections as attn_additive_forward makes them,
+ * for the forward and its trace alike: p = [q·W_qᵀ (B·Nq, h) | k·W_kᵀ
+ * (B·Nk, h)] by attn_project_rows, and *exp_form = 1 when every one is
+ * within ±ATTN_TANH_EXP_MAX, with then e = exp(2p) and m = expm1(2p)
+ * (each B·(Nq + Nk)·h, made in blocks). ATTN_E_DEADLINE when the
+ * calling thread's deadline passes between blocks; no other error (the
+ * caller checked the sizes). */
+attn_status attn_additive_project(double *p, double *e, double *m,
+                                  int *exp_form, const double *q,
+                                  const double *k, const double *W_q,
+                                  const double *W_k, size_t B, size_t Nq,
+                                  size_t Nk, size_t dq, size_t dk, size_t h);
+
+/* Nadaraya–Watson's kernel arguments and compact kernels, as
+ * attn_nw_predict evaluates them (lib/nw.c), for its trace too:
+ * attn_nw_scaled_difference is (x − xᵢ)·w without overflow (x·w − xᵢ·w
+ * when the points are more than DBL_MAX apart); attn_nw_kernel_value is
+ * K(u) of a compact or the constant kernel (1 for the Gaussian, which
+ * nw.c takes in its shifted-logit form). No error. */
+double attn_nw_scaled_difference(double x, double xi, double w);
+double attn_nw_kernel_value(attn_kernel kernel, double u);
+
+/* y = x·Wᵀ + b for rows of x: x (rows, din), W (dout, din), b (dout) or
+ * NULL -> y (rows, dout); b's rows copied first, then one dgemm (beta 1
+ * with a bias) per INT_MAX rows. Multi-head attention's projections
+ * (lib/multihead.c), made by the same calls for its trace. No error. */
+void attn_multihead_project(double *y, const double *x, const double *W,
+                            const double *b, size_t rows, size_t din,
+                            size_t dout);
+
 #endif /* ATTN_INTERNAL_H */

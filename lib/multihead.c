@@ -69,10 +69,9 @@ attn_status attn_multihead_workspace(size_t *bytes, size_t B, size_t Nq,
     return ATTN_OK;
 }
 
-/* y = x·Wᵀ + b for rows of x: x (rows, din), W (dout, din), b (dout) or
- * NULL -> y (rows, dout); one dgemm per INT_MAX rows. */
-static void project(double *y, const double *x, const double *W,
-                    const double *b, size_t rows, size_t din, size_t dout) {
+void attn_multihead_project(double *y, const double *x, const double *W,
+                            const double *b, size_t rows, size_t din,
+                            size_t dout) {
     if (b) {
         for (size_t r = 0; r < rows; r++)
             memcpy(y + r * dout, b, dout * sizeof(double));
@@ -112,9 +111,9 @@ attn_status attn_multihead_forward(
     const double scale = 1.0 / sqrt((double)dh);
 
     /* 1. Projections Q' = q·W_qᵀ + b_q, K' = k·W_kᵀ + b_k, V' = v·W_vᵀ + b_v */
-    project(Qp, q, params->W_q, params->b_q, B * Nq, dq, h);
-    project(Kp, k, params->W_k, params->b_k, B * Nk, dk, h);
-    project(Vp, v, params->W_v, params->b_v, B * Nk, dv, h);
+    attn_multihead_project(Qp, q, params->W_q, params->b_q, B * Nq, dq, h);
+    attn_multihead_project(Kp, k, params->W_k, params->b_k, B * Nk, dk, h);
+    attn_multihead_project(Vp, v, params->W_v, params->b_v, B * Nk, dv, h);
 
     for (size_t b = 0; b < B && st == ATTN_OK; b++) {
         if (attn_deadline_passed()) {
@@ -161,7 +160,8 @@ attn_status attn_multihead_forward(
 
     /* 5. out = concat·W_oᵀ + b_o */
     if (st == ATTN_OK) {
-        project(out, Qp, params->W_o, params->b_o, B * Nq, h, d_out);
+        attn_multihead_project(out, Qp, params->W_o, params->b_o, B * Nq, h,
+                               d_out);
         st = attn_check_finite(out, B * Nq * d_out, fault);
     }
     free(ws);

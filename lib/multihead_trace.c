@@ -11,29 +11,8 @@
 #include "attn_internal.h"
 
 #include <cblas.h>
-#include <limits.h>
 #include <string.h>
 
-/* Largest size cblas accepts for one dimension or leading dimension. */
-#define BLAS_MAX ((size_t)INT_MAX)
-
-/* y = x·Wᵀ + b for rows of x: x (rows, din), W (dout, din), b (dout) or
- * NULL -> y (rows, dout): attn_multihead_forward's projection, the same
- * calls (bias rows copied first, then one dgemm with beta 1 per INT_MAX
- * rows). */
-static void project(double *y, const double *x, const double *W,
-                    const double *b, size_t rows, size_t din, size_t dout) {
-    if (b) {
-        for (size_t r = 0; r < rows; r++)
-            memcpy(y + r * dout, b, dout * sizeof(double));
-    }
-    for (size_t r0 = 0; r0 < rows; r0 += BLAS_MAX) {
-        size_t m = rows - r0 < BLAS_MAX ? rows - r0 : BLAS_MAX;
-        cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)m, (int)dout,
-                    (int)din, 1.0, x + r0 * din, (int)din, W, (int)din,
-                    b ? 1.0 : 0.0, y + r0 * dout, (int)dout);
-    }
-}
 
 void attn_heads_split(double *heads, const double *x, size_t B, size_t N,
                       size_t h, size_t H) {
@@ -72,9 +51,9 @@ attn_status attn_multihead_trace(const attn_multihead_steps *t,
     const size_t dh = h / H;
 
     /* 1. Q' = q·W_qᵀ + b_q, K' = k·W_kᵀ + b_k, V' = v·W_vᵀ + b_v */
-    project(t->Q, q, params->W_q, params->b_q, B * Nq, dq, h);
-    project(t->K, k, params->W_k, params->b_k, B * Nk, dk, h);
-    project(t->V, v, params->W_v, params->b_v, B * Nk, dv, h);
+    attn_multihead_project(t->Q, q, params->W_q, params->b_q, B * Nq, dq, h);
+    attn_multihead_project(t->K, k, params->W_k, params->b_k, B * Nk, dk, h);
+    attn_multihead_project(t->V, v, params->W_v, params->b_v, B * Nk, dv, h);
 
     for (size_t b = 0; b < B; b++) {
         if (attn_deadline_passed())

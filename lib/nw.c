@@ -19,9 +19,7 @@ static double half_distance(double x, double xi) {
     return isfinite(d) ? fabs(d) * 0.5 : fabs(0.5 * x - 0.5 * xi);
 }
 
-/* (x − xᵢ)·w without overflow: when the two points are more than DBL_MAX
- * apart (and w small enough for the product to be finite) it is x·w − xᵢ·w. */
-static double scaled_difference(double x, double xi, double w) {
+double attn_nw_scaled_difference(double x, double xi, double w) {
     double d = x - xi;
     return isfinite(d) ? d * w : x * w - xi * w;
 }
@@ -32,8 +30,7 @@ static double scaled_sum(double a, double b, double w) {
     return isfinite(sum) ? sum * w : a * w + b * w;
 }
 
-/* Compact and constant kernels K(u). */
-static double kernel_value(attn_kernel kernel, double u) {
+double attn_nw_kernel_value(attn_kernel kernel, double u) {
     double k;
     switch (kernel) {
     case ATTN_KERNEL_BOXCAR:
@@ -88,7 +85,8 @@ static attn_status nw_row(double *alpha, double *shifted, double x,
             alpha[i] =
                 i == skip
                     ? 0.0
-                    : kernel_value(kernel, scaled_difference(x, x_train[i], w));
+                    : attn_nw_kernel_value(
+                          kernel, attn_nw_scaled_difference(x, x_train[i], w));
             mass += alpha[i];
         }
         if (mass == 0.0)

@@ -9,33 +9,6 @@
 
 #include <math.h>
 
-/* (x − xᵢ)·w as attn_nw_predict computes it (lib/nw.c): when the two
- * points are more than DBL_MAX apart, x·w − xᵢ·w. */
-static double scaled_difference(double x, double xi, double w) {
-    double d = x - xi;
-    return isfinite(d) ? d * w : x * w - xi * w;
-}
-
-/* K(u) of a compact or constant kernel, as attn_nw_predict evaluates it
- * (lib/nw.c), so that its weights are these scores over their sum. */
-static double kernel_value(attn_kernel kernel, double u) {
-    double k;
-    switch (kernel) {
-    case ATTN_KERNEL_BOXCAR:
-        return fabs(u) < 1.0 ? 1.0 : 0.0;
-    case ATTN_KERNEL_EPANECHNIKOV:
-        k = 1.0 - u * u;
-        return k > 0.0 ? k : 0.0;
-    case ATTN_KERNEL_TRIANGULAR:
-        k = 1.0 - fabs(u);
-        return k > 0.0 ? k : 0.0;
-    case ATTN_KERNEL_CONSTANT:
-    case ATTN_KERNEL_GAUSSIAN:
-        break;
-    }
-    return 1.0;
-}
-
 attn_status attn_nw_trace(double *distances, double *scores,
                           const double *x_query, const double *x_train,
                           attn_kernel kernel, double w, size_t m, size_t n) {
@@ -63,10 +36,11 @@ attn_status attn_nw_trace(double *distances, double *scores,
             /* the kernel's argument (x − xᵢ)·w, as attn_nw_predict
              * computes it */
             double d = x_query[q] - x_train[i];
-            double u = scaled_difference(x_query[q], x_train[i], w);
+            double u = attn_nw_scaled_difference(x_query[q], x_train[i], w);
             dq[i] = d;
-            sq[i] = kernel == ATTN_KERNEL_GAUSSIAN ? -0.5 * (u * u)
-                                                   : kernel_value(kernel, u);
+            sq[i] = kernel == ATTN_KERNEL_GAUSSIAN
+                        ? -0.5 * (u * u)
+                        : attn_nw_kernel_value(kernel, u);
         }
     }
     return ATTN_OK;

@@ -244,7 +244,7 @@ static void test_errors(void **state) {
     size_t bytes;
     assert_int_equal(attn_additive_trace_workspace(&bytes, 2, 3, 4, 5),
                      ATTN_OK);
-    assert_int_equal(bytes, 16 * 2 * (3 + 4) * 5 + 4);
+    assert_int_equal(bytes, 24 * 2 * (3 + 4) * 5 + 4);
 }
 
 int main(void) {
