@@ -153,11 +153,17 @@ int api_route_charge(api_call *call, const void *shapes) {
         return api_fail(&call->problem, API_E_INTERNAL, NULL,
                         "the route counts no cost");
     call->route->cost(call, shapes, &call->cost);
+    /* Run by another route (invoke.h), /grade and its catalogue compare
+     * the typed result and never print it; the v2 front
+     * (API_ROUTE_TENSOR_PROTOCOL) prints it as its outputs. */
+    int printed = call->outer == NULL || call->outer->route == NULL ||
+                  (call->outer->route->flags & API_ROUTE_TENSOR_PROTOCOL);
     if (api_limit_work(call->cost.ops, call->limits->max_work,
                        &call->problem) ||
-        api_limit_answer(call->cost.answer_bytes,
-                         api_cost_answer_max(call->limits->max_elements),
-                         call->limits->max_elements, &call->problem) ||
+        (printed &&
+         api_limit_answer(call->cost.answer_bytes,
+                          api_cost_answer_max(call->limits->max_elements),
+                          call->limits->max_elements, &call->problem)) ||
         api_limit_time(call->cost.ops, call->limits->compute_timeout_s,
                        &call->problem))
         return -1;
@@ -177,11 +183,7 @@ int api_route_charge(api_call *call, const void *shapes) {
     if (call->req != NULL && call->req->stream_ok &&
         answer > API_COST_STREAMED_TEXT)
         answer = API_COST_STREAMED_TEXT;
-    /* Run by another route (invoke.h): /grade and its catalogue compare
-     * the typed result and never print it, so its text is not held; the
-     * v2 front (API_ROUTE_TENSOR_PROTOCOL) prints it as its outputs. */
-    if (call->outer != NULL && call->outer->route != NULL &&
-        !(call->outer->route->flags & API_ROUTE_TENSOR_PROTOCOL))
+    if (!printed) /* nor is its text held */
         answer = 0;
     return api_ledger_reserve(
         call->ledger,
