@@ -48,14 +48,15 @@ int api_attention_decode_masks(api_attention *a, const json_t *body,
                                size_t max_elements, api_problem *p) {
     const json_t *m = api_field_value(body, "attn_mask");
     const json_t *k = api_field_value(body, "key_padding_mask");
-    a->has_amask = m != NULL;
-    a->has_kpm = k != NULL;
+    a->masks.has_amask = m != NULL;
+    a->masks.has_kpm = k != NULL;
     api_mask_kind kind;
-    if (m && api_mask_decode(&a->amask, &a->amask_kind, m,
+    if (m && api_mask_decode(&a->masks.amask, &a->masks.kind, m,
                              &api_attention_attn_mask_spec, "/attn_mask",
                              max_elements, p))
         return -1;
-    if (k && api_mask_decode(&a->kpm, &kind, k, &api_attention_key_padding_spec,
+    if (k && api_mask_decode(&a->masks.kpm, &kind, k,
+                             &api_attention_key_padding_spec,
                              "/key_padding_mask", max_elements, p))
         return -1;
     return 0;
@@ -171,18 +172,18 @@ int api_attention_cross_lens(api_attention *a, api_problem *p) {
 
 int api_attention_cross_masks(api_attention *a, size_t heads, api_problem *p) {
     long long B = (long long)a->B, Nq = (long long)a->Nq, Nk = (long long)a->Nk;
-    if (a->has_amask) {
-        const api_tensor *m = &a->amask;
+    if (a->masks.has_amask) {
+        const api_tensor *m = &a->masks.amask;
         size_t o = m->rank - 2; /* the leading axis, when rank 3 */
         int rows_ok = m->shape[o] == a->Nq && m->shape[o + 1] == a->Nk;
         size_t BH = heads && a->B <= SIZE_MAX / heads ? a->B * heads : 0;
         if (m->rank == 2 && rows_ok) {
-            a->amask_layout = ATTN_MASK_SHARED;
+            a->masks.layout = ATTN_MASK_SHARED;
         } else if (m->rank == 3 && rows_ok && heads && m->shape[0] == BH) {
-            a->amask_layout = ATTN_MASK_PER_HEAD;
+            a->masks.layout = ATTN_MASK_PER_HEAD;
         } else if (m->rank == 3 && rows_ok && a->batched &&
                    m->shape[0] == a->B) {
-            a->amask_layout = ATTN_MASK_PER_EXAMPLE;
+            a->masks.layout = ATTN_MASK_PER_EXAMPLE;
         } else {
             long long lead = a->batched && heads && m->shape[0] != a->B
                                  ? (long long)BH
@@ -214,8 +215,8 @@ int api_attention_cross_masks(api_attention *a, size_t heads, api_problem *p) {
                             a->Nq, a->Nk);
         }
     }
-    if (a->has_kpm) {
-        const api_tensor *k = &a->kpm;
+    if (a->masks.has_kpm) {
+        const api_tensor *k = &a->masks.kpm;
         long long e[2] = {B, Nk};
         if (a->batched &&
             !(k->rank == 2 && k->shape[0] == a->B && k->shape[1] == a->Nk))
@@ -287,10 +288,7 @@ int api_attention_read_mask(api_attention *a, const json_t *body,
     memset(&a->mask, 0, sizeof a->mask);
     a->mask.causal = a->causal;
     a->mask.fully_masked = a->fully_masked;
-    a->mask.bool_mask = a->amask_b;
-    a->mask.float_mask = a->amask_f;
-    a->mask.layout = a->amask_layout;
-    a->mask.key_padding_mask = a->kpm_d;
+    api_masks_set(&a->mask, &a->masks);
     if (a->has_lens) {
         a->mask.valid_lens = a->lens_d;
         /* (B, Nq) batched and (Nq) unbatched: one length per query */
@@ -302,46 +300,6 @@ int api_attention_read_mask(api_attention *a, const json_t *body,
 /* Entries of the (B, H, Nq, Nk) weights; the sizes passed the limits. */
 static size_t weight_count(const api_attention *a) {
     return a->B * a->H * a->Nq * a->Nk;
-}
-
-/* Slots of n bytes. */
-static size_t byte_slots(size_t n) {
-    return n / sizeof(double) + 1;
-}
-
-size_t api_attention_mask_slots(const api_attention *a) {
-    size_t n = 0;
-    if (a->has_amask)
-        n += a->amask_kind == API_MASK_FLOAT ? a->amask.count
-                                             : byte_slots(a->amask.count);
-    if (a->has_kpm)
-        n += byte_slots(a->kpm.count);
-    return n;
-}
-
-void api_attention_plan_masks(const api_attention *a, api_arena *arena) {
-    if (a->has_amask)
-        api_arena_plan(arena, a->amask_kind == API_MASK_FLOAT
-                                  ? a->amask.count
-                                  : byte_slots(a->amask.count));
-    if (a->has_kpm)
-        api_arena_plan(arena, byte_slots(a->kpm.count));
-}
-
-void api_attention_take_masks(api_attention *a, api_arena *arena) {
-    a->amask_b = a->kpm_d = NULL;
-    a->amask_f = NULL;
-    if (a->has_amask && a->amask_kind == API_MASK_FLOAT) {
-        a->amask_f = api_arena_take(arena, a->amask.count);
-        api_mask_read_float(a->amask_f, &a->amask);
-    } else if (a->has_amask) {
-        a->amask_b = api_arena_take(arena, byte_slots(a->amask.count));
-        api_mask_read_bool(a->amask_b, &a->amask);
-    }
-    if (a->has_kpm) {
-        a->kpm_d = api_arena_take(arena, byte_slots(a->kpm.count));
-        api_mask_read_bool(a->kpm_d, &a->kpm);
-    }
 }
 
 void api_attention_plan(const api_attention *a, api_arena *arena) {
@@ -364,7 +322,7 @@ void api_attention_plan(const api_attention *a, api_arena *arena) {
         api_arena_plan(arena, a->k.count);
         api_arena_plan(arena, a->v.count);
     }
-    api_attention_plan_masks(a, arena);
+    api_masks_plan(&a->masks, arena);
 }
 
 uint64_t api_attention_answer_numbers(const api_attention *a) {
@@ -391,7 +349,7 @@ size_t api_attention_input_slots(const api_attention *a) {
         n += a->v.count;
     if (a->has_lens)
         n += a->lens.count;
-    n += api_attention_mask_slots(a);
+    n += api_masks_slots(&a->masks);
     return a->has_grad ? n + a->grad.count : n;
 }
 
@@ -438,7 +396,7 @@ void api_attention_take(api_attention *a, api_arena *arena) {
         a->grad_k = api_arena_take(arena, a->k.count);
         a->grad_v = api_arena_take(arena, a->v.count);
     }
-    api_attention_take_masks(a, arena);
+    api_masks_take(&a->masks, arena);
 }
 
 int api_attention_check_lens(const api_attention *a, api_problem *p) {
@@ -488,7 +446,7 @@ static int fully_masked_by_pattern(const api_attention *a,
     api_pointer ptr;
     if (fault->by_mask == ATTN_BY_KEY_PADDING) {
         if (a->batched)
-            row_pointer(&ptr, "/key_padding_mask", &a->kpm, b);
+            row_pointer(&ptr, "/key_padding_mask", &a->masks.kpm, b);
         else
             api_pointer_init(&ptr, "/key_padding_mask");
         return api_fail(p, API_E_INVALID_VALUE, ptr.s,
@@ -497,20 +455,20 @@ static int fully_masked_by_pattern(const api_attention *a,
                         "\"error\"; use \"zero\" or \"uniform\" to allow it",
                         who);
     }
-    size_t slab = a->amask_layout == ATTN_MASK_PER_HEAD ? b * a->H + fault->head
-                  : a->amask_layout == ATTN_MASK_PER_EXAMPLE ? b
+    size_t slab = a->masks.layout == ATTN_MASK_PER_HEAD ? b * a->H + fault->head
+                  : a->masks.layout == ATTN_MASK_PER_EXAMPLE ? b
                                                              : 0;
-    size_t row = a->amask.rank == 3 ? slab * a->Nq + i : i;
-    row_pointer(&ptr, "/attn_mask", &a->amask, row);
+    size_t row = a->masks.amask.rank == 3 ? slab * a->Nq + i : i;
+    row_pointer(&ptr, "/attn_mask", &a->masks.amask, row);
     return api_fail(
         p, API_E_INVALID_VALUE, ptr.s,
         "%s sees no key: attn_mask%s leaves it none (%s) and fully_masked is "
         "\"error\"; use \"zero\" or \"uniform\" to allow it",
         who,
-        a->has_lens || a->causal || a->has_kpm
+        a->has_lens || a->causal || a->masks.has_kpm
             ? " with valid_lens, causal and key_padding_mask"
             : "",
-        a->amask_kind == API_MASK_BOOL ? "true = not allowed"
+        a->masks.kind == API_MASK_BOOL ? "true = not allowed"
                                        : "null = -infinity");
 }
 

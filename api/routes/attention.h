@@ -25,6 +25,7 @@
 #include "diagnostics.h"
 #include "grads.h"
 #include "mask_json.h"
+#include "masks.h"
 #include "problem.h"
 #include "result.h"
 #include "tensor.h"
@@ -45,10 +46,7 @@ extern const api_tensor_spec api_attention_key_padding_spec;
 typedef struct {
     api_tensor q, k, v, lens; /* decoded (shapes only until read) */
     api_tensor grad;          /* grad_output, when has_grad */
-    api_tensor amask, kpm;    /* attn_mask, key_padding_mask */
-    int has_amask, has_kpm;
-    api_mask_kind amask_kind;      /* booleans or numbers */
-    attn_mask_layout amask_layout; /* from its shape (cross-field phase) */
+    api_masks masks;          /* attn_mask, key_padding_mask (masks.h) */
     int has_lens;
     int has_grad;
     int batched; /* 1: rank-3 input; 0: rank 2, B = 1 */
@@ -66,15 +64,12 @@ typedef struct {
     int diagnostics;    /* default 0 */
     api_tensor_format fmt;
     /* Carved from the request's arena by api_attention_take: */
-    double *qd, *kd, *vd;   /* inputs */
-    int64_t *lens_d;        /* valid_lens as integers, or NULL */
-    unsigned char *amask_b; /* a boolean attn_mask, or NULL */
-    double *amask_f;        /* a float attn_mask (−∞ for null), or NULL */
-    unsigned char *kpm_d;   /* key_padding_mask, or NULL */
-    double *out;            /* (B, Nq, d_out) */
-    double *weights;        /* (B, H, Nq, Nk) */
-    double *scores;         /* (B, H, Nq, Nk) with scores or diagnostics */
-    double *grad_out;       /* grad_output (B, Nq, d_out), or NULL */
+    double *qd, *kd, *vd; /* inputs */
+    int64_t *lens_d;      /* valid_lens as integers, or NULL */
+    double *out;          /* (B, Nq, d_out) */
+    double *weights;      /* (B, H, Nq, Nk) */
+    double *scores;       /* (B, H, Nq, Nk) with scores or diagnostics */
+    double *grad_out;     /* grad_output (B, Nq, d_out), or NULL */
     double *grad_q, *grad_k, *grad_v; /* the inputs' shapes, or NULL */
     api_diagnostics diag;             /* buffers carved when diagnostics */
     attn_mask mask;
@@ -113,18 +108,8 @@ int api_attention_cross_lens(api_attention *a, api_problem *p);
  * example, and with heads > 0 (multihead's H, when known) (B·H, Nq, Nk)
  * per example and head, unbatched (H, Nq, Nk); key_padding_mask (B, Nk),
  * unbatched (Nk). shape_mismatch with expected/got otherwise. Sets
- * a->amask_layout. */
+ * a->masks.layout. */
 int api_attention_cross_masks(api_attention *a, size_t heads, api_problem *p);
-
-/* Arena slots (8 bytes each) of the masks as read: a boolean mask and the
- * key padding one byte an entry, a float mask one slot an entry. */
-size_t api_attention_mask_slots(const api_attention *a);
-
-/* Plan and carve (reading them) the masks' slots: the parts of
- * api_attention_plan and api_attention_take for a route with an arena of
- * its own (softmax). */
-void api_attention_plan_masks(const api_attention *a, api_arena *arena);
-void api_attention_take_masks(api_attention *a, api_arena *arena);
 
 /* Cross-field shape of grad_output: the output's, (B, Nq, d_out) or
  * unbatched (Nq, d_out) (grads.h). No-op without grad_output. */

@@ -192,7 +192,7 @@ static void plan(const self_request *s, api_arena *arena) {
         api_arena_plan(arena, a->lens.count);
     if (a->has_grad)
         api_arena_plan(arena, a->grad.count);
-    api_attention_plan_masks(a, arena);
+    api_masks_plan(&a->masks, arena);
     for (int i = 0; i < N_PARAMS; i++)
         api_arena_plan(arena, weight_count(s));
     for (int i = 0; i < 4; i++) /* q, k, v, output */
@@ -228,7 +228,7 @@ static void cost_self(const api_call *call, const void *shapes,
         inputs += s->a.lens.count;
     if (s->a.has_grad)
         inputs += s->a.grad.count;
-    inputs += api_attention_mask_slots(&s->a);
+    inputs += api_masks_slots(&s->a.masks);
     if (s->given)
         inputs += N_PARAMS * weight_count(s);
     api_arena arena = {0};
@@ -375,7 +375,7 @@ static int prepare(api_call *call, self_request *s) {
         a->grad_out = api_arena_take(arena, a->grad.count);
         api_tensor_read(a->grad_out, &a->grad);
     }
-    api_attention_take_masks(a, arena);
+    api_masks_take(&a->masks, arena);
     for (int i = 0; i < N_PARAMS; i++)
         s->param[i] = api_arena_take(arena, weight_count(s));
     s->q = api_arena_take(arena, rows_k(s));

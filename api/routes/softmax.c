@@ -63,7 +63,7 @@ static void plan(const api_attention *a, api_arena *arena) {
     api_arena_plan(arena, a->B * a->Nq * a->Nk);
     if (a->has_lens)
         api_arena_plan(arena, a->lens.count);
-    api_attention_plan_masks(a, arena);
+    api_masks_plan(&a->masks, arena);
 }
 
 /* shapes: the decoded api_attention (B, Nq, Nk from the scores). One exp
@@ -126,7 +126,7 @@ static int handle_softmax_masked(api_call *call) {
     if (a.has_lens)
         a.lens_d =
             read_lens(api_arena_take(&arena, a.lens.count), &a.lens, a.Nk);
-    api_attention_take_masks(&a, &arena);
+    api_masks_take(&a.masks, &arena);
 
     /* 6. remaining values, in table order */
     int rc = api_attention_check_lens(&a, p) ||

@@ -37,6 +37,7 @@
 #include "grads.h"
 #include "limit.h"
 #include "mask_json.h"
+#include "masks.h"
 #include "pointer.h"
 #include "route.h"
 #include "suggest.h"
@@ -112,13 +113,8 @@ typedef struct {
     const api_tensor_spec *mask_spec, *kpm_spec;
     const char *mask_ptr, *kpm_ptr; /* "/src_mask", ... */
     const char *q_axis, *k_axis;    /* the axes' letters: "S", "T" */
-    api_tensor amask, kpm;
-    int has_amask, has_kpm;
-    api_mask_kind kind;
-    attn_mask_layout layout;
+    api_masks m;                    /* the masks, decoded then read (masks.h) */
     size_t Nk;
-    unsigned char *amask_b, *kpm_d; /* carved and read, or NULL */
-    double *amask_f;
 } xf_masks;
 
 /* The trace of one attention block: its own tensors (the rest are the
@@ -366,8 +362,8 @@ static int decode_masks(xf_request *m, const json_t *body, size_t max_elements,
     for (size_t k = 0; k < n; k++) { /* attn_masks first, as the table */
         xf_masks *x = &m->masks[k];
         const json_t *v = api_field_value(body, x->mask_spec->name);
-        x->has_amask = v != NULL;
-        if (v && api_mask_decode(&x->amask, &x->kind, v, x->mask_spec,
+        x->m.has_amask = v != NULL;
+        if (v && api_mask_decode(&x->m.amask, &x->m.kind, v, x->mask_spec,
                                  x->mask_ptr, max_elements, p))
             return -1;
     }
@@ -375,8 +371,8 @@ static int decode_masks(xf_request *m, const json_t *body, size_t max_elements,
         xf_masks *x = &m->masks[k];
         const json_t *v = api_field_value(body, x->kpm_spec->name);
         api_mask_kind kind;
-        x->has_kpm = v != NULL;
-        if (v && api_mask_decode(&x->kpm, &kind, v, x->kpm_spec, x->kpm_ptr,
+        x->m.has_kpm = v != NULL;
+        if (v && api_mask_decode(&x->m.kpm, &kind, v, x->kpm_spec, x->kpm_ptr,
                                  max_elements, p))
             return -1;
     }
@@ -386,21 +382,21 @@ static int decode_masks(xf_request *m, const json_t *body, size_t max_elements,
 /* Cross-field shapes of one block's masks for Nq queries and Nk keys, H
  * heads (0 when num_heads is no count yet: only the 2-D form is then
  * checked); nn.MultiheadAttention's rule: a 3-D attn_mask is (B·H, Nq,
- * Nk), unbatched (H, Nq, Nk). Sets x->layout and x->Nk. */
+ * Nk), unbatched (H, Nq, Nk). Sets x->m.layout and x->Nk. */
 static int cross_masks(const xf_request *m, xf_masks *x, size_t Nq, size_t Nk,
                        size_t H, api_problem *p) {
     const size_t B = m->cfg.B;
     x->Nk = Nk;
     char detail[API_DETAIL_MAX];
-    if (x->has_amask) {
-        const api_tensor *t = &x->amask;
+    if (x->m.has_amask) {
+        const api_tensor *t = &x->m.amask;
         size_t o = t->rank - 2;
         int rows_ok = t->shape[o] == Nq && t->shape[o + 1] == Nk;
         size_t BH = H && B <= SIZE_MAX / H ? B * H : 0;
         if (t->rank == 2 && rows_ok) {
-            x->layout = ATTN_MASK_SHARED;
+            x->m.layout = ATTN_MASK_SHARED;
         } else if (t->rank == 3 && rows_ok && BH && t->shape[0] == BH) {
-            x->layout = ATTN_MASK_PER_HEAD;
+            x->m.layout = ATTN_MASK_PER_HEAD;
         } else {
             long long e[3] = {BH ? (long long)BH : -1, (long long)Nq,
                               (long long)Nk};
@@ -416,8 +412,8 @@ static int cross_masks(const xf_request *m, xf_masks *x, size_t Nq, size_t Nk,
                             detail);
         }
     }
-    if (x->has_kpm) {
-        const api_tensor *t = &x->kpm;
+    if (x->m.has_kpm) {
+        const api_tensor *t = &x->m.kpm;
         long long e[2] = {(long long)B, (long long)Nk};
         int good = m->batched
                        ? t->rank == 2 && t->shape[0] == B && t->shape[1] == Nk
@@ -438,45 +434,6 @@ static int cross_masks(const xf_request *m, xf_masks *x, size_t Nq, size_t Nk,
         }
     }
     return 0;
-}
-
-/* Slots of n bytes (one more: a partial slot). */
-static size_t byte_slots(size_t n) {
-    return n / sizeof(double) + 1;
-}
-
-/* Plan, or carve and read, one block's masks (inputs, cost.h). */
-static void plan_masks(const xf_masks *x, api_arena *a) {
-    if (x->has_amask)
-        api_arena_plan(a, x->kind == API_MASK_FLOAT
-                              ? x->amask.count
-                              : byte_slots(x->amask.count));
-    if (x->has_kpm)
-        api_arena_plan(a, byte_slots(x->kpm.count));
-}
-
-static void take_masks(xf_masks *x, api_arena *a) {
-    x->amask_b = x->kpm_d = NULL;
-    x->amask_f = NULL;
-    if (x->has_amask && x->kind == API_MASK_FLOAT) {
-        x->amask_f = api_arena_take(a, x->amask.count);
-        api_mask_read_float(x->amask_f, &x->amask);
-    } else if (x->has_amask) {
-        x->amask_b = api_arena_take(a, byte_slots(x->amask.count));
-        api_mask_read_bool(x->amask_b, &x->amask);
-    }
-    if (x->has_kpm) {
-        x->kpm_d = api_arena_take(a, byte_slots(x->kpm.count));
-        api_mask_read_bool(x->kpm_d, &x->kpm);
-    }
-}
-
-/* The library's mask of a block from its masks as read. */
-static void set_mask(attn_mask *mask, const xf_masks *x) {
-    mask->bool_mask = x->amask_b;
-    mask->float_mask = x->amask_f;
-    mask->layout = x->layout;
-    mask->key_padding_mask = x->kpm_d;
 }
 
 /* The integer field name in lo … hi, or invalid_value with why. */
@@ -748,8 +705,8 @@ static size_t plan(const xf_request *m, api_arena *a, size_t tape_doubles) {
     api_arena_plan(a, rm);
     api_arena_plan(a, m->has_grad ? re : 0);
     api_arena_plan(a, m->given ? params : 0);
-    plan_masks(&m->masks[0], a);
-    plan_masks(&m->masks[1], a);
+    api_masks_plan(&m->masks[0].m, a);
+    api_masks_plan(&m->masks[1].m, a);
     size_t inputs = a->slots;
     api_arena_plan(a, m->given ? 0 : params);
     api_arena_plan(a, m->has_grad ? params : 0);
@@ -854,8 +811,8 @@ static int prepare(api_call *call, xf_request *m) {
     m->memd = api_arena_take(a, rm);
     m->grad_out = api_arena_take(a, m->has_grad ? re : 0);
     double *given = api_arena_take(a, m->given ? c->L * layer_params(c) : 0);
-    take_masks(&m->masks[0], a);
-    take_masks(&m->masks[1], a);
+    api_masks_take(&m->masks[0].m, a);
+    api_masks_take(&m->masks[1].m, a);
     double *params =
         m->given ? given : api_arena_take(a, c->L * layer_params(c));
     double *grads = api_arena_take(a, m->has_grad ? c->L * layer_params(c) : 0);
@@ -920,8 +877,8 @@ static int prepare(api_call *call, xf_request *m) {
     m->self_mask.causal = m->causal ? ATTN_CAUSAL_TOP_LEFT : ATTN_CAUSAL_NONE;
     m->self_mask.fully_masked = m->fully_masked;
     m->cross_mask.fully_masked = m->fully_masked;
-    set_mask(&m->self_mask, &m->masks[0]);
-    set_mask(&m->cross_mask, &m->masks[1]);
+    api_masks_set(&m->self_mask, &m->masks[0].m);
+    api_masks_set(&m->cross_mask, &m->masks[1].m);
     return 0;
 }
 
@@ -1054,9 +1011,9 @@ static int fully_masked_problem(const xf_request *m, const attn_fault *fault,
         snprintf(who, sizeof who, "query %zu, head %zu", i, t);
     const char *block = k ? "cross-attention" : "self-attention";
     api_pointer ptr;
-    if (fault->by_mask == ATTN_BY_KEY_PADDING && x->has_kpm) {
+    if (fault->by_mask == ATTN_BY_KEY_PADDING && x->m.has_kpm) {
         if (m->batched)
-            row_pointer(&ptr, x->kpm_ptr, &x->kpm, b);
+            row_pointer(&ptr, x->kpm_ptr, &x->m.kpm, b);
         else
             api_pointer_init(&ptr, x->kpm_ptr);
         return api_fail(p, API_E_INVALID_VALUE, ptr.s,
@@ -1065,26 +1022,26 @@ static int fully_masked_problem(const xf_request *m, const attn_fault *fault,
                         "\"zero\" or \"uniform\" to allow it",
                         who, block, x->kpm_spec->name);
     }
-    if (x->has_amask) {
-        size_t slab = x->layout == ATTN_MASK_PER_HEAD ? b * c->H + t : 0;
-        size_t row = x->amask.rank == 3 ? slab * c->N + i : i;
-        row_pointer(&ptr, x->mask_ptr, &x->amask, row);
+    if (x->m.has_amask) {
+        size_t slab = x->m.layout == ATTN_MASK_PER_HEAD ? b * c->H + t : 0;
+        size_t row = x->m.amask.rank == 3 ? slab * c->N + i : i;
+        row_pointer(&ptr, x->mask_ptr, &x->m.amask, row);
         return api_fail(p, API_E_INVALID_VALUE, ptr.s,
                         "%s sees no key in the %s: %s%s leaves it none (%s) "
                         "and fully_masked is \"error\"; use \"zero\" or "
                         "\"uniform\" to allow it",
                         who, block, x->mask_spec->name,
-                        x->has_kpm && !k && m->causal
+                        x->m.has_kpm && !k && m->causal
                             ? " with causal and the key padding mask"
-                        : x->has_kpm      ? " with the key padding mask"
+                        : x->m.has_kpm    ? " with the key padding mask"
                         : !k && m->causal ? " with causal"
                                           : "",
-                        x->kind == API_MASK_BOOL ? "true = not allowed"
-                                                 : "null = -infinity");
+                        x->m.kind == API_MASK_BOOL ? "true = not allowed"
+                                                   : "null = -infinity");
     }
-    return api_fail(p, API_E_INVALID_VALUE, x->has_kpm ? x->kpm_ptr : "/causal",
-                    "%s sees no key in the %s and fully_masked is \"error\"",
-                    who, block);
+    return api_fail(
+        p, API_E_INVALID_VALUE, x->m.has_kpm ? x->kpm_ptr : "/causal",
+        "%s sees no key in the %s and fully_masked is \"error\"", who, block);
 }
 
 /* The library's failure as the contract's problem. */

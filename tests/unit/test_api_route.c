@@ -320,20 +320,20 @@ static void test_route_costs(void **state) {
     /* with a float attn_mask (B, Nq, Nk): 8 bytes an entry; a boolean
      * one and key_padding_mask (B, Nk): a byte an entry, in whole slots */
     a.has_grad = 0;
-    a.has_amask = 1;
-    a.amask_kind = API_MASK_FLOAT;
-    a.amask.count = 30;
+    a.masks.has_amask = 1;
+    a.masks.kind = API_MASK_FLOAT;
+    a.masks.amask.count = 30;
     api_route_find("/attention/dot")->cost(&call, &a, &c);
     assert_int_equal(c.input_bytes, 8 * (24 + 40 + 30 + 30));
     assert_int_equal(c.working_bytes, 8 * (24 + 40 + 30 + 18 + 30 + 30));
-    a.amask_kind = API_MASK_BOOL;
-    a.has_kpm = 1;
-    a.kpm.count = 10;
+    a.masks.kind = API_MASK_BOOL;
+    a.masks.has_kpm = 1;
+    a.masks.kpm.count = 10;
     api_route_find("/attention/dot")->cost(&call, &a, &c);
     assert_int_equal(c.input_bytes, 8 * (24 + 40 + 30 + (30 / 8 + 1) + 2));
     api_route_find("/softmax/masked")->cost(&call, &a, &c);
     assert_int_equal(c.input_bytes, 8 * (2 * 3 * 5 + (30 / 8 + 1) + 2));
-    a.has_amask = a.has_kpm = 0;
+    a.masks.has_amask = a.masks.has_kpm = 0;
 
     /* additive, B=1 Nq=2 Nk=3 dq=dk=2 dv=1, h=4 drawn (the shapes struct
      * cost_additive documents: the attention, h, given): the projections,
