@@ -436,8 +436,10 @@ static int scan_object(scanner *sc, cursor *c, path_mask live, size_t level) {
         size_t reads = sc->reads, value = c->pos;
         if (scan_value(sc, c, next, level + 1))
             return -1;
-        /* the value itself was read (not arrays inside it) */
-        if (sc->reads == reads + 1 && sc->regions[sc->n - 1].id == reads &&
+        /* the value itself was read (not arrays inside it, and not an
+         * array inside it that a repeated name there has dropped again) */
+        if (sc->reads == reads + 1 && sc->n > 0 &&
+            sc->regions[sc->n - 1].id == reads &&
             sc->regions[sc->n - 1].start == value && rm.n < READ_MEMBERS_MAX) {
             rm.m[rm.n].key = key;
             rm.m[rm.n].key_len = key_len;

@@ -29,12 +29,15 @@
     } while (0)
 
 /* fuzz_fastpath's routes: byte 0 of an input picks one (corpus.c writes
- * its seeds with the same byte). */
+ * its seeds with the same byte). Every route whose body the fast path
+ * reads is among them (test_fuzz_replay.c checks it on the route table). */
 #define FUZZ_FASTPATH_ROUTES                                                   \
     {                                                                          \
         "/attention/dot", "/attention/additive", "/attention/multihead",       \
             "/regression/nw", "/softmax/masked", "/grade",                     \
-            "/v2/models/attention_dot/infer", "/v2/models/regression_nw/infer" \
+            "/v2/models/attention_dot/infer",                                  \
+            "/v2/models/regression_nw/infer", "/attention/self",               \
+            "/transformer/encoder", "/transformer/decoder"                     \
     }
 
 #endif /* FUZZ_H */
