@@ -406,6 +406,18 @@ static void member_repeats(scanner *sc, read_members *rm, const char *s,
 
 static int scan_value(scanner *sc, cursor *c, path_mask live, size_t level);
 
+/* The arrays one body may have read. Each costs about 160 bytes here (its
+ * api_fastpath_array and region), twice that as capacity grows, and up to
+ * 56 more in the placeholder text: more than jansson's own tree of "[1]".
+ * So a body of a million tiny arrays (v2's inputs[*].data) would take
+ * hundreds of MB before the tree gate could refuse it. A body's tensors
+ * are far fewer (a 64-layer decoder's state_dict has 1,152, and /grade
+ * with its gradients twice that), so past this many the fast path gives
+ * up, and the body is jansson's alone, its tree counted and refused as
+ * without the fast path: the answer is the same, and what reading held
+ * is at most about 24 MiB. */
+#define READS_MAX ((size_t)1 << 16)
+
 /* The members of the object at the cursor ('{'), each value with the
  * paths its name continues. */
 static int scan_object(scanner *sc, cursor *c, path_mask live, size_t level) {
@@ -494,6 +506,8 @@ static int scan_value(scanner *sc, cursor *c, path_mask live, size_t level) {
     path_mask full, deeper;
     split(sc->set, live, level, &full, &deeper);
     size_t start = c->pos;
+    if (mask_any(&full) && at(c, '[') && sc->reads == READS_MAX)
+        return -1;
     if (mask_any(&full) && at(c, '[') && read_array(sc->fp, c) == 0) {
         if (sc->n == sc->cap) {
             size_t cap = sc->cap ? 2 * sc->cap : 8;

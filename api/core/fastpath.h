@@ -18,9 +18,11 @@
  * The answer is always the one jansson alone gives — the same document,
  * the same doubles, the same errors: anything unusual (a non-number entry,
  * ragged rows, an integer beyond int64, a string holding \u0000 that
- * could pass for a placeholder, a syntax error anywhere) leaves the value
- * or the whole body to jansson. tests/fuzz/fuzz_fastpath.c and
- * tests/unit/test_api_fastpath.c compare both paths.
+ * could pass for a placeholder, a syntax error anywhere, more than 65,536
+ * arrays to read, which would cost more here than jansson's tree of them)
+ * leaves the value or the whole body to jansson.
+ * tests/fuzz/fuzz_fastpath.c and tests/unit/test_api_fastpath.c compare
+ * both paths.
  */
 #ifndef API_FASTPATH_H
 #define API_FASTPATH_H
