@@ -25,6 +25,14 @@ typedef struct {
     "answer, POST /grade {\"endpoint\", \"request\", \"answer\"} "             \
     "(docs/grading.md)"
 
+/* dropout and batch_first on the Transformer blocks */
+#define TRANSFORMER_EVAL                                                       \
+    "is not offered: attnd computes the blocks as PyTorch does in eval "       \
+    "mode, with no dropout"
+#define TRANSFORMER_BATCH_FIRST                                                \
+    "is not needed: attnd's blocks are always batch first, (B, S, E), or "     \
+    "unbatched (S, E), as with batch_first=True"
+
 static const foreign_name table[] = {
     {"is_causal", "causal",
      "is PyTorch's name; attnd calls it `causal` (true, \"top_left\" or "
@@ -74,6 +82,26 @@ static const foreign_name table[] = {
     {"batch_first", "queries",
      "is not needed: attnd's tensors are always batch first, (B, N, d), or "
      "unbatched (N, d)"},
+    /* nn.TransformerEncoderLayer's and nn.TransformerDecoderLayer's
+     * arguments, as a student copying their constructor sends them */
+    {"dropout", "src", TRANSFORMER_EVAL},
+    {"dropout", "tgt", TRANSFORMER_EVAL},
+    {"batch_first", "src", TRANSFORMER_BATCH_FIRST},
+    {"batch_first", "tgt", TRANSFORMER_BATCH_FIRST},
+    {"valid_lens", "src",
+     "is d2l's way of masking padding; the encoder takes PyTorch's "
+     "`src_key_padding_mask` (B, S), true at the padded positions"},
+    {"valid_lens", "tgt",
+     "is d2l's way of masking padding; the decoder takes PyTorch's "
+     "`tgt_key_padding_mask` (B, T) and `memory_key_padding_mask` (B, S), "
+     "true at the padded positions"},
+    /* what GET /regression/nw/dataset answers, sent on to /regression/nw */
+    {"x_test", "x_query",
+     "is the dataset's (and d2l's) name for the query points; "
+     "/regression/nw takes them as `x_query`"},
+    {"y_truth", "x_query",
+     "is the dataset's (and d2l's) name for the true values at the query "
+     "points; send them as `y_query` to get the loss"},
     {"nhead", "num_heads",
      "is PyTorch's name; attnd calls the number of heads `num_heads`"},
     {"bandwidth", "w",

@@ -372,6 +372,36 @@ static int nul_in_name(api_problem *p, const char *pointer, const char *what) {
                     what);
 }
 
+/* A route's field sent as a member of the inference request itself, as
+ * the route's own body has it ({"queries": ...}): unknown_field naming
+ * where it goes on this front, an input or a parameter. */
+static int misplaced_route_fields(const kserve_model *m, const json_t *req,
+                                  api_problem *p) {
+    const char *key;
+    const json_t *v;
+    json_object_foreach((json_t *)req, key, v) {
+        api_pointer ptr;
+        api_pointer_init(&ptr, "");
+        api_pointer_push_key(&ptr, key, strlen(key));
+        for (size_t i = 0; i < m->n_inputs; i++)
+            if (!strcmp(key, m->inputs[i].name))
+                return api_fail(
+                    p, API_E_UNKNOWN_FIELD, ptr.s,
+                    "`%s` is an input of %s: on this front a tensor goes in "
+                    "\"inputs\": [{\"name\": \"%s\", \"shape\", "
+                    "\"datatype\", \"data\"}] (GET /v2/models/%s lists "
+                    "them)",
+                    key, m->name, key, m->name);
+        for (size_t i = 0; i < m->n_params; i++)
+            if (!strcmp(key, m->params[i]))
+                return api_fail(p, API_E_UNKNOWN_FIELD, ptr.s,
+                                "`%s` is a parameter of %s: on this front "
+                                "it goes in \"parameters\": {\"%s\": ...}",
+                                key, m->name, key);
+    }
+    return 0;
+}
+
 /* unknown_field over the whole request: its members, each input's and
  * requested output's members, input names, parameter names and output
  * names. */
@@ -387,7 +417,8 @@ static int check_unknown(const kserve_infer *k) {
     const kserve_model *m = k->model;
     const json_t *req = k->request;
     api_problem *p = k->p;
-    if (unknown_keys(req, root, 5, "", "the inference request", p))
+    if (misplaced_route_fields(m, req, p) ||
+        unknown_keys(req, root, 5, "", "the inference request", p))
         return -1;
     const json_t *params = json_object_get(req, "parameters");
     const char *key;

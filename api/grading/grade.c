@@ -183,22 +183,40 @@ static int check_members(const json_t *body, api_problem *p) {
     return 0;
 }
 
-/* The gradable route endpoint names, or invalid_value at /endpoint. */
+/* Room for the gradable routes' paths (the table has 23 routes). */
+#define GRADABLE_MAX 64
+
+/* The paths of the routes /grade grades (those with an answer table), in
+ * table order, at most cap of them, into paths; returns how many. */
+static size_t gradable_paths(const char **paths, size_t cap) {
+    size_t n = 0;
+    for (size_t r = 0; r < api_route_count() && n < cap; r++)
+        if (api_route_at(r)->answer)
+            paths[n++] = api_route_at(r)->path;
+    return n;
+}
+
+/* The gradable route endpoint names, or invalid_value at /endpoint with
+ * the closest of them ("attention/dot": "/attention/dot") and their list,
+ * read from the route table so that a new route is in it. */
 static int find_endpoint(const json_t *body, const api_route **route,
                          const api_answer_table **table, api_problem *p) {
     const json_t *v = json_object_get(body, "endpoint");
     const char *path = json_string_value(v);
-    *route =
-        strlen(path) == json_string_length(v) ? api_route_find(path) : NULL;
+    size_t len = json_string_length(v);
+    *route = strlen(path) == len ? api_route_find(path) : NULL;
     *table = *route ? (*route)->answer : NULL;
     if (*table)
         return 0;
+    const char *paths[GRADABLE_MAX];
+    size_t n = gradable_paths(paths, GRADABLE_MAX);
+    char hint[API_SUGGEST_TEXT], list[512];
+    api_did_you_mean(hint, path, len, paths, n);
+    api_join_names(list, sizeof list, paths, n);
     return api_fail(p, API_E_INVALID_VALUE, "/endpoint",
-                    "%.100s is not a route that computes an answer; grade "
-                    "one of /attention/dot, /attention/additive, "
-                    "/attention/multihead, /regression/nw, /softmax/masked, "
-                    "/encoding/positional, /regression/nw/dataset",
-                    path);
+                    "`%.100s` is not a route that computes an answer%s "
+                    "Grade one of: %s",
+                    path, hint, list);
 }
 
 /* ------------------------------------------------ walking the answer */

@@ -243,7 +243,8 @@ static int decode(api_call *call, additive_request *r) {
     /* 3. cross-field shapes */
     int given = r->given;
     if (api_attention_cross_qkv(a, 0, p) ||
-        (given && cross_params(r->W, a, p)) || api_attention_cross_lens(a, p) ||
+        (given && cross_params(r->W, a, p)) ||
+        api_attention_cross_lens(a, 0, p) ||
         api_attention_cross_masks(a, 0, p) || api_attention_cross_grad(a, p))
         return -1;
     /* 4. derived sizes and work */

@@ -146,7 +146,7 @@ int api_attention_cross_qkv(api_attention *a, int same_d, api_problem *p) {
     return 0;
 }
 
-int api_attention_cross_lens(api_attention *a, api_problem *p) {
+int api_attention_cross_lens(api_attention *a, size_t heads, api_problem *p) {
     if (!a->has_lens)
         return 0;
     const api_tensor *l = &a->lens;
@@ -157,6 +157,15 @@ int api_attention_cross_lens(api_attention *a, api_problem *p) {
             return 0;
         if (l->rank == 2 && l->shape[0] == a->B && l->shape[1] == a->Nq)
             return 0;
+        if (l->rank == 1 && heads > 1 && a->B <= SIZE_MAX / heads &&
+            l->shape[0] == a->B * heads)
+            return mismatch(p, "/valid_lens", &B, 1, l,
+                            "valid_lens has B·H = %zu lengths: d2l's "
+                            "MultiHeadAttention repeats them per head "
+                            "itself, and so does attnd; send one per "
+                            "example, (B) = (%zu), or one per query, (B, "
+                            "Nq) = (%zu, %zu)",
+                            l->shape[0], a->B, a->B, a->Nq);
         return mismatch(p, "/valid_lens", e2, l->rank == 2 ? 2 : 1, l,
                         "valid_lens must have shape (B) = (%zu), one length "
                         "per example, or (B, Nq) = (%zu, %zu), one per query",

@@ -100,8 +100,11 @@ int api_attention_decode_grad(api_attention *a, const json_t *body,
  * H = 1, d_out = dv (a route with other values sets them afterwards). */
 int api_attention_cross_qkv(api_attention *a, int same_d, api_problem *p);
 
-/* Cross-field shape of valid_lens: (B) or (B, Nq); unbatched () or (Nq). */
-int api_attention_cross_lens(api_attention *a, api_problem *p);
+/* Cross-field shape of valid_lens: (B) or (B, Nq); unbatched () or (Nq).
+ * shape_mismatch with expected/got otherwise; with heads > 1
+ * (multihead's H, when known) a (B·H) one, d2l's valid_lens repeated per
+ * head inside its MultiHeadAttention (d2l 11.5.2), is told to send (B). */
+int api_attention_cross_lens(api_attention *a, size_t heads, api_problem *p);
 
 /* Cross-field shapes of attn_mask and key_padding_mask (after
  * api_attention_cross_qkv): attn_mask (Nq, Nk) is shared, (B, Nq, Nk) per

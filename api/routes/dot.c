@@ -92,7 +92,8 @@ static int handle_dot(api_call *call) {
         api_attention_decode_grad(&a, body, max_elements, p))
         return -1;
     /* 3. cross-field shapes */
-    if (api_attention_cross_qkv(&a, 1, p) || api_attention_cross_lens(&a, p) ||
+    if (api_attention_cross_qkv(&a, 1, p) ||
+        api_attention_cross_lens(&a, 0, p) ||
         api_attention_cross_masks(&a, 0, p) || api_attention_cross_grad(&a, p))
         return -1;
     /* 4. derived sizes and the cost (cost_dot) */

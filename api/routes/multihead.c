@@ -354,7 +354,7 @@ static int decode(api_call *call, multihead_request *m) {
     a->heads = 1;
     /* attn_mask may be per head, (B·H, Nq, Nk), once H is a count */
     size_t mask_heads = !heads_big && num_heads >= 1 ? (size_t)num_heads : 0;
-    if (api_attention_cross_lens(a, p) ||
+    if (api_attention_cross_lens(a, mask_heads, p) ||
         api_attention_cross_masks(a, mask_heads, p) ||
         (h_known && api_attention_cross_grad(a, p)))
         return -1;

@@ -283,7 +283,8 @@ static int decode(api_call *call, self_request *s) {
     s->d_k = s->given ? s->P[P_WQ].shape[1] : dk_ok ? (size_t)d_k : 1;
     a->dq = a->dk = a->dv = a->d_out = s->d_k;
     a->H = 1;
-    if (api_attention_cross_lens(a, p) || api_attention_cross_masks(a, 0, p) ||
+    if (api_attention_cross_lens(a, 0, p) ||
+        api_attention_cross_masks(a, 0, p) ||
         ((s->given || dk_ok) && api_attention_cross_grad(a, p)))
         return -1;
 

@@ -108,7 +108,8 @@ static int handle_softmax_masked(api_call *call) {
     a.B = a.batched ? scores.shape[0] : 1;
     a.Nq = scores.shape[1 - drop];
     a.Nk = scores.shape[2 - drop];
-    if (api_attention_cross_lens(&a, p) || api_attention_cross_masks(&a, 0, p))
+    if (api_attention_cross_lens(&a, 0, p) ||
+        api_attention_cross_masks(&a, 0, p))
         return -1;
     /* 4. derived size and the cost (cost_softmax) */
     size_t dims[3] = {a.B, a.Nq, a.Nk};

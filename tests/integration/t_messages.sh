@@ -238,4 +238,42 @@ http POST /v2/models/attention_dot/infer -H 'Content-Type: application/json' \
 check_status "v2: a header length beyond the body is 400" 400
 check_json "  naming both lengths" \
     '.error == "invalid_json: Inference-Header-Content-Length says the JSON header has 24 bytes, but the whole body has 23"'
+# /grade's endpoint list is the route table's, with the closest route
+post_json /grade '{"endpoint": "attention/dot", "request": {}, "answer": {"output": [[1]]}}'
+check_problem "/grade: an endpoint without its leading / is 422 at /endpoint" 422 invalid_value /endpoint
+check_json "  asking whether /attention/dot was meant" \
+    '.detail | contains("did you mean `/attention/dot`?")'
+check_json "  and listing the Transformer blocks and /attention/self among the gradable routes" \
+    '.detail | contains("/attention/self") and contains("/transformer/encoder") and contains("/transformer/decoder")'
+# the arguments of nn.TransformerEncoderLayer a student copies
+XF='"src": [[1, 2]], "num_heads": 1, "num_layers": 1, "seed": 0'
+post_json /transformer/encoder "{$XF, \"dropout\": 0.1}"
+check_problem "encoder: dropout is 422 unknown_field" 422 unknown_field /dropout
+check_json "  saying the blocks run as PyTorch's eval mode" \
+    '.detail | contains("`dropout` is not offered: attnd computes the blocks as PyTorch does in eval mode")'
+post_json /transformer/decoder '{"tgt": [[1, 2]], "memory": [[1, 2]], "num_heads": 1, "num_layers": 1, "seed": 0, "batch_first": true}'
+check_json "decoder: batch_first says the blocks are always batch first" \
+    '.pointer == "/batch_first" and (.detail | contains("always batch first, (B, S, E)"))'
+post_json /transformer/encoder "{$XF, \"valid_lens\": [1]}"
+check_json "encoder: d2l's valid_lens points to src_key_padding_mask" \
+    '.pointer == "/valid_lens" and (.detail | contains("`src_key_padding_mask` (B, S)"))'
+# the dataset's names, sent on to the regression
+post_json /regression/nw '{"x_train": [1, 2, 4], "y_train": [0, 3, 1], "x_test": [2.5]}'
+check_json "nw: the dataset's x_test points to x_query" \
+    '.pointer == "/x_test" and (.detail | contains("takes them as `x_query`"))'
+post_json /regression/nw '{"x_train": [1, 2, 4], "y_train": [0, 3, 1], "x_query": [2.5], "y_truth": [1]}'
+check_json "nw: the dataset's y_truth points to y_query" \
+    '.pointer == "/y_truth" and (.detail | contains("send them as `y_query`"))'
+# d2l repeats valid_lens per head inside MultiHeadAttention
+post_json /attention/multihead '{"queries": [[[1, 2]], [[3, 4]]], "num_heads": 2, "num_hiddens": 4, "seed": 0, "valid_lens": [1, 1, 1, 1]}'
+check_problem "multihead: valid_lens of B·H lengths is 422 shape_mismatch" 422 shape_mismatch /valid_lens
+check_json "  saying attnd repeats them per head itself, expected (B)" \
+    '(.detail | contains("repeats them per head itself")) and .expected == [2] and .got == [4]'
+# a route's fields at the top of a v2 inference request
+post_json /v2/models/attention_dot/infer '{"queries": [[1, 2]]}'
+check_json "v2: a tensor at the top level says it goes in inputs" \
+    '.error | contains("`queries` is an input of attention_dot: on this front a tensor goes in \"inputs\"")'
+post_json /v2/models/attention_dot/infer '{"scale": 0.5, "inputs": []}'
+check_json "v2: a parameter at the top level says it goes in parameters" \
+    '.error | contains("`scale` is a parameter of attention_dot: on this front it goes in \"parameters\"")'
 echo "1..$T"
