@@ -245,6 +245,24 @@ static char trailing_comma(const json_error_t *error, const char *body,
     return at > 0 && body[at - 1] == ',' ? close : 0;
 }
 
+/* The token jansson met where it expected ',' or the closing bracket,
+ * when it starts a value (jansson: "'}' expected near '\"keys\"'"), or
+ * NULL: two members or elements with no comma between them. */
+static const char *missing_comma(const json_error_t *error) {
+    static const char *const expected[] = {"'}' expected near '",
+                                           "']' expected near '"};
+    if (json_error_code(error) != json_error_invalid_syntax)
+        return NULL;
+    for (size_t i = 0; i < 2; i++) {
+        size_t n = strlen(expected[i]);
+        if (strncmp(error->text, expected[i], n) == 0 &&
+            error->text[n] != '\0' &&
+            strchr("\"-0123456789[{tfn", error->text[n]) != NULL)
+            return error->text + n - 1; /* the token, quoted as jansson does */
+    }
+    return NULL;
+}
+
 void api_problem_from_json_error(api_problem *p, const json_error_t *error,
                                  const char *body, size_t len) {
     if (body == NULL || only_whitespace(body, len)) {
@@ -292,6 +310,15 @@ void api_problem_from_json_error(api_problem *p, const json_error_t *error,
                  "column %d, byte %d): JSON allows no trailing comma; delete "
                  "it",
                  close, error->line, error->column, error->position);
+        return;
+    }
+    const char *token = missing_comma(error);
+    if (token) {
+        api_fail(p, API_E_INVALID_JSON, NULL,
+                 "the body is not valid JSON: a comma is missing before %s "
+                 "(line %d, column %d, byte %d): JSON puts one between two "
+                 "members of an object and between two elements of an array",
+                 token, error->line, error->column, error->position);
         return;
     }
     if (non_finite_literal(error, body, len)) {

@@ -49,6 +49,12 @@ check_json "  which says JSON allows no trailing comma" \
 post_json /attention/dot "{$ONE,}"
 check_json "a trailing comma in an object says so too" \
     '.detail | contains("a comma before '"'}'"'") and contains("no trailing comma")'
+post_json /attention/dot '{"queries": [[1, 2]] "keys": [[1, 2]]}'
+check_json "a missing comma between members says so, naming the token after it" \
+    '.detail | startswith("the body is not valid JSON: a comma is missing before '"'"'\"keys\"'"'"' (line 1, column 27, byte 27)")'
+post_json /attention/dot '{"queries": [[1 2]]}'
+check_json "a missing comma between numbers says so too" \
+    '.detail | startswith("the body is not valid JSON: a comma is missing before '"'"'2'"'"'")'
 post_json /attention/dot '{"queries": [[1, 0]]]}'
 check_json "a bracket too many is no trailing comma" \
     '.detail | contains("comma") | not'
