@@ -211,8 +211,13 @@ static int find_endpoint(const json_t *body, const api_route **route,
     const char *paths[GRADABLE_MAX];
     size_t n = gradable_paths(paths, GRADABLE_MAX);
     char hint[API_SUGGEST_TEXT], list[512];
-    api_did_you_mean(hint, path, len, paths, n);
     api_join_names(list, sizeof list, paths, n);
+    if (strlen(path) != len) /* printed, it would end at the NUL */
+        return api_fail(p, API_E_INVALID_VALUE, "/endpoint",
+                        "the endpoint holds a NUL byte (\\u0000), which no "
+                        "route's path has. Grade one of: %s",
+                        list);
+    api_did_you_mean(hint, path, len, paths, n);
     return api_fail(p, API_E_INVALID_VALUE, "/endpoint",
                     "`%.100s` is not a route that computes an answer%s "
                     "Grade one of: %s",

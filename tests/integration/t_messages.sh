@@ -251,6 +251,14 @@ check_json "  asking whether /attention/dot was meant" \
     '.detail | contains("did you mean `/attention/dot`?")'
 check_json "  and listing the Transformer blocks and /attention/self among the gradable routes" \
     '.detail | contains("/attention/self") and contains("/transformer/encoder") and contains("/transformer/decoder")'
+post_json /grade '{"endpoint": "/attention/d\u0000ot", "request": {}, "answer": {"output": [[1]]}}'
+check_problem "/grade: an endpoint holding \\u0000 is 422 at /endpoint" 422 invalid_value /endpoint
+check_json "  saying so, instead of a name cut at the NUL" \
+    '.detail | startswith("the endpoint holds a NUL byte (\\u0000), which no route'"'"'s path has. Grade one of: /attention/dot,")'
+post_json /grade '{"endpoint": "/attention/dot", "request": {"queries": [[0, 0]], "keys": [[1, 0], [0, 1]], "values": [[1], [2]], "diagnostics": true}, "answer": {"diagnostics": {"warnings": ["near_unifor\u0000m"]}}}'
+check_status "/grade: an answer's string holding \\u0000 is graded" 200
+check_json "  and echoed whole in got" \
+    '.fields["diagnostics.warnings"].first_mismatch.got == "near_unifor\u0000m"'
 # the arguments of nn.TransformerEncoderLayer a student copies
 XF='"src": [[1, 2]], "num_heads": 1, "num_layers": 1, "seed": 0'
 post_json /transformer/encoder "{$XF, \"dropout\": 0.1}"
