@@ -289,8 +289,10 @@ double api_field_number(const json_t *obj, const char *name, double def) {
 const char *api_field_string(const json_t *obj, const char *name,
                              const char *def) {
     const json_t *v = api_field_value(obj, name);
-    if (!json_is_string(v))
-        return def;
+    return json_is_string(v) ? api_string_text(v) : def;
+}
+
+const char *api_string_text(const json_t *v) {
     const char *s = json_string_value(v);
     /* "flat\u0000" must not pass for "flat": such a string matches no
      * allowed value, and the detail says why */

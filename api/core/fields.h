@@ -96,6 +96,11 @@ double api_field_number(const json_t *obj, const char *name, double def);
 const char *api_field_string(const json_t *obj, const char *name,
                              const char *def);
 #define API_FIELD_STRING_NUL "(a string containing \\u0000)"
+/* The string v as a detail may quote it: its value, or
+ * API_FIELD_STRING_NUL when it holds \u0000 (printed, it would end at the
+ * NUL and read as another value: "FP64\u0000x" as FP64). v must be a
+ * string. */
+const char *api_string_text(const json_t *v);
 
 /* An integer field into *out (JSON integers exactly; integral reals when
  * they fit). Returns 0, or -1 when an integral real lies outside int64

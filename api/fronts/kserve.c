@@ -670,7 +670,7 @@ static int check_values(const kserve_infer *k) {
                             "datatype is FP64, FP32, INT64, INT32 or BOOL "
                             "(values are read as doubles either way); got "
                             "%.40s",
-                            json_string_value(dt));
+                            api_string_text(dt));
         }
         const char *name = json_string_value(json_object_get(in, "name"));
         for (size_t j = 0; j < i; j++)

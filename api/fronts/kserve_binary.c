@@ -92,7 +92,7 @@ static int output_datatype_error(api_problem *p, const char *pointer,
     return api_fail(p, API_E_INVALID_VALUE, pointer,
                     "an output's datatype is FP64, FP32, INT64 or INT32; got "
                     "%.40s",
-                    json_string_value(v));
+                    api_string_text(v));
 }
 
 int kserve_binary_check_values(const json_t *request, api_problem *p) {

@@ -1331,7 +1331,7 @@ static int read_choices(const json_t *body, api_grade_credit *credit,
                         "format is attnd (the default), gradescope (an "
                         "autograder's results.json) or prairielearn (an "
                         "external grader's results); got \"%.64s\"",
-                        json_string_value(v));
+                        api_string_text(v));
     return 0;
 }
 

@@ -259,6 +259,9 @@ post_json /grade '{"endpoint": "/attention/dot", "request": {"queries": [[0, 0]]
 check_status "/grade: an answer's string holding \\u0000 is graded" 200
 check_json "  and echoed whole in got" \
     '.fields["diagnostics.warnings"].first_mismatch.got == "near_unifor\u0000m"'
+post_json /v2/models/attention_dot/infer '{"inputs": [{"name": "queries", "shape": [1, 2], "datatype": "FP64\u0000x", "data": [1, 0]}]}'
+check_json "v2: a datatype holding \\u0000 is not reported as the FP64 before it" \
+    '.error | endswith("got (a string containing \\u0000)")'
 # the arguments of nn.TransformerEncoderLayer a student copies
 XF='"src": [[1, 2]], "num_heads": 1, "num_layers": 1, "seed": 0'
 post_json /transformer/encoder "{$XF, \"dropout\": 0.1}"
