@@ -25,6 +25,11 @@ typedef struct {
     "answer, POST /grade {\"endpoint\", \"request\", \"answer\"} "             \
     "(docs/grading.md)"
 
+/* `output` at the top of a /grade body */
+#define ON_GRADE                                                               \
+    "is a member of the answer: it goes inside `answer`, as {\"endpoint\", "   \
+    "\"request\", \"answer\": {its members}}"
+
 /* dropout and batch_first on the Transformer blocks */
 #define TRANSFORMER_EVAL                                                       \
     "is not offered: attnd computes the blocks as PyTorch does in eval "       \
@@ -33,7 +38,17 @@ typedef struct {
     "is not needed: attnd's blocks are always batch first, (B, S, E), or "     \
     "unbatched (S, E), as with batch_first=True"
 
+/* numpy.allclose's and math.isclose's tolerances, on /grade */
+#define GRADE_TOLERANCES                                                       \
+    "is not a field: /grade takes `rtol` (relative, default 1e-5) and "        \
+    "`atol` (absolute, default 1e-8), as numpy.allclose: an entry passes "     \
+    "when |got − expected| ≤ atol + rtol·|expected|"
+
 static const foreign_name table[] = {
+    {"tolerance", "rtol", GRADE_TOLERANCES},
+    {"tol", "rtol", GRADE_TOLERANCES},
+    {"rel_tol", "rtol", GRADE_TOLERANCES},
+    {"abs_tol", "rtol", GRADE_TOLERANCES},
     {"is_causal", "causal",
      "is PyTorch's name; attnd calls it `causal` (true, \"top_left\" or "
      "\"bottom_right\")"},
@@ -131,6 +146,17 @@ static const foreign_name table[] = {
     {"bias", "b_q",
      "is PyTorch's switch; attnd takes the biases themselves, `b_q`, `b_k`, "
      "`b_v` and `b_o`, with given W_q, W_k, W_v and W_o (absent: no bias)"},
+    /* an answer's members at the top of a /grade body (the one route with
+     * a field `answer`), where they go inside the answer */
+    {"output", "answer", ON_GRADE},
+    {"weights", "answer", ON_GRADE},
+    {"scores", "answer", ON_GRADE},
+    {"params", "answer", ON_GRADE},
+    {"grads", "answer", ON_GRADE},
+    {"predictions", "answer", ON_GRADE},
+    {"history", "answer", ON_GRADE},
+    {"loss", "answer", ON_GRADE},
+    {"grad_w", "answer", ON_GRADE},
     /* an answer's members, sent back as a request: on every route (no
      * spelling of theirs is a request field's, whatever edit distance
      * says: `output` is not `grad_output`) */

@@ -17,7 +17,8 @@
  * key is no such name or its advice does not fit this route (it names a
  * field the route lacks). A member of attnd's answers (`output`,
  * `weights`, `grads`, ...) gets its sentence on every route: it points
- * to POST /grade rather than to a field of a similar spelling. */
+ * to POST /grade rather than to a field of a similar spelling (on /grade,
+ * whose names include `answer`, inside the answer). */
 const char *api_foreign_name(const char *key, const char *const *names,
                              size_t n);
 

@@ -343,6 +343,16 @@ void api_problem_from_json_error(api_problem *p, const json_error_t *error,
                  error->column, error->position);
         return;
     }
+    if (json_error_code(error) == json_error_null_byte_in_key) {
+        /* valid JSON (RFC 8259 allows it), which attnd does not read:
+         * no field name has a NUL, and C strings would end at it */
+        api_fail(p, API_E_INVALID_JSON, NULL,
+                 "an object key holds \\u0000 (line %d, column %d, byte "
+                 "%d): no field name has one, and attnd reads no key that "
+                 "does; a string value may hold it",
+                 error->line, error->column, error->position);
+        return;
+    }
     api_fail(p, API_E_INVALID_JSON, NULL,
              "the body is not valid JSON: %s (line %d, column %d, byte %d)",
              error->text, error->line, error->column, error->position);

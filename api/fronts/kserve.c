@@ -373,8 +373,9 @@ static int nul_in_name(api_problem *p, const char *pointer, const char *what) {
 }
 
 /* A route's field sent as a member of the inference request itself, as
- * the route's own body has it ({"queries": ...}): unknown_field naming
- * where it goes on this front, an input or a parameter. */
+ * the route's own body has it ({"queries": ...}), or a protocol parameter
+ * there ("binary_data_output": true): unknown_field naming where it goes
+ * on this front, an input or a parameter. */
 static int misplaced_route_fields(const kserve_model *m, const json_t *req,
                                   api_problem *p) {
     const char *key;
@@ -392,6 +393,11 @@ static int misplaced_route_fields(const kserve_model *m, const json_t *req,
                     "\"datatype\", \"data\"}] (GET /v2/models/%s lists "
                     "them)",
                     key, m->name, key, m->name);
+        if (is_protocol_param(key))
+            return api_fail(p, API_E_UNKNOWN_FIELD, ptr.s,
+                            "`%s` is a parameter of the request: it goes in "
+                            "\"parameters\": {\"%s\": ...}",
+                            key, key);
         for (size_t i = 0; i < m->n_params; i++)
             if (!strcmp(key, m->params[i]))
                 return api_fail(p, API_E_UNKNOWN_FIELD, ptr.s,

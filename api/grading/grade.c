@@ -68,6 +68,7 @@
 #include "call.h"
 #include "fastpath.h"
 #include "fields.h"
+#include "foreign_names.h"
 #include "grade.h"
 #include "grade_lms.h"
 #include "invoke.h"
@@ -98,6 +99,13 @@ static int check_members(const json_t *body, api_problem *p) {
         api_pointer ptr;
         api_pointer_init(&ptr, "");
         api_pointer_push_key(&ptr, key, strlen(key));
+        const char *foreign = api_foreign_name(key, members, N_MEMBERS);
+        if (foreign)
+            return api_fail(p, API_E_UNKNOWN_FIELD, ptr.s,
+                            "unknown field `%s` in /grade: `%s` %s. Known "
+                            "fields: endpoint, request, answer, rtol, atol, "
+                            "id, points, credit, format",
+                            key, key, foreign);
         char hint[API_SUGGEST_TEXT];
         return api_fail(
             p, API_E_UNKNOWN_FIELD, ptr.s,

@@ -262,6 +262,20 @@ check_json "  and echoed whole in got" \
 post_json /v2/models/attention_dot/infer '{"inputs": [{"name": "queries", "shape": [1, 2], "datatype": "FP64\u0000x", "data": [1, 0]}]}'
 check_json "v2: a datatype holding \\u0000 is not reported as the FP64 before it" \
     '.error | endswith("got (a string containing \\u0000)")'
+post_json /grade '{"endpoint": "/attention/dot", "request": {}, "answer": {}, "tolerance": 1e-3}'
+check_problem "/grade: tolerance is 422 unknown_field" 422 unknown_field /tolerance
+check_json "  naming rtol and atol with their defaults" \
+    '.detail | contains("/grade takes `rtol` (relative, default 1e-5) and `atol` (absolute, default 1e-8), as numpy.allclose")'
+post_json /grade '{"endpoint": "/attention/dot", "request": {}, "weights": [[1]]}'
+check_json "/grade: an answer's member at the top says it goes inside answer" \
+    '.pointer == "/weights" and (.detail | contains("`weights` is a member of the answer: it goes inside `answer`"))'
+post_json /grade '{"endpoint": "/attention/dot", "request": {}, "answer": {"out\u0000put": 1}}'
+check_problem "a key holding \\u0000 is 400 invalid_json" 400 invalid_json
+check_json "  saying a key holds it, not that the JSON is invalid" \
+    '.detail | startswith("an object key holds \\u0000 (line 1, column ")'
+post_json /v2/models/attention_dot/infer '{"binary_data_output": true, "inputs": []}'
+check_json "v2: binary_data_output at the top says it goes in parameters" \
+    '.error == "unknown_field at /binary_data_output: `binary_data_output` is a parameter of the request: it goes in \"parameters\": {\"binary_data_output\": ...}"'
 # the arguments of nn.TransformerEncoderLayer a student copies
 XF='"src": [[1, 2]], "num_heads": 1, "num_layers": 1, "seed": 0'
 post_json /transformer/encoder "{$XF, \"dropout\": 0.1}"
