@@ -32,7 +32,7 @@
 extern const api_route api_route_nw;
 
 /* What a mistake changes (nw_variants.h), and for the loss, whether it
- * is the mean (loss_scale 1/N, N the loss's target entries). */
+ * is the mean (loss_scale times 1/N, N the loss's target entries). */
 typedef struct {
     attn_nw_variant v;
     int mean;
@@ -190,7 +190,7 @@ static int answer_as(api_call *call, const json_t *request,
     attn_nw_epoch *history = NULL;
     if (s.has_fit) {
         if (mk->mean)
-            v.loss_scale = 1.0 / fit_entries(&s);
+            v.loss_scale = mk->v.loss_scale / fit_entries(&s);
         history = malloc(epochs * sizeof *history);
         if (!history || run_fit(call, request, &s, &v, w, history, &w)) {
             free(history);
@@ -232,8 +232,9 @@ static int answer_as(api_call *call, const json_t *request,
         copy_tensor(wrong, &wrong->arena, pred);
         copy_tensor(wrong, &wrong->arena, weights);
         api_result_number(wrong, "w", w);
-        double scale =
-            mk->mean ? 1.0 / ((double)s.m * (double)s.dv) : v.loss_scale;
+        double scale = mk->mean ? mk->v.loss_scale /
+                                      ((double)s.m * (double)s.dv)
+                                : v.loss_scale;
         if (loss && loss->kind == API_ITEM_NUMBER)
             api_result_number(wrong, "loss", scale * loss->number);
         if (grad && grad->kind == API_ITEM_NUMBER)
@@ -296,8 +297,11 @@ static int no_half_in_loss(api_call *call, const json_t *request,
     return answer_as(call, request, reference, &mk, wrong);
 }
 
-static int mean_loss(api_call *call, const json_t *request,
-                     const api_result *reference, api_result *wrong) {
+/* The loss as a mean over its target entries, times loss_scale: ½ the
+ * mean (loss_scale 1), or PyTorch's MSELoss, the mean without ½ (2). */
+static int mean_loss_scaled(api_call *call, const json_t *request,
+                            const api_result *reference, double loss_scale,
+                            api_result *wrong) {
     nw_shape s;
     if (shape_of(&s, call, request))
         return API_MISTAKE_FAILED;
@@ -307,7 +311,18 @@ static int mean_loss(api_call *call, const json_t *request,
         return API_MISTAKE_NOT_APPLICABLE; /* one entry: mean = sum */
     nw_mistake mk = right;
     mk.mean = 1;
+    mk.v.loss_scale = loss_scale;
     return answer_as(call, request, reference, &mk, wrong);
+}
+
+static int mean_loss(api_call *call, const json_t *request,
+                     const api_result *reference, api_result *wrong) {
+    return mean_loss_scaled(call, request, reference, 1.0, wrong);
+}
+
+static int mse_loss(api_call *call, const json_t *request,
+                    const api_result *reference, api_result *wrong) {
+    return mean_loss_scaled(call, request, reference, 2.0, wrong);
 }
 
 static int grad_sign(api_call *call, const json_t *request,
@@ -356,6 +371,12 @@ const api_misconception api_misconceptions_nw[] = {
      "Σ ½(ŷ − y)², summed over every query and target entry (d2l 11.2.4 "
      "sums the losses; seed notes §11)",
      mean_loss},
+    {"nw.mse_loss",
+     "the loss was PyTorch's nn.MSELoss(), mean((ŷ − y)²): the mean, not "
+     "the sum, and without the ½; the loss is Σ ½(ŷ − y)², summed over "
+     "every query and target entry (seed notes §11; d2l 11.2.4 sums the "
+     "losses)",
+     mse_loss},
     {"nw.grad_sign",
      "∂loss/∂w had the wrong sign, so a fit climbed the loss: ∂loss/∂w = "
      "Σ (ŷ − y) ∂ŷ/∂w with ∂sᵢ/∂w = −(x − xᵢ)² w, and the step is w ← w − "

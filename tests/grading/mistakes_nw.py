@@ -46,10 +46,12 @@ def nw(xq, xt, yt, w, kernel, loo=False):
 
 def loss_grad(xq, yq, xt, yt, w, kernel, reduce, sign=1.0, loo=False):
     """the loss ½Σ(ŷ − y)² reduced by `reduce` ("half_sum" right, "sum",
-    "mean"), and sign · its derivative in w."""
+    "mean", "mse" as PyTorch's nn.MSELoss()), and sign · its derivative in
+    w."""
     _, yhat, dyhat = nw(xq, xt, yt, w, kernel, loo)
     r = yhat - yq
-    c = {"half_sum": 0.5, "sum": 1.0, "mean": 0.5 / r.size}[reduce]
+    c = {"half_sum": 0.5, "sum": 1.0, "mean": 0.5 / r.size,
+         "mse": 1.0 / r.size}[reduce]
     return c * (r * r).sum(), sign * 2 * c * (r * dyhat).sum()
 
 
@@ -136,7 +138,7 @@ g = grade(plain, noise)
 check(g["pass"] is False and g.get("misconception", "absent") is None,
       "random numbers fail with misconception null", g)
 
-# 6-17: each mistake, without a fit and with one
+# 6-29: each mistake, without a fit and with one
 CASES = [
     ("nw.w_not_squared", "exp(−½(x − xᵢ)²·w)",
      dict(kernel=not_squared_kernel), ["predictions", "weights", "loss",
@@ -148,6 +150,8 @@ CASES = [
      ["loss", "grad_w"]),
     ("nw.mean_loss", "the mean loss", dict(reduce="mean"),
      ["loss", "grad_w"]),
+    ("nw.mse_loss", "PyTorch's MSELoss, mean((ŷ − y)²)", dict(reduce="mse"),
+     ["loss", "grad_w"]),
     ("nw.grad_sign", "∂loss/∂w negated", dict(sign=-1.0), ["grad_w"]),
 ]
 for code, what, how, fields in CASES:
@@ -158,7 +162,7 @@ for code, what, how, fields in CASES:
     differs(wrong, right_fit, what + " in a fit")
     expect_mistake(what + " in a fit", fitted, wrong, code, ALL)
 
-# 18-19: nw.fit_without_leave_one_out: w grows, each point predicting
+# 30-31: nw.fit_without_leave_one_out: w grows, each point predicting
 # itself
 wrong = answer(fitted, loo=False)
 check(wrong["w"] > 1.2 and wrong["history"][-1]["loss"] <
@@ -167,14 +171,14 @@ check(wrong["w"] > 1.2 and wrong["history"][-1]["loss"] <
 expect_mistake("training predictions keeping their own term", fitted, wrong,
                "nw.fit_without_leave_one_out", ALL)
 
-# 20: a fit with only the training pairs: no loss or grad_w answered
+# 32: a fit with only the training pairs: no loss or grad_w answered
 train_only = {k: v for k, v in fitted.items() if k != "y_query"}
 wrong = answer(train_only, reduce="mean")
 expect_mistake("the mean loss in a fit on train_loo alone", train_only,
                wrong, "nw.mean_loss", ["predictions", "weights", "w",
                                        "history"])
 
-# 21-22: a bandwidth rule: the w the route chose, used the mistaken way
+# 33-34: a bandwidth rule: the w the route chose, used the mistaken way
 scott = dict(plain, w="scott")
 status, ref = post("/regression/nw", scott)
 check(status == 200 and ref["w"] > 0, "\"scott\" picks a w", ref)
@@ -183,13 +187,13 @@ expect_mistake("exp(−((x − xᵢ)w)²) at the scott w", scott, wrong,
                "nw.no_half_in_kernel",
                ["predictions", "weights", "loss", "grad_w"])
 
-# 23: ... and a fit starting from it (history[0].w)
+# 35: ... and a fit starting from it (history[0].w)
 scott_fit = dict(fitted, w="scott")
 wrong = answer(dict(fitted, w=ref["w"]), kernel=not_squared_kernel)
 expect_mistake("exp(−½(x − xᵢ)²·w) in a fit from the scott w", scott_fit,
                wrong, "nw.w_not_squared", ALL)
 
-# 24-25: what no mistake explains: a loss three times too large; with a
+# 36-37: what no mistake explains: a loss three times too large; with a
 # compact kernel only the loss mistakes are tried
 one = dict(plain, w=1.0)
 g = grade(one, dict(answer(one), loss=answer(one)["loss"] * 3))
