@@ -4,7 +4,7 @@
 #include "misconceptions.h"
 
 extern const api_route api_route_dot, api_route_additive, api_route_multihead,
-    api_route_nw;
+    api_route_nw, api_route_softmax_masked;
 
 const api_misconception *api_misconceptions_of(const api_route *route,
                                                size_t *n) {
@@ -19,6 +19,8 @@ const api_misconception *api_misconceptions_of(const api_route *route,
         {&api_route_multihead, api_misconceptions_multihead,
          &api_misconceptions_multihead_count},
         {&api_route_nw, api_misconceptions_nw, &api_misconceptions_nw_count},
+        {&api_route_softmax_masked, api_misconceptions_softmax,
+         &api_misconceptions_softmax_count},
     };
     for (size_t i = 0; i < sizeof catalogue / sizeof catalogue[0]; i++)
         if (catalogue[i].route == route) {

@@ -65,5 +65,7 @@ extern const api_misconception api_misconceptions_multihead[];
 extern const size_t api_misconceptions_multihead_count;
 extern const api_misconception api_misconceptions_nw[];
 extern const size_t api_misconceptions_nw_count;
+extern const api_misconception api_misconceptions_softmax[];
+extern const size_t api_misconceptions_softmax_count;
 
 #endif /* API_MISCONCEPTIONS_H */

@@ -232,9 +232,9 @@ static int answer_as(api_call *call, const json_t *request,
         copy_tensor(wrong, &wrong->arena, pred);
         copy_tensor(wrong, &wrong->arena, weights);
         api_result_number(wrong, "w", w);
-        double scale = mk->mean ? mk->v.loss_scale /
-                                      ((double)s.m * (double)s.dv)
-                                : v.loss_scale;
+        double scale = mk->mean
+                           ? mk->v.loss_scale / ((double)s.m * (double)s.dv)
+                           : v.loss_scale;
         if (loss && loss->kind == API_ITEM_NUMBER)
             api_result_number(wrong, "loss", scale * loss->number);
         if (grad && grad->kind == API_ITEM_NUMBER)
