@@ -5,16 +5,16 @@ way, and none for a right answer, a float32-rounded one or noise.
 
 Every answer here comes from numpy, written from the formulas: the
 softmax along the keys over the visible entries, masked ones 0 (d2l
-11.3.1); d2l's own masked_softmax, −1e6 for the masked scores, comes from
-PyTorch, as the book writes it.
+11.3.1); d2l's own masked_softmax, −1e6 for the masked scores, is the
+book's code line by line.
 
     usage: /usr/bin/python3 mistakes_softmax.py BASE_URL
 Prints TAP lines; exits 1 when a test fails.
 """
 import numpy as np
-import torch
 
 from grading_client import finish, grader, mistake_checker, tap
+from masked_reference import softmax_visible, visible
 
 grade = grader("/softmax/masked")
 expect_mistake = mistake_checker(grade)
@@ -22,44 +22,22 @@ expect_mistake = mistake_checker(grade)
 
 # ------------------------------------------------------------ the math
 
-def visible(B, Nq, Nk, valid_lens=None, causal=False):
-    """(B, Nq, Nk) booleans: key j visible to query i of example b."""
-    vis = np.ones((B, Nq, Nk), bool)
-    if valid_lens is not None:
-        L = np.asarray(valid_lens, dtype=float)
-        if L.ndim == 1:
-            L = np.repeat(L[:, None], Nq, axis=1)
-        vis &= np.arange(Nk)[None, None, :] < L[:, :, None]
-    if causal:
-        vis &= (np.arange(Nk)[None, :] <= np.arange(Nq)[:, None])[None]
-    return vis
-
-
-def softmax_visible(s, vis):
-    """The right weights: hidden entries and rows with nothing visible
-    get 0 (fully_masked "zero")."""
-    x = np.where(vis, s, -np.inf)
-    m = np.max(x, axis=-1, keepdims=True)
-    m = np.where(np.isfinite(m), m, 0.0)
-    e = np.where(vis, np.exp(x - m), 0.0)
-    tot = e.sum(axis=-1, keepdims=True)
-    return np.where(tot > 0, e / np.where(tot > 0, tot, 1.0), 0.0)
-
-
 def d2l_masked_softmax(X, valid_lens):
-    """d2l 11.3.1's masked_softmax, as the book writes it in PyTorch."""
-    X = torch.tensor(X)
-    valid_lens = torch.tensor(valid_lens, dtype=torch.float64)
+    """d2l 11.3.1's masked_softmax, the book's PyTorch lines in numpy
+    (torch.repeat_interleave is np.repeat; softmax subtracts the row's
+    largest entry, as torch.softmax does)."""
+    X = np.array(X, dtype=float)
+    valid_lens = np.asarray(valid_lens, dtype=float)
     shape = X.shape
-    if valid_lens.dim() == 1:
-        valid_lens = torch.repeat_interleave(valid_lens, shape[1])
+    if valid_lens.ndim == 1:
+        valid_lens = np.repeat(valid_lens, shape[1])
     else:
         valid_lens = valid_lens.reshape(-1)
     X = X.reshape(-1, shape[-1])
-    mask = torch.arange(shape[-1], dtype=torch.float64)[None, :] < \
-        valid_lens[:, None]
+    mask = np.arange(shape[-1])[None, :] < valid_lens[:, None]
     X[~mask] = -1e6
-    return torch.softmax(X.reshape(shape), dim=-1).numpy()
+    e = np.exp(X - X.max(axis=-1, keepdims=True))
+    return (e / e.sum(axis=-1, keepdims=True)).reshape(shape)
 
 
 def with_nulls(w):
