@@ -84,22 +84,6 @@ static int causal_of(const json_t *request) {
     return 0;
 }
 
-/* 1 when the request masks keys: valid_lens, causal, or PyTorch's
- * attn_mask or key_padding_mask. */
-static int masks_keys(const json_t *request) {
-    return api_field_value(request, "valid_lens") || causal_of(request) ||
-           api_field_value(request, "attn_mask") ||
-           api_field_value(request, "key_padding_mask");
-}
-
-/* Every mask of the request left out of m. */
-static void drop_masks(api_mistake_request *m) {
-    api_mistake_request_del(m, "valid_lens");
-    api_mistake_request_del(m, "causal");
-    api_mistake_request_del(m, "attn_mask");
-    api_mistake_request_del(m, "key_padding_mask");
-}
-
 /* ---------------------------------------- computed from the scores */
 
 /* What the computed mistakes start from: the route's answer to the
@@ -132,7 +116,7 @@ static int scored_of(api_call *call, const json_t *request, int masked,
     api_mistake_request_del(&m, "grad_output");
     api_mistake_request_del(&m, "diagnostics");
     if (!masked)
-        drop_masks(&m);
+        api_mistake_request_drop_masks(&m);
     if (api_mistake_request_answer(&m, call, &api_route_dot, &s->res) !=
         API_MISTAKE_ANSWERED) {
         scored_free(s);
@@ -453,7 +437,7 @@ static int causal_bottom_right(api_call *call, const json_t *request,
  * would have refused the request, so the mistake cannot give an answer). */
 static int mask_inverted(api_call *call, const json_t *request,
                          const api_result *reference, api_result *wrong) {
-    if (!masks_keys(request))
+    if (!api_mistake_masks_keys(request))
         return API_MISTAKE_NOT_APPLICABLE;
     scored s, all;
     if (scored_of(call, request, 1, &s))
@@ -542,18 +526,11 @@ static int weights_unnormalised(api_call *call, const json_t *request,
     return rc;
 }
 
-/* The mask forgotten (seed note 2, "the forgotten mask"): the request
- * again without valid_lens, causal, attn_mask and key_padding_mask, every
- * key seen. */
+/* The mask forgotten (mistake_request.h). */
 static int mask_ignored(api_call *call, const json_t *request,
                         const api_result *reference, api_result *wrong) {
     (void)reference;
-    if (!masks_keys(request))
-        return API_MISTAKE_NOT_APPLICABLE;
-    api_mistake_request m;
-    api_mistake_request_begin(&m, request);
-    drop_masks(&m);
-    return api_mistake_request_answer(&m, call, &api_route_dot, wrong);
+    return api_mistake_mask_ignored(call, request, &api_route_dot, wrong);
 }
 
 /* Masked scores set to −inf before a plain softmax: a query that sees no
@@ -563,7 +540,7 @@ static int mask_ignored(api_call *call, const json_t *request,
  * such a request). */
 static int nan_rows(api_call *call, const json_t *request,
                     const api_result *reference, api_result *wrong) {
-    if (!masks_keys(request))
+    if (!api_mistake_masks_keys(request))
         return API_MISTAKE_NOT_APPLICABLE;
     scored s;
     if (scored_of(call, request, 1, &s))

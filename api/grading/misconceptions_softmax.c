@@ -19,15 +19,6 @@
 
 extern const api_route api_route_softmax_masked;
 
-/* 1 when the request masks keys at all. */
-static int masks_keys(const json_t *request) {
-    const json_t *causal = api_field_value(request, "causal");
-    return api_field_value(request, "valid_lens") ||
-           (causal && !json_is_false(causal)) ||
-           api_field_value(request, "attn_mask") ||
-           api_field_value(request, "key_padding_mask");
-}
-
 /* The route's weights in reference (rank 2 or 3, last axis Nk). */
 static const api_result_item *weights_of(const api_result *reference,
                                          size_t *rows, size_t *Nk) {
@@ -39,20 +30,13 @@ static const api_result_item *weights_of(const api_result *reference,
     return w;
 }
 
-/* Every mask left out: a plain softmax over every key (seed note 2). */
+/* The mask forgotten (mistake_request.h): a plain softmax over every
+ * key. */
 static int mask_ignored(api_call *call, const json_t *request,
                         const api_result *reference, api_result *wrong) {
     (void)reference;
-    if (!masks_keys(request))
-        return API_MISTAKE_NOT_APPLICABLE;
-    api_mistake_request m;
-    api_mistake_request_begin(&m, request);
-    api_mistake_request_del(&m, "valid_lens");
-    api_mistake_request_del(&m, "causal");
-    api_mistake_request_del(&m, "attn_mask");
-    api_mistake_request_del(&m, "key_padding_mask");
-    return api_mistake_request_answer(&m, call, &api_route_softmax_masked,
-                                      wrong);
+    return api_mistake_mask_ignored(call, request, &api_route_softmax_masked,
+                                    wrong);
 }
 
 /* Masked scores −inf, then a plain softmax: a query that sees no key
@@ -62,7 +46,7 @@ static int mask_ignored(api_call *call, const json_t *request,
 static int nan_rows(api_call *call, const json_t *request,
                     const api_result *reference, api_result *wrong) {
     (void)call;
-    if (!masks_keys(request) ||
+    if (!api_mistake_masks_keys(request) ||
         strcmp(api_field_string(request, "fully_masked", "zero"), "zero"))
         return API_MISTAKE_NOT_APPLICABLE;
     size_t rows, Nk;

@@ -83,6 +83,31 @@ void api_mistake_request_del(api_mistake_request *m, const char *name) {
         json_object_del(m->request, name);
 }
 
+void api_mistake_request_drop_masks(api_mistake_request *m) {
+    api_mistake_request_del(m, "valid_lens");
+    api_mistake_request_del(m, "causal");
+    api_mistake_request_del(m, "attn_mask");
+    api_mistake_request_del(m, "key_padding_mask");
+}
+
+int api_mistake_masks_keys(const json_t *request) {
+    const json_t *causal = api_field_value(request, "causal");
+    return api_field_value(request, "valid_lens") ||
+           (causal && !json_is_false(causal)) ||
+           api_field_value(request, "attn_mask") ||
+           api_field_value(request, "key_padding_mask");
+}
+
+int api_mistake_mask_ignored(api_call *call, const json_t *request,
+                             const api_route *route, api_result *wrong) {
+    if (!api_mistake_masks_keys(request))
+        return API_MISTAKE_NOT_APPLICABLE;
+    api_mistake_request m;
+    api_mistake_request_begin(&m, request);
+    api_mistake_request_drop_masks(&m);
+    return api_mistake_request_answer(&m, call, route, wrong);
+}
+
 void api_mistake_request_tensor(api_mistake_request *m, const char *name,
                                 const double *data, const size_t *shape,
                                 size_t rank) {

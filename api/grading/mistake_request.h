@@ -69,6 +69,22 @@ void api_mistake_request_set(api_mistake_request *m, const char *name,
 /* Remove member name (absent is fine). */
 void api_mistake_request_del(api_mistake_request *m, const char *name);
 
+/* Remove every mask of the attention routes and /softmax/masked:
+ * valid_lens, causal, attn_mask and key_padding_mask (docs/contract.md,
+ * Masking), so that every key is seen. */
+void api_mistake_request_drop_masks(api_mistake_request *m);
+
+/* 1 when request (accepted by such a route) masks keys: valid_lens,
+ * attn_mask or key_padding_mask given, or causal other than false. */
+int api_mistake_masks_keys(const json_t *request);
+
+/* The mask forgotten (seed note 2, "the forgotten mask"): request
+ * answered by route without its masks, every key seen, into *wrong as
+ * api_mistake_request_answer does; API_MISTAKE_NOT_APPLICABLE when the
+ * request masks nothing. */
+int api_mistake_mask_ignored(api_call *call, const json_t *request,
+                             const api_route *route, api_result *wrong);
+
 /* Set member name to a tensor of the given shape whose count entries,
  * row-major, are data (copied): {"shape": [...], "data": placeholder}. */
 void api_mistake_request_tensor(api_mistake_request *m, const char *name,
