@@ -156,6 +156,13 @@ void api_budget_stats(api_budget_usage *u);
 void api_budget_refusal(char *buf, size_t cap, int room, const char *what,
                         uint64_t bytes);
 
+/* The detail of a request refused because its client's connections hold
+ * `held` bytes of the budget in bodies and unsent answers, beyond the
+ * client's share of `share` bytes (the server's rule; docs/contract.md
+ * "Sharing one server"). */
+void api_budget_share_refusal(char *buf, size_t cap, uint64_t held,
+                              uint64_t share);
+
 /* Early decision from the headers alone, before the body arrives:
  * 404, 405, 415 and 413 (by Content-Length; content_length < 0 = unknown).
  * Returns 0 when the request may proceed, else fills res like api_handle. */

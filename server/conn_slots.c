@@ -2,7 +2,8 @@
  * conn_slots.c — connection slots per client address (see conn_slots.h).
  * One list of the addresses holding connections, searched linearly: it
  * holds one entry per distinct address connected now (a class, or one
- * proxy), at most the server's connection limit.
+ * proxy), at most the server's connection limit, with the connections
+ * and the budget's bytes it holds.
  */
 #include "conn_slots.h"
 
@@ -12,7 +13,8 @@
 
 typedef struct {
     srv_addr addr;
-    unsigned held;
+    unsigned held;  /* connections */
+    uint64_t bytes; /* of the memory budget */
 } slot_entry;
 
 struct srv_conn_slots {
@@ -79,6 +81,7 @@ void srv_conn_slots_opened(srv_conn_slots *s, const struct sockaddr *sa) {
         e = &s->entries[s->n++];
         e->addr = a;
         e->held = 0;
+        e->bytes = 0;
     }
     if (e != NULL)
         e->held++;
@@ -105,4 +108,33 @@ unsigned srv_conn_slots_held(srv_conn_slots *s, const struct sockaddr *sa) {
     unsigned held = e ? e->held : 0;
     pthread_mutex_unlock(&s->lock);
     return held;
+}
+
+void srv_conn_slots_add_bytes(srv_conn_slots *s, const struct sockaddr *sa,
+                              int64_t delta) {
+    srv_addr a;
+    if (delta == 0 || srv_addr_from_sockaddr(&a, sa))
+        return;
+    pthread_mutex_lock(&s->lock);
+    slot_entry *e = find(s, &a);
+    if (e != NULL) {
+        if (delta > 0)
+            e->bytes += (uint64_t)delta;
+        else
+            e->bytes -= e->bytes < (uint64_t)-delta ? e->bytes
+                                                     : (uint64_t)-delta;
+    }
+    pthread_mutex_unlock(&s->lock);
+}
+
+uint64_t srv_conn_slots_bytes(srv_conn_slots *s, const struct sockaddr *sa) {
+    srv_addr a;
+    if (srv_addr_from_sockaddr(&a, sa) ||
+        srv_netlist_contains(&s->exempt, &a))
+        return 0;
+    pthread_mutex_lock(&s->lock);
+    const slot_entry *e = find(s, &a);
+    uint64_t bytes = e ? e->bytes : 0;
+    pthread_mutex_unlock(&s->lock);
+    return bytes;
 }

@@ -10,10 +10,17 @@
  * share; a connection counts from the moment it is set up until it
  * closes. Trusted proxies (--trusted-proxy) are exempt: behind one, every
  * student shares its address, and the gate counts them by X-Forwarded-For.
+ *
+ * The bytes of the memory budget an address's connections hold (bodies
+ * being read, answers not yet sent; http.c counts them in and out) are
+ * kept beside its connections, so that one client that does not read its
+ * answers cannot hold the whole budget (http.c refuses its next request
+ * past its share).
  */
 #ifndef SRV_CONN_SLOTS_H
 #define SRV_CONN_SLOTS_H
 
+#include <stdint.h>
 #include <sys/socket.h>
 
 #include "client_addr.h"
@@ -42,5 +49,14 @@ void srv_conn_slots_closed(srv_conn_slots *s, const struct sockaddr *sa);
 
 /* Connections sa's address holds now. */
 unsigned srv_conn_slots_held(srv_conn_slots *s, const struct sockaddr *sa);
+
+/* sa's connections now hold `delta` bytes more (< 0: fewer) of the memory
+ * budget. Nothing is counted for an address without a connection (or of
+ * another family), and the count never goes below 0. */
+void srv_conn_slots_add_bytes(srv_conn_slots *s, const struct sockaddr *sa,
+                              int64_t delta);
+
+/* The bytes sa's connections hold now: 0 for an exempt address. */
+uint64_t srv_conn_slots_bytes(srv_conn_slots *s, const struct sockaddr *sa);
 
 #endif /* SRV_CONN_SLOTS_H */

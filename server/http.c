@@ -146,8 +146,14 @@ typedef struct {
     atomic_int computed;  /* 1: job_response is the answer */
     srv_watched *watched; /* its connection's deadlines (conn_watch.h) */
     /* memory budget reservations (api.h): the body's buffer, and the
-     * answers queued, held until they are sent */
+     * answers queued, held until they are sent; both are counted to the
+     * peer's address as well (conn_slots.h), which peer holds */
     uint64_t body_charged, answer_charged;
+    struct sockaddr_storage peer;
+    int has_peer;
+    /* job_response's reservation, counted to the address as soon as the
+     * pool has answered (answer() then takes it over) */
+    uint64_t job_counted;
     int budget_refusal; /* API_BUDGET_* of a chunked body that outgrew it */
     int close_after;    /* the framing is faulty though readable: close */
 } srv_request;
@@ -249,8 +255,17 @@ static char *body_grow(srv_request *r, size_t cap) {
     return p == MAP_FAILED ? NULL : p;
 }
 
+/* What the request's connection holds of the memory budget changed by
+ * delta bytes: counted to its peer's address (conn_slots.h). */
+static void address_holds(srv_request *r, int64_t delta) {
+    if (r->has_peer)
+        srv_conn_slots_add_bytes(r->srv->slots,
+                                 (const struct sockaddr *)&r->peer, delta);
+}
+
 static void body_free(srv_request *r) {
     api_budget_give(r->body_charged);
+    address_holds(r, -(int64_t)r->body_charged);
     r->body_charged = 0;
     if (r->body_mapped)
         munmap(r->body, body_map_len(r->body_cap));
@@ -277,6 +292,7 @@ static void request_free(srv_request *r) {
     srv_gzip_stream_free(r->gz);
     free(r->plain);
     api_budget_give(r->answer_charged);
+    address_holds(r, -(int64_t)(r->answer_charged + r->job_counted));
     /* a computed answer never sent: the connection closed after the pool
      * resumed it (a stop, or the client gone) */
     api_response_free(&r->job_response);
@@ -446,6 +462,10 @@ static enum MHD_Result answer(srv_request *r, struct MHD_Connection *conn,
         return MHD_NO; /* cut for being slow: it closes unanswered */
     /* the answer's reservation is held until the request is freed */
     r->answer_charged += res->charged;
+    if (res == &r->job_response)
+        r->job_counted = 0; /* counted to the address already */
+    else
+        address_holds(r, (int64_t)res->charged);
     res->charged = 0;
     char *body = res->body;
     size_t len = res->body_len;
@@ -897,6 +917,16 @@ static enum MHD_Result on_headers(srv_request *r, struct MHD_Connection *conn,
                                   const char *version) {
     copy_cut(r->method, sizeof r->method, method);
     copy_cut(r->path, sizeof r->path, url);
+    const union MHD_ConnectionInfo *ci =
+        MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+    const struct sockaddr *peer = ci != NULL ? ci->client_addr : NULL;
+    if (peer != NULL &&
+        (peer->sa_family == AF_INET || peer->sa_family == AF_INET6)) {
+        memcpy(&r->peer, peer,
+               peer->sa_family == AF_INET ? sizeof(struct sockaddr_in)
+                                          : sizeof(struct sockaddr_in6));
+        r->has_peer = 1;
+    }
     const union MHD_ConnectionInfo *sc =
         MHD_get_connection_info(conn, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
     r->watched = sc != NULL ? sc->socket_context : NULL;
@@ -1059,6 +1089,7 @@ static enum MHD_Result on_body(srv_request *r, const char *data, size_t n) {
             body_free(r);
             return MHD_YES;
         }
+        address_holds(r, (int64_t)(held - r->body_charged));
         r->body_charged = held;
     }
     if (r->body_len + n > r->body_cap) {
@@ -1109,6 +1140,30 @@ static int client_gone(struct MHD_Connection *conn) {
            (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR);
 }
 
+/* One client address may hold at most this fraction of the memory
+ * budget in bodies and unsent answers before its next request is
+ * refused: a client that does not read its answers leaves the rest to
+ * the others (docs/contract.md, "Sharing one server"). A request is
+ * checked before it computes, so the requests of one address computing
+ * at once may pass the share by their own answers. */
+#define ADDRESS_SHARE_DIVISOR 4
+
+/* 1 when the request's address already holds more than its share of
+ * the budget, its own body left out (*held and *share then set), else
+ * 0; never for an exempt address (a trusted proxy) or without a
+ * budget. */
+static int over_address_share(srv_request *r, uint64_t *held, uint64_t *share) {
+    api_budget_usage u;
+    api_budget_stats(&u);
+    if (u.total == 0 || !r->has_peer)
+        return 0;
+    *share = u.total / ADDRESS_SHARE_DIVISOR;
+    uint64_t all =
+        srv_conn_slots_bytes(r->srv->slots, (const struct sockaddr *)&r->peer);
+    *held = all > r->body_charged ? all - r->body_charged : 0;
+    return *held > *share;
+}
+
 /* A queued job answered 503 overloaded with detail, without computing. */
 static void refuse_job(srv_request *r, const char *detail) {
     api_problem p;
@@ -1125,14 +1180,23 @@ static void refuse_job(srv_request *r, const char *detail) {
  * computing (the answer goes nowhere). */
 static void compute_job(void *arg) {
     srv_request *r = arg;
+    uint64_t held, share;
     if (client_gone(r->conn))
         refuse_job(r, "the client closed the connection before its request "
                       "was computed");
     else if (atomic_load(&r->srv->stopping)) /* the drain's grace is over */
         refuse_job(r, "the server is stopping; retry on another replica or "
                       "after it restarts");
-    else
+    else if (over_address_share(r, &held, &share)) {
+        /* checked again here: the answers of this address's jobs that
+         * ran while this one waited count now */
+        char detail[512];
+        api_budget_share_refusal(detail, sizeof detail, held, share);
+        refuse_job(r, detail);
+    } else
         api_handle(&r->job_request, &r->job_response);
+    r->job_counted = r->job_response.charged;
+    address_holds(r, (int64_t)r->job_counted);
     atomic_store(&r->computed, 1);
     MHD_resume_connection(r->conn);
 }
@@ -1267,8 +1331,16 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn,
         return answer_computed(r, conn);
     if (srv_conn_watch_busy(r->watched) != 0)
         return MHD_NO; /* cut for sending too slowly */
-    int run =
-        where_to_run(api_route_flags(api_route_of_path(url)), r->body_len);
+    unsigned flags = api_route_flags(api_route_of_path(url));
+    uint64_t held, share;
+    /* a route that computes nothing (a health probe, /metrics, the lab's
+     * pages) is answered whatever the address holds */
+    if ((flags & API_ROUTE_COMPUTES) && over_address_share(r, &held, &share)) {
+        char detail[512];
+        api_budget_share_refusal(detail, sizeof detail, held, share);
+        return answer_refused(r, conn, url, API_E_OVERLOADED, detail, 0);
+    }
+    int run = where_to_run(flags, r->body_len);
     if (run == RUN_POOL)
         return compute_off_thread(r, conn, url);
 

@@ -167,3 +167,18 @@ uint64_t api_ledger_settle(api_ledger *ledger, uint64_t keep) {
     ledger->held = 0;
     return keep;
 }
+
+void api_budget_share_refusal(char *buf, size_t cap, uint64_t held,
+                              uint64_t share) {
+    api_budget_usage u;
+    api_budget_stats(&u);
+    char h[32], s[32], whole[32];
+    api_bytes_text(h, sizeof h, held);
+    api_bytes_text(s, sizeof s, share);
+    api_bytes_text(whole, sizeof whole, u.total);
+    snprintf(buf, cap,
+             "your connections hold %s of the server's memory budget of %s "
+             "in answers not yet read (and bodies being sent), beyond one "
+             "client's share of %s: read those answers, then retry",
+             h, whole, s);
+}

@@ -10,6 +10,9 @@
     overloaded with Retry-After, naming --memory-budget; one larger than
     the whole budget gets 413; a body larger than the budget gets 413
     before it is read;
+  * a client whose connections hold a quarter of the budget in answers
+    it does not read gets 503 for its next computing request, and another
+    client's large request is computed meanwhile;
   * a 16 MiB body of [{},{},...] is refused (413) without the process
     growing by its tree;
   * a computation that runs past --compute-timeout is stopped: 503
@@ -261,11 +264,14 @@ def main():
                "not its answer text: 200", line + " " +
                body[:200].decode("latin-1"))
 
-        # three readers that do not read hold answers of ~20 MB each
+        # three readers that do not read hold answers of ~20 MB each, one
+        # each from its own address (each within its share, a quarter)
         holders = []
         big = dot_body(1500)  # 2.25 M weights: 18 MB held while streamed
-        for _ in range(3):
-            s = socket.create_connection(("127.0.0.1", port))
+        for i in range(3):
+            s = socket.socket()
+            s.bind(("127.0.0.%d" % (11 + i), 0))
+            s.connect(("127.0.0.1", port))
             s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
             s.sendall(b"POST /attention/dot HTTP/1.1\r\nHost: x\r\n"
                       b"Content-Type: application/json\r\n"
@@ -351,6 +357,58 @@ def main():
         report(grown < 100, "  its peak was %.0f MB above idle (under 100)"
                % grown)
 
+    finally:
+        proc.terminate()
+        proc.wait(10)
+
+    # --- one address's unread answers --------------------------------------
+    proc, port, _ = start(binary, "--memory-budget", "128M")
+    try:
+        # 12 connections from 127.0.0.1 ask for ~20 MB answers (8 MiB of
+        # tensor each, held while sent) and read none of them
+        hog = []
+        for _ in range(12):
+            s = socket.socket()
+            s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+            s.connect(("127.0.0.1", port))
+            s.sendall(b"GET /encoding/positional?num_steps=256&d=4096 "
+                      b"HTTP/1.1\r\nHost: x\r\n\r\n")
+            hog.append(s)
+        time.sleep(2)
+        firsts = []
+        for s in hog:
+            s.settimeout(5)
+            try:
+                firsts.append(s.recv(2048))
+            except OSError:
+                firsts.append(b"")
+        ok = sum(f.startswith(b"HTTP/1.1 200") for f in firsts)
+        refused = [f for f in firsts if f.startswith(b"HTTP/1.1 503")]
+        report(1 <= ok <= 6 and len(refused) == 12 - ok,
+               "a client reading none of its answers: %d of 12 computed, "
+               "the rest 503 past a quarter of the budget" % ok,
+               [f[:12] for f in firsts])
+        report(refused and b"beyond one client's share of 32.0 MiB: read "
+               b"those answers, then retry" in refused[0] and
+               b"retry-after: 1" in refused[0].lower(),
+               "  naming the share, with Retry-After: 1",
+               refused[0][:600] if refused else "")
+        line, _, _ = request(port, "GET", "/healthz")
+        report(line.startswith("HTTP/1.1 200"),
+               "  its /healthz is answered whatever it holds", line)
+        # another address: an answer of ~16 MiB of tensor fits the rest
+        s = socket.socket()
+        s.bind(("127.0.0.2", 0))
+        s.connect(("127.0.0.1", port))
+        s.sendall(b"GET /encoding/positional?num_steps=512&d=4096 "
+                  b"HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+        data, _ = read_all(s, 30)
+        s.close()
+        report(data.startswith(b"HTTP/1.1 200") and len(data) > 40e6,
+               "another client's 40 MB answer is computed meanwhile (200)",
+               data[:300])
+        for s in hog:
+            s.close()
     finally:
         proc.terminate()
         proc.wait(10)
