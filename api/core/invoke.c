@@ -66,9 +66,10 @@ void api_invoke_prefix_pointer(api_problem *p, const char *prefix) {
     if (np >= sizeof joined)
         np = sizeof joined - 1;
     if (n > sizeof joined - 1 - np) {
+        /* whole segments only (pointer.h): cut at a "/", which a key's
+         * own "/" never is (it is escaped as "~1") */
         n = sizeof joined - 1 - np;
-        /* cut before a UTF-8 continuation byte, keeping whole characters */
-        while (n > 0 && ((unsigned char)p->pointer[n] & 0xC0) == 0x80)
+        while (n > 0 && p->pointer[n] != '/')
             n--;
     }
     memcpy(joined, prefix, np);

@@ -104,8 +104,11 @@ int api_fail(api_problem *p, api_error code, const char *pointer,
     p->pointer[0] = '\0';
     if (pointer) {
         size_t n = strlen(pointer);
-        if (n >= sizeof p->pointer)
+        if (n >= sizeof p->pointer) { /* whole segments only (pointer.h) */
             n = sizeof p->pointer - 1;
+            while (n > 0 && pointer[n] != '/')
+                n--;
+        }
         memcpy(p->pointer, pointer, n);
         p->pointer[n] = '\0';
     }

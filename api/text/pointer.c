@@ -7,63 +7,84 @@
 #include <string.h>
 
 void api_pointer_init(api_pointer *p, const char *base) {
-    p->len = 0;
+    p->len = p->whole = 0;
     p->truncated = 0;
     p->s[0] = '\0';
     if (base) {
         size_t n = strlen(base);
+        p->whole = n;
         if (n >= API_POINTER_MAX) {
-            n = API_POINTER_MAX - 1;
-            p->truncated = 1;
+            p->truncated = 1; /* no segment of base is cut: the root */
+            return;
         }
-        memcpy(p->s, base, n);
+        memcpy(p->s, base, n + 1);
         p->len = n;
-        p->s[n] = '\0';
     }
 }
 
-/* Append raw bytes, cutting at a UTF-8 boundary when full. */
-static void put(api_pointer *p, const char *s, size_t n) {
-    if (p->truncated)
-        return;
-    if (n >= API_POINTER_MAX - p->len) {
-        n = API_POINTER_MAX - 1 - p->len;
-        while (n > 0 && ((unsigned char)s[n] & 0xC0) == 0x80)
-            n--; /* s[n] would start the cut: keep whole characters */
+/* One more segment of n bytes (escaped, "/" included), written by write
+ * (into dst) only while every segment so far is written and it fits
+ * whole. */
+static size_t push(api_pointer *p, size_t n,
+                   void (*write)(char *dst, const void *arg),
+                   const void *arg) {
+    size_t mark = p->whole;
+    p->whole += n;
+    if (p->truncated || n >= API_POINTER_MAX - p->len) {
         p->truncated = 1;
+        return mark;
     }
-    memcpy(p->s + p->len, s, n);
+    write(p->s + p->len, arg);
     p->len += n;
     p->s[p->len] = '\0';
+    return mark;
+}
+
+typedef struct {
+    const char *key;
+    size_t n;
+} key_arg;
+
+static void write_key(char *dst, const void *arg) {
+    const key_arg *k = arg;
+    *dst++ = '/';
+    for (size_t i = 0; i < k->n; i++) {
+        if (k->key[i] == '~' || k->key[i] == '/') {
+            *dst++ = '~';
+            *dst++ = k->key[i] == '~' ? '0' : '1';
+        } else {
+            *dst++ = k->key[i];
+        }
+    }
 }
 
 size_t api_pointer_push_key(api_pointer *p, const char *key, size_t n) {
-    size_t before = p->len;
-    put(p, "/", 1);
-    size_t run = 0;
-    for (size_t i = 0; i < n; i++) {
-        if (key[i] != '~' && key[i] != '/')
-            continue;
-        put(p, key + run, i - run);
-        put(p, key[i] == '~' ? "~0" : "~1", 2);
-        run = i + 1;
-    }
-    put(p, key + run, n - run);
-    return before;
+    size_t escaped = 1 + n;
+    for (size_t i = 0; i < n; i++)
+        escaped += key[i] == '~' || key[i] == '/';
+    key_arg k = {key, n};
+    return push(p, escaped, write_key, &k);
+}
+
+static void write_text(char *dst, const void *arg) {
+    const char *text = arg;
+    memcpy(dst, text, strlen(text));
 }
 
 size_t api_pointer_push_index(api_pointer *p, size_t index) {
-    size_t before = p->len;
     char tmp[24];
     int n = snprintf(tmp, sizeof tmp, "/%zu", index);
-    put(p, tmp, (size_t)n);
-    return before;
+    return push(p, (size_t)n, write_text, tmp);
 }
 
-void api_pointer_pop(api_pointer *p, size_t len) {
-    if (len > p->len)
+void api_pointer_pop(api_pointer *p, size_t mark) {
+    if (mark > p->whole)
         return;
-    p->len = len;
-    p->s[len] = '\0';
-    p->truncated = 0;
+    p->whole = mark;
+    if (mark <= p->len) {
+        /* back within what is written: every segment is there again */
+        p->len = mark;
+        p->s[mark] = '\0';
+        p->truncated = 0;
+    }
 }

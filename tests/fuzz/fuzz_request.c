@@ -114,8 +114,9 @@ static void request_check_problem(const api_response *res,
         const char *p = json_string_value(pointer);
         fuzz_check(p[0] == '\0' || p[0] == '/', "pointer '%s' is not RFC 6901",
                    p);
-        int checkable = request_doc != NULL && strlen(p) < 1000;
-        if (checkable)
+        /* a pointer too long to hold names the member holding the one
+         * meant (pointer.h), so every pointer resolves */
+        if (request_doc != NULL)
             fuzz_check(request_names(request_doc, p),
                        "pointer '%s' (%s) names nothing in the request", p,
                        json_string_value(code));

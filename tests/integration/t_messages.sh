@@ -276,6 +276,15 @@ check_json "  saying a key holds it, not that the JSON is invalid" \
 post_json /v2/models/attention_dot/infer '{"binary_data_output": true, "inputs": []}'
 check_json "v2: binary_data_output at the top says it goes in parameters" \
     '.error == "unknown_field at /binary_data_output: `binary_data_output` is a parameter of the request: it goes in \"parameters\": {\"binary_data_output\": ...}"'
+# a key of about a kilobyte: the pointer names the member holding it,
+# which resolves, never a key cut short or a "~" without its digit
+LONG=$(head -c 1021 /dev/zero | tr '\0' k)
+post_json /attention/dot "{\"queries\": [[1]], \"keys\": [[1]], \"values\": [[1]], \"$LONG~\": 1}"
+check_problem "a 1022-byte unknown key ending in ~ is 422 at the root, which holds it" 422 unknown_field ""
+post_json /grade "{\"endpoint\": \"/attention/dot\", \"request\": {\"queries\": [[1]], \"keys\": [[1]], \"values\": [[1]], \"$LONG\": 1}, \"answer\": {\"output\": [[1]]}}"
+check_problem "/grade: such a key in the request is 422 at /request" 422 unknown_field /request
+post_json /attention/dot "{\"queries\": [[1]], \"keys\": [[1]], \"values\": [[1]], \"${LONG}k\": 1}"
+check_problem "a 1022-byte key without ~ still fits the pointer whole" 422 unknown_field "/${LONG}k"
 # the arguments of nn.TransformerEncoderLayer a student copies
 XF='"src": [[1, 2]], "num_heads": 1, "num_layers": 1, "seed": 0'
 post_json /transformer/encoder "{$XF, \"dropout\": 0.1}"

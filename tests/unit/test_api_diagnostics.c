@@ -47,7 +47,7 @@ static void setup(fixture *f, size_t B, size_t H, size_t Nq, size_t Nk) {
 static json_t *written(const fixture *f, int heads, int batched, int precision,
                        int flat) {
     api_buf out = {0};
-    api_tensor_format fmt = {flat, precision};
+    api_tensor_format fmt = {flat, precision, 0};
     api_result r;
     api_problem p = {0};
     api_result_init(&r, &fmt, API_E_INVALID_VALUE, NULL);
@@ -392,7 +392,7 @@ static void test_nonfinite_statistics_fail(void **state) {
     api_diagnostics_compute(&f.d, s, w, NULL);
     assert_false(isfinite(f.d.std));
     api_buf out = {0};
-    api_tensor_format fmt = {0, 0};
+    api_tensor_format fmt = {0, 0, 0};
     api_result r;
     api_problem p = {0};
     api_result_init(&r, &fmt, API_E_INVALID_VALUE, "not finite");

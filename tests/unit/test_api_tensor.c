@@ -233,7 +233,7 @@ static void test_entry_pointer(void **state) {
 static char *encode(const double *x, const size_t *shape, size_t rank, int flat,
                     int precision, int nulls, int *rc) {
     api_buf b = {0};
-    api_tensor_format fmt = {flat, precision};
+    api_tensor_format fmt = {flat, precision, 0};
     *rc = api_tensor_encode(&b, x, shape, rank, &fmt, nulls);
     size_t len;
     return api_buf_release(&b, &len);
@@ -345,7 +345,7 @@ static void test_encode_parallel_matches_rows(void **state) {
     char *got = encode(x, shape, 3, 0, 0, 1, &rc);
     assert_int_equal(rc, 0);
     api_buf want = {0};
-    api_tensor_format fmt = {0, 0};
+    api_tensor_format fmt = {0, 0, 0};
     size_t row[1] = {C};
     api_buf_putc(&want, '[');
     for (int b = 0; b < B; b++) {
@@ -412,14 +412,39 @@ static void test_pointer(void **state) {
     assert_string_equal(p.s, "/a~1b~0c/12");
     api_pointer_pop(&p, mark);
     assert_string_equal(p.s, "");
-    /* a key longer than the pointer can hold is cut at a UTF-8 boundary */
+    /* a segment that does not fit whole is left out, and so is every
+     * segment under it: the pointer names the member holding it */
     char key[3000];
     for (size_t i = 0; i + 1 < sizeof key; i += 2)
         memcpy(key + i, "\xc3\xa9", 2); /* é */
-    api_pointer_push_key(&p, key, sizeof key - 1);
+    size_t outer = api_pointer_push_key(&p, "a", 1);
+    size_t cut = api_pointer_push_key(&p, key, sizeof key - 1);
+    size_t inner = api_pointer_push_index(&p, 3);
     assert_true(p.truncated);
-    assert_true(p.len < API_POINTER_MAX);
-    assert_int_equal((p.len - 1) % 2, 0); /* whole characters after '/' */
+    assert_string_equal(p.s, "/a");
+    api_pointer_pop(&p, inner);
+    size_t again = api_pointer_push_key(&p, "b", 1); /* still under key */
+    assert_string_equal(p.s, "/a");
+    api_pointer_pop(&p, again);
+    api_pointer_pop(&p, cut);
+    assert_false(p.truncated);
+    api_pointer_push_key(&p, "b", 1);
+    assert_string_equal(p.s, "/a/b");
+    api_pointer_pop(&p, outer);
+    assert_string_equal(p.s, "");
+    /* 1023 bytes escaped: "/" and a key of 1021 bytes and "~" (as "~0")
+     * is one more than fits, and is left out whole, never cut to "~" */
+    memset(key, 'k', 1021);
+    key[1021] = '~';
+    api_pointer_push_key(&p, key, 1022);
+    assert_true(p.truncated);
+    assert_string_equal(p.s, "");
+    api_pointer_pop(&p, 0);
+    /* 1023 bytes in all fit (the NUL is the 1024th) */
+    memset(key, 'k', 1022);
+    api_pointer_push_key(&p, key, 1022);
+    assert_false(p.truncated);
+    assert_int_equal(p.len, 1023);
 }
 
 static void test_json_string(void **state) {
