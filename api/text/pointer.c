@@ -26,8 +26,7 @@ void api_pointer_init(api_pointer *p, const char *base) {
  * (into dst) only while every segment so far is written and it fits
  * whole. */
 static size_t push(api_pointer *p, size_t n,
-                   void (*write)(char *dst, const void *arg),
-                   const void *arg) {
+                   void (*write)(char *dst, const void *arg), const void *arg) {
     size_t mark = p->whole;
     p->whole += n;
     if (p->truncated || n >= API_POINTER_MAX - p->len) {

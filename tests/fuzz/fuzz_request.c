@@ -144,8 +144,9 @@ static void request_check(const api_response *res, const json_t *request_doc,
          * \u0000 (docs/contract.md "Requests"), and /grade's "got" echoes
          * it; a key never does, which jansson checks even so. */
         json_error_t err;
-        json_t *doc = json_loadb(res->body, res->body_len,
-                                 JSON_DECODE_INT_AS_REAL | JSON_ALLOW_NUL, &err);
+        json_t *doc =
+            json_loadb(res->body, res->body_len,
+                       JSON_DECODE_INT_AS_REAL | JSON_ALLOW_NUL, &err);
         fuzz_check(doc != NULL, "JSON answer does not parse: %s (%.200s)",
                    err.text, res->body);
         json_decref(doc);
