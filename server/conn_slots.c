@@ -129,7 +129,7 @@ void srv_conn_slots_add_bytes(srv_conn_slots *s, const struct sockaddr *sa,
 
 uint64_t srv_conn_slots_bytes(srv_conn_slots *s, const struct sockaddr *sa) {
     srv_addr a;
-    if (srv_addr_from_sockaddr(&a, sa) ||
+    if (s->per_address == 0 || srv_addr_from_sockaddr(&a, sa) ||
         srv_netlist_contains(&s->exempt, &a))
         return 0;
     pthread_mutex_lock(&s->lock);

@@ -56,7 +56,9 @@ unsigned srv_conn_slots_held(srv_conn_slots *s, const struct sockaddr *sa);
 void srv_conn_slots_add_bytes(srv_conn_slots *s, const struct sockaddr *sa,
                               int64_t delta);
 
-/* The bytes sa's connections hold now: 0 for an exempt address. */
+/* The bytes sa's connections hold now: 0 for an exempt address, and for
+ * every address without a per-address limit (per_address 0: the
+ * operator says that addresses are shared, as behind a proxy or a NAT). */
 uint64_t srv_conn_slots_bytes(srv_conn_slots *s, const struct sockaddr *sa);
 
 #endif /* SRV_CONN_SLOTS_H */

@@ -1150,7 +1150,8 @@ static int client_gone(struct MHD_Connection *conn) {
 
 /* 1 when the request's address already holds more than its share of
  * the budget, its own body left out (*held and *share then set), else
- * 0; never for an exempt address (a trusted proxy) or without a
+ * 0; never for an exempt address (a trusted proxy), without a
+ * per-address limit (--max-connections-per-address 0) or without a
  * budget. */
 static int over_address_share(srv_request *r, uint64_t *held, uint64_t *share) {
     api_budget_usage u;

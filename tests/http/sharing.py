@@ -362,12 +362,12 @@ def main():
         proc.wait(10)
 
     # --- one address's unread answers --------------------------------------
-    proc, port, _ = start(binary, "--memory-budget", "128M")
-    try:
-        # 12 connections from 127.0.0.1 ask for ~20 MB answers (8 MiB of
-        # tensor each, held while sent) and read none of them
+    def unread_answers(port, n=12):
+        """The first bytes of each answer to n connections from 127.0.0.1
+        that ask for ~20 MB answers (8 MiB of tensor each, held while
+        sent) and read no further; and the connections, still open."""
         hog = []
-        for _ in range(12):
+        for _ in range(n):
             s = socket.socket()
             s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
             s.connect(("127.0.0.1", port))
@@ -382,6 +382,11 @@ def main():
                 firsts.append(s.recv(2048))
             except OSError:
                 firsts.append(b"")
+        return firsts, hog
+
+    proc, port, _ = start(binary, "--memory-budget", "128M")
+    try:
+        firsts, hog = unread_answers(port)
         ok = sum(f.startswith(b"HTTP/1.1 200") for f in firsts)
         refused = [f for f in firsts if f.startswith(b"HTTP/1.1 503")]
         report(1 <= ok <= 6 and len(refused) == 12 - ok,
@@ -407,6 +412,20 @@ def main():
         report(data.startswith(b"HTTP/1.1 200") and len(data) > 40e6,
                "another client's 40 MB answer is computed meanwhile (200)",
                data[:300])
+        for s in hog:
+            s.close()
+    finally:
+        proc.terminate()
+        proc.wait(10)
+    # addresses said to be shared (behind a proxy or a NAT): no share
+    proc, port, _ = start(binary, "--memory-budget", "128M",
+                          "--max-connections-per-address", "0")
+    try:
+        firsts, hog = unread_answers(port)
+        ok = sum(f.startswith(b"HTTP/1.1 200") for f in firsts)
+        report(ok >= 7, "with --max-connections-per-address 0 only the "
+               "budget bounds them: %d of 12 computed" % ok,
+               [f[:12] for f in firsts])
         for s in hog:
             s.close()
     finally:
