@@ -121,8 +121,8 @@ void srv_conn_slots_add_bytes(srv_conn_slots *s, const struct sockaddr *sa,
         if (delta > 0)
             e->bytes += (uint64_t)delta;
         else
-            e->bytes -= e->bytes < (uint64_t)-delta ? e->bytes
-                                                     : (uint64_t)-delta;
+            e->bytes -=
+                e->bytes < (uint64_t)-delta ? e->bytes : (uint64_t)-delta;
     }
     pthread_mutex_unlock(&s->lock);
 }
