@@ -158,8 +158,8 @@ void api_budget_refusal(char *buf, size_t cap, int room, const char *what,
 
 /* The detail of a request refused because its client's connections hold
  * `held` bytes of the budget in bodies and unsent answers, beyond the
- * client's share of `share` bytes (the server's rule; docs/contract.md
- * "Sharing one server"). */
+ * client's share of `share` bytes while more than half of the budget is
+ * taken (the server's rule; docs/contract.md "Sharing one server"). */
 void api_budget_share_refusal(char *buf, size_t cap, uint64_t held,
                               uint64_t share);
 

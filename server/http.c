@@ -154,8 +154,9 @@ typedef struct {
     /* job_response's reservation, counted to the address as soon as the
      * pool has answered (answer() then takes it over) */
     uint64_t job_counted;
-    int budget_refusal; /* API_BUDGET_* of a chunked body that outgrew it */
-    int close_after;    /* the framing is faulty though readable: close */
+    int budget_refusal;  /* API_BUDGET_* of a chunked body that outgrew it */
+    uint64_t share_held; /* what its address held, for BODY_OVER_SHARE */
+    int close_after;     /* the framing is faulty though readable: close */
 } srv_request;
 
 static double elapsed_ms(const struct timespec *since) {
@@ -1053,6 +1054,37 @@ answer_too_large(srv_request *r, struct MHD_Connection *conn, const char *url) {
     return rc;
 }
 
+/* One client address may hold at most this fraction of the memory
+ * budget in bodies and unsent answers, while more than half of the
+ * budget is taken, before its next request or more of its body is
+ * refused: a client that does not read its answers, or sends bodies
+ * slowly, leaves the rest to the others (docs/contract.md, "Sharing one
+ * server"); while half is free, no one needs it back. A request is
+ * checked before it computes, so the requests of one address computing
+ * at once may pass the share by their own answers. */
+#define ADDRESS_SHARE_DIVISOR 4
+
+/* 1 when the request's address already holds more than its share of
+ * the budget, its own body left out (*held and *share then set), and
+ * more than half of the budget is taken; else 0, and always for an
+ * exempt address (a trusted proxy), without a per-address limit
+ * (--max-connections-per-address 0) or without a budget. */
+static int over_address_share(srv_request *r, uint64_t *held, uint64_t *share) {
+    api_budget_usage u;
+    api_budget_stats(&u);
+    if (u.total == 0 || !r->has_peer || u.used <= u.total / 2)
+        return 0;
+    *share = u.total / ADDRESS_SHARE_DIVISOR;
+    uint64_t all =
+        srv_conn_slots_bytes(r->srv->slots, (const struct sockaddr *)&r->peer);
+    *held = all > r->body_charged ? all - r->body_charged : 0;
+    return *held > *share;
+}
+
+/* r->budget_refusal of a body refused because its address holds its
+ * share (besides API_BUDGET_NEVER and _BUSY) */
+#define BODY_OVER_SHARE 3
+
 /* Append one piece of the body. Once it outgrows the limit (a chunked body:
  * a declared length was checked up front) the buffer is freed and the rest
  * is read and dropped: libmicrohttpd 0.9 can queue a response only before
@@ -1082,6 +1114,13 @@ static enum MHD_Result on_body(srv_request *r, const char *data, size_t n) {
     uint64_t held = !r->body_mapped && cap < BODY_MAP_MIN
                         ? cap
                         : body_map_len(r->body_len + n);
+    uint64_t share_held, share;
+    if (held > r->body_charged && over_address_share(r, &share_held, &share)) {
+        r->budget_refusal = BODY_OVER_SHARE; /* answered once it is read */
+        r->share_held = share_held;
+        body_free(r);
+        return MHD_YES;
+    }
     if (held > r->body_charged) {
         int room = api_budget_take(held - r->body_charged, 0);
         if (room != API_BUDGET_OK) {
@@ -1138,31 +1177,6 @@ static int client_gone(struct MHD_Connection *conn) {
     ssize_t n = recv(info->connect_fd, &byte, 1, MSG_PEEK | MSG_DONTWAIT);
     return n == 0 ||
            (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR);
-}
-
-/* One client address may hold at most this fraction of the memory
- * budget in bodies and unsent answers before its next request is
- * refused: a client that does not read its answers leaves the rest to
- * the others (docs/contract.md, "Sharing one server"). A request is
- * checked before it computes, so the requests of one address computing
- * at once may pass the share by their own answers. */
-#define ADDRESS_SHARE_DIVISOR 4
-
-/* 1 when the request's address already holds more than its share of
- * the budget, its own body left out (*held and *share then set), else
- * 0; never for an exempt address (a trusted proxy), without a
- * per-address limit (--max-connections-per-address 0) or without a
- * budget. */
-static int over_address_share(srv_request *r, uint64_t *held, uint64_t *share) {
-    api_budget_usage u;
-    api_budget_stats(&u);
-    if (u.total == 0 || !r->has_peer)
-        return 0;
-    *share = u.total / ADDRESS_SHARE_DIVISOR;
-    uint64_t all =
-        srv_conn_slots_bytes(r->srv->slots, (const struct sockaddr *)&r->peer);
-    *held = all > r->body_charged ? all - r->body_charged : 0;
-    return *held > *share;
 }
 
 /* A queued job answered 503 overloaded with detail, without computing. */
@@ -1321,6 +1335,14 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn,
         return MHD_YES;
     if (r->overflow)
         return answer_too_large(r, conn, url);
+    if (r->budget_refusal == BODY_OVER_SHARE) {
+        char detail[512];
+        api_budget_usage u;
+        api_budget_stats(&u);
+        api_budget_share_refusal(detail, sizeof detail, r->share_held,
+                                 u.total / ADDRESS_SHARE_DIVISOR);
+        return answer_refused(r, conn, url, API_E_OVERLOADED, detail, 0);
+    }
     if (r->budget_refusal)
         return answer_no_room(r, conn, url, r->budget_refusal, r->body_seen, 0);
     if (r->early != EARLY_NONE)

@@ -178,7 +178,9 @@ void api_budget_share_refusal(char *buf, size_t cap, uint64_t held,
     api_bytes_text(whole, sizeof whole, u.total);
     snprintf(buf, cap,
              "your connections hold %s of the server's memory budget of %s "
-             "in answers not yet read (and bodies being sent), beyond one "
-             "client's share of %s: read those answers, then retry",
+             "in answers not yet sent and bodies not yet received, beyond "
+             "one client's share of %s while more than half of the budget "
+             "is taken: read those answers (or finish those bodies), then "
+             "retry",
              h, whole, s);
 }

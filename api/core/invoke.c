@@ -59,21 +59,6 @@ int api_invoke_result(api_call *call, const api_route *route,
 }
 
 void api_invoke_prefix_pointer(api_problem *p, const char *prefix) {
-    if (!p->has_pointer)
-        return;
-    char joined[API_POINTER_MAX];
-    size_t np = strlen(prefix), n = strlen(p->pointer);
-    if (np >= sizeof joined)
-        np = sizeof joined - 1;
-    if (n > sizeof joined - 1 - np) {
-        /* whole segments only (pointer.h): cut at a "/", which a key's
-         * own "/" never is (it is escaped as "~1") */
-        n = sizeof joined - 1 - np;
-        while (n > 0 && p->pointer[n] != '/')
-            n--;
-    }
-    memcpy(joined, prefix, np);
-    memcpy(joined + np, p->pointer, n);
-    joined[np + n] = '\0';
-    memcpy(p->pointer, joined, np + n + 1);
+    if (p->has_pointer)
+        api_pointer_join(p->pointer, sizeof p->pointer, prefix, p->pointer);
 }

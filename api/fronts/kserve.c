@@ -1018,7 +1018,7 @@ static void map_pointer(const kserve_infer *k, api_problem *p) {
             api_pointer_push_key(&ptr, "shape", 5);
         } else { /* /shape/j, /data/k of flat data: the same places */
             char joined[API_POINTER_MAX];
-            join(joined, sizeof joined, ptr.s, rest);
+            api_pointer_join(joined, sizeof joined, ptr.s, rest);
             api_pointer_init(&ptr, joined);
         }
     } else if (!strcmp(field, "fit")) {
@@ -1030,7 +1030,7 @@ static void map_pointer(const kserve_infer *k, api_problem *p) {
         }
     } else if (field[0]) { /* a parameter, already escaped */
         char joined[API_POINTER_MAX];
-        join(joined, sizeof joined, "/parameters", p->pointer);
+        api_pointer_join(joined, sizeof joined, "/parameters", p->pointer);
         api_pointer_init(&ptr, joined);
     } else {
         return;

@@ -87,3 +87,19 @@ void api_pointer_pop(api_pointer *p, size_t mark) {
         p->truncated = 0;
     }
 }
+
+void api_pointer_join(char *dst, size_t cap, const char *prefix,
+                      const char *pointer) {
+    size_t np = strlen(prefix), n = strlen(pointer);
+    if (np >= cap) /* no segment of prefix is cut: the root */
+        np = n = 0;
+    if (n > cap - 1 - np) {
+        /* cut at a "/", which a key's own "/" never is (it is "~1") */
+        n = cap - 1 - np;
+        while (n > 0 && pointer[n] != '/')
+            n--;
+    }
+    memmove(dst + np, pointer, n); /* first: dst may be pointer */
+    memcpy(dst, prefix, np);
+    dst[np + n] = '\0';
+}

@@ -35,4 +35,11 @@ size_t api_pointer_push_index(api_pointer *p, size_t index);
 /* Go back to the pointer before the push that returned mark. */
 void api_pointer_pop(api_pointer *p, size_t mark);
 
+/* prefix + pointer (both escaped: "/parameters" + "/attn_mask/0") into
+ * dst (cap bytes, at most API_POINTER_MAX), as many of pointer's
+ * segments as fit whole after prefix, as a push would keep them. dst may
+ * be pointer itself. No error. */
+void api_pointer_join(char *dst, size_t cap, const char *prefix,
+                      const char *pointer);
+
 #endif /* API_POINTER_H */

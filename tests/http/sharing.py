@@ -11,8 +11,10 @@
     the whole budget gets 413; a body larger than the budget gets 413
     before it is read;
   * a client whose connections hold a quarter of the budget in answers
-    it does not read gets 503 for its next computing request, and another
-    client's large request is computed meanwhile;
+    it does not read, or in bodies it does not finish, while more than
+    half of the budget is taken, gets 503 for its next computing request
+    (or more of its body), and another client's large request is
+    computed meanwhile;
   * a 16 MiB body of [{},{},...] is refused (413) without the process
     growing by its tree;
   * a computation that runs past --compute-timeout is stopped: 503
@@ -384,24 +386,21 @@ def main():
                 firsts.append(b"")
         return firsts, hog
 
-    proc, port, _ = start(binary, "--memory-budget", "128M")
-    try:
-        firsts, hog = unread_answers(port)
-        ok = sum(f.startswith(b"HTTP/1.1 200") for f in firsts)
-        refused = [f for f in firsts if f.startswith(b"HTTP/1.1 503")]
-        report(1 <= ok <= 6 and len(refused) == 12 - ok,
-               "a client reading none of its answers: %d of 12 computed, "
-               "the rest 503 past a quarter of the budget" % ok,
-               [f[:12] for f in firsts])
-        report(refused and b"beyond one client's share of 32.0 MiB: read "
-               b"those answers, then retry" in refused[0] and
-               b"retry-after: 1" in refused[0].lower(),
-               "  naming the share, with Retry-After: 1",
-               refused[0][:600] if refused else "")
-        line, _, _ = request(port, "GET", "/healthz")
-        report(line.startswith("HTTP/1.1 200"),
-               "  its /healthz is answered whatever it holds", line)
-        # another address: an answer of ~16 MiB of tensor fits the rest
+    def reserved(port):
+        """attnd_memory_reserved_bytes, asked from 127.0.0.9."""
+        s = socket.socket()
+        s.bind(("127.0.0.9", 0))
+        s.connect(("127.0.0.1", port))
+        s.sendall(b"GET /metrics HTTP/1.1\r\nHost: x\r\n"
+                  b"Connection: close\r\n\r\n")
+        data, _ = read_all(s, 10)
+        s.close()
+        m = re.search(rb"^attnd_memory_reserved_bytes (\d+)", data, re.M)
+        return int(m.group(1)) if m else -1
+
+    def big_answer_elsewhere(port):
+        """The start and length of the answer to a request for a 40 MB
+        answer (16 MiB of tensor) from 127.0.0.2."""
         s = socket.socket()
         s.bind(("127.0.0.2", 0))
         s.connect(("127.0.0.1", port))
@@ -409,23 +408,71 @@ def main():
                   b"HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
         data, _ = read_all(s, 30)
         s.close()
-        report(data.startswith(b"HTTP/1.1 200") and len(data) > 40e6,
+        return data[:300], len(data)
+
+    # a quarter of 256 MiB is 64 MiB; it binds once half the budget is taken
+    proc, port, _ = start(binary, "--memory-budget", "256M")
+    try:
+        firsts, hog = unread_answers(port, 24)
+        ok = shared_ok = sum(f.startswith(b"HTTP/1.1 200") for f in firsts)
+        refused = [f for f in firsts if f.startswith(b"HTTP/1.1 503")]
+        report(8 <= ok <= 18 and len(refused) == 24 - ok,
+               "a client reading none of its answers: %d of 24 computed, "
+               "the rest 503 past a quarter of the budget" % ok,
+               [f[:12] for f in firsts])
+        report(refused and b"beyond one client's share of 64.0 MiB while "
+               b"more than half of the budget is taken" in refused[0] and
+               b"retry-after: 1" in refused[0].lower(),
+               "  naming the share, with Retry-After: 1",
+               refused[0][:700] if refused else "")
+        line, _, _ = request(port, "GET", "/healthz")
+        report(line.startswith("HTTP/1.1 200"),
+               "  its /healthz is answered whatever it holds", line)
+        start_of, length = big_answer_elsewhere(port)
+        report(start_of.startswith(b"HTTP/1.1 200") and length > 40e6,
                "another client's 40 MB answer is computed meanwhile (200)",
-               data[:300])
+               start_of)
         for s in hog:
+            s.close()
+        time.sleep(0.5)
+        report(reserved(port) < 1 << 20,
+               "once they close, what they held is given back: %d bytes "
+               "reserved" % reserved(port))
+
+        # bodies sent slowly: 16 bodies of 15 of their 16 MB, then silence
+        bodies = []
+        for _ in range(16):
+            s = socket.socket()
+            s.connect(("127.0.0.1", port))
+            s.sendall(b"POST /attention/dot HTTP/1.1\r\nHost: x\r\n"
+                      b"Content-Type: application/json\r\n"
+                      b"Content-Length: 16000000\r\n\r\n"
+                      b"{\"queries\": [[[1]]], \"pad\": \"" +
+                      b"a" * 15000000)
+            bodies.append(s)
+        time.sleep(1)
+        held = reserved(port)
+        report(0 < held < 150 << 20, "16 bodies held unfinished from one "
+               "address reserve %.0f MiB, not the whole 256 MiB" %
+               (held / 2 ** 20), held)
+        start_of, length = big_answer_elsewhere(port)
+        report(start_of.startswith(b"HTTP/1.1 200") and length > 40e6,
+               "  and another client's 40 MB answer is computed (200)",
+               start_of)
+        for s in bodies:
             s.close()
     finally:
         proc.terminate()
         proc.wait(10)
     # addresses said to be shared (behind a proxy or a NAT): no share
-    proc, port, _ = start(binary, "--memory-budget", "128M",
+    proc, port, _ = start(binary, "--memory-budget", "256M",
                           "--max-connections-per-address", "0")
     try:
-        firsts, hog = unread_answers(port)
+        firsts, hog = unread_answers(port, 24)
         ok = sum(f.startswith(b"HTTP/1.1 200") for f in firsts)
-        report(ok >= 7, "with --max-connections-per-address 0 only the "
-               "budget bounds them: %d of 12 computed" % ok,
-               [f[:12] for f in firsts])
+        report(ok >= shared_ok + 4, "with --max-connections-per-address 0 "
+               "only the whole budget bounds them: %d of 24 computed, "
+               "against %d" % (ok, shared_ok), [f[:12] for f in firsts])
         for s in hog:
             s.close()
     finally:

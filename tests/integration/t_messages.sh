@@ -285,6 +285,10 @@ post_json /grade "{\"endpoint\": \"/attention/dot\", \"request\": {\"queries\": 
 check_problem "/grade: such a key in the request is 422 at /request" 422 unknown_field /request
 post_json /attention/dot "{\"queries\": [[1]], \"keys\": [[1]], \"values\": [[1]], \"${LONG}k\": 1}"
 check_problem "a 1022-byte key without ~ still fits the pointer whole" 422 unknown_field "/${LONG}k"
+V2_ONE='{"name": "queries", "shape": [1, 1], "datatype": "FP64", "data": [1]}, {"name": "keys", "shape": [1, 1], "datatype": "FP64", "data": [1]}, {"name": "values", "shape": [1, 1], "datatype": "FP64", "data": [1]}'
+post_json /v2/models/attention_dot/infer "{\"inputs\": [$V2_ONE], \"parameters\": {\"attn_mask\": {\"$LONG\": 1}}}"
+check_json "v2: such a key in a parameter names the parameter, /parameters/attn_mask" \
+    '.error | startswith("unknown_field at /parameters/attn_mask: unknown field `kkk")'
 # the arguments of nn.TransformerEncoderLayer a student copies
 XF='"src": [[1, 2]], "num_heads": 1, "num_layers": 1, "seed": 0'
 post_json /transformer/encoder "{$XF, \"dropout\": 0.1}"

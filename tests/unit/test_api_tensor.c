@@ -445,6 +445,13 @@ static void test_pointer(void **state) {
     api_pointer_push_key(&p, key, 1022);
     assert_false(p.truncated);
     assert_int_equal(p.len, 1023);
+    /* a prefix joined in place keeps the segments that fit whole */
+    char joined[API_POINTER_MAX];
+    memcpy(joined, "/a/b", 5);
+    api_pointer_join(joined, sizeof joined, "/request", joined);
+    assert_string_equal(joined, "/request/a/b");
+    api_pointer_join(joined, sizeof joined, "/parameters", p.s);
+    assert_string_equal(joined, "/parameters"); /* "/k…k" is 1023 bytes */
 }
 
 static void test_json_string(void **state) {
