@@ -102,16 +102,8 @@ int api_fail(api_problem *p, api_error code, const char *pointer,
     p->code = code;
     p->has_pointer = pointer != NULL;
     p->pointer[0] = '\0';
-    if (pointer) {
-        size_t n = strlen(pointer);
-        if (n >= sizeof p->pointer) { /* whole segments only (pointer.h) */
-            n = sizeof p->pointer - 1;
-            while (n > 0 && pointer[n] != '/')
-                n--;
-        }
-        memcpy(p->pointer, pointer, n);
-        p->pointer[n] = '\0';
-    }
+    if (pointer) /* whole segments only (pointer.h) */
+        api_pointer_join(p->pointer, sizeof p->pointer, "", pointer);
     va_list ap;
     va_start(ap, fmt);
     int wanted = vsnprintf(p->detail, sizeof p->detail, fmt, ap);
