@@ -8,6 +8,7 @@
 #ifndef API_H
 #define API_H
 
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -59,6 +60,11 @@ typedef struct {
      * the answer is api_response.deferred, for a compute thread to handle
      * the request again (with 0 here). 0: no such bound. */
     uint64_t inline_work_max;
+    /* non-NULL: the server sets *abandoned (non-zero) once the client has
+     * gone; the computation then stops at its next check (lib/'s deadline
+     * checks, attn_deadline_watch) with 503, an answer nobody reads.
+     * Kept alive by the caller until api_handle returns. */
+    const atomic_int *abandoned;
 } api_request;
 
 typedef struct {

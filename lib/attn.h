@@ -21,6 +21,7 @@
 #ifndef ATTN_H
 #define ATTN_H
 
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -84,6 +85,15 @@ void attn_deadline_set(double at);
 /* From now on, every thread's deadline has passed, set or not: the calls
  * in progress stop at their next check (a process that is stopping). */
 void attn_deadline_cancel_all(void);
+
+/* A flag that cuts this thread's calls short from now on: once *flag is
+ * non-zero (set by another thread), the long loops of every call stop at
+ * their next check, as at a passed deadline, and the call returns
+ * ATTN_E_DEADLINE. The caller keeps the flag alive until it clears it
+ * (NULL) or the thread ends. A server sets it when the client that asked
+ * for the work has gone, so that no CPU is spent on an answer nobody
+ * reads. */
+void attn_deadline_watch(const atomic_int *flag);
 
 /* Seconds on CLOCK_MONOTONIC, the clock of attn_deadline_set. */
 double attn_clock_seconds(void);

@@ -99,6 +99,10 @@ int attn_deadline_passed(void);
  * threads it starts. */
 double attn_deadline_get(void);
 
+/* This thread's flag (attn_deadline_watch), NULL when none: handed on
+ * with the deadline. */
+const atomic_int *attn_deadline_watched(void);
+
 /* Reset *fault (may be NULL) to all zeros. */
 void attn_fault_clear(attn_fault *fault);
 

@@ -11,6 +11,8 @@
 
 static _Thread_local double deadline; /* 0: none */
 static atomic_int cancelled;          /* every deadline has passed */
+/* the caller's own cut (attn_deadline_watch), or NULL */
+static _Thread_local const atomic_int *watched;
 
 void attn_deadline_cancel_all(void) {
     atomic_store(&cancelled, 1);
@@ -24,6 +26,14 @@ double attn_deadline_get(void) {
     return deadline;
 }
 
+void attn_deadline_watch(const atomic_int *flag) {
+    watched = flag;
+}
+
+const atomic_int *attn_deadline_watched(void) {
+    return watched;
+}
+
 double attn_clock_seconds(void) {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -32,5 +42,7 @@ double attn_clock_seconds(void) {
 
 int attn_deadline_passed(void) {
     return (deadline > 0 && attn_clock_seconds() > deadline) ||
-           atomic_load_explicit(&cancelled, memory_order_relaxed);
+           atomic_load_explicit(&cancelled, memory_order_relaxed) ||
+           (watched != NULL &&
+            atomic_load_explicit(watched, memory_order_relaxed));
 }

@@ -18,11 +18,13 @@ typedef struct {
     void *ctx;
     size_t begin, end;
     double deadline; /* the caller's, for the threads started here */
+    const atomic_int *watched; /* and its flag (attn_deadline_watch) */
 } range_job;
 
 static void *run_range(void *arg) {
     range_job *j = arg;
     attn_deadline_set(j->deadline);
+    attn_deadline_watch(j->watched);
     j->fn(j->ctx, j->begin, j->end);
     return NULL;
 }
@@ -42,7 +44,7 @@ void attn_parallel_for(size_t n, size_t min_per_thread, attn_range_fn fn,
     for (size_t t = 0; t < threads; t++)
         jobs[t] = (range_job){fn, ctx, n / threads * t,
                               t + 1 == threads ? n : n / threads * (t + 1),
-                              attn_deadline_get()};
+                              attn_deadline_get(), attn_deadline_watched()};
     for (size_t t = 1; t < threads; t++)
         started[t] = pthread_create(&tid[t], NULL, run_range, &jobs[t]) == 0;
     run_range(&jobs[0]);

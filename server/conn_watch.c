@@ -11,6 +11,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <poll.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <time.h>
 
@@ -18,6 +20,15 @@
 #include "problem.h"
 
 #define WATCH_PERIOD_MS 250
+/* How often a computing connection is looked at for its client's hang-up:
+ * a job whose client left stops within this (and its next deadline check
+ * in lib/), so that 100 abandoned jobs cost well under a CPU-second. */
+#define HANGUP_POLL_MS 10
+/* Bytes a client may send behind a request still computing (pipelined
+ * requests) before it counts as gone: past about this much the receive
+ * window closes, so a close or reset can no longer reach the server and
+ * a departed client would look present until its job ends. */
+#define PIPELINED_MAX (16 * 1024)
 
 enum { AWAIT_HEAD, AWAIT_BODY, BUSY, CUT };
 
@@ -30,6 +41,8 @@ struct srv_watched {
     _Atomic uint64_t body_bytes; /* AWAIT_BODY: received so far */
     _Atomic int answered;        /* 408 once the watcher wrote it, until
                                     srv_conn_watch_answered takes it */
+    int computing;               /* under the lock: look for a hang-up */
+    atomic_int gone;             /* the client hung up while computing */
     int64_t next_head_ms;        /* a kept-alive connection's time for its next
                                     head: the idle timeout and the header timeout */
 };
@@ -44,7 +57,10 @@ struct srv_conn_watch {
     uint64_t min_rate;
     char *reply; /* the 408, whole, or NULL: close without one */
     size_t reply_len;
-    _Atomic unsigned long cut_heads, cut_bodies;
+    _Atomic unsigned long cut_heads, cut_bodies, hangups;
+    unsigned computing;  /* records with computing set */
+    struct pollfd *pfd;  /* their sockets, gathered for one poll */
+    size_t pfd_cap;
 };
 
 static int64_t now_ms(void) {
@@ -98,35 +114,96 @@ static int overdue(const srv_conn_watch *w, srv_watched *c, int64_t now,
     return atomic_load(&c->body_bytes) * 1000 < w->min_rate * (uint64_t)elapsed;
 }
 
+/* 1 when the peer of fd has closed, reset or shut down its side: the
+ * events a poll that asks for none but POLLRDHUP reports. */
+static int hung_up(short revents) {
+    return (revents & (POLLRDHUP | POLLHUP | POLLERR | POLLNVAL)) != 0;
+}
+
+/* Poll the sockets of computing connections for HANGUP_POLL_MS, the lock
+ * released meanwhile (records may come and go: a result is matched to
+ * its record again by fd, and checked once more without waiting), and
+ * mark those whose client has gone. Returns 0, or -1 when there was
+ * nothing to poll. Called and returns with the lock held. */
+static int poll_hangups(srv_conn_watch *w) {
+    if (w->computing == 0)
+        return -1;
+    if (w->pfd_cap < w->computing) {
+        struct pollfd *p = realloc(w->pfd, w->computing * sizeof *p);
+        if (p == NULL)
+            return -1;
+        w->pfd = p;
+        w->pfd_cap = w->computing;
+    }
+    nfds_t n = 0;
+    for (srv_watched *c = w->head; c != NULL && n < w->pfd_cap; c = c->next)
+        if (c->computing && !atomic_load(&c->gone))
+            w->pfd[n++] = (struct pollfd){c->fd, POLLRDHUP, 0};
+    if (n == 0)
+        return -1;
+    struct pollfd *pfd = w->pfd;
+    pthread_mutex_unlock(&w->lock);
+    int ready = poll(pfd, n, HANGUP_POLL_MS);
+    pthread_mutex_lock(&w->lock);
+    if (ready <= 0)
+        return 0;
+    for (nfds_t i = 0; i < n; i++) {
+        if (!hung_up(pfd[i].revents))
+            continue;
+        for (srv_watched *c = w->head; c != NULL; c = c->next)
+            if (c->fd == pfd[i].fd && c->computing &&
+                srv_conn_watch_gone(c)) {
+                atomic_fetch_add(&w->hangups, 1);
+                break;
+            }
+    }
+    return 0;
+}
+
+/* Cut the connections past their head or body deadline, and give up on
+ * computing connections that pile up more than PIPELINED_MAX unread
+ * bytes. */
+static void cut_overdue(srv_conn_watch *w) {
+    int64_t now = now_ms();
+    for (srv_watched *c = w->head; c != NULL && !w->stop; c = c->next) {
+        if (c->computing && !atomic_load(&c->gone) && srv_conn_watch_gone(c))
+            atomic_fetch_add(&w->hangups, 1);
+        int body;
+        if (!overdue(w, c, now, &body))
+            continue;
+        /* only from the state judged: the HTTP thread may have moved
+         * on (and be writing) since */
+        int seen = body ? AWAIT_BODY : AWAIT_HEAD;
+        if (!atomic_compare_exchange_strong(&c->state, &seen, CUT))
+            continue;
+        if (w->reply != NULL && send(c->fd, w->reply, w->reply_len,
+                                     MSG_DONTWAIT | MSG_NOSIGNAL) > 0)
+            atomic_store(&c->answered, 408);
+        /* libmicrohttpd sees the end of the stream and closes it */
+        shutdown(c->fd, SHUT_RDWR);
+        atomic_fetch_add(body ? &w->cut_bodies : &w->cut_heads, 1);
+    }
+}
+
 static void *watch(void *arg) {
     srv_conn_watch *w = arg;
     pthread_mutex_lock(&w->lock);
+    int64_t last_cut = now_ms();
     while (!w->stop) {
-        struct timespec until;
-        clock_gettime(CLOCK_REALTIME, &until);
-        until.tv_nsec += WATCH_PERIOD_MS * 1000000L;
-        if (until.tv_nsec >= 1000000000L) {
-            until.tv_sec++;
-            until.tv_nsec -= 1000000000L;
+        /* while jobs compute, their sockets are polled; else a nap */
+        if (poll_hangups(w) != 0) {
+            struct timespec until;
+            clock_gettime(CLOCK_REALTIME, &until);
+            until.tv_nsec += WATCH_PERIOD_MS * 1000000L;
+            if (until.tv_nsec >= 1000000000L) {
+                until.tv_sec++;
+                until.tv_nsec -= 1000000000L;
+            }
+            pthread_cond_timedwait(&w->wake, &w->lock, &until);
         }
-        pthread_cond_timedwait(&w->wake, &w->lock, &until);
-        int64_t now = now_ms();
-        for (srv_watched *c = w->head; c != NULL && !w->stop; c = c->next) {
-            int body;
-            if (!overdue(w, c, now, &body))
-                continue;
-            /* only from the state judged: the HTTP thread may have moved
-             * on (and be writing) since */
-            int seen = body ? AWAIT_BODY : AWAIT_HEAD;
-            if (!atomic_compare_exchange_strong(&c->state, &seen, CUT))
-                continue;
-            if (w->reply != NULL &&
-                send(c->fd, w->reply, w->reply_len,
-                     MSG_DONTWAIT | MSG_NOSIGNAL) > 0)
-                atomic_store(&c->answered, 408);
-            /* libmicrohttpd sees the end of the stream and closes it */
-            shutdown(c->fd, SHUT_RDWR);
-            atomic_fetch_add(body ? &w->cut_bodies : &w->cut_heads, 1);
+        if (now_ms() - last_cut >= WATCH_PERIOD_MS) {
+            last_cut = now_ms();
+            cut_overdue(w);
         }
     }
     pthread_mutex_unlock(&w->lock);
@@ -167,6 +244,7 @@ void srv_conn_watch_stop(srv_conn_watch *w) {
     pthread_mutex_destroy(&w->lock);
     pthread_cond_destroy(&w->wake);
     free(w->reply);
+    free(w->pfd);
     free(w);
 }
 
@@ -181,6 +259,7 @@ srv_watched *srv_conn_watch_open(srv_conn_watch *w, int fd) {
     atomic_init(&c->deadline_ms, now + w->header_ms);
     atomic_init(&c->body_bytes, 0);
     atomic_init(&c->answered, 0);
+    atomic_init(&c->gone, 0);
     c->next_head_ms = w->idle_ms + w->header_ms;
     pthread_mutex_lock(&w->lock);
     c->next = w->head;
@@ -201,6 +280,8 @@ void srv_conn_watch_close(srv_conn_watch *w, srv_watched *c) {
         w->head = c->next;
     if (c->next != NULL)
         c->next->prev = c->prev;
+    if (c->computing)
+        w->computing--;
     pthread_mutex_unlock(&w->lock);
     free(c);
 }
@@ -247,8 +328,48 @@ int srv_conn_watch_answered(srv_watched *c) {
     return c != NULL ? atomic_exchange(&c->answered, 0) : 0;
 }
 
+const atomic_int *srv_conn_watch_computing(srv_conn_watch *w, srv_watched *c) {
+    if (c == NULL)
+        return NULL;
+    pthread_mutex_lock(&w->lock);
+    if (!c->computing) {
+        c->computing = 1;
+        w->computing++;
+        pthread_cond_signal(&w->wake); /* from its nap to polling */
+    }
+    pthread_mutex_unlock(&w->lock);
+    return &c->gone;
+}
+
+void srv_conn_watch_computed(srv_conn_watch *w, srv_watched *c) {
+    if (c == NULL)
+        return;
+    pthread_mutex_lock(&w->lock);
+    if (c->computing) {
+        c->computing = 0;
+        w->computing--;
+    }
+    pthread_mutex_unlock(&w->lock);
+}
+
+int srv_conn_watch_gone(srv_watched *c) {
+    if (c == NULL)
+        return 0;
+    if (atomic_load(&c->gone))
+        return 1;
+    struct pollfd p = {c->fd, POLLRDHUP, 0};
+    int unread;
+    if ((poll(&p, 1, 0) == 1 && hung_up(p.revents)) ||
+        (ioctl(c->fd, FIONREAD, &unread) == 0 && unread > PIPELINED_MAX)) {
+        atomic_store(&c->gone, 1);
+        return 1;
+    }
+    return 0;
+}
+
 void srv_conn_watch_counts(srv_conn_watch *w, unsigned long *heads,
-                           unsigned long *bodies) {
+                           unsigned long *bodies, unsigned long *hangups) {
     *heads = atomic_load(&w->cut_heads);
     *bodies = atomic_load(&w->cut_bodies);
+    *hangups = atomic_load(&w->hangups);
 }

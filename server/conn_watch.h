@@ -18,6 +18,7 @@
 #ifndef SRV_CONN_WATCH_H
 #define SRV_CONN_WATCH_H
 
+#include <stdatomic.h>
 #include <stddef.h>
 
 typedef struct srv_conn_watch srv_conn_watch;
@@ -61,6 +62,23 @@ int srv_conn_watch_busy(srv_watched *c);
  * come, within the idle timeout and the header timeout. */
 void srv_conn_watch_idle(srv_watched *c);
 
+/* The connection's request goes to a compute thread (its connection is
+ * suspended, which libmicrohttpd then does not poll): from now on the
+ * watcher looks for the client's hang-up (POLLRDHUP, POLLHUP or POLLERR:
+ * a close, a reset, or a shutdown of its sending side, whatever bytes it
+ * left unread), within HANGUP_POLL_MS. A client that sends more than
+ * PIPELINED_MAX bytes behind its request meanwhile counts as gone too:
+ * past about that, the receive window is closed and its close could no
+ * longer be seen. Returns the flag it then sets, for
+ * api_request.abandoned, alive until the connection closes; NULL for a
+ * NULL record. */
+const atomic_int *srv_conn_watch_computing(srv_conn_watch *w, srv_watched *c);
+/* The compute thread is done with it: no more looking. */
+void srv_conn_watch_computed(srv_conn_watch *w, srv_watched *c);
+/* 1 once the client of a computing connection has gone: seen by the
+ * watcher, or now (a poll of the socket that does not wait). 0 for a
+ * NULL record. */
+int srv_conn_watch_gone(srv_watched *c);
 /* The status the watcher answered on c's socket (408), once: later calls
  * return 0, as does a connection it never answered. So that the answer
  * counts in the metrics and the access log exactly once: for the request
@@ -68,8 +86,9 @@ void srv_conn_watch_idle(srv_watched *c);
  * connection. NULL gives 0. */
 int srv_conn_watch_answered(srv_watched *c);
 
-/* Connections closed by a deadline since start: heads, bodies. */
+/* Connections closed by a deadline since start: heads, bodies; and
+ * computing connections whose client was seen to leave. */
 void srv_conn_watch_counts(srv_conn_watch *w, unsigned long *heads,
-                           unsigned long *bodies);
+                           unsigned long *bodies, unsigned long *hangups);
 
 #endif /* SRV_CONN_WATCH_H */

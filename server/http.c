@@ -66,6 +66,9 @@
 #define COMPUTE_QUEUE_MAX 128       /* requests waiting for a compute thread */
 #define INLINE_BODY_BYTES 2048      /* see where_to_run */
 #define INLINE_WORK_MAX ((uint64_t)1 << 20) /* see where_to_run */
+/* The access log's and the metrics' status of a request whose client
+ * left before its answer (nginx's 499 "client closed request") */
+#define SRV_STATUS_CLIENT_CLOSED 499
 
 struct srv_http {
     struct MHD_Daemon *daemon;
@@ -157,6 +160,7 @@ typedef struct {
     int budget_refusal;  /* API_BUDGET_* of a chunked body that outgrew it */
     uint64_t share_held; /* what its address held, for BODY_OVER_SHARE */
     int close_after;     /* the framing is faulty though readable: close */
+    int abandoned;       /* its client left before its answer: 499 */
 } srv_request;
 
 static double elapsed_ms(const struct timespec *since) {
@@ -327,6 +331,9 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
         if (r->route == NULL && r->path[0])
             r->route = api_route_of_path(r->path);
     }
+    /* nginx's 499: the client closed the connection before the answer */
+    if (r->abandoned)
+        r->status = SRV_STATUS_CLIENT_CLOSED;
     srv_conn_watch_idle(r->watched); /* a kept-alive connection's next head */
     srv_access rec = {
         .request_id = r->request_id[0] ? r->request_id : "-",
@@ -1164,21 +1171,6 @@ static int where_to_run(unsigned flags, size_t body_len) {
     return flags & API_ROUTE_WORK_OF_BODY ? RUN_INLINE : RUN_TRY;
 }
 
-/* 1 when the client of a suspended connection has closed it or reset it
- * (a suspended connection is not polled, so nothing else notices): its
- * request, still waiting in the queue, is not worth computing. Bytes
- * waiting to be read (a pipelined request) mean it is still there. */
-static int client_gone(struct MHD_Connection *conn) {
-    const union MHD_ConnectionInfo *info =
-        MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CONNECTION_FD);
-    if (info == NULL)
-        return 0;
-    char byte;
-    ssize_t n = recv(info->connect_fd, &byte, 1, MSG_PEEK | MSG_DONTWAIT);
-    return n == 0 ||
-           (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR);
-}
-
 /* A queued job answered 503 overloaded with detail, without computing. */
 static void refuse_job(srv_request *r, const char *detail) {
     api_problem p;
@@ -1196,7 +1188,8 @@ static void refuse_job(srv_request *r, const char *detail) {
 static void compute_job(void *arg) {
     srv_request *r = arg;
     uint64_t held, share;
-    if (client_gone(r->conn))
+    /* whatever it left unread behind its request (conn_watch.h) */
+    if (srv_conn_watch_gone(r->watched))
         refuse_job(r, "the client closed the connection before its request "
                       "was computed");
     else if (atomic_load(&r->srv->stopping)) /* the drain's grace is over */
@@ -1210,6 +1203,8 @@ static void compute_job(void *arg) {
         refuse_job(r, detail);
     } else
         api_handle(&r->job_request, &r->job_response);
+    /* its client left while it waited or computed: nobody reads this */
+    r->abandoned = srv_conn_watch_gone(r->watched);
     r->job_counted = r->job_response.charged;
     address_holds(r, (int64_t)r->job_counted);
     atomic_store(&r->computed, 1);
@@ -1280,6 +1275,9 @@ static enum MHD_Result compute_off_thread(srv_request *r,
                                           const char *url) {
     fill_api_request(&r->job_request, r, conn, url);
     r->job_request.may_wait = 1; /* a compute thread may wait for memory */
+    /* stopped when its client leaves */
+    r->job_request.abandoned =
+        srv_conn_watch_computing(r->srv->watch, r->watched);
     memset(&r->job_response, 0, sizeof r->job_response);
     r->conn = conn;
     srv_addr client;
@@ -1289,6 +1287,7 @@ static enum MHD_Result compute_off_thread(srv_request *r,
                                 known ? &client : NULL) == 0)
         return MHD_YES;
     MHD_resume_connection(conn);
+    srv_conn_watch_computed(r->srv->watch, r->watched);
     char detail[160];
     snprintf(detail, sizeof detail,
              "the server is busy: %u requests are already waiting to be "
@@ -1300,6 +1299,7 @@ static enum MHD_Result compute_off_thread(srv_request *r,
 /* The pool's answer, sent from the HTTP thread after the resume. */
 static enum MHD_Result answer_computed(srv_request *r,
                                        struct MHD_Connection *conn) {
+    srv_conn_watch_computed(r->srv->watch, r->watched);
     enum MHD_Result rc = answer(r, conn, &r->job_response, 0);
     api_response_free(&r->job_response);
     body_free(r);

@@ -407,7 +407,7 @@ static void start_call(api_call *call) {
     memset((char *)call + at, 0, sizeof *call - at);
 }
 
-void api_handle(const api_request *req, api_response *res) {
+static void handle(const api_request *req, api_response *res) {
     api_limits defaults;
     const api_limits *limits = limits_of(req, &defaults);
     start_response(res);
@@ -524,4 +524,13 @@ void api_handle(const api_request *req, api_response *res) {
         api_fail(&call.problem, API_E_INTERNAL, NULL, "unexpected failure");
     res->compute_ms = -1;
     api_front_respond_problem(res, &call.problem, req->path);
+}
+
+void api_handle(const api_request *req, api_response *res) {
+    /* a request handled inside another (a route run by /grade) keeps the
+     * outer one's flag */
+    const atomic_int *outer = api_limit_abandoned();
+    api_limit_watch(req->abandoned != NULL ? req->abandoned : outer);
+    handle(req, res);
+    api_limit_watch(outer);
 }

@@ -97,7 +97,22 @@ void api_limit_deadline_start(unsigned timeout_s) {
     attn_deadline_set(timeout_s ? attn_clock_seconds() + timeout_s : 0);
 }
 
+static _Thread_local const atomic_int *abandoned; /* api_limit_watch */
+
+void api_limit_watch(const atomic_int *flag) {
+    abandoned = flag;
+    attn_deadline_watch(flag);
+}
+
+const atomic_int *api_limit_abandoned(void) {
+    return abandoned;
+}
+
 int api_limit_deadline_passed(api_problem *p) {
+    if (abandoned != NULL && atomic_load(abandoned))
+        return api_fail(p, API_E_OVERLOADED, NULL,
+                        "the client closed the connection, so the "
+                        "computation was stopped: its answer had no reader");
     if (atomic_load(&stopping))
         return api_fail(p, API_E_OVERLOADED, NULL,
                         "the server is stopping and its computations were "

@@ -7,6 +7,7 @@
 #ifndef API_LIMIT_H
 #define API_LIMIT_H
 
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -62,6 +63,14 @@ int api_limit_time(uint64_t work, unsigned timeout_s, api_problem *p);
 /* Start this thread's compute time limit: lib/'s loops stop timeout_s
  * seconds from now (attn_deadline_set); 0 clears it. */
 void api_limit_deadline_start(unsigned timeout_s);
+
+/* From now on this thread's computations stop at their next check once
+ * *abandoned is non-zero (the client has gone: api_request.abandoned,
+ * attn_deadline_watch); NULL clears it. */
+void api_limit_watch(const atomic_int *abandoned);
+
+/* The flag in force on this thread (api_limit_watch), or NULL. */
+const atomic_int *api_limit_abandoned(void);
 
 /* The 503 overloaded of a computation stopped at its time limit
  * (ATTN_E_DEADLINE), naming --compute-timeout. Returns -1. */
