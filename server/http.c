@@ -161,6 +161,8 @@ typedef struct {
     uint64_t share_held; /* what its address held, for BODY_OVER_SHARE */
     int close_after;     /* the framing is faulty though readable: close */
     int abandoned;       /* its client left before its answer: 499 */
+    int gzip_wanted;     /* its client takes gzip (a job's answer) */
+    int job_gzipped;     /* job_response's body is compressed already */
 } srv_request;
 
 static double elapsed_ms(const struct timespec *since) {
@@ -202,18 +204,34 @@ static srv_request *request_new(srv_http *srv, const char *uri) {
  * that follow: a large request's peak memory is then its tensors, not its text
  * plus its tensors. */
 #define BODY_MAP_MIN ((size_t)1 << 20)
-/* Those pages are huge (transparent huge pages, where the kernel offers them
- * on request) and aligned to their size: fresh pages must be faulted in and
- * zeroed, and a 7.7 MB body then takes 4 faults instead of 1,900 (6 ms on a
- * virtual machine measured here, against 1.5 ms). */
+/* Past its first HUGE_PAGE bytes, such a body goes on in huge pages
+ * (transparent huge pages, where the kernel offers them on request),
+ * aligned to their size: fresh pages must be faulted in and zeroed, and a
+ * 7.7 MB body then takes 4 faults instead of 1,900 (6 ms on a virtual
+ * machine measured here, against 1.5 ms). Its first HUGE_PAGE bytes stay
+ * in small pages, so that a body is charged as its bytes arrive, at
+ * SMALL_PAGE grain (two bytes of a body reserve a page, not 2 MiB); from
+ * HUGE_PAGE bytes on, each huge page is charged whole once its first byte
+ * arrives, which is at most as much again as the sender has sent. */
 #define HUGE_PAGE ((size_t)2 << 20)
+#define SMALL_PAGE ((size_t)4 << 10)
 
 /* Bytes mapped for a body of len bytes. */
 static size_t body_map_len(size_t len) {
     return (len + HUGE_PAGE - 1) / HUGE_PAGE * HUGE_PAGE;
 }
 
-/* body_map_len(len) bytes at a HUGE_PAGE boundary, or MAP_FAILED. */
+/* Bytes of the memory budget a body holds once `received` bytes are in
+ * (mapped: whether it lies in pages of its own; cap: its heap buffer). */
+static size_t body_charge(size_t received, int mapped, size_t cap) {
+    size_t small = (received + SMALL_PAGE - 1) / SMALL_PAGE * SMALL_PAGE;
+    if (!mapped)
+        return small < cap ? small : cap;
+    return received <= HUGE_PAGE ? small : body_map_len(received);
+}
+
+/* body_map_len(len) bytes at a HUGE_PAGE boundary, or MAP_FAILED; huge
+ * pages past the first HUGE_PAGE bytes. */
 static void *body_map(size_t len) {
     size_t n = body_map_len(len);
     char *p = mmap(NULL, n + HUGE_PAGE, PROT_READ | PROT_WRITE,
@@ -224,7 +242,11 @@ static void *body_map(size_t len) {
     if (head)
         munmap(p, head);
     munmap(p + head + n, HUGE_PAGE - head);
-    madvise(p + head, n, MADV_HUGEPAGE); /* advice: without it, small pages */
+    /* advice: without it, small pages; the first stay small whatever the
+     * system's default (body_charge) */
+    madvise(p + head, HUGE_PAGE, MADV_NOHUGEPAGE);
+    if (n > HUGE_PAGE)
+        madvise(p + head + HUGE_PAGE, n - HUGE_PAGE, MADV_HUGEPAGE);
     return p + head;
 }
 
@@ -246,8 +268,14 @@ static char *body_grow(srv_request *r, size_t cap) {
         return realloc(r->body, cap);
     void *p;
     if (r->body_mapped) {
+        /* one mapping while its first HUGE_PAGE bytes are all it has
+         * (body_map), which then grows in small pages; else moved */
         p = mremap(r->body, body_map_len(r->body_cap), body_map_len(cap),
                    MREMAP_MAYMOVE);
+        if (p == MAP_FAILED && (p = body_map(cap)) != MAP_FAILED) {
+            memcpy(p, r->body, r->body_len);
+            munmap(r->body, body_map_len(r->body_cap));
+        }
     } else {
         p = body_map(cap);
         if (p != MAP_FAILED) {
@@ -479,12 +507,13 @@ static enum MHD_Result answer(srv_request *r, struct MHD_Connection *conn,
     size_t len = res->body_len;
     res->body = NULL;
     int streamed = res->stream != NULL;
+    /* compressed on the compute thread that made it (compute_job) */
+    int gzipped = res == &r->job_response && r->job_gzipped;
     /* raw tensor bytes hardly compress, and their length goes first */
-    int vary_encoding = res->inference_header_length == 0 &&
-                        srv_gzip_eligible(streamed ? SIZE_MAX : len);
-    int gzipped = 0;
-    int wants_gzip =
-        vary_encoding && srv_gzip_accepted(header(conn, "Accept-Encoding"));
+    int vary_encoding = gzipped || (res->inference_header_length == 0 &&
+                                    srv_gzip_eligible(streamed ? SIZE_MAX : len));
+    int wants_gzip = !gzipped && vary_encoding &&
+                     srv_gzip_accepted(header(conn, "Accept-Encoding"));
     /* HEAD too, so that its Content-Length is the one GET would send */
     if (!streamed && wants_gzip && len < SRV_GZIP_WHOLE_MAX) {
         char *z;
@@ -495,9 +524,18 @@ static enum MHD_Result answer(srv_request *r, struct MHD_Connection *conn,
             len = zlen;
             gzipped = 1;
         }
-    } else if (wants_gzip) { /* large: compressed as it is sent */
+    } else if (wants_gzip &&
+               api_budget_take(SRV_GZIP_STREAM_BYTES, 0) == API_BUDGET_OK) {
+        /* large: compressed as it is sent, its state reserved first (else
+         * the answer goes out as it is) */
         r->gz = srv_gzip_stream_new(gzip_source, r);
         gzipped = r->gz != NULL;
+        if (gzipped) {
+            r->answer_charged += SRV_GZIP_STREAM_BYTES;
+            address_holds(r, SRV_GZIP_STREAM_BYTES);
+        } else {
+            api_budget_give(SRV_GZIP_STREAM_BYTES);
+        }
     }
     struct MHD_Response *resp;
     if (streamed) { /* r owns the stream until on_completed */
@@ -1003,6 +1041,7 @@ static enum MHD_Result on_headers(srv_request *r, struct MHD_Connection *conn,
     fill_api_request(&req, r, conn, url);
     memset(&res, 0, sizeof res);
     int stop = api_precheck(&req, length, &res) != 0;
+    unsigned route_flags = api_route_flags(res.route);
     if (gated && (!stop || (res.status != MHD_HTTP_NOT_FOUND &&
                             res.status != MHD_HTTP_METHOD_NOT_ALLOWED))) {
         admit(r, conn, res.route);
@@ -1020,6 +1059,15 @@ static enum MHD_Result on_headers(srv_request *r, struct MHD_Connection *conn,
         api_response_free(&res);
         return rc;
     }
+    api_response_free(&res);
+    /* a chunked body to a route that takes none: refused unread, as one
+     * of a declared length is (api_precheck) */
+    if (length < 0 &&
+        !(route_flags & (API_ROUTE_JSON_BODY | API_ROUTE_RAW_BODY)))
+        return answer_problem(r, conn, MHD_HTTP_CONTENT_TOO_LARGE,
+                              "this route takes no body, and this request "
+                              "sends one (chunked); send it without one",
+                              1);
     if (length > 0 &&
         (unsigned long long)length <= r->srv->limits.max_body_bytes) {
         /* a body that can never fit is refused now; one that can is
@@ -1116,11 +1164,9 @@ static enum MHD_Result on_body(srv_request *r, const char *data, size_t n) {
         while (cap < r->body_len + n)
             cap = cap > limit / 2 ? limit : cap * 2;
     }
-    /* reserved as it arrives: a heap buffer whole, mapped pages as the
-     * bytes written reach them (each huge page whole) */
-    uint64_t held = !r->body_mapped && cap < BODY_MAP_MIN
-                        ? cap
-                        : body_map_len(r->body_len + n);
+    /* reserved as it arrives (body_charge) */
+    uint64_t held = body_charge(r->body_len + n,
+                                r->body_mapped || cap >= BODY_MAP_MIN, cap);
     uint64_t share_held, share;
     if (held > r->body_charged && over_address_share(r, &share_held, &share)) {
         r->budget_refusal = BODY_OVER_SHARE; /* answered once it is read */
@@ -1163,10 +1209,15 @@ static enum MHD_Result on_body(srv_request *r, const char *data, size_t n) {
  * fifth of the small NW request's CPU time. Larger bodies go to the pool. */
 enum { RUN_INLINE, RUN_TRY, RUN_POOL };
 
-static int where_to_run(unsigned flags, size_t body_len) {
+static int where_to_run(unsigned flags, size_t body_len, const char *accept) {
     if (!(flags & API_ROUTE_COMPUTES))
         return RUN_INLINE;
     if (body_len > INLINE_BODY_BYTES)
+        return RUN_POOL;
+    /* a picture's size is not the work's: a few weights may draw
+     * megabytes of SVG, which are drawn on a compute thread */
+    if ((flags & API_ROUTE_VARY_ACCEPT) && accept != NULL &&
+        strcasestr(accept, "image/svg") != NULL)
         return RUN_POOL;
     return flags & API_ROUTE_WORK_OF_BODY ? RUN_INLINE : RUN_TRY;
 }
@@ -1179,6 +1230,27 @@ static void refuse_job(srv_request *r, const char *detail) {
     r->job_response.compute_ms = -1;
     r->job_response.route = api_route_of_path(r->job_request.path);
     api_front_respond_problem(&r->job_response, &p, r->job_request.path);
+}
+
+/* A job's answer for a client that takes gzip, compressed here on the
+ * compute thread when it is compressed whole (below SRV_GZIP_WHOLE_MAX),
+ * not on the HTTP thread that sends it; the compressed copy is never
+ * larger than the plain body, whose reservation covers it. */
+static void compress_job_answer(srv_request *r) {
+    api_response *res = &r->job_response;
+    if (!r->gzip_wanted || res->stream != NULL || res->body == NULL ||
+        res->inference_header_length > 0 ||
+        !srv_gzip_eligible(res->body_len) ||
+        res->body_len >= SRV_GZIP_WHOLE_MAX)
+        return;
+    char *z;
+    size_t zlen;
+    if (srv_gzip_compress(&z, &zlen, res->body, res->body_len) != 0)
+        return;
+    free(res->body);
+    res->body = z;
+    res->body_len = zlen;
+    r->job_gzipped = 1;
 }
 
 /* A compute pool job: the answer, then the connection resumed, after
@@ -1203,6 +1275,7 @@ static void compute_job(void *arg) {
         refuse_job(r, detail);
     } else
         api_handle(&r->job_request, &r->job_response);
+    compress_job_answer(r);
     /* its client left while it waited or computed: nobody reads this */
     r->abandoned = srv_conn_watch_gone(r->watched);
     r->job_counted = r->job_response.charged;
@@ -1278,6 +1351,7 @@ static enum MHD_Result compute_off_thread(srv_request *r,
     /* stopped when its client leaves */
     r->job_request.abandoned =
         srv_conn_watch_computing(r->srv->watch, r->watched);
+    r->gzip_wanted = srv_gzip_accepted(header(conn, "Accept-Encoding"));
     memset(&r->job_response, 0, sizeof r->job_response);
     r->conn = conn;
     srv_addr client;
@@ -1363,7 +1437,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn,
         api_budget_share_refusal(detail, sizeof detail, held, share);
         return answer_refused(r, conn, url, API_E_OVERLOADED, detail, 0);
     }
-    int run = where_to_run(flags, r->body_len);
+    int run = where_to_run(flags, r->body_len,
+                           header(conn, MHD_HTTP_HEADER_ACCEPT));
     if (run == RUN_POOL)
         return compute_off_thread(r, conn, url);
 

@@ -256,10 +256,15 @@ static int check_headers(const api_request *req, const api_limits *limits,
                         "%s answers %s; not %.20s", r->path, res->allow,
                         method);
     }
-    /* a route without a body still refuses a body over the limit by its
-     * length: a GET that announces 2^63 bytes gets its 413 at once */
     int json_body = (r->flags & API_ROUTE_JSON_BODY) != 0;
     int raw_body = (r->flags & API_ROUTE_RAW_BODY) != 0;
+    /* a route that takes no body refuses one by its length, before a byte
+     * of it is read or held (docs/contract.md, "Sharing one server") */
+    if (!json_body && !raw_body && content_length > 0)
+        return api_fail(p, API_E_PAYLOAD_TOO_LARGE, NULL,
+                        "%s %s takes no body, and this one has %lld bytes; "
+                        "send the request without one",
+                        r->method, r->path, content_length);
     int tensor_protocol = (r->flags & API_ROUTE_TENSOR_PROTOCOL) != 0;
     if (raw_body && api_route_body_type(r, req->content_type) == NULL) {
         char types[256];
