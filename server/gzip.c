@@ -100,7 +100,11 @@ int srv_gzip_compress(char **out, size_t *out_len, const char *in, size_t len) {
     return 0;
 }
 
-/* Plain bytes read from the source at a time. */
+/* Plain bytes read from the source at a time, and at most in one call of
+ * srv_gzip_stream_read: an answer that compresses well (every weight
+ * 1/N) would otherwise be read and deflated megabytes at a time to fill
+ * one piece of output, on an HTTP thread. 64 KiB is about a millisecond
+ * of printing and deflating. */
 #define GZIP_IN_BYTES (64u * 1024)
 
 struct srv_gzip_stream {
@@ -133,17 +137,27 @@ ssize_t srv_gzip_stream_read(srv_gzip_stream *z, char *dst, size_t max) {
         max = UINT32_MAX;
     z->zs.next_out = (Bytef *)dst;
     z->zs.avail_out = (uInt)max;
-    /* until some output is ready: deflate keeps what it can */
+    int read = 0; /* a source read in this call: the next one flushes */
+    /* until some output is ready: deflate keeps what it can, and a flush
+     * makes it give what it has once GZIP_IN_BYTES went in */
     while (z->zs.avail_out == max) {
+        int flush = Z_NO_FLUSH;
         if (z->zs.avail_in == 0 && !z->at_end) {
-            ssize_t n = z->source(z->ctx, z->in, sizeof z->in);
-            if (n < 0)
-                return -1;
-            z->at_end = n == 0;
-            z->zs.next_in = (Bytef *)z->in;
-            z->zs.avail_in = (uInt)n;
+            if (read) {
+                flush = Z_SYNC_FLUSH;
+            } else {
+                ssize_t n = z->source(z->ctx, z->in, sizeof z->in);
+                if (n < 0)
+                    return -1;
+                read = 1;
+                z->at_end = n == 0;
+                z->zs.next_in = (Bytef *)z->in;
+                z->zs.avail_in = (uInt)n;
+            }
         }
-        int rc = deflate(&z->zs, z->at_end ? Z_FINISH : Z_NO_FLUSH);
+        if (z->at_end)
+            flush = Z_FINISH;
+        int rc = deflate(&z->zs, flush);
         if (rc == Z_STREAM_END) {
             z->done = 1;
             break;

@@ -42,6 +42,10 @@ int srv_gzip_compress(char **out, size_t *out_len, const char *in, size_t len);
 typedef ssize_t (*srv_gzip_source)(void *ctx, char *dst, size_t max);
 
 typedef struct srv_gzip_stream srv_gzip_stream;
+/* What one stream holds, about: zlib's state at level 1 (a 32 KiB window
+ * and hash tables, 256 KiB) and 64 KiB of plain input, rounded up; the
+ * server reserves it in the memory budget before it starts one. */
+#define SRV_GZIP_STREAM_BYTES ((size_t)384 << 10)
 
 /* A gzip stream over source (level 1, RFC 1952 framing). NULL when memory
  * runs out. */
@@ -49,7 +53,9 @@ srv_gzip_stream *srv_gzip_stream_new(srv_gzip_source source, void *ctx);
 
 /* The next compressed bytes, at most max of them, into dst: how many
  * (> 0), 0 once the stream has ended, -1 on an error of the source or of
- * zlib. */
+ * zlib. One call reads at most 64 KiB from the source, so that its work
+ * is bounded in plain bytes, however well they compress (a sync flush
+ * then gives what deflate holds). */
 ssize_t srv_gzip_stream_read(srv_gzip_stream *z, char *dst, size_t max);
 
 /* NULL is fine. */
