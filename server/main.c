@@ -299,13 +299,10 @@ int main(int argc, char **argv) {
     limits.max_body_bytes = opts.max_body_bytes;
     limits.max_elements = opts.max_elements;
     limits.max_work = opts.max_work;
-    limits.max_tree_bytes =
-        opts.max_body_bytes > SIZE_MAX / 4 ? SIZE_MAX : opts.max_body_bytes * 4;
+    limits.max_tree_bytes = srv_max_tree_bytes(opts.max_body_bytes);
     limits.compute_timeout_s = opts.compute_timeout_s;
-    const char *budget_source = "--memory-budget";
-    uint64_t budget = opts.memory_budget == SRV_MEMORY_BUDGET_AUTO
-                          ? srv_memory_budget_default(&budget_source)
-                          : opts.memory_budget;
+    const char *budget_source;
+    uint64_t budget = srv_memory_budget(opts.memory_budget, &budget_source);
     /* half the compute threads may wait for room, so that the others
      * keep computing what fits */
     unsigned cores = (unsigned)sysconf(_SC_NPROCESSORS_ONLN);

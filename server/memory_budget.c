@@ -7,6 +7,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "options.h"
+
 /* The number in the file at path, or 0 when it is absent, "max", or so
  * large that it means no limit (cgroup v1 writes 2^63 rounded to a page). */
 static uint64_t read_limit(const char *path) {
@@ -40,4 +42,11 @@ uint64_t srv_memory_budget_default(const char **source) {
     if (pages <= 0 || page <= 0)
         return (uint64_t)1 << 30; /* unknown: 1 GiB */
     return (uint64_t)pages * (uint64_t)page / 2;
+}
+
+uint64_t srv_memory_budget(uint64_t option, const char **source) {
+    if (option == SRV_MEMORY_BUDGET_AUTO)
+        return srv_memory_budget_default(source);
+    *source = "--memory-budget";
+    return option;
 }

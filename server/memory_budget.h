@@ -18,6 +18,12 @@
  * ("3/4 of the cgroup memory limit", "half of RAM"). */
 uint64_t srv_memory_budget_default(const char **source);
 
+/* The budget --memory-budget asks for: option itself, or the default
+ * when it is SRV_MEMORY_BUDGET_AUTO (options.h); *source says where it
+ * came from ("--memory-budget" or the default's). The daemon and the
+ * offline commands (offline.h) both size theirs so. */
+uint64_t srv_memory_budget(uint64_t option, const char **source);
+
 /* The cgroup memory limit of this process in bytes (v2 memory.max, else
  * v1 memory.limit_in_bytes), or 0 when there is none. */
 uint64_t srv_cgroup_memory_limit(void);

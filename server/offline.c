@@ -15,8 +15,21 @@
  *     --compute-timeout, their ATTND_* variables and defaults), but for the
  *     body: a local file is not a shared server, so there is no body limit
  *     unless --max-body-bytes (or ATTND_MAX_BODY_BYTES) is given;
- *   - no memory budget (api_budget_set is never called), one request at a
- *     time with BLAS using every core, as the daemon with --threads 1;
+ *   - the JSON tree of the body is bounded as the daemon bounds it, four
+ *     times the body limit (srv_max_tree_bytes); without a body limit, four
+ *     times the daemon's default one (64 MiB). Not the memory budget: half
+ *     of RAM is gigabytes, and a body of empty objects (a "tree bomb") would
+ *     take them all before its answer, a 400 or 422, while a tensor sent as
+ *     arrays of numbers hardly counts in the tree (fastpath.h), so a large
+ *     well-formed body still fits; --max-body-bytes raises the bound;
+ *   - a memory budget as the daemon's (--memory-budget, ATTND_MEMORY_BUDGET;
+ *     default 3/4 of the cgroup memory limit, else half of RAM:
+ *     srv_memory_budget), reserved from as the daemon reserves: the body's
+ *     buffer as it is read, the tree, the route's tensors, working set and
+ *     answer. What exceeds it is the daemon's 413. Nothing waits for room
+ *     (one request: no other would give any back);
+ *   - one request at a time with BLAS using every core, as the daemon with
+ *     --threads 1;
  *   - a large answer comes as a stream (stream_ok, as for every method but
  *     HEAD in the daemon) and is copied as it is read: the same bytes as
  *     the chunks the daemon sends, uncompressed.
@@ -31,7 +44,10 @@
 #include <unistd.h>
 
 #include "api.h"
+#include "front.h"
+#include "memory_budget.h"
 #include "options.h"
+#include "problem.h"
 #include "route.h"
 
 /* the path POST /grade/batch, which attnd grade runs */
@@ -43,7 +59,8 @@
 
 /* The daemon's options that apply to one request offline. */
 static const char *const limit_flags[] = {"max-body-bytes", "max-elements",
-                                          "max-work", "compute-timeout", NULL};
+                                          "max-work",       "compute-timeout",
+                                          "memory-budget",  NULL};
 
 /* What the command line asks for. */
 typedef struct {
@@ -91,7 +108,16 @@ static void usage(FILE *out, int grade) {
             "JSON)\n"
             "  --max-body-bytes SIZE (ATTND_MAX_BODY_BYTES)\n"
             "      largest body in bytes, K/M/G suffixes allowed (default: "
-            "no limit)\n"
+            "no limit); its\n"
+            "      JSON tree is bounded to four times it, else to 64M as "
+            "the server's by\n"
+            "      default\n"
+            "  --memory-budget SIZE (ATTND_MEMORY_BUDGET)\n"
+            "      bytes the request may hold (body, JSON tree, tensors, "
+            "answer); over it\n"
+            "      413 as from the server (default: 3/4 of the cgroup "
+            "memory limit, else\n"
+            "      half of RAM; 0: no budget)\n"
             "  --max-elements, --max-work, --compute-timeout\n"
             "      as for the server, with their ATTND_* variables and "
             "defaults (attnd --help)\n"
@@ -248,17 +274,66 @@ static char *encode_query_value(const char *value) {
     return out;
 }
 
-/* All of stdin into a malloc'd buffer (*body, *len; *body NULL when it is
- * empty). Returns 0, or -1 with errno set (ENOMEM when memory runs out). */
-static int read_stdin(char **body, size_t *len) {
+/* A body read from stdin and what it holds of the memory budget. */
+typedef struct {
+    char *text;       /* malloc'd; NULL when empty, freed or refused */
+    size_t len;       /* its length (a refused body's whole length) */
+    uint64_t charged; /* bytes of the budget its buffer holds */
+    int refused;      /* API_BUDGET_NEVER: the buffer found no room */
+} offline_body;
+
+/* Give back what b holds, buffer and budget. */
+static void body_release(offline_body *b) {
+    free(b->text);
+    b->text = NULL;
+    api_budget_give(b->charged);
+    b->charged = 0;
+}
+
+/* The size the buffer of stdin grows to from cap, within a budget of
+ * total bytes (0: none); 0 when it cannot grow (more than the whole
+ * budget, or than memory can address). */
+static size_t grown_cap(size_t cap, uint64_t total) {
+    size_t next = cap == 0 ? READ_FIRST : cap > SIZE_MAX / 2 ? 0 : cap * 2;
+    if (total > 0 && (next == 0 || next > total))
+        next = cap < total ? (size_t)total : 0;
+    return next;
+}
+
+/* All of stdin into b (b->text NULL when it is empty), its buffer reserved
+ * from the memory budget as it grows, as the daemon reserves a body's.
+ * A body that outgrows the whole budget is read to its end and dropped:
+ * b->refused API_BUDGET_NEVER, b->len its whole length (the daemon's
+ * answer names it). Returns 0, or -1 with errno set (ENOMEM when memory
+ * runs out). */
+static int read_stdin(offline_body *b) {
+    api_budget_usage u;
+    api_budget_stats(&u);
     size_t cap = 0, n = 0;
     char *buf = NULL;
+    memset(b, 0, sizeof *b);
     for (;;) {
         if (n == cap) {
-            size_t next = cap == 0 ? READ_FIRST : cap * 2;
+            int c = getc(stdin); /* grow only for a body that goes on */
+            if (c == EOF)
+                break;
+            ungetc(c, stdin);
+            size_t next = grown_cap(cap, u.total);
+            if (next == 0 && u.total > 0) {
+                b->refused = API_BUDGET_NEVER;
+                break;
+            }
+            int room =
+                next > cap ? api_budget_take(next - cap, 0) : API_BUDGET_OK;
+            if (room != API_BUDGET_OK) {
+                b->refused = room;
+                break;
+            }
+            b->charged += next - cap;
             char *grown = next > cap ? realloc(buf, next) : NULL;
             if (grown == NULL) {
-                free(buf);
+                b->text = buf;
+                body_release(b);
                 errno = ENOMEM;
                 return -1;
             }
@@ -267,31 +342,39 @@ static int read_stdin(char **body, size_t *len) {
         }
         size_t got = fread(buf + n, 1, cap - n, stdin);
         n += got;
-        if (got == 0) {
-            if (ferror(stdin)) {
-                int saved = errno != 0 ? errno : EIO;
-                free(buf);
-                errno = saved;
-                return -1;
-            }
+        if (got == 0)
             break;
-        }
+    }
+    if (b->refused) { /* the rest is read and counted, not kept */
+        b->text = buf;
+        body_release(b);
+        buf = NULL;
+        char drop[4096];
+        size_t got;
+        while ((got = fread(drop, 1, sizeof drop, stdin)) > 0)
+            n += got;
+    }
+    if (ferror(stdin)) {
+        int saved = errno != 0 ? errno : EIO;
+        b->text = buf;
+        body_release(b);
+        errno = saved;
+        return -1;
     }
     if (n == 0) {
         free(buf);
         buf = NULL;
     }
-    *body = buf;
-    *len = n;
+    b->text = buf;
+    b->len = n;
     return 0;
 }
 
-/* api_request.body_done: the body is parsed, free it before the answer is
- * computed (as the daemon does). */
+/* api_request.body_done: the body is parsed, free it and give back its
+ * share of the budget before the answer is computed (as the daemon
+ * does). */
 static void free_body(void *ctx) {
-    char **body = ctx;
-    free(*body);
-    *body = NULL;
+    body_release(ctx);
 }
 
 /* Write the answer's body to out: res->body, or its stream read to the
@@ -344,11 +427,15 @@ static void limits_of(const offline_args *a, api_limits *limits) {
     limits->max_body_bytes = a->opts.max_body_bytes;
     limits->max_elements = a->opts.max_elements;
     limits->max_work = a->opts.max_work;
-    /* the daemon's rule, four times the body; none without a body limit */
-    limits->max_tree_bytes = a->opts.max_body_bytes == SIZE_MAX ? 0
-                             : a->opts.max_body_bytes > SIZE_MAX / 4
-                                 ? SIZE_MAX
-                                 : a->opts.max_body_bytes * 4;
+    /* the daemon's rule, four times the body limit; without one, four
+     * times the daemon's default limit, not the budget (see the top) */
+    size_t body_limit = a->opts.max_body_bytes;
+    if (body_limit == SIZE_MAX) {
+        srv_options daemon;
+        srv_options_default(&daemon);
+        body_limit = daemon.max_body_bytes;
+    }
+    limits->max_tree_bytes = srv_max_tree_bytes(body_limit);
     limits->compute_timeout_s = a->opts.compute_timeout_s;
 }
 
@@ -363,14 +450,37 @@ static const char *batch_content_type(const char *body, size_t len) {
     return "application/x-ndjson";
 }
 
+/* The length of b's text (0 for a refused body, whose text is not kept). */
+static size_t req_len(const offline_body *b) {
+    return b->text != NULL ? b->len : 0;
+}
+
+/* The daemon's answer to a body that finds no room in the memory budget
+ * (http.c's answer_no_room), into res. */
+static void refuse_body(api_response *res, const offline_body *body,
+                        const char *path) {
+    char detail[512];
+    api_budget_refusal(detail, sizeof detail, body->refused, "the body",
+                       body->len);
+    api_problem p;
+    memset(&p, 0, sizeof p);
+    api_fail(&p,
+             body->refused == API_BUDGET_NEVER ? API_E_PAYLOAD_TOO_LARGE
+                                               : API_E_OVERLOADED,
+             NULL, "%s", detail);
+    res->compute_ms = -1;
+    res->route = api_route_of_path(path);
+    api_front_respond_problem(res, &p, path);
+}
+
 /* Hand the request to the api and write its answer; returns SRV_OFFLINE_*.
  * path and query as api_request wants them. */
 static int answer(const offline_args *a, const char *path, const char *query) {
     const api_route *route = api_route_find(path);
     const char *method = route != NULL ? route->method : "GET";
-    char *body = NULL;
-    size_t body_len = 0;
-    if (strcmp(method, "GET") != 0 && read_stdin(&body, &body_len) != 0) {
+    offline_body body;
+    memset(&body, 0, sizeof body);
+    if (strcmp(method, "GET") != 0 && read_stdin(&body) != 0) {
         fprintf(stderr, "%s: cannot read the body from stdin: %s\n", a->who,
                 strerror(errno));
         return SRV_OFFLINE_USAGE;
@@ -385,11 +495,11 @@ static int answer(const offline_args *a, const char *path, const char *query) {
     req.content_type = a->content_type;
     if (req.content_type == NULL)
         req.content_type = a->target == NULL
-                               ? batch_content_type(body, body_len)
+                               ? batch_content_type(body.text, req_len(&body))
                                : "application/json";
     req.accept = a->accept;
-    req.body = body;
-    req.body_len = body_len;
+    req.body = body.text;
+    req.body_len = req_len(&body);
     req.limits = &limits;
     req.stream_ok = 1;
     req.body_done = free_body;
@@ -397,8 +507,11 @@ static int answer(const offline_args *a, const char *path, const char *query) {
     req.may_wait = 1;
     api_response res;
     memset(&res, 0, sizeof res);
-    api_handle(&req, &res);
-    free(body);
+    if (body.refused)
+        refuse_body(&res, &body, path);
+    else
+        api_handle(&req, &res);
+    body_release(&body);
     int ok = res.status >= 200 && res.status < 300;
     int rc = write_body(a->who, &res, ok ? stdout : stderr);
     if (rc != 0)
@@ -422,6 +535,10 @@ int srv_offline_main(int argc, char **argv) {
     long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
     api_set_threads(1, ncpu >= 1 ? (int)ncpu : 1);
     api_set_ready(1);
+    /* the daemon's budget; no reservation waits (see the top) */
+    const char *budget_source;
+    api_budget_set(srv_memory_budget(a.opts.memory_budget, &budget_source), 0,
+                   0);
 
     char *path = NULL, *query = NULL;
     int rc = SRV_OFFLINE_USAGE;

@@ -150,6 +150,10 @@ void srv_options_default(srv_options *opts) {
     opts->healthcheck = 0;
 }
 
+size_t srv_max_tree_bytes(size_t max_body_bytes) {
+    return max_body_bytes > SIZE_MAX / 4 ? SIZE_MAX : max_body_bytes * 4;
+}
+
 static void usage(FILE *out) {
     fprintf(out, "usage: attnd [--option VALUE ...] [--healthcheck]\n"
                  "       attnd run PATH [--accept TYPE] < BODY\n"

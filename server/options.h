@@ -50,6 +50,12 @@ typedef struct {
     char tls_key[4096];         /* PEM private key */
 } srv_options;
 
+/* The bound on the JSON tree of a body (api_limits.max_tree_bytes) for a
+ * body limit of max_body_bytes: four times it, SIZE_MAX when that does
+ * not fit. The daemon's rule; the offline commands apply it too
+ * (offline.c). */
+size_t srv_max_tree_bytes(size_t max_body_bytes);
+
 /* What srv_options_parse decided. */
 typedef enum {
     SRV_OPT_RUN = 0, /* options valid: serve */

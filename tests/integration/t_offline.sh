@@ -5,7 +5,11 @@
 # route (whose stdin is left unread), POST /grade, an answer the daemon
 # streams (chunked), a problem answer (on stderr, exit 2, stdout empty)
 # and malformed JSON; usage errors exit 1; there is no body limit unless
-# --max-body-bytes or ATTND_MAX_BODY_BYTES sets one; `attnd grade` is
+# --max-body-bytes or ATTND_MAX_BODY_BYTES sets one, but the daemon's JSON
+# tree estimate (a 64 MB body of empty objects: 413, peak RSS under
+# 300 MB) and memory budget (--memory-budget, ATTND_MEMORY_BUDGET: the
+# daemon's 413s byte for byte) hold; the README's NW example is answered
+# as it shows; `attnd grade` is
 # POST /grade/batch with the same bytes and an exit status that follows the
 # answer (0, 2, or 3 with the count of submissions not graded on stderr).
 #   usage: sh t_offline.sh BASE_URL   (ATTND in the environment)
@@ -236,7 +240,130 @@ grade_like "attnd grade < array" "$TMP/batch.json" application/json ""
 grade_like "attnd grade --format gradescope" "$TMP/batch.ndjson" \
     application/x-ndjson "?format=gradescope" --format gradescope
 
-# 12. --help names both commands
+# 12. the daemon's tree estimate and memory budget hold offline as well.
+# A 64 MB "tree bomb" (millions of empty objects) took 5 GB of memory
+# before its 422; now it is the daemon's 413 from the tree estimate (the
+# daemon with its default 16 MiB body limit refuses it by its size), and
+# the process stays small.
+/usr/bin/python3 -c '
+import sys
+n = (64 << 20) // 3
+sys.stdout.write("{\"queries\": [" + ",".join(["{}"] * n) +
+                 "], \"keys\": [[1, 0], [0, 1]], \"values\": [[1], [2]]}")' \
+    >"$TMP/bomb.json"
+post_file /attention/dot "$TMP/bomb.json"
+check_status "64 MB tree bomb over HTTP: 413" 413
+# peak_rss ARGS... < BODY: attnd ARGS with stdout to $TMP/out, stderr to
+# $TMP/err; RC its exit status, RSS_KB its peak resident set in KiB
+peak_rss() {
+    set -- $(/usr/bin/python3 -c '
+import resource, subprocess, sys
+with open(sys.argv[2], "wb") as out, open(sys.argv[3], "wb") as err:
+    rc = subprocess.call(sys.argv[4:], stdout=out, stderr=err)
+print(rc, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)' \
+        x "$TMP/out" "$TMP/err" "$ATTND" "$@")
+    RC=$1
+    RSS_KB=$2
+}
+peak_rss run /attention/dot <"$TMP/bomb.json"
+check "64 MB tree bomb offline: exit 2, 413 payload_too_large from the tree estimate (64 MiB)" \
+    sh -c "[ $RC -eq 2 ] && [ ! -s '$TMP/out' ] && jq -e '.status == 413 and
+        .code == \"payload_too_large\" and
+        (.detail | test(\"as a tree of values, over the limit of 64 MiB\"))' \
+        '$TMP/err' >/dev/null"
+check "  and its peak RSS stays under 300 MB (was 5 GB): ${RSS_KB} KiB" \
+    test "$RSS_KB" -gt 0 -a "$RSS_KB" -lt 300000
+# the same as one submission of attnd grade: a problem line, not 5 GB
+# (its id unread: the submission is never parsed)
+/usr/bin/python3 -c '
+import sys
+sys.stdout.write("{\"id\": 1, \"endpoint\": \"/attention/dot\", " +
+                 "\"answer\": {\"output\": [[1]]}, \"request\": ")
+sys.stdout.write(open(sys.argv[1]).read() + "}\n")' "$TMP/bomb.json" \
+    >"$TMP/bomb.ndjson"
+peak_rss grade <"$TMP/bomb.ndjson"
+check "64 MB tree bomb as a submission of attnd grade: exit 3, its line a 413 (RSS ${RSS_KB} KiB < 300 MB)" \
+    sh -c "[ $RC -eq 3 ] && [ $RSS_KB -lt 300000 ] && jq -e '.id == null and
+        .problem.status == 413 and
+        (.problem.detail | test(\"^line 1 of the body: .* tree of values, over the limit of 64 MiB\"))' \
+        '$TMP/out' >/dev/null"
+# the bound follows --max-body-bytes as in the daemon: 200 KB of empty
+# objects (a tree of about 16 MiB) is within the default 64 MiB, the
+# daemon's 422 byte for byte, and over the 1 MiB of --max-body-bytes 256K
+/usr/bin/python3 -c '
+import sys
+sys.stdout.write("{\"queries\": [" + ",".join(["{}"] * 66000) +
+                 "], \"keys\": [[1, 0], [0, 1]], \"values\": [[1], [2]]}")' \
+    >"$TMP/small_bomb.json"
+post_file /attention/dot "$TMP/small_bomb.json"
+offline /attention/dot <"$TMP/small_bomb.json"
+refused "200 KB of empty objects (HTTP $STATUS)"
+check "  it is 422 wrong_type at /queries/0" jq -e \
+    '.status == 422 and .code == "wrong_type" and .pointer == "/queries/0"' "$TMP/err"
+offline /attention/dot --max-body-bytes 256K <"$TMP/small_bomb.json"
+check "  with --max-body-bytes 256K: exit 2, 413 over the tree limit of 1 MiB" \
+    sh -c "[ $RC -eq 2 ] && jq -e '.status == 413 and
+        (.detail | test(\"tree of values, over the limit of 1 MiB\"))' \
+        '$TMP/err' >/dev/null"
+rm -f "$TMP/bomb.json" "$TMP/bomb.ndjson"
+
+# 13. --memory-budget (ATTND_MEMORY_BUDGET): a request the default
+# budget accepts (dot, 400 x 400 weights, 5.3 MiB of tensors and working
+# set) is the daemon's 413 with a budget of 1M, byte for byte; a body
+# larger than the budget is refused as the daemon refuses it
+jq -cn 'def mat(n; m; s): [range(n) as $i | [range(m) as $j |
+      ((($i * m + $j) * s) | sin)]];
+  {queries: mat(400; 4; 0.37), keys: mat(400; 4; 0.61),
+   values: mat(400; 4; 0.13)}' >"$TMP/mid.json"
+post_file /attention/dot "$TMP/mid.json"
+check_status "400 x 400 dot over HTTP (default budget): 200" 200
+offline /attention/dot <"$TMP/mid.json"
+answered "400 x 400 dot with the default budget"
+/usr/bin/python3 -c '
+import sys
+sys.stdout.write("{\"queries\": [[1, 2]], \"keys\": [[1, 0], [0, 1]], " +
+                 " " * (2 << 20) + "\"values\": [[1], [2]]}")' >"$TMP/2m.json"
+. "$(dirname "$0")/daemon.sh"
+trap 'kill_daemon; rm -rf "$TMP"' EXIT
+SHARED_BASE=$BASE
+if start_daemon "$TMP/budget.log" --port 0 --memory-budget 1M; then
+    BASE="http://127.0.0.1:$PORT"
+    post_file /attention/dot "$TMP/mid.json"
+    check "  a daemon with --memory-budget 1M: 413, more than the whole budget" \
+        sh -c "[ '$STATUS' = 413 ] && jq -e '.detail | test(\"would take 5.3 MiB of memory, more than the server.s whole memory budget of 1.0 MiB\")' '$TMP/body' >/dev/null"
+    offline /attention/dot --memory-budget 1M <"$TMP/mid.json"
+    refused "400 x 400 dot offline with --memory-budget 1M"
+    ATTND_MEMORY_BUDGET=1M "$ATTND" run /attention/dot <"$TMP/mid.json" \
+        >"$TMP/out" 2>"$TMP/err"
+    RC=$?
+    refused "400 x 400 dot offline with ATTND_MEMORY_BUDGET=1M"
+    post_file /attention/dot "$TMP/2m.json"
+    check "  a 2 MiB body to the daemon with --memory-budget 1M: 413" \
+        sh -c "[ '$STATUS' = 413 ] && jq -e '.detail | test(\"the body would take 2.0 MiB\")' '$TMP/body' >/dev/null"
+    offline /attention/dot --memory-budget=1M <"$TMP/2m.json"
+    refused "a 2 MiB body offline with --memory-budget=1M"
+    stop_daemon
+else
+    not_ok "a daemon with --memory-budget 1M starts" "$(head -c 300 "$TMP/budget.log")"
+fi
+BASE=$SHARED_BASE
+offline /attention/dot --memory-budget 0 <"$TMP/mid.json"
+check "  --memory-budget 0 (no budget): 400 x 400 dot answered" \
+    sh -c "[ $RC -eq 0 ] && jq -e '(.output | length) == 400' '$TMP/out' >/dev/null"
+usage_error "a bad --memory-budget" "invalid value 'lots'" \
+    run /healthz --memory-budget lots
+
+# 14. the README's worked example, answered exactly as it shows
+echo '{"x_train":[1,2,4],"y_train":[0,3,1],"x_query":[2.5],"w":0.5,"y_query":[3]}' \
+    >"$TMP/nw.json"
+printf '%s' '{"predictions":[1.4774782878985795],"weights":[[0.304504342420284,0.39099131515943186,0.304504342420284]],"w":0.5,"loss":1.1590361819101205,"grad_w":-0.9063461621648087}' \
+    >"$TMP/nw_readme"
+post_file /regression/nw "$TMP/nw.json"
+offline /regression/nw <"$TMP/nw.json"
+answered "README's NW example"
+same_bytes "  and it is the README's answer byte for byte" "$TMP/out" "$TMP/nw_readme"
+
+# 15. --help names both commands
 "$ATTND" --help >"$TMP/help" 2>&1
 check "attnd --help mentions attnd run and attnd grade" sh -c \
     "grep -q 'attnd run PATH' '$TMP/help' && grep -q 'attnd grade' '$TMP/help'"
