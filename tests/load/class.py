@@ -32,7 +32,7 @@ lo; each client socket is bound to its source address before connect):
 Phases of a fixed length (short 10 s, full 30 s), first without an
 attacker (the baseline), then one per attack, from addresses of its own
 (127.0.2P.x for phase P), each between pauses in which the daemon settles
-(its CPU use falls back, at most SETTLE_MAX s):
+(its CPU use falls back; at most 30 s, full 45 s):
 
   half_heads           ~70 connections sending "GET /healthz HTTP/1.1\\r\\n"
                        and no more, renewed every 9 s;
@@ -114,9 +114,9 @@ HEALTH_P99_MS = 50.0
 RSS_BUDGET_FACTOR = 1.3
 
 MODES = {
-    "short": dict(students=60, phase=10, settle_max=10, warmup=3,
+    "short": dict(students=60, phase=10, settle_max=30, warmup=3,
                   time_limit=300, slow_body_addrs=9, slow_body_per_addr=100),
-    "full": dict(students=300, phase=30, settle_max=20, warmup=4,
+    "full": dict(students=300, phase=30, settle_max=45, warmup=4,
                  time_limit=600, slow_body_addrs=9, slow_body_per_addr=114),
 }
 ATTACKS = ["half_heads", "big_declared_bodies", "gzip_answers",
@@ -171,9 +171,11 @@ def read_port(port_file):
 
 
 async def read_answer(reader):
-    """Reads one answer from a StreamReader: (status, headers)."""
+    """Reads one answer from a StreamReader: (status, headers); for a
+    problem+json answer, headers["problem"] is its code and detail."""
     head = await reader.readuntil(b"\r\n\r\n")
     status, hdrs = attacks.parse_head(head[:-4])
+    body = b""
     if "chunked" in hdrs.get("transfer-encoding", ""):
         while True:
             line = await reader.readuntil(b"\r\n")
@@ -182,12 +184,19 @@ async def read_answer(reader):
                 while await reader.readuntil(b"\r\n") != b"\r\n":
                     pass
                 break
-            await reader.readexactly(size + 2)
+            body = (await reader.readexactly(size + 2))[:-2]
     elif "content-length" in hdrs:
-        await reader.readexactly(int(hdrs["content-length"]))
+        body = await reader.readexactly(int(hdrs["content-length"]))
     else:
-        await reader.read()
+        body = await reader.read()
         hdrs["connection"] = "close"
+    if "problem" in hdrs.get("content-type", ""):
+        try:
+            doc = json.loads(body)
+            hdrs["problem"] = (str(doc.get("code", "")),
+                               str(doc.get("detail", ""))[:200])
+        except ValueError:
+            pass
     return status, hdrs
 
 
@@ -243,7 +252,18 @@ class KeepAlive:
         raise ConnectionError("unreachable")
 
 
-async def student(i, src, port_file, reqs, records, rng):
+def problem_status(status, hdrs, details):
+    """"503 overloaded" for a problem answer (its detail kept once per
+    status and code in `details`), else the status."""
+    if "problem" not in hdrs:
+        return status
+    code, detail = hdrs["problem"]
+    key = "%s %s" % (status, code)
+    details.setdefault(key, detail)
+    return key
+
+
+async def student(i, src, port_file, reqs, records, details, rng):
     free = asyncio.Queue()
     conns = [KeepAlive(src, port_file), KeepAlive(src, port_file)]
     for c in conns:
@@ -253,7 +273,8 @@ async def student(i, src, port_file, reqs, records, rng):
     async def attempt(req):
         c = await free.get()
         try:
-            return (await c.exchange(req))[0]
+            status, hdrs = await c.exchange(req)
+            return problem_status(status, hdrs, details)
         except BaseException:
             c.close()
             raise
@@ -287,7 +308,7 @@ async def student(i, src, port_file, reqs, records, rng):
             c.close()
 
 
-async def teacher(port_file, records):
+async def teacher(port_file, records, details):
     req = batch_request()
     c = KeepAlive(TEACHER_ADDR, port_file)
     try:
@@ -299,6 +320,7 @@ async def teacher(port_file, records):
                                                       TEACHER_TIMEOUT)
                 if status != 200:
                     wait = max(wait, float(hdrs.get("retry-after", 1) or 1))
+                status = problem_status(status, hdrs, details)
             except asyncio.CancelledError:
                 raise
             except Exception as e:
@@ -316,22 +338,23 @@ async def class_main(a):
     stop = asyncio.Event()
     loop.add_signal_handler(signal.SIGTERM, stop.set)
     loop.add_signal_handler(signal.SIGINT, stop.set)
-    records = []
+    records, details = [], {}
     reqs = student_requests()
     rng = random.Random(a["seed"])
     tasks = []
     for i in range(a["students"]):
         src = "127.0.%d.%d" % (1 + i // 200, 1 + i % 200)
         tasks.append(asyncio.create_task(
-            student(i, src, a["port_file"], reqs, records,
+            student(i, src, a["port_file"], reqs, records, details,
                     random.Random(rng.random()))))
-    tasks.append(asyncio.create_task(teacher(a["port_file"], records)))
+    tasks.append(asyncio.create_task(teacher(a["port_file"], records,
+                                             details)))
     await stop.wait()
     for t in tasks:
         t.cancel()
     await asyncio.gather(*tasks, return_exceptions=True)
     with open(a["out"], "w") as f:
-        json.dump(records, f)
+        json.dump({"records": records, "details": details}, f)
 
 
 def worker_health(a):
@@ -577,29 +600,24 @@ async def a_abandoned_jobs(ctx):
     s.connect((HOST, ctx.port))
     s.sendall(http_request("POST", "/attention/additive",
                            attacks.heavy_additive_body(hidden), close=True))
-    st, _, _, _, _ = attacks.read_response(s, time.monotonic() + 1.0)
-    s.close()
-    if st == 413:
-        s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-        s.bind((ctx.addr(7), 0))
-        s.settimeout(5)
-        s.connect((HOST, ctx.port))
-        s.sendall(http_request("POST", "/attention/additive",
-                               attacks.heavy_additive_body(hidden),
-                               close=True))
-        data = b""
-        while True:
+    data, t_end = b"", time.monotonic() + 1.0
+    try:
+        while time.monotonic() < t_end:
+            s.settimeout(max(0.01, t_end - time.monotonic()))
             piece = s.recv(65536)
             if not piece:
                 break
             data += piece
-        s.close()
-        over = attacks.work_over(413, data)
-        if over:
-            need, limit = over
-            hidden = max(1, int(hidden * limit * 0.95 / need))
-            scaled = " (scaled from 2000: %d estimated over %d)" % over
-    elif st is None:
+    except socket.timeout:
+        pass
+    s.close()
+    over = attacks.work_over(413, data) if data.startswith(
+        b"HTTP/1.1 413") else None
+    if over:
+        need, limit = over
+        hidden = max(1, int(hidden * limit * 0.95 / need))
+        scaled = " (scaled from 2000: %d estimated over %d)" % over
+    elif not data:
         scaled = " (the 2000-unit probe was admitted, and abandoned too)"
     req = http_request("POST", "/attention/additive",
                        attacks.heavy_additive_body(hidden))
@@ -696,6 +714,8 @@ async def attack_main(a):
         await ATTACK_FNS[a["name"]](ctx)
     except Exception as e:  # the attack's own failure is reported
         ctx.notes["error"] = "%s: %s" % (type(e).__name__, e)
+    ru = resource.getrusage(resource.RUSAGE_SELF)
+    ctx.notes["own_cpu_s"] = round(ru.ru_utime + ru.ru_stime, 2)
     with open(a["out"], "w") as f:
         json.dump({"counts": dict(ctx.counts), "ends": dict(ctx.ends),
                    "notes": ctx.notes,
@@ -1007,7 +1027,9 @@ class Run:
             p.terminate()
             finish(p, 10)
         self.metrics.stop()
-        self.records = self.load("class.json")
+        cls_out = self.load("class.json") or {}
+        self.records = cls_out.get("records", [])
+        self.details = cls_out.get("details", {})
         self.health = self.load("health.json")
 
     def load(self, name):
@@ -1025,6 +1047,7 @@ class Run:
         batch = [r for r in recs if r[3] == "batch"]
         lat = [r[1] * 1000 for r in stud]
         ok = sum(1 for r in stud if r[2] == 200)
+        refusals = {str(r[2]) for r in recs if r[2] != 200}
         hp = in_window(self.health, t0, t1)
         hlat = [r[1] * 1000 for r in hp]
         mets = [v for v in self.metrics.window(t0, t1 + 0.3)]
@@ -1055,6 +1078,8 @@ class Run:
             "students_p50_ms": round(pct(lat, 0.5), 1),
             "students_p99_ms": round(pct(lat, 0.99), 1),
             "students_max_ms": round(max(lat), 1) if lat else None,
+            "refusal_details": {k: v for k, v in self.details.items()
+                                if k in refusals},
             "failures_by_route": dict(collections.Counter(
                 r[3] for r in stud if r[2] != 200)),
             "teacher_statuses": status_counts(r[2] for r in batch),
@@ -1178,10 +1203,13 @@ class Run:
                 notes.append("attack error: " + f["attack_notes"]["error"])
             if f["restart"]:
                 notes.append("daemon " + f["restart"])
-            notes.append("access log {%s}; /metrics failed %d; attacker "
-                         "peak open connections %s" % (
+            for k, v in sorted(f["refusal_details"].items()):
+                notes.append("%s: %s" % (k, v))
+            notes.append("access log {%s}; /metrics failed %d; attacker: "
+                         "peak open connections %s, its own CPU %s s" % (
                              counts_text(f["log_statuses"]),
-                             f["metrics_failed"], f["attacker_peak_open"]))
+                             f["metrics_failed"], f["attacker_peak_open"],
+                             f["attack_notes"].get("own_cpu_s", "-")))
             self.tap(f["ok"], self.text(f), notes)
             out.append(f)
         return out
