@@ -251,20 +251,24 @@ fuzz-http: asan-attnd ## request heads over a raw socket: FUZZ_HTTP_CASES (20000
 # Load and faults on loopback (tests/load/smoke.sh, wrk and perl): saturation
 # with RSS drift, slowloris, disconnects, SIGTERM under load, the resource
 # attacks (tests/load/attacks.py), the same against the ASan daemon.
-# load-smoke ≈ 3 min; soak runs it longer.
-.PHONY: load-smoke soak asan-attnd attacks
+# load-smoke ≈ 3 min; soak runs it longer, then a class of 300 under attack
+# (tests/load/class.py --full); class-load is its short run alone.
+.PHONY: load-smoke soak asan-attnd attacks class-load
 asan-attnd:
 	$(MAKE) BUILD=build-asan CC=clang \
 	  CFLAGS="-O1 -g -fno-omit-frame-pointer $(SAN_FLAGS)" \
 	  LDFLAGS="$(SAN_FLAGS)" build-asan/attnd
 load-smoke: all asan-attnd ## load, faults and resource attacks on loopback (about 3 min)
 	@sh tests/load/smoke.sh $(BUILD)/attnd build-asan/attnd
-soak: all asan-attnd ## load-smoke, longer (about 7 min)
+soak: all asan-attnd ## load-smoke, longer, then class.py --full (about 13 min)
 	@LOAD_SECONDS=60 LOAD_WARMUP=10 SLOW_SECONDS=60 SLOW_INTERVAL=10 \
 	  PROBE_REQUESTS=1000 DISCONNECTS=500 ATTACKS_MODE=--long \
 	  sh tests/load/smoke.sh $(BUILD)/attnd build-asan/attnd
+	@python3 tests/load/class.py --full $(BUILD)/attnd
 attacks: all ## the resource attacks alone (tests/load/attacks.py --short, about 1 min)
 	@python3 tests/load/attacks.py --short $(BUILD)/attnd
+class-load: all ## a class of 60 students, a teacher and a probe beside one attacker per phase (tests/load/class.py --short, about 2.5 min)
+	@python3 tests/load/class.py --short $(BUILD)/attnd
 
 # Install attnd, libattn (static), attn.h, attn.pc and the man page under
 # PREFIX (default /usr/local), staged under DESTDIR when set (GNU coding
