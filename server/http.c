@@ -75,7 +75,11 @@ struct srv_http {
     api_limits limits;
     unsigned port;
     MHD_socket quiesced_fd; /* listening socket after quiesce, else -1 */
-    atomic_uint in_flight;
+    atomic_uint in_flight; /* requests from their first byte: the drain */
+    /* requests whose head is complete: what --max-connections caps, so
+     * that half-sent heads (held by the connection share and the header
+     * deadline) never take the class's places */
+    atomic_uint admitted;
     /* 0 while starting: libmicrohttpd's messages are then real errors */
     atomic_int serving;
     /* 1 once draining: every answer closes its connection, so that no
@@ -162,6 +166,7 @@ typedef struct {
     int close_after;     /* the framing is faulty though readable: close */
     int abandoned;       /* its client left before its answer: 499 */
     int gzip_wanted;     /* its client takes gzip (a job's answer) */
+    int counted;         /* counted in srv->admitted */
     int job_gzipped;     /* job_response's body is compressed already */
 } srv_request;
 
@@ -319,6 +324,8 @@ static void request_free(srv_request *r) {
     int trim = r->answer_charged >= TRIM_AFTER_BYTES;
     srv_gate_release(r->srv->gate, &r->ticket);
     atomic_fetch_sub(&r->srv->in_flight, 1);
+    if (r->counted)
+        atomic_fetch_sub(&r->srv->admitted, 1);
     free(r->query);
     body_free(r);
     api_stream_free(r->stream);
@@ -921,7 +928,7 @@ static void admit(srv_request *r, struct MHD_Connection *conn,
         .forwarded_for = ff.value,
         .n_forwarded_for = ff.n,
         .authorization = header(conn, MHD_HTTP_HEADER_AUTHORIZATION),
-        .in_flight = atomic_load(&r->srv->in_flight),
+        .in_flight = atomic_load(&r->srv->admitted),
         .now_s = (double)now.tv_sec + (double)now.tv_nsec / 1e9,
     };
     r->gate_route = route;
@@ -963,6 +970,8 @@ static enum MHD_Result on_headers(srv_request *r, struct MHD_Connection *conn,
                                   const char *version) {
     copy_cut(r->method, sizeof r->method, method);
     copy_cut(r->path, sizeof r->path, url);
+    atomic_fetch_add(&r->srv->admitted, 1);
+    r->counted = 1;
     const union MHD_ConnectionInfo *ci =
         MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
     const struct sockaddr *peer = ci != NULL ? ci->client_addr : NULL;
@@ -1562,6 +1571,7 @@ srv_http *srv_http_start(const srv_options *opts, const api_limits *limits,
     }
     srv->quiesced_fd = MHD_INVALID_SOCKET;
     atomic_init(&srv->in_flight, 0);
+    atomic_init(&srv->admitted, 0);
     atomic_init(&srv->serving, 0);
     atomic_init(&srv->draining, 0);
     atomic_init(&srv->stopping, 0);
