@@ -30,7 +30,7 @@
  * a departed client would look present until its job ends. */
 #define PIPELINED_MAX (16 * 1024)
 
-enum { AWAIT_HEAD, AWAIT_BODY, BUSY, CUT };
+enum { AWAIT_HEAD, AWAIT_BODY, BUSY, SENDING, CUT };
 
 struct srv_watched {
     srv_watched *prev, *next;
@@ -39,6 +39,7 @@ struct srv_watched {
     _Atomic int64_t since_ms;    /* start of the current state */
     _Atomic int64_t deadline_ms; /* AWAIT_HEAD: the head's deadline */
     _Atomic uint64_t body_bytes; /* AWAIT_BODY: received so far */
+    _Atomic uint64_t sent_bytes; /* SENDING: handed to the socket so far */
     _Atomic int answered;        /* 408 once the watcher wrote it, until
                                     srv_conn_watch_answered takes it */
     int computing;               /* under the lock: look for a hang-up */
@@ -55,9 +56,10 @@ struct srv_conn_watch {
     srv_watched *head;
     int64_t header_ms, idle_ms;
     uint64_t min_rate;
+    uint64_t min_response_rate;
     char *reply; /* the 408, whole, or NULL: close without one */
     size_t reply_len;
-    _Atomic unsigned long cut_heads, cut_bodies, hangups;
+    _Atomic unsigned long cut_heads, cut_bodies, cut_readers, hangups;
     unsigned computing;  /* records with computing set */
     struct pollfd *pfd;  /* their sockets, gathered for one poll */
     size_t pfd_cap;
@@ -100,12 +102,29 @@ static char *make_reply(size_t *len) {
 
 /* Past its deadline: the head not complete in time, or the body below the
  * rate once the header timeout has passed. */
+/* Bytes of an answer the client has taken: those handed to the socket
+ * less those still in its send queue (TIOCOUTQ: not yet acknowledged), so
+ * that a kernel buffer of megabytes does not make a slow reader look
+ * fast. */
+static uint64_t delivered(const srv_watched *c) {
+    uint64_t sent = atomic_load(&c->sent_bytes);
+    int queued = 0;
+    if (ioctl(c->fd, TIOCOUTQ, &queued) != 0 || queued < 0)
+        queued = 0;
+    return sent > (uint64_t)queued ? sent - (uint64_t)queued : 0;
+}
+
 static int overdue(const srv_conn_watch *w, srv_watched *c, int64_t now,
                    int *body) {
     int state = atomic_load(&c->state);
     *body = state == AWAIT_BODY;
     if (state == AWAIT_HEAD)
         return now > atomic_load(&c->deadline_ms);
+    if (state == SENDING) {
+        int64_t elapsed = now - atomic_load(&c->since_ms);
+        return w->min_response_rate > 0 && elapsed > w->header_ms &&
+               delivered(c) * 1000 < w->min_response_rate * (uint64_t)elapsed;
+    }
     if (state != AWAIT_BODY || w->min_rate == 0)
         return 0;
     int64_t elapsed = now - atomic_load(&c->since_ms);
@@ -169,8 +188,20 @@ static void cut_overdue(srv_conn_watch *w) {
         if (c->computing && !atomic_load(&c->gone) && srv_conn_watch_gone(c))
             atomic_fetch_add(&w->hangups, 1);
         int body;
+        int judged = atomic_load(&c->state);
         if (!overdue(w, c, now, &body))
             continue;
+        if (judged == SENDING) {
+            /* a reader too slow: no 408 can be written in the middle of
+             * an answer; the connection is closed, which gives its
+             * memory back */
+            int seen = SENDING;
+            if (atomic_compare_exchange_strong(&c->state, &seen, CUT)) {
+                shutdown(c->fd, SHUT_RDWR);
+                atomic_fetch_add(&w->cut_readers, 1);
+            }
+            continue;
+        }
         /* only from the state judged: the HTTP thread may have moved
          * on (and be writing) since */
         int seen = body ? AWAIT_BODY : AWAIT_HEAD;
@@ -212,13 +243,15 @@ static void *watch(void *arg) {
 
 srv_conn_watch *srv_conn_watch_start(unsigned header_timeout_s,
                                      unsigned idle_timeout_s,
-                                     size_t min_body_rate, int write_408) {
+                                     size_t min_body_rate,
+                                     size_t min_response_rate, int write_408) {
     srv_conn_watch *w = calloc(1, sizeof *w);
     if (w == NULL)
         return NULL;
     w->header_ms = (int64_t)header_timeout_s * 1000;
     w->idle_ms = (int64_t)idle_timeout_s * 1000;
     w->min_rate = min_body_rate;
+    w->min_response_rate = min_response_rate;
     if (write_408)
         w->reply = make_reply(&w->reply_len);
     pthread_mutex_init(&w->lock, NULL);
@@ -258,6 +291,7 @@ srv_watched *srv_conn_watch_open(srv_conn_watch *w, int fd) {
     atomic_init(&c->since_ms, now);
     atomic_init(&c->deadline_ms, now + w->header_ms);
     atomic_init(&c->body_bytes, 0);
+    atomic_init(&c->sent_bytes, 0);
     atomic_init(&c->answered, 0);
     atomic_init(&c->gone, 0);
     c->next_head_ms = w->idle_ms + w->header_ms;
@@ -315,6 +349,21 @@ int srv_conn_watch_busy(srv_watched *c) {
     return c != NULL ? enter(c, BUSY) : 0;
 }
 
+void srv_conn_watch_sending(srv_watched *c) {
+    if (c == NULL)
+        return;
+    atomic_store(&c->since_ms, now_ms());
+    atomic_store(&c->sent_bytes, 0);
+    enter(c, SENDING);
+}
+
+int srv_conn_watch_sent(srv_watched *c, size_t n) {
+    if (c == NULL)
+        return 0;
+    atomic_fetch_add(&c->sent_bytes, n);
+    return atomic_load(&c->state) == CUT ? -1 : 0;
+}
+
 void srv_conn_watch_idle(srv_watched *c) {
     if (c == NULL)
         return;
@@ -368,8 +417,10 @@ int srv_conn_watch_gone(srv_watched *c) {
 }
 
 void srv_conn_watch_counts(srv_conn_watch *w, unsigned long *heads,
-                           unsigned long *bodies, unsigned long *hangups) {
+                           unsigned long *bodies, unsigned long *readers,
+                           unsigned long *hangups) {
     *heads = atomic_load(&w->cut_heads);
     *bodies = atomic_load(&w->cut_bodies);
+    *readers = atomic_load(&w->cut_readers);
     *hangups = atomic_load(&w->hangups);
 }

@@ -27,11 +27,13 @@ typedef struct srv_conn_watch srv_conn_watch;
 typedef struct srv_watched srv_watched;
 
 /* Start the watcher. header_timeout_s ≥ 1; idle_timeout_s: libmicrohttpd's
- * --timeout; min_body_rate in bytes/s, 0: no rate; write_408: 1 on plain
- * HTTP. NULL when memory or a thread cannot be had. */
+ * --timeout; min_body_rate and min_response_rate in bytes/s, 0: no rate;
+ * write_408: 1 on plain HTTP. NULL when memory or a thread cannot be
+ * had. */
 srv_conn_watch *srv_conn_watch_start(unsigned header_timeout_s,
                                      unsigned idle_timeout_s,
-                                     size_t min_body_rate, int write_408);
+                                     size_t min_body_rate,
+                                     size_t min_response_rate, int write_408);
 
 /* Stop the thread and free w (every record must be closed). NULL is
  * fine. */
@@ -58,6 +60,16 @@ int srv_conn_watch_body(srv_watched *c, size_t n);
  * the request completes. Call before queueing any response. */
 int srv_conn_watch_busy(srv_watched *c);
 
+/* Its answer is queued: from now on the client must take it at
+ * min_response_rate on average once header_timeout_s has passed, counted
+ * in bytes it has acknowledged (those handed over, srv_conn_watch_sent,
+ * less those still in the socket's send queue); a slower reader's
+ * connection is shut down, so that an answer nobody reads does not hold
+ * its memory for ever. */
+void srv_conn_watch_sending(srv_watched *c);
+/* n more bytes of the answer were handed to the socket. Returns 0, or -1
+ * once the watcher has cut the connection. */
+int srv_conn_watch_sent(srv_watched *c, size_t n);
 /* The request completed: on a kept-alive connection the next head may
  * come, within the idle timeout and the header timeout. */
 void srv_conn_watch_idle(srv_watched *c);
@@ -86,9 +98,10 @@ int srv_conn_watch_gone(srv_watched *c);
  * connection. NULL gives 0. */
 int srv_conn_watch_answered(srv_watched *c);
 
-/* Connections closed by a deadline since start: heads, bodies; and
- * computing connections whose client was seen to leave. */
+/* Connections closed by a deadline since start: heads, bodies, slow
+ * readers; and computing connections whose client was seen to leave. */
 void srv_conn_watch_counts(srv_conn_watch *w, unsigned long *heads,
-                           unsigned long *bodies, unsigned long *hangups);
+                           unsigned long *bodies, unsigned long *readers,
+                           unsigned long *hangups);
 
 #endif /* SRV_CONN_WATCH_H */

@@ -62,6 +62,10 @@
 #define DISCARD_FACTOR 4  /* see on_body */
 #define STREAM_BLOCK (1024u * 1024) /* bytes per read of a streamed answer */
 #define GZIP_PIECE (32u * 1024)     /* compressed bytes per read: about 1 ms */
+/* Answers from this size are handed to libmicrohttpd a piece at a time,
+ * so that a reader slower than --min-response-rate is seen; smaller ones
+ * fit the socket's buffers whole and hold nothing of ours. */
+#define WATCHED_ANSWER_BYTES (64u * 1024)
 #define FORWARDED_FOR_MAX 8         /* X-Forwarded-For header lines read */
 #define COMPUTE_QUEUE_MAX 128       /* requests waiting for a compute thread */
 #define INLINE_BODY_BYTES 2048      /* see where_to_run */
@@ -459,7 +463,9 @@ static ssize_t stream_read(void *cls, uint64_t pos, char *buf, size_t max) {
     ssize_t n = api_stream_read(r->stream, buf, max);
     if (n > 0) {
         r->bytes += (size_t)n;
-        return n;
+        return srv_conn_watch_sent(r->watched, (size_t)n) == 0
+                   ? n
+                   : MHD_CONTENT_READER_END_WITH_ERROR;
     }
     return n == 0 ? MHD_CONTENT_READER_END_OF_STREAM
                   : MHD_CONTENT_READER_END_WITH_ERROR;
@@ -490,10 +496,29 @@ static ssize_t gzip_read(void *cls, uint64_t pos, char *buf, size_t max) {
     ssize_t n = srv_gzip_stream_read(r->gz, buf, max);
     if (n > 0) {
         r->bytes += (size_t)n;
-        return n;
+        return srv_conn_watch_sent(r->watched, (size_t)n) == 0
+                   ? n
+                   : MHD_CONTENT_READER_END_WITH_ERROR;
     }
     return n == 0 ? MHD_CONTENT_READER_END_OF_STREAM
                   : MHD_CONTENT_READER_END_WITH_ERROR;
+}
+
+/* MHD_ContentReaderCallback of an answer held whole (r->plain): handed
+ * over a piece at a time, so that how fast its reader takes it is seen
+ * (srv_conn_watch_sent). */
+static ssize_t buffer_read(void *cls, uint64_t pos, char *buf, size_t max) {
+    srv_request *r = cls;
+    if (pos >= r->plain_len)
+        return MHD_CONTENT_READER_END_OF_STREAM;
+    size_t n = r->plain_len - (size_t)pos;
+    if (n > max)
+        n = max;
+    memcpy(buf, r->plain + pos, n);
+    r->bytes += n;
+    return srv_conn_watch_sent(r->watched, n) == 0
+               ? (ssize_t)n
+               : MHD_CONTENT_READER_END_WITH_ERROR;
 }
 
 /* Send res (its body is taken over and res->body set to NULL). With
@@ -563,6 +588,12 @@ static enum MHD_Result answer(srv_request *r, struct MHD_Connection *conn,
         resp = MHD_create_response_from_callback(
             known >= 0 ? (uint64_t)known : MHD_SIZE_UNKNOWN, STREAM_BLOCK,
             stream_read, r, NULL);
+    } else if (len >= WATCHED_ANSWER_BYTES) {
+        /* r owns the text until on_completed */
+        r->plain = body;
+        r->plain_len = len;
+        resp = MHD_create_response_from_callback(len, STREAM_BLOCK,
+                                                 buffer_read, r, NULL);
     } else {
         resp = MHD_create_response_from_buffer_with_free_callback(len, body,
                                                                   &free);
@@ -627,11 +658,14 @@ static enum MHD_Result answer(srv_request *r, struct MHD_Connection *conn,
         rc = MHD_queue_response(conn, (unsigned)res->status, resp);
     MHD_destroy_response(resp);
     if (rc == MHD_YES) {
+        srv_conn_watch_sending(r->watched); /* at --min-response-rate */
         r->answered = 1;
         r->status = res->status;
         r->route = res->route;
         r->bytes =
-            strcmp(r->method, "HEAD") == 0 || streamed || r->gz ? 0 : len;
+            strcmp(r->method, "HEAD") == 0 || streamed || r->gz || r->plain
+                ? 0 /* counted as they are handed over */
+                : len;
     }
     return rc;
 }
@@ -1561,6 +1595,7 @@ srv_http *srv_http_start(const srv_options *opts, const api_limits *limits,
                                      COMPUTE_QUEUE_MAX);
     srv->watch = srv_conn_watch_start(opts->header_timeout_s, opts->timeout_s,
                                       opts->min_body_rate,
+                                      opts->min_response_rate,
                                       tls == NULL || tls->cert_pem == NULL);
     if (srv->slots == NULL || srv->pool == NULL || srv->watch == NULL) {
         srv_conn_slots_free(srv->slots);

@@ -78,6 +78,12 @@ static const opt_spec specs[] = {
      "bytes per second a request body must arrive at, on average once "
      "--header-timeout has passed; slower: 408 and close; K/M/G suffixes "
      "allowed, 0: off (default 8K)"},
+    {"min-response-rate", "ATTND_MIN_RESPONSE_RATE", OPT_SIZE,
+     offsetof(srv_options, min_response_rate), 0, 1ULL << 40,
+     "bytes per second a client must take an answer at, on average once "
+     "--header-timeout has passed since it was ready; slower: the "
+     "connection is closed and the answer's memory given back; K/M/G "
+     "suffixes allowed, 0: off (default 8K)"},
     {"cors-origin", "ATTND_CORS_ORIGIN", OPT_ORIGIN,
      offsetof(srv_options, cors_origin), 0, 0,
      "\"*\" or a comma-separated list of allowed origins (default *)"},
@@ -143,6 +149,7 @@ void srv_options_default(srv_options *opts) {
     opts->compute_timeout_s = 10;
     opts->header_timeout_s = 10;
     opts->min_body_rate = 8 * KiB;
+    opts->min_response_rate = 8 * KiB;
     strcpy(opts->cors_origin, "*");
     opts->log_format = SRV_LOG_TEXT;
     opts->shutdown_grace_s = 8;

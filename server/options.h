@@ -30,6 +30,7 @@ typedef struct {
     unsigned compute_timeout_s; /* per-request computing time limit */
     unsigned header_timeout_s;  /* request line and headers deadline */
     size_t min_body_rate;       /* body bytes/s a sender must keep; 0: off */
+    size_t min_response_rate;   /* answer bytes/s a reader must take; 0: off */
     char cors_origin[1024];     /* "*" or a comma-separated allow-list */
     srv_log_format log_format;
     size_t gzip_min_bytes;     /* compress answers from this size; 0: never */
