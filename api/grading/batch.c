@@ -746,6 +746,24 @@ static int reserve_answer(api_call *call, uint64_t *charged, uint64_t now) {
     return 0;
 }
 
+/* An LMS document's buffer growth, reserved before it is made
+ * (api_buf.before_grow): the document of a whole class is written at
+ * once, after its submissions are graded. */
+typedef struct {
+    api_call *call;
+    uint64_t *charged; /* of the answer, reserve_answer */
+    int refused;       /* call->problem says why */
+} document_growth;
+
+static int reserve_document(void *ctx, size_t cap, size_t new_cap) {
+    document_growth *g = ctx;
+    if (reserve_answer(g->call, g->charged, *g->charged + (new_cap - cap))) {
+        g->refused = 1;
+        return -1;
+    }
+    return 0;
+}
+
 static int handle_batch(api_call *call) {
     const api_request *req = call->req;
     api_grade_format fmt;
@@ -859,9 +877,16 @@ static int handle_batch(api_call *call) {
     }
     if (rc == 0 && !b->deferred && b->stats.submissions == 0)
         rc = empty_batch(call, form);
-    if (rc == 0 && !b->deferred && fmt != API_GRADE_FORMAT_ATTND)
+    if (rc == 0 && !b->deferred && fmt != API_GRADE_FORMAT_ATTND) {
+        document_growth growth = {call, &charged, 0};
+        call->out.before_grow = reserve_document;
+        call->out.grow_ctx = &growth;
         write_document(fmt, doc, n_doc, &call->out);
-    else if (rc == 0 && form == API_BATCH_ARRAY)
+        call->out.before_grow = NULL;
+        call->out.grow_ctx = NULL;
+        if (growth.refused)
+            rc = -1; /* the budget's 503 or 413, not "out of memory" */
+    } else if (rc == 0 && form == API_BATCH_ARRAY)
         api_buf_puts(&call->out, "\n]\n");
     if (rc == 0 && call->out.failed)
         rc = api_fail(&call->problem, API_E_INTERNAL, NULL,

@@ -24,6 +24,10 @@ int api_buf_reserve(api_buf *b, size_t extra) {
     size_t cap = b->cap ? b->cap : 256;
     while (cap < need)
         cap = cap > SIZE_MAX / 2 ? need : cap * 2;
+    if (b->before_grow != NULL && b->before_grow(b->grow_ctx, b->cap, cap)) {
+        b->failed = 1;
+        return -1;
+    }
     char *data = realloc(b->data, cap);
     if (!data) {
         b->failed = 1;

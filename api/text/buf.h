@@ -28,6 +28,11 @@ struct api_buf {
     int failed; /* 1 once an allocation failed: contents are unusable */
     struct api_holes *holes; /* tensors printed later (stream.h), or NULL */
     const api_holes_ops *holes_ops; /* set with holes */
+    /* called before the buffer grows from cap to new_cap bytes (NULL:
+     * never), so that what it will hold can be reserved first (a memory
+     * budget); non-zero refuses the growth, and the buffer fails */
+    int (*before_grow)(void *ctx, size_t cap, size_t new_cap);
+    void *grow_ctx;
 };
 
 /* A zeroed api_buf is empty and ready; no init function is needed. */
