@@ -17,6 +17,7 @@
 #include <time.h>
 
 #include "api.h"
+#include "client_addr.h"
 #include "problem.h"
 
 #define WATCH_PERIOD_MS 250
@@ -43,6 +44,8 @@ struct srv_watched {
     _Atomic int answered;        /* 408 once the watcher wrote it, until
                                     srv_conn_watch_answered takes it */
     int computing;               /* under the lock: look for a hang-up */
+    srv_addr client;             /* its peer (an IPv6 peer's /64) */
+    _Atomic int authenticated;   /* it carried a valid token */
     atomic_int gone;             /* the client hung up while computing */
     int64_t next_head_ms;        /* a kept-alive connection's time for its next
                                     head: the idle timeout and the header timeout */
@@ -59,8 +62,13 @@ struct srv_conn_watch {
     uint64_t min_response_rate;
     char *reply; /* the 408, whole, or NULL: close without one */
     size_t reply_len;
-    _Atomic unsigned long cut_heads, cut_bodies, cut_readers, hangups;
+    _Atomic unsigned long cut_heads, cut_bodies, cut_readers, hangups, let_go;
     unsigned computing;  /* records with computing set */
+    unsigned open;       /* records: the connections open */
+    unsigned crowded;    /* more open than this: some are let go */
+    unsigned relieved;   /* ... down to this many */
+    char *reply_503;     /* the answer to a body let go, or NULL */
+    size_t reply_503_len;
     struct pollfd *pfd;  /* their sockets, gathered for one poll */
     size_t pfd_cap;
 };
@@ -71,28 +79,30 @@ static int64_t now_ms(void) {
     return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-/* The whole 408 response: status line, headers and problem+json body. */
-static char *make_reply(size_t *len) {
+/* A whole response that closes its connection: status line, headers and
+ * a problem+json body of status with detail (and Retry-After: 1 for a
+ * 503). */
+static char *make_reply(size_t *len, int status, const char *detail) {
     api_response res;
     memset(&res, 0, sizeof res);
-    api_problem_respond_http(&res, 408,
-                             "the request was not sent in time: its headers "
-                             "must arrive within --header-timeout and its "
-                             "body at --min-body-rate at least");
+    api_problem_respond_http(&res, status, detail);
     if (res.body == NULL)
         return NULL;
-    size_t cap = res.body_len + 256;
+    size_t cap = res.body_len + 320;
     char *text = malloc(cap);
     if (text != NULL) {
         int n = snprintf(text, cap,
-                         "HTTP/1.1 408 Request Timeout\r\n"
+                         "HTTP/1.1 %s\r\n"
                          "Content-Type: %s\r\n"
                          "Content-Length: %zu\r\n"
-                         "Connection: close\r\n"
+                         "Connection: close\r\n%s"
                          "Access-Control-Allow-Origin: *\r\n"
                          "X-Content-Type-Options: nosniff\r\n"
                          "Cache-Control: no-store\r\n\r\n",
-                         res.content_type, res.body_len);
+                         status == 503 ? "503 Service Unavailable"
+                                       : "408 Request Timeout",
+                         res.content_type, res.body_len,
+                         status == 503 ? "Retry-After: 1\r\n" : "");
         memcpy(text + n, res.body, res.body_len);
         *len = (size_t)n + res.body_len;
     }
@@ -216,6 +226,79 @@ static void cut_overdue(srv_conn_watch *w) {
     }
 }
 
+/* A connection that could be let go when connections run short. */
+typedef struct {
+    srv_watched *c;
+    int state;      /* AWAIT_HEAD or AWAIT_BODY, as judged */
+    unsigned peers; /* such connections its address holds */
+} spare;
+
+static int by_address(const void *a, const void *b) {
+    return memcmp(&((const spare *)a)->c->client, &((const spare *)b)->c->client,
+                  sizeof(srv_addr));
+}
+
+/* The first to go: tokenless before authenticated, then the address that
+ * holds the most waiting connections, then the longest waiting. */
+static int by_turn(const void *a, const void *b) {
+    const spare *x = a, *y = b;
+    int ax = atomic_load(&x->c->authenticated),
+        ay = atomic_load(&y->c->authenticated);
+    if (ax != ay)
+        return ax - ay;
+    if (x->peers != y->peers)
+        return x->peers > y->peers ? -1 : 1;
+    int64_t sx = atomic_load(&x->c->since_ms), sy = atomic_load(&y->c->since_ms);
+    return sx < sy ? -1 : sx > sy;
+}
+
+/* When more than `crowded` connections are open, let go of connections
+ * that wait on their client (a head or a body on its way, or an idle
+ * kept-alive connection), down to `relieved`, in by_turn's order: an
+ * attacker who opens many slow connections from a few addresses loses
+ * them first, and a class's browsers can still connect. A connection
+ * younger than a second is spared, so that a head in flight is not cut
+ * on its way. */
+static void relieve(srv_conn_watch *w, int64_t now) {
+    if (w->open <= w->crowded)
+        return;
+    spare *all = malloc(w->open * sizeof *all);
+    if (all == NULL)
+        return;
+    size_t n = 0;
+    for (srv_watched *c = w->head; c != NULL && n < w->open; c = c->next) {
+        int state = atomic_load(&c->state);
+        if ((state == AWAIT_HEAD || state == AWAIT_BODY) &&
+            now - atomic_load(&c->since_ms) >= 1000)
+            all[n++] = (spare){c, state, 0};
+    }
+    qsort(all, n, sizeof *all, by_address);
+    for (size_t i = 0, j; i < n; i = j) {
+        for (j = i; j < n && by_address(&all[i], &all[j]) == 0; j++)
+            ;
+        for (size_t k = i; k < j; k++)
+            all[k].peers = (unsigned)(j - i);
+    }
+    qsort(all, n, sizeof *all, by_turn);
+    size_t go = w->open - w->relieved;
+    for (size_t i = 0; i < n && go > 0; i++) {
+        srv_watched *c = all[i].c;
+        int seen = all[i].state;
+        if (!atomic_compare_exchange_strong(&c->state, &seen, CUT))
+            continue;
+        /* a request on its way is answered; an idle connection, which
+         * has none, is closed as an idle timeout closes it */
+        if (seen == AWAIT_BODY && w->reply_503 != NULL &&
+            send(c->fd, w->reply_503, w->reply_503_len,
+                 MSG_DONTWAIT | MSG_NOSIGNAL) > 0)
+            atomic_store(&c->answered, 503);
+        shutdown(c->fd, SHUT_RDWR);
+        atomic_fetch_add(&w->let_go, 1);
+        go--;
+    }
+    free(all);
+}
+
 static void *watch(void *arg) {
     srv_conn_watch *w = arg;
     pthread_mutex_lock(&w->lock);
@@ -235,13 +318,15 @@ static void *watch(void *arg) {
         if (now_ms() - last_cut >= WATCH_PERIOD_MS) {
             last_cut = now_ms();
             cut_overdue(w);
+            relieve(w, last_cut);
         }
     }
     pthread_mutex_unlock(&w->lock);
     return NULL;
 }
 
-srv_conn_watch *srv_conn_watch_start(unsigned header_timeout_s,
+srv_conn_watch *srv_conn_watch_start(unsigned connections,
+                                     unsigned header_timeout_s,
                                      unsigned idle_timeout_s,
                                      size_t min_body_rate,
                                      size_t min_response_rate, int write_408) {
@@ -252,14 +337,27 @@ srv_conn_watch *srv_conn_watch_start(unsigned header_timeout_s,
     w->idle_ms = (int64_t)idle_timeout_s * 1000;
     w->min_rate = min_body_rate;
     w->min_response_rate = min_response_rate;
-    if (write_408)
-        w->reply = make_reply(&w->reply_len);
+    if (write_408) {
+        w->reply = make_reply(&w->reply_len, 408,
+                              "the request was not sent in time: its headers "
+                              "must arrive within --header-timeout and its "
+                              "body at --min-body-rate at least");
+        w->reply_503 = make_reply(
+            &w->reply_503_len, 503,
+            "the server's connections are nearly all taken, and this one "
+            "was waiting for the rest of its request from an address that "
+            "holds more such connections than any other: it was let go so "
+            "that others can connect; retry after 1 s");
+    }
+    w->crowded = connections - connections / 8;
+    w->relieved = connections - connections / 4;
     pthread_mutex_init(&w->lock, NULL);
     pthread_cond_init(&w->wake, NULL);
     if (pthread_create(&w->thread, NULL, watch, w) != 0) {
         pthread_mutex_destroy(&w->lock);
         pthread_cond_destroy(&w->wake);
         free(w->reply);
+        free(w->reply_503);
         free(w);
         return NULL;
     }
@@ -277,6 +375,7 @@ void srv_conn_watch_stop(srv_conn_watch *w) {
     pthread_mutex_destroy(&w->lock);
     pthread_cond_destroy(&w->wake);
     free(w->reply);
+    free(w->reply_503);
     free(w->pfd);
     free(w);
 }
@@ -295,7 +394,16 @@ srv_watched *srv_conn_watch_open(srv_conn_watch *w, int fd) {
     atomic_init(&c->answered, 0);
     atomic_init(&c->gone, 0);
     c->next_head_ms = w->idle_ms + w->header_ms;
+    struct sockaddr_storage peer;
+    socklen_t peer_len = sizeof peer;
+    if (getpeername(fd, (struct sockaddr *)&peer, &peer_len) != 0 ||
+        srv_addr_from_sockaddr(&c->client, (struct sockaddr *)&peer) != 0)
+        memset(&c->client, 0, sizeof c->client);
+    else if (!srv_addr_is_v4(&c->client))
+        memset(c->client.b + 8, 0, 8); /* one host's /64 */
+    atomic_init(&c->authenticated, 0);
     pthread_mutex_lock(&w->lock);
+    w->open++;
     c->next = w->head;
     if (w->head != NULL)
         w->head->prev = c;
@@ -316,6 +424,7 @@ void srv_conn_watch_close(srv_conn_watch *w, srv_watched *c) {
         c->next->prev = c->prev;
     if (c->computing)
         w->computing--;
+    w->open--;
     pthread_mutex_unlock(&w->lock);
     free(c);
 }
@@ -401,6 +510,11 @@ void srv_conn_watch_computed(srv_conn_watch *w, srv_watched *c) {
     pthread_mutex_unlock(&w->lock);
 }
 
+void srv_conn_watch_authenticated(srv_watched *c) {
+    if (c != NULL)
+        atomic_store(&c->authenticated, 1);
+}
+
 int srv_conn_watch_gone(srv_watched *c) {
     if (c == NULL)
         return 0;
@@ -418,7 +532,8 @@ int srv_conn_watch_gone(srv_watched *c) {
 
 void srv_conn_watch_counts(srv_conn_watch *w, unsigned long *heads,
                            unsigned long *bodies, unsigned long *readers,
-                           unsigned long *hangups) {
+                           unsigned long *hangups, unsigned long *let_go) {
+    *let_go = atomic_load(&w->let_go);
     *heads = atomic_load(&w->cut_heads);
     *bodies = atomic_load(&w->cut_bodies);
     *readers = atomic_load(&w->cut_readers);

@@ -26,11 +26,14 @@ typedef struct srv_conn_watch srv_conn_watch;
 /* One connection's record, from srv_conn_watch_open to _close. */
 typedef struct srv_watched srv_watched;
 
-/* Start the watcher. header_timeout_s ≥ 1; idle_timeout_s: libmicrohttpd's
- * --timeout; min_body_rate and min_response_rate in bytes/s, 0: no rate;
- * write_408: 1 on plain HTTP. NULL when memory or a thread cannot be
- * had. */
-srv_conn_watch *srv_conn_watch_start(unsigned header_timeout_s,
+/* Start the watcher. connections: the server's connection limit (past
+ * seven eighths of it open, connections that wait on their client are
+ * let go down to three quarters: srv_conn_watch_authenticated);
+ * header_timeout_s ≥ 1; idle_timeout_s: libmicrohttpd's --timeout;
+ * min_body_rate and min_response_rate in bytes/s, 0: no rate; write_408:
+ * 1 on plain HTTP. NULL when memory or a thread cannot be had. */
+srv_conn_watch *srv_conn_watch_start(unsigned connections,
+                                     unsigned header_timeout_s,
                                      unsigned idle_timeout_s,
                                      size_t min_body_rate,
                                      size_t min_response_rate, int write_408);
@@ -85,13 +88,22 @@ void srv_conn_watch_idle(srv_watched *c);
  * api_request.abandoned, alive until the connection closes; NULL for a
  * NULL record. */
 const atomic_int *srv_conn_watch_computing(srv_conn_watch *w, srv_watched *c);
+/* A request on c carried a valid token. When connections run short,
+ * the watcher lets go of connections that wait on their client (a head
+ * or a body on its way, an idle kept-alive connection), tokenless ones
+ * first, then those of the address that holds the most such connections,
+ * the longest waiting first; a body let go is answered 503 with
+ * Retry-After: 1. So the tokenless, and a few addresses, cannot hold the
+ * slots a class needs to connect. */
+void srv_conn_watch_authenticated(srv_watched *c);
 /* The compute thread is done with it: no more looking. */
 void srv_conn_watch_computed(srv_conn_watch *w, srv_watched *c);
 /* 1 once the client of a computing connection has gone: seen by the
  * watcher, or now (a poll of the socket that does not wait). 0 for a
  * NULL record. */
 int srv_conn_watch_gone(srv_watched *c);
-/* The status the watcher answered on c's socket (408), once: later calls
+/* The status the watcher answered on c's socket (408, or 503 for a body
+ * let go), once: later calls
  * return 0, as does a connection it never answered. So that the answer
  * counts in the metrics and the access log exactly once: for the request
  * it cut, or, when it cut a head before any request was seen, for the
@@ -99,9 +111,10 @@ int srv_conn_watch_gone(srv_watched *c);
 int srv_conn_watch_answered(srv_watched *c);
 
 /* Connections closed by a deadline since start: heads, bodies, slow
- * readers; and computing connections whose client was seen to leave. */
+ * readers; computing connections whose client was seen to leave; and
+ * connections let go when connections ran short. */
 void srv_conn_watch_counts(srv_conn_watch *w, unsigned long *heads,
                            unsigned long *bodies, unsigned long *readers,
-                           unsigned long *hangups);
+                           unsigned long *hangups, unsigned long *let_go);
 
 #endif /* SRV_CONN_WATCH_H */

@@ -967,6 +967,11 @@ static void admit(srv_request *r, struct MHD_Connection *conn,
     };
     r->gate_route = route;
     r->refused = srv_gate_admit(gate, &in, &r->ticket, &r->retry_after_s);
+    /* a token shown: its connection is let go last (conn_watch.h) */
+    if (r->refused == SRV_GATE_PASS && in.authorization != NULL &&
+        srv_gate_config_of(gate)->auth != NULL &&
+        !srv_gate_route_open(gate, route))
+        srv_conn_watch_authenticated(r->watched);
 }
 
 /* Send the gate's refusal (r->refused). */
@@ -1593,7 +1598,8 @@ srv_http *srv_http_start(const srv_options *opts, const api_limits *limits,
     long cores = sysconf(_SC_NPROCESSORS_ONLN);
     srv->pool = srv_compute_pool_new(cores > 0 ? (unsigned)cores : 1,
                                      COMPUTE_QUEUE_MAX);
-    srv->watch = srv_conn_watch_start(opts->header_timeout_s, opts->timeout_s,
+    srv->watch = srv_conn_watch_start(connections, opts->header_timeout_s,
+                                      opts->timeout_s,
                                       opts->min_body_rate,
                                       opts->min_response_rate,
                                       tls == NULL || tls->cert_pem == NULL);
