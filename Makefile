@@ -251,20 +251,20 @@ fuzz-http: asan-attnd ## request heads over a raw socket: FUZZ_HTTP_CASES (20000
 # Load and faults on loopback (tests/load/smoke.sh, wrk and perl): saturation
 # with RSS drift, slowloris, disconnects, SIGTERM under load, the resource
 # attacks (tests/load/attacks.py), the same against the ASan daemon.
-# load-smoke ≈ 3 min; soak runs it longer, then a class of 300 under attack
-# (tests/load/class.py --full); class-load is its short run alone.
+# A class under attack (tests/load/class.py: --short in load-smoke, a
+# class of 300 in soak); class-load is its short run alone.
+# load-smoke ≈ 5 min; soak runs it longer.
 .PHONY: load-smoke soak asan-attnd attacks class-load
 asan-attnd:
 	$(MAKE) BUILD=build-asan CC=clang \
 	  CFLAGS="-O1 -g -fno-omit-frame-pointer $(SAN_FLAGS)" \
 	  LDFLAGS="$(SAN_FLAGS)" build-asan/attnd
-load-smoke: all asan-attnd ## load, faults and resource attacks on loopback (about 3 min)
+load-smoke: all asan-attnd ## load, faults, resource attacks and a class under attack on loopback (about 5 min)
 	@sh tests/load/smoke.sh $(BUILD)/attnd build-asan/attnd
-soak: all asan-attnd ## load-smoke, longer, then class.py --full (about 13 min)
+soak: all asan-attnd ## load-smoke, longer, with a class of 300 (about 13 min)
 	@LOAD_SECONDS=60 LOAD_WARMUP=10 SLOW_SECONDS=60 SLOW_INTERVAL=10 \
 	  PROBE_REQUESTS=1000 DISCONNECTS=500 ATTACKS_MODE=--long \
-	  sh tests/load/smoke.sh $(BUILD)/attnd build-asan/attnd
-	@python3 tests/load/class.py --full $(BUILD)/attnd
+	  CLASS_MODE=--full sh tests/load/smoke.sh $(BUILD)/attnd build-asan/attnd
 attacks: all ## the resource attacks alone (tests/load/attacks.py --short, about 1 min)
 	@python3 tests/load/attacks.py --short $(BUILD)/attnd
 class-load: all ## a class of 60 students, a teacher and a probe beside one attacker per phase (tests/load/class.py --short, about 2.5 min)

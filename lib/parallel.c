@@ -17,7 +17,7 @@ typedef struct {
     attn_range_fn fn;
     void *ctx;
     size_t begin, end;
-    double deadline; /* the caller's, for the threads started here */
+    double deadline;           /* the caller's, for the threads started here */
     const atomic_int *watched; /* and its flag (attn_deadline_watch) */
 } range_job;
 
@@ -42,9 +42,12 @@ void attn_parallel_for(size_t n, size_t min_per_thread, attn_range_fn fn,
     pthread_t tid[THREADS_MAX];
     int started[THREADS_MAX] = {0};
     for (size_t t = 0; t < threads; t++)
-        jobs[t] = (range_job){fn, ctx, n / threads * t,
+        jobs[t] = (range_job){fn,
+                              ctx,
+                              n / threads * t,
                               t + 1 == threads ? n : n / threads * (t + 1),
-                              attn_deadline_get(), attn_deadline_watched()};
+                              attn_deadline_get(),
+                              attn_deadline_watched()};
     for (size_t t = 1; t < threads; t++)
         started[t] = pthread_create(&tid[t], NULL, run_range, &jobs[t]) == 0;
     run_range(&jobs[0]);

@@ -5,13 +5,13 @@
  */
 #include "conn_watch.h"
 
+#include <poll.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <poll.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <time.h>
@@ -63,13 +63,13 @@ struct srv_conn_watch {
     char *reply; /* the 408, whole, or NULL: close without one */
     size_t reply_len;
     _Atomic unsigned long cut_heads, cut_bodies, cut_readers, hangups, let_go;
-    unsigned computing;  /* records with computing set */
-    unsigned open;       /* records: the connections open */
-    unsigned crowded;    /* more open than this: some are let go */
-    unsigned relieved;   /* ... down to this many */
-    char *reply_503;     /* the answer to a body let go, or NULL */
+    unsigned computing; /* records with computing set */
+    unsigned open;      /* records: the connections open */
+    unsigned crowded;   /* more open than this: some are let go */
+    unsigned relieved;  /* ... down to this many */
+    char *reply_503;    /* the answer to a body let go, or NULL */
     size_t reply_503_len;
-    struct pollfd *pfd;  /* their sockets, gathered for one poll */
+    struct pollfd *pfd; /* their sockets, gathered for one poll */
     size_t pfd_cap;
 };
 
@@ -180,8 +180,7 @@ static int poll_hangups(srv_conn_watch *w) {
         if (!hung_up(pfd[i].revents))
             continue;
         for (srv_watched *c = w->head; c != NULL; c = c->next)
-            if (c->fd == pfd[i].fd && c->computing &&
-                srv_conn_watch_gone(c)) {
+            if (c->fd == pfd[i].fd && c->computing && srv_conn_watch_gone(c)) {
                 atomic_fetch_add(&w->hangups, 1);
                 break;
             }
@@ -234,8 +233,8 @@ typedef struct {
 } spare;
 
 static int by_address(const void *a, const void *b) {
-    return memcmp(&((const spare *)a)->c->client, &((const spare *)b)->c->client,
-                  sizeof(srv_addr));
+    return memcmp(&((const spare *)a)->c->client,
+                  &((const spare *)b)->c->client, sizeof(srv_addr));
 }
 
 /* The first to go: tokenless before authenticated, then the address that
@@ -248,7 +247,8 @@ static int by_turn(const void *a, const void *b) {
         return ax - ay;
     if (x->peers != y->peers)
         return x->peers > y->peers ? -1 : 1;
-    int64_t sx = atomic_load(&x->c->since_ms), sy = atomic_load(&y->c->since_ms);
+    int64_t sx = atomic_load(&x->c->since_ms),
+            sy = atomic_load(&y->c->since_ms);
     return sx < sy ? -1 : sx > sy;
 }
 

@@ -66,9 +66,9 @@
  * so that a reader slower than --min-response-rate is seen; smaller ones
  * fit the socket's buffers whole and hold nothing of ours. */
 #define WATCHED_ANSWER_BYTES (64u * 1024)
-#define FORWARDED_FOR_MAX 8         /* X-Forwarded-For header lines read */
-#define COMPUTE_QUEUE_MAX 128       /* requests waiting for a compute thread */
-#define INLINE_BODY_BYTES 2048      /* see where_to_run */
+#define FORWARDED_FOR_MAX 8    /* X-Forwarded-For header lines read */
+#define COMPUTE_QUEUE_MAX 128  /* requests waiting for a compute thread */
+#define INLINE_BODY_BYTES 2048 /* see where_to_run */
 #define INLINE_WORK_MAX ((uint64_t)1 << 20) /* see where_to_run */
 /* The access log's and the metrics' status of a request whose client
  * left before its answer (nginx's 499 "client closed request") */
@@ -79,7 +79,7 @@ struct srv_http {
     api_limits limits;
     unsigned port;
     MHD_socket quiesced_fd; /* listening socket after quiesce, else -1 */
-    atomic_uint in_flight; /* requests from their first byte: the drain */
+    atomic_uint in_flight;  /* requests from their first byte: the drain */
     /* requests whose head is complete: what --max-connections caps, so
      * that half-sent heads (held by the connection share and the header
      * deadline) never take the class's places */
@@ -542,8 +542,9 @@ static enum MHD_Result answer(srv_request *r, struct MHD_Connection *conn,
     /* compressed on the compute thread that made it (compute_job) */
     int gzipped = res == &r->job_response && r->job_gzipped;
     /* raw tensor bytes hardly compress, and their length goes first */
-    int vary_encoding = gzipped || (res->inference_header_length == 0 &&
-                                    srv_gzip_eligible(streamed ? SIZE_MAX : len));
+    int vary_encoding =
+        gzipped || (res->inference_header_length == 0 &&
+                    srv_gzip_eligible(streamed ? SIZE_MAX : len));
     int wants_gzip = !gzipped && vary_encoding &&
                      srv_gzip_accepted(header(conn, "Accept-Encoding"));
     /* HEAD too, so that its Content-Length is the one GET would send */
@@ -592,8 +593,8 @@ static enum MHD_Result answer(srv_request *r, struct MHD_Connection *conn,
         /* r owns the text until on_completed */
         r->plain = body;
         r->plain_len = len;
-        resp = MHD_create_response_from_callback(len, STREAM_BLOCK,
-                                                 buffer_read, r, NULL);
+        resp = MHD_create_response_from_callback(len, STREAM_BLOCK, buffer_read,
+                                                 r, NULL);
     } else {
         resp = MHD_create_response_from_buffer_with_free_callback(len, body,
                                                                   &free);
@@ -1287,8 +1288,7 @@ static void refuse_job(srv_request *r, const char *detail) {
 static void compress_job_answer(srv_request *r) {
     api_response *res = &r->job_response;
     if (!r->gzip_wanted || res->stream != NULL || res->body == NULL ||
-        res->inference_header_length > 0 ||
-        !srv_gzip_eligible(res->body_len) ||
+        res->inference_header_length > 0 || !srv_gzip_eligible(res->body_len) ||
         res->body_len >= SRV_GZIP_WHOLE_MAX)
         return;
     char *z;
@@ -1485,8 +1485,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn,
         api_budget_share_refusal(detail, sizeof detail, held, share);
         return answer_refused(r, conn, url, API_E_OVERLOADED, detail, 0);
     }
-    int run = where_to_run(flags, r->body_len,
-                           header(conn, MHD_HTTP_HEADER_ACCEPT));
+    int run =
+        where_to_run(flags, r->body_len, header(conn, MHD_HTTP_HEADER_ACCEPT));
     if (run == RUN_POOL)
         return compute_off_thread(r, conn, url);
 
@@ -1599,8 +1599,7 @@ srv_http *srv_http_start(const srv_options *opts, const api_limits *limits,
     srv->pool = srv_compute_pool_new(cores > 0 ? (unsigned)cores : 1,
                                      COMPUTE_QUEUE_MAX);
     srv->watch = srv_conn_watch_start(connections, opts->header_timeout_s,
-                                      opts->timeout_s,
-                                      opts->min_body_rate,
+                                      opts->timeout_s, opts->min_body_rate,
                                       opts->min_response_rate,
                                       tls == NULL || tls->cert_pem == NULL);
     if (srv->slots == NULL || srv->pool == NULL || srv->watch == NULL) {

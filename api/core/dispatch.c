@@ -18,8 +18,8 @@
 #include "call.h"
 #include "fastpath.h"
 #include "front.h"
-#include "labels.h"
 #include "kserve.h"
+#include "labels.h"
 #include "limit.h"
 #include "problem.h"
 #include "result_json.h"
@@ -464,8 +464,8 @@ static void handle(const api_request *req, api_response *res) {
         size_t flags = JSON_DECODE_ANY | JSON_ALLOW_NUL;
         if (route->flags & API_ROUTE_UNIQUE_MEMBERS)
             flags |= JSON_REJECT_DUPLICATES;
-        root = api_fastpath_load(&fast, api_route_fast_fields(route),
-                                 req->body, json_len, flags, &gate, &error);
+        root = api_fastpath_load(&fast, api_route_fast_fields(route), req->body,
+                                 json_len, flags, &gate, &error);
         if (!root) {
             if (!fast.refused) /* else admit_tree said why */
                 api_problem_from_json_error(&call.problem, &error, req->body,

@@ -26,7 +26,11 @@
 #      headers, slow uploads, gzip answers, HEAD of a huge answer, a tiny
 #      multihead request with a huge answer; each of its TAP lines counts
 #      here as one check;
-#   7. with ASAN_ATTND: 2 to 4 against the AddressSanitizer daemon, which
+#   7. a class under attack (class.py, CLASS_MODE --short or --full, a
+#      daemon of its own with docs/class.md's configuration): students, a
+#      teacher and a /healthz probe beside one attacker per phase; each
+#      phase's TAP line counts here as one check;
+#   8. with ASAN_ATTND: 2 to 4 against the AddressSanitizer daemon, which
 #      must then exit 0 with no report (LeakSanitizer runs at exit).
 # Needs wrk, perl, curl and jq.
 #   usage: sh tests/load/smoke.sh ATTND [ASAN_ATTND]
@@ -47,6 +51,7 @@ DISCONNECT_RSS_KB=${DISCONNECT_RSS_KB:-4096}
 HEALTH_SECONDS=${HEALTH_SECONDS:-3}
 HEALTH_P99_MS=${HEALTH_P99_MS:-50}
 ATTACKS_MODE=${ATTACKS_MODE:---short}
+CLASS_MODE=${CLASS_MODE:---short}
 TMP=$(mktemp -d)
 PIDS=""
 trap 'for p in $PIDS; do kill -KILL "$p" 2>/dev/null; done; rm -rf "$TMP"' EXIT
@@ -290,21 +295,21 @@ health_under_compute() {
     fi
 }
 
-# attacks: attacks.py's checks, renumbered into this script's TAP; its
-# other lines become comments
-attacks() {
-    python3 "$DIR/attacks.py" "$ATTACKS_MODE" "$ATTND" >"$TMP/attacks.out" 2>&1
+# suite NAME SCRIPT MODE: a python suite's checks (attacks.py, class.py),
+# renumbered into this script's TAP; its other lines become comments
+suite() {
+    python3 "$DIR/$2" "$3" "$ATTND" >"$TMP/$1.out" 2>&1
     rc=$?
     while IFS= read -r line; do
         case $line in
-        "ok "*) ok "attacks: ${line#ok * - }" ;;
-        "not ok "*) not_ok "attacks: ${line#not ok * - }" ;;
+        "ok "*) ok "$1: ${line#ok * - }" ;;
+        "not ok "*) not_ok "$1: ${line#not ok * - }" ;;
         "#"*) echo "$line" ;;
         *) echo "# $line" ;;
         esac
-    done <"$TMP/attacks.out"
-    if ! tail -n 1 "$TMP/attacks.out" | grep -q '^attacks: [0-9]* passed, [0-9]* failed$'; then
-        not_ok "attacks.py ran to its end (exit status $rc)"
+    done <"$TMP/$1.out"
+    if ! tail -n 1 "$TMP/$1.out" | grep -q "^$1: [0-9]* passed, [0-9]* failed\$"; then
+        not_ok "$2 ran to its end (exit status $rc)"
     fi
 }
 
@@ -341,7 +346,8 @@ health_under_compute
 sigterm_under_load "release" "$LOG"
 
 # --- 6. resource attacks, each against daemons of its own ---------------------
-attacks
+suite attacks attacks.py "$ATTACKS_MODE"
+suite class class.py "$CLASS_MODE"
 
 # --- 7. the AddressSanitizer daemon ----------------------------------------------
 if [ -n "$ASAN_ATTND" ]; then
