@@ -60,7 +60,10 @@
 #define LISTEN_BACKLOG 1024
 #define LOG_PATH_MAX 1024 /* bytes of the path kept for the access line */
 #define DISCARD_FACTOR 4  /* see on_body */
-#define STREAM_BLOCK (1024u * 1024) /* bytes per read of a streamed answer */
+/* Bytes per read of an answer handed over piece by piece: the buffer
+ * libmicrohttpd holds for each such answer, and the most printed (or
+ * copied) in one call on an HTTP thread, about half a millisecond */
+#define STREAM_BLOCK (64u * 1024)
 #define GZIP_PIECE (32u * 1024)     /* compressed bytes per read: about 1 ms */
 /* Answers from this size are handed to libmicrohttpd a piece at a time,
  * so that a reader slower than --min-response-rate is seen; smaller ones
