@@ -157,6 +157,23 @@ static unsigned drain(srv_http *srv, unsigned grace_s) {
  * (per-client limits, trusted proxies, tokens, the in-flight cap) and the
  * TLS pair. Returns 0, or -1 after printing why the server must not start
  * with them. Warnings go to *warn (cap bytes; "" when none). */
+/* Caps nest (docs/contract.md, "Sharing one server"): with
+ * --max-connections N, one client may hold at most half of the N requests
+ * in flight (a quarter when --max-concurrent-per-client is not given), so
+ * that one client never takes every place. Not where addresses are said
+ * to be shared (--max-connections-per-address 0: a class behind one NAT
+ * or an untrusted proxy is one client). */
+static unsigned nested_per_client(const srv_options *opts) {
+    unsigned given = opts->max_concurrent_per_client;
+    if (opts->max_connections == 0 || opts->max_connections_per_address == 0)
+        return given;
+    unsigned half = opts->max_connections / 2,
+             quarter = opts->max_connections / 4;
+    if (given == 0)
+        return quarter > 0 ? quarter : 1;
+    return given > half && half > 0 ? half : given;
+}
+
 static int setup_safety(const srv_options *opts, srv_gate **gate,
                         srv_tls_keys *tls, char *warn, size_t cap) {
     char err[1024];
@@ -165,7 +182,7 @@ static int setup_safety(const srv_options *opts, srv_gate **gate,
     warn[0] = '\0';
     cfg.rate_per_s = opts->rate_limit;
     cfg.burst = opts->burst;
-    cfg.max_concurrent = opts->max_concurrent_per_client;
+    cfg.max_concurrent = nested_per_client(opts);
     cfg.max_in_flight = opts->max_connections;
     cfg.metrics_public = opts->metrics_public;
     if (srv_netlist_parse(&cfg.trusted, opts->trusted_proxy) != 0) {
