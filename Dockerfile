@@ -68,9 +68,13 @@ RUN printf '%s\n' 'path-exclude=/usr/share/doc/*' \
 COPY --from=build /attnd /usr/local/bin/attnd
 RUN if ldd /usr/local/bin/attnd | grep 'not found'; then exit 1; fi
 USER 10001:10001
+# 8081: the probe listener (health and /metrics; HEALTHCHECK asks it),
+# for the node or the cluster network, not to be published;
+# ATTND_PROBE_PORT=0 turns it off
 ENV ATTND_BIND=0.0.0.0 \
-    ATTND_PORT=8080
-EXPOSE 8080
+    ATTND_PORT=8080 \
+    ATTND_PROBE_PORT=8081
+EXPOSE 8080 8081
 STOPSIGNAL SIGTERM
 HEALTHCHECK --interval=10s --timeout=3s --start-period=10s --retries=3 \
     CMD ["/usr/local/bin/attnd", "--healthcheck"]

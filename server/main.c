@@ -2,7 +2,8 @@
  * main.c — attnd's entry point: read the options, size the BLAS thread
  * count against the HTTP worker pool, serve, and drain on SIGTERM/SIGINT
  * (readiness 503, stop accepting, finish in-flight requests within
- * --shutdown-grace, exit 0). The signal handler only writes the signal
+ * --shutdown-grace, exit 0; the probe listener, probe.h, answers until
+ * the end). The signal handler only writes the signal
  * number to a pipe (the self-pipe trick); this thread reads it and does the
  * work. A handler, not sigwait: OpenBLAS starts its threads before main, so
  * a blocked-signal mask cannot cover every thread. `attnd run` and `attnd
@@ -33,6 +34,7 @@
 #include "metrics.h"
 #include "offline.h"
 #include "options.h"
+#include "probe.h"
 #include "request_id.h"
 #include "tls.h"
 
@@ -281,7 +283,9 @@ int main(int argc, char **argv) {
         return 2;
     }
     if (opts.healthcheck)
-        return srv_healthcheck(opts.bind, opts.port, HEALTHCHECK_TIMEOUT_MS);
+        return srv_healthcheck(
+            opts.bind, opts.probe_port != 0 ? opts.probe_port : opts.port,
+            HEALTHCHECK_TIMEOUT_MS);
     if (srv_cors_init(opts.cors_origin) != 0) {
         fprintf(stderr,
                 "attnd: --cors-origin: invalid value '%s' (expected * or a "
@@ -333,8 +337,20 @@ int main(int argc, char **argv) {
         srv_tls_keys_free(&tls);
         return 1;
     }
+    /* the probe listener first: a probe answered as soon as the main
+     * port is, never refused by the main port's load */
+    srv_probe *probe = NULL;
+    if (opts.probe_port != 0) {
+        probe = srv_probe_start(opts.bind, opts.probe_port, &limits, gate);
+        if (probe == NULL) {
+            srv_gate_free(gate);
+            srv_tls_keys_free(&tls);
+            return 1;
+        }
+    }
     srv_http *srv = srv_http_start(&opts, &limits, gate, &tls);
     if (srv == NULL) {
+        srv_probe_stop(probe);
         srv_gate_free(gate);
         srv_tls_keys_free(&tls);
         return 1;
@@ -359,6 +375,12 @@ int main(int argc, char **argv) {
                     host, v6 ? "]" : "", srv_http_port(srv), opts.threads,
                     opts.threads == 1 ? "thread" : "threads", blas_threads,
                     blas_threads == 1 ? "thread" : "threads", budget_text);
+    if (probe != NULL)
+        srv_log_message("info",
+                        "attnd probes on http://%s%s%s:%u (/healthz, "
+                        "/v2/health/*, /metrics)",
+                        v6 ? "[" : "", host, v6 ? "]" : "",
+                        srv_probe_port(probe));
     log_safety(gate, opts.trusted_proxy);
 
     int sig = wait_stop_signal(-1);
@@ -375,6 +397,8 @@ int main(int argc, char **argv) {
         srv_log_message("warning", "closing %u unfinished request%s", left,
                         left == 1 ? "" : "s");
     srv_http_stop(srv);
+    /* last: readiness answered (503) while the main port drains */
+    srv_probe_stop(probe);
     srv_gate_free(gate);
     srv_tls_keys_free(&tls);
     srv_log_message("info", "attnd: stopped");

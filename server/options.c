@@ -45,6 +45,12 @@ typedef struct {
 static const opt_spec specs[] = {
     {"port", "ATTND_PORT", OPT_UINT, offsetof(srv_options, port), 0, 65535,
      "TCP port, 0 picks a free one (default 8080)"},
+    {"probe-port", "ATTND_PROBE_PORT", OPT_UINT,
+     offsetof(srv_options, probe_port), 0, 65535,
+     "TCP port of a second, plain-HTTP listener on --bind that answers only "
+     "GET/HEAD /healthz, /v2/health/* and /metrics, on a thread and "
+     "connections of its own, so that probes are answered however busy the "
+     "main port is; keep it off the public network; 0: none (default 0)"},
     {"bind", "ATTND_BIND", OPT_ADDR, offsetof(srv_options, bind), 0, 0,
      "numeric address to listen on (default 127.0.0.1)"},
     {"threads", "ATTND_THREADS", OPT_UINT, offsetof(srv_options, threads), 1,
@@ -174,8 +180,8 @@ static void usage(FILE *out) {
         fprintf(out, "  --%s (%s)\n      %s\n", specs[i].flag, specs[i].env,
                 specs[i].help);
     fprintf(out, "  --healthcheck\n      %s\n",
-            "GET /healthz on 127.0.0.1:PORT (plain HTTP, else TLS); exit 0 "
-            "on 200, else 1");
+            "GET /healthz on 127.0.0.1:PORT, the --probe-port when one is "
+            "set (plain HTTP, else TLS); exit 0 on 200, else 1");
     fprintf(out, "  --help\n      print this and exit\n");
 }
 
@@ -404,6 +410,13 @@ srv_opt_result srv_options_parse(srv_options *opts, int argc, char **argv) {
         snprintf(source, sizeof source, "--%s", sp->flag);
         if (apply(opts, sp, value, source) != 0)
             return SRV_OPT_EXIT_BAD;
+    }
+    if (opts->probe_port != 0 && opts->probe_port == opts->port) {
+        fprintf(stderr,
+                "attnd: --probe-port %u: the same as --port; the probe "
+                "listener needs a port of its own (e.g. %u)\n",
+                opts->probe_port, opts->port < 65535 ? opts->port + 1 : 8081);
+        return SRV_OPT_EXIT_BAD;
     }
     return SRV_OPT_RUN;
 }

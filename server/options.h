@@ -17,7 +17,9 @@ typedef enum { SRV_LOG_TEXT = 0, SRV_LOG_JSON } srv_log_format;
 #define SRV_MEMORY_BUDGET_AUTO UINT64_MAX
 
 typedef struct {
-    unsigned port;         /* TCP port, 0 = any free port */
+    unsigned port; /* TCP port, 0 = any free port */
+    /* the probe listener's TCP port (probe.h); 0: none (the default) */
+    unsigned probe_port;
     char bind[64];         /* numeric IPv4 or IPv6 address */
     unsigned threads;      /* HTTP worker threads, >= 1 */
     size_t max_body_bytes; /* request body limit, bytes */
@@ -35,7 +37,7 @@ typedef struct {
     srv_log_format log_format;
     size_t gzip_min_bytes;     /* compress answers from this size; 0: never */
     unsigned shutdown_grace_s; /* seconds to finish in-flight requests */
-    int healthcheck;           /* 1: probe /healthz on --port and exit */
+    int healthcheck; /* 1: probe /healthz on --probe-port, else --port */
     /* shared-lab safety: every one off (0 or "") by default */
     double rate_limit;                  /* requests/s per client */
     unsigned burst;                     /* bucket size; 0 = ceil(rate) */
@@ -74,7 +76,8 @@ typedef enum {
 void srv_options_default(srv_options *opts);
 
 /* Read ATTND_* variables from the environment, then argv (argv[0] is the
- * program name). Writes usage to stdout for --help; for a bad name or value
+ * program name). Writes usage to stdout for --help; for a bad name or value,
+ * or settings that cannot go together (--probe-port equal to --port),
  * writes one line naming it to stderr. opts must hold the defaults first. */
 srv_opt_result srv_options_parse(srv_options *opts, int argc, char **argv);
 

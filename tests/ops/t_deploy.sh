@@ -51,6 +51,28 @@ else
     check "  a liveness probe on /healthz breaks the rule" \
         grep -q 'path /healthz, expected /v2/health/live' "$TMP/bad.out"
 
+    # the probe port: probes back on the main port, a probe port that is
+    # the main port, the Service sending requests to it
+    mkdir -p "$TMP/bad3"
+    cp docker/k8s/*.yaml "$TMP/bad3/"
+    sed -i -e '/readinessProbe:/,/port:/s/port: probe/port: http/' \
+        "$TMP/bad3/deployment.yaml"
+    sed -i -e 's/targetPort: http/targetPort: probe/' "$TMP/bad3/service.yaml"
+    node "$K8S/validate.mjs" "$TMP/bad3" >"$TMP/bad3.out" 2>&1
+    rc=$?
+    check "probe-port mistakes fail the check (exit $rc)" [ "$rc" -eq 1 ]
+    check "  a readiness probe on the main port while ATTND_PROBE_PORT is set" \
+        grep -q 'port http, expected the probe port' "$TMP/bad3.out"
+    check "  a Service targeting the probe port" \
+        grep -q 'targetPort probe is the probe port' "$TMP/bad3.out"
+    mkdir -p "$TMP/bad4"
+    cp docker/k8s/*.yaml "$TMP/bad4/"
+    sed -i -e '/name: ATTND_PROBE_PORT/,/value:/s/value: "8081"/value: "8080"/' \
+        "$TMP/bad4/deployment.yaml"
+    node "$K8S/validate.mjs" "$TMP/bad4" >"$TMP/bad4.out" 2>&1
+    check "  ATTND_PROBE_PORT equal to ATTND_PORT (attnd would refuse to start)" \
+        grep -q 'ATTND_PROBE_PORT 8080 is ATTND_PORT' "$TMP/bad4.out"
+
     # and the rules about proxies, the preStop pause and the
     # InferenceService
     mkdir -p "$TMP/bad2"

@@ -9,7 +9,8 @@
 //     same schemas), field by field down the object: a misspelt
 //     "readinesProbe" is an error here, as with kubectl --validate=strict.
 //  4. attnd's rules: probes on /v2/health/ready and /v2/health/live at the
-//     container's port, requests and limits for CPU and memory, a non-root
+//     container's port, the port named "probe" when ATTND_PROBE_PORT is set
+//     (and the Service never on it), requests and limits for CPU and memory, a non-root
 //     user, a read-only root file system, no privilege escalation, every
 //     capability dropped, no connection cap per address and a trusted
 //     proxy list of private networks (everything comes through a proxy);
@@ -298,6 +299,22 @@ const resolves = (p) => ports.some((x) => x.name === p || x.containerPort === p)
         e.push("ATTND_BIND must be 0.0.0.0 (attnd listens on 127.0.0.1 by default)");
     check("Deployment: pods selected, attnd listening on all addresses at port http", e);
 }
+// the probe listener (ATTND_PROBE_PORT; docs/operations.md "The probe
+// port"): a container port named "probe", apart from ATTND_PORT, which the
+// kubelet's probes use so that load on the main port cannot fail them
+const probePort = env.ATTND_PROBE_PORT !== undefined && env.ATTND_PROBE_PORT !== "0"
+    ? ports.find((p) => p.name === "probe") : undefined;
+const onProbePort = (p) => probePort !== undefined &&
+    (p === "probe" || p === probePort.containerPort);
+if (env.ATTND_PROBE_PORT !== undefined && env.ATTND_PROBE_PORT !== "0") {
+    const e = [];
+    if (!probePort) e.push('no container port named "probe"');
+    else if (String(probePort.containerPort) !== env.ATTND_PROBE_PORT)
+        e.push(`container port "probe" is ${probePort.containerPort}, ATTND_PROBE_PORT ${env.ATTND_PROBE_PORT}`);
+    if (env.ATTND_PROBE_PORT === (env.ATTND_PORT ?? "8080"))
+        e.push(`ATTND_PROBE_PORT ${env.ATTND_PROBE_PORT} is ATTND_PORT: attnd refuses to start`);
+    check(`Deployment: the probe listener on container port "probe" (ATTND_PROBE_PORT ${env.ATTND_PROBE_PORT})`, e);
+}
 for (const [probe, route] of [["readinessProbe", "/v2/health/ready"],
         ["livenessProbe", "/v2/health/live"]]) {
     const p = c[probe];
@@ -306,8 +323,10 @@ for (const [probe, route] of [["readinessProbe", "/v2/health/ready"],
     else {
         if (p.httpGet.path !== route) e.push(`path ${p.httpGet.path}, expected ${route}`);
         if (!resolves(p.httpGet.port)) e.push(`port ${p.httpGet.port} is not a container port`);
+        else if (probePort !== undefined && !onProbePort(p.httpGet.port))
+            e.push(`port ${p.httpGet.port}, expected the probe port (probe, ${probePort.containerPort}): the main port's load could fail it`);
     }
-    check(`Deployment: ${probe} GET ${route} on the container's port`, e);
+    check(`Deployment: ${probe} GET ${route} on the ${probePort ? "probe" : "container's"} port`, e);
 }
 {
     const r = c.resources ?? {};
@@ -399,9 +418,12 @@ function trustedProxyErrors(list) {
     const e = [];
     if (!selects(svc.spec.selector) || Object.keys(svc.spec.selector ?? {}).length === 0)
         e.push("the selector does not match the pod labels");
-    for (const p of svc.spec.ports ?? [])
+    for (const p of svc.spec.ports ?? []) {
         if (!resolves(p.targetPort ?? p.port)) e.push(`targetPort ${p.targetPort} is not a container port`);
-    check("Service: selects the pods, targets the container's port", e);
+        if (onProbePort(p.targetPort ?? p.port))
+            e.push(`targetPort ${p.targetPort ?? p.port} is the probe port, which stays off the Service`);
+    }
+    check("Service: selects the pods, targets the container's port (not the probe port)", e);
 }
 {
     const e = [];
@@ -496,7 +518,11 @@ check("PodDisruptionBudget: selects the pods, keeps fewer than the autoscaler's 
         {
             const e = [];
             for (const [k, v] of Object.entries(env)) {
-                if (k === "ATTND_TRUSTED_PROXY") {
+                if (k === "ATTND_PROBE_PORT") {
+                    // Knative: one port, probes on it; no probe listener
+                    if (ienv[k] !== undefined && ienv[k] !== "0")
+                        e.push(`${k} is ${ienv[k]}: Knative probes the one port, so it would go unused`);
+                } else if (k === "ATTND_TRUSTED_PROXY") {
                     const mine = (ienv[k] ?? "").split(",").map((x) => x.trim());
                     for (const x of v.split(",").map((y) => y.trim()))
                         if (!mine.includes(x)) e.push(`ATTND_TRUSTED_PROXY lacks the Deployment's ${x}`);
