@@ -41,6 +41,9 @@ struct srv_watched {
     _Atomic int64_t deadline_ms; /* AWAIT_HEAD: the head's deadline */
     _Atomic uint64_t body_bytes; /* AWAIT_BODY: received so far */
     _Atomic uint64_t sent_bytes; /* SENDING: handed to the socket so far */
+    _Atomic int64_t window_ms;   /* SENDING: start of the window judged, or
+                                    0 for a new answer */
+    uint64_t window_bytes;       /* the watcher's: taken when it started */
     _Atomic int answered;        /* 408 once the watcher wrote it, until
                                     srv_conn_watch_answered takes it */
     int computing;               /* under the lock: look for a hang-up */
@@ -110,8 +113,6 @@ static char *make_reply(size_t *len, int status, const char *detail) {
     return text;
 }
 
-/* Past its deadline: the head not complete in time, or the body below the
- * rate once the header timeout has passed. */
 /* Bytes of an answer the client has taken: those handed to the socket
  * less those still in its send queue (TIOCOUTQ: not yet acknowledged), so
  * that a kernel buffer of megabytes does not make a slow reader look
@@ -124,17 +125,41 @@ static uint64_t delivered(const srv_watched *c) {
     return sent > (uint64_t)queued ? sent - (uint64_t)queued : 0;
 }
 
+/* A reader too slow: in each window of header_ms since its answer was
+ * ready, it must take min_response_rate on average. Windows, not the
+ * average since the start, so that what the client's socket buffers took
+ * at once (megabytes, unread) is credit for one window only. */
+static int reader_overdue(const srv_conn_watch *w, srv_watched *c,
+                          int64_t now) {
+    int64_t start = atomic_load(&c->window_ms);
+    if (start == 0) { /* a new answer (srv_conn_watch_sending) */
+        start = atomic_load(&c->since_ms);
+        atomic_store(&c->window_ms, start);
+        c->window_bytes = 0;
+    }
+    int64_t elapsed = now - start;
+    if (w->min_response_rate == 0 || elapsed < w->header_ms)
+        return 0;
+    uint64_t taken = delivered(c);
+    uint64_t in_window = taken > c->window_bytes ? taken - c->window_bytes : 0;
+    if (in_window * 1000 < w->min_response_rate * (uint64_t)elapsed)
+        return 1;
+    atomic_store(&c->window_ms, now);
+    c->window_bytes = taken;
+    return 0;
+}
+
+/* Past its deadline: the head not complete in time, the body below the
+ * rate once the header timeout has passed, or the answer taken too
+ * slowly. */
 static int overdue(const srv_conn_watch *w, srv_watched *c, int64_t now,
                    int *body) {
     int state = atomic_load(&c->state);
     *body = state == AWAIT_BODY;
     if (state == AWAIT_HEAD)
         return now > atomic_load(&c->deadline_ms);
-    if (state == SENDING) {
-        int64_t elapsed = now - atomic_load(&c->since_ms);
-        return w->min_response_rate > 0 && elapsed > w->header_ms &&
-               delivered(c) * 1000 < w->min_response_rate * (uint64_t)elapsed;
-    }
+    if (state == SENDING)
+        return reader_overdue(w, c, now);
     if (state != AWAIT_BODY || w->min_rate == 0)
         return 0;
     int64_t elapsed = now - atomic_load(&c->since_ms);
@@ -391,6 +416,7 @@ srv_watched *srv_conn_watch_open(srv_conn_watch *w, int fd) {
     atomic_init(&c->deadline_ms, now + w->header_ms);
     atomic_init(&c->body_bytes, 0);
     atomic_init(&c->sent_bytes, 0);
+    atomic_init(&c->window_ms, 0);
     atomic_init(&c->answered, 0);
     atomic_init(&c->gone, 0);
     c->next_head_ms = w->idle_ms + w->header_ms;
@@ -463,6 +489,7 @@ void srv_conn_watch_sending(srv_watched *c) {
         return;
     atomic_store(&c->since_ms, now_ms());
     atomic_store(&c->sent_bytes, 0);
+    atomic_store(&c->window_ms, 0);
     enter(c, SENDING);
 }
 

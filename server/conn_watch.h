@@ -64,9 +64,11 @@ int srv_conn_watch_body(srv_watched *c, size_t n);
 int srv_conn_watch_busy(srv_watched *c);
 
 /* Its answer is queued: from now on the client must take it at
- * min_response_rate on average once header_timeout_s has passed, counted
- * in bytes it has acknowledged (those handed over, srv_conn_watch_sent,
- * less those still in the socket's send queue); a slower reader's
+ * min_response_rate on average over each window of header_timeout_s,
+ * counted in bytes it has acknowledged (those handed over,
+ * srv_conn_watch_sent, less those still in the socket's send queue), so
+ * that what its socket buffers took at once counts for one window only;
+ * a slower reader's
  * connection is shut down, so that an answer nobody reads does not hold
  * its memory for ever. */
 void srv_conn_watch_sending(srv_watched *c);
