@@ -23,7 +23,8 @@ lo; each client socket is bound to its source address before connect):
     connection of its own, and its latency runs from the click;
   * a teacher at 127.0.9.1 grading a batch of 50 small dot submissions
     (POST /grade/batch) after another, at most one a second;
-  * a /healthz probe at 127.0.9.2, a new connection every 100 ms; a probe
+  * a /healthz probe at 127.0.9.2 on the probe port (--probe-port, else
+    the main port), a new connection every 100 ms; a probe
     that is refused or times out (HEALTH_TIMEOUT) fails, its latency taken
     as the timeout;
   * /metrics polled at 127.0.9.3 every 250 ms for the memory budget's
@@ -91,8 +92,12 @@ sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import attacks  # noqa: E402
 
-DAEMON_FLAGS = ("--rate-limit 2 --burst 10 --max-concurrent-per-client 4 "
-                "--max-connections 64 --memory-budget 1G")
+# docs/class.md's configuration; PROBE is replaced by a free port, where
+# the /healthz probe asks (the main port when the binary has no
+# --probe-port)
+DAEMON_FLAGS = ("--probe-port PROBE --rate-limit 2 --burst 10 "
+                "--max-concurrent-per-client 4 --max-connections 64 "
+                "--memory-budget 1G")
 
 HOST = "127.0.0.1"
 TEACHER_ADDR = "127.0.9.1"
@@ -772,6 +777,23 @@ class TimeLimit(Exception):
     pass
 
 
+def free_port():
+    """A loopback port that nothing listens on now."""
+    with socket.socket() as s:
+        s.bind((HOST, 0))
+        return s.getsockname()[1]
+
+
+def flag_value(flags, flag):
+    """The value given to `flag` in flags, or None."""
+    for i, tok in enumerate(flags):
+        if tok == flag and i + 1 < len(flags):
+            return flags[i + 1]
+        if tok.startswith(flag + "="):
+            return tok.split("=", 1)[1]
+    return None
+
+
 def drop_flag(flags, flag):
     """flags without `flag` and its value."""
     out, skip = [], False
@@ -892,10 +914,12 @@ class Run:
         self.mode = "full" if args.full else "short"
         self.m = MODES[self.mode]
         self.binary = args.attnd
-        self.flags = shlex.split(args.flags)
+        self.flags = [str(free_port()) if f == "PROBE" else f
+                      for f in shlex.split(args.flags)]
         self.refused = []
         self.tmp = tempfile.mkdtemp(prefix="attnd-class-")
         self.port_file = os.path.join(self.tmp, "port")
+        self.probe_file = os.path.join(self.tmp, "probe_port")
         self.d = self.mon = None
         self.phases = []
         self.n = self.failed = 0
@@ -930,6 +954,10 @@ class Run:
         with open(self.port_file + ".new", "w") as f:
             f.write("%d\n" % self.d.port)
         os.replace(self.port_file + ".new", self.port_file)
+        probe = flag_value(self.flags, "--probe-port")
+        with open(self.probe_file + ".new", "w") as f:
+            f.write("%s\n" % (probe or self.d.port))
+        os.replace(self.probe_file + ".new", self.probe_file)
         self.mon = attacks.RssMonitor(self.d, self.args.rss_cap_mb * 1024)
         self.metrics.port = self.d.port
 
@@ -1015,7 +1043,7 @@ class Run:
                               "port_file": self.port_file,
                               "seed": 1, "out": os.path.join(self.tmp,
                                                              "class.json")})
-        health = spawn("health", {"port_file": self.port_file,
+        health = spawn("health", {"port_file": self.probe_file,
                                   "out": os.path.join(self.tmp,
                                                       "health.json")})
         time.sleep(self.m["warmup"])
