@@ -18,6 +18,7 @@
 #include <sys/socket.h>
 #include <time.h>
 
+#include "conn_watch.h"
 #include "framing.h"
 #include "log.h"
 #include "metrics.h"
@@ -33,7 +34,8 @@
 
 struct srv_probe {
     struct MHD_Daemon *daemon;
-    srv_gate *gate; /* borrowed; NULL: no token anywhere */
+    srv_conn_watch *watch; /* head deadlines, connections let go */
+    srv_gate *gate;        /* borrowed; NULL: no token anywhere */
     api_limits limits;
     unsigned port;
     char paths[PATHS_MAX]; /* "/healthz, /v2/health/live, ..." */
@@ -48,6 +50,7 @@ typedef struct {
     int status;         /* 0 until an answer is queued */
     uint64_t bytes;     /* body bytes of the answer (0 for HEAD) */
     char request_id[SRV_REQUEST_ID_MAX + 1];
+    srv_watched *watched; /* its connection's record (conn_watch.h) */
 } probe_request;
 
 /* MHD_OPTION_URI_LOG_CALLBACK: the request's first byte; its state, with
@@ -76,6 +79,10 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
     if (r == NULL)
         return;
     *con_cls = NULL;
+    int cut = srv_conn_watch_answered(r->watched); /* a 408 of its head */
+    if (r->status == 0 && cut)
+        r->status = cut;
+    srv_conn_watch_idle(r->watched); /* a kept-alive connection's next head */
     struct timespec now;
     clock_gettime(CLOCK_MONOTONIC, &now);
     srv_metrics_sample sample = {
@@ -153,7 +160,7 @@ static enum MHD_Result answer(probe_request *r, struct MHD_Connection *conn,
         ok &= MHD_add_response_header(resp, MHD_HTTP_HEADER_CONNECTION,
                                       "close") == MHD_YES;
     enum MHD_Result rc = MHD_NO;
-    if (ok)
+    if (ok && srv_conn_watch_busy(r->watched) == 0)
         rc = MHD_queue_response(conn, (unsigned)res->status, resp);
     MHD_destroy_response(resp);
     if (rc == MHD_YES) {
@@ -260,6 +267,11 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn,
     if (r->method == NULL) {
         r->method = method;
         srv_request_id_make(r->request_id, header(conn, "X-Request-Id"));
+        const union MHD_ConnectionInfo *sc =
+            MHD_get_connection_info(conn, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+        r->watched = sc != NULL ? sc->socket_context : NULL;
+        if (srv_conn_watch_head_done(r->watched, 0) != 0)
+            return MHD_NO; /* too late: cut by the head deadline */
         if (has_body(conn))
             return decide(cls, r, conn, srv_framing_target_path(url), 1);
         return MHD_YES;
@@ -269,6 +281,23 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn,
         return MHD_YES;
     }
     return decide(cls, r, conn, srv_framing_target_path(url), 0);
+}
+
+/* MHD_OPTION_NOTIFY_CONNECTION: a connection is watched from set-up to
+ * close, its record kept as the connection's socket context. */
+static void on_connection(void *cls, struct MHD_Connection *conn,
+                          void **socket_context,
+                          enum MHD_ConnectionNotificationCode code) {
+    srv_probe *p = cls;
+    if (code == MHD_CONNECTION_NOTIFY_STARTED) {
+        const union MHD_ConnectionInfo *fd =
+            MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CONNECTION_FD);
+        *socket_context =
+            fd != NULL ? srv_conn_watch_open(p->watch, fd->connect_fd) : NULL;
+    } else {
+        srv_conn_watch_close(p->watch, *socket_context);
+        *socket_context = NULL;
+    }
 }
 
 /* "/healthz, /v2/health/live, ..." into p->paths: the routes of the api's
@@ -323,6 +352,15 @@ srv_probe *srv_probe_start(const char *bind, unsigned port,
     p->gate = gate;
     p->limits = *limits;
     list_paths(p);
+    /* no body is ever read here, and answers are small: no rates */
+    p->watch =
+        srv_conn_watch_start(SRV_PROBE_CONNECTIONS, SRV_PROBE_HEAD_TIMEOUT_S,
+                             SRV_PROBE_TIMEOUT_S, 0, 0, 1);
+    if (p->watch == NULL) {
+        srv_log_message("error", "out of memory starting the probe listener");
+        free(p);
+        return NULL;
+    }
     p->daemon = MHD_start_daemon(
         flags, (uint16_t)port, NULL, NULL, &on_request, p,
         MHD_OPTION_EXTERNAL_LOGGER, &mhd_log, p, MHD_OPTION_SOCK_ADDR,
@@ -331,8 +369,12 @@ srv_probe *srv_probe_start(const char *bind, unsigned port,
         (unsigned int)SRV_PROBE_CONNECTIONS, MHD_OPTION_CONNECTION_MEMORY_LIMIT,
         (size_t)PROBE_MEMORY_BYTES, MHD_OPTION_LISTEN_BACKLOG_SIZE,
         (unsigned int)PROBE_BACKLOG, MHD_OPTION_URI_LOG_CALLBACK, &on_uri, p,
-        MHD_OPTION_NOTIFY_COMPLETED, &on_completed, p, MHD_OPTION_END);
+        MHD_OPTION_NOTIFY_COMPLETED, &on_completed, p,
+        MHD_OPTION_NOTIFY_CONNECTION, &on_connection, p,
+        MHD_OPTION_PER_IP_CONNECTION_LIMIT, (unsigned int)SRV_PROBE_PER_ADDRESS,
+        MHD_OPTION_END);
     if (p->daemon == NULL) {
+        srv_conn_watch_stop(p->watch);
         int in_use = errno == EADDRINUSE;
         srv_log_message("error", "cannot listen for probes on %s port %u%s",
                         bind, port,
@@ -356,5 +398,6 @@ void srv_probe_stop(srv_probe *p) {
     if (p == NULL)
         return;
     MHD_stop_daemon(p->daemon);
+    srv_conn_watch_stop(p->watch);
     free(p);
 }

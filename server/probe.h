@@ -18,8 +18,22 @@
 #include "gate.h"
 
 /* Connections the probe listener holds at once; past it new ones wait in
- * its backlog. A kubelet and a container health check use one or two. */
-#define SRV_PROBE_CONNECTIONS 32
+ * its backlog. A kubelet and a container health check use one or two;
+ * with SRV_PROBE_PER_ADDRESS, filling them takes 128 addresses, and each
+ * holds a connection for at most SRV_PROBE_HEAD_TIMEOUT_S without a
+ * complete head (16 KiB each at most). */
+#define SRV_PROBE_CONNECTIONS 512
+/* Connections one address may hold on it (a node's kubelet, a Prometheus):
+ * a further one is refused at accept. */
+#define SRV_PROBE_PER_ADDRESS 4
+/* Seconds a probe's head has to arrive, from accept or from the answer
+ * before on a kept-alive connection (then within the idle timeout as
+ * well): a probe sends its head at once, and a head trickled to hold a
+ * connection is cut (408) and closed. The listener's connections are
+ * watched as the main port's are (conn_watch.h): past seven eighths of
+ * them open, those waiting on their client are let go, the address that
+ * holds the most first. */
+#define SRV_PROBE_HEAD_TIMEOUT_S 1
 /* Seconds an idle probe connection is kept open. */
 #define SRV_PROBE_TIMEOUT_S 5
 

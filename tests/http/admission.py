@@ -115,6 +115,13 @@ def ask(port, source, method, path, body=b"", ctype="application/json",
     return line, headers, rest, time.time() - t0
 
 
+def free_port():
+    """A loopback port that nothing listens on now."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
 def metric(port, name, source="127.0.0.250"):
     """One unlabelled value of /metrics, asked from source; -1 if absent."""
     try:
@@ -360,6 +367,67 @@ def small_page_bodies(t):
         for s in idle:
             s.close()
     finally:
+        stop(proc)
+
+
+# --- 3b. the probe port held by trickled heads -----------------------------
+def probe_port_held(t):
+    """40 addresses each open 40 connections to the probe port and trickle
+    their heads a byte every 0.3 s, renewing them every 3 s: the probe
+    port's head deadline (1 s), its 4 connections per address and its
+    connections let go keep probes answered."""
+    probe = free_port()
+    got = t.start("--probe-port", str(probe))
+    if got is None:
+        return t.report(False, "probe port: the daemon started")
+    proc, port, _ = got
+    halt = threading.Event()
+
+    def attacker(a):
+        while not halt.is_set():
+            socks = []
+            for _ in range(40):
+                try:
+                    c = socket.socket()
+                    c.bind(("127.0.66.%d" % a, 0))
+                    c.settimeout(1)
+                    c.connect(("127.0.0.1", probe))
+                    c.sendall(b"GET /healthz HTTP/1.1\r\n")
+                    socks.append(c)
+                except OSError:
+                    pass
+            t0 = time.time()
+            while time.time() - t0 < 3 and not halt.is_set():
+                time.sleep(0.3)
+                for c in socks:
+                    try:
+                        c.send(b"X")
+                    except OSError:
+                        pass
+            for c in socks:
+                c.close()
+    threads = [threading.Thread(target=attacker, args=(a,), daemon=True)
+               for a in range(1, 41)]
+    try:
+        for th in threads:
+            th.start()
+        time.sleep(2)
+        latencies, failed = [], 0
+        for _ in range(60):
+            line, _, _, dt = ask(probe, "127.0.0.251", "GET", "/healthz",
+                                 timeout=2)
+            failed += not line.startswith("HTTP/1.1 200")
+            latencies.append(dt * 1000)
+            time.sleep(0.05)
+        latencies.sort()
+        p99 = latencies[int(len(latencies) * 0.99)]
+        t.report(failed == 0 and p99 < 50,
+                 "beside 40 addresses trickling heads to the probe port, 60 "
+                 "probes: %d failed, p99 %.1f ms (under 50)" % (failed, p99))
+    finally:
+        halt.set()
+        for th in threads:
+            th.join(5)
         stop(proc)
 
 
@@ -626,7 +694,8 @@ def main():
     t = Suite(sys.argv[1])
     t0 = time.time()
     parts = (abandoned_jobs, no_body_routes, small_page_bodies,
-             slow_reader_cut, slots_run_short, lms_documents)
+             probe_port_held, slow_reader_cut, slots_run_short,
+             lms_documents)
     only = sys.argv[2:]  # names of parts to run, else all
     for part in parts:
         if only and part.__name__ not in only:
