@@ -59,16 +59,25 @@ static slot_entry *find(srv_conn_slots *s, const srv_addr *a) {
     return NULL;
 }
 
-int srv_conn_slots_admit(srv_conn_slots *s, const struct sockaddr *sa) {
+int srv_conn_slots_admit(srv_conn_slots *s, const struct sockaddr *sa,
+                         unsigned extra) {
     srv_addr a;
     if (s->per_address == 0 || srv_addr_from_sockaddr(&a, sa) ||
         srv_netlist_contains(&s->exempt, &a))
         return 1;
     pthread_mutex_lock(&s->lock);
     const slot_entry *e = find(s, &a);
-    int ok = e == NULL || e->held < s->per_address;
+    int ok = e == NULL || e->held < s->per_address + extra;
     pthread_mutex_unlock(&s->lock);
     return ok;
+}
+
+int srv_conn_slots_over(srv_conn_slots *s, const struct sockaddr *sa) {
+    srv_addr a;
+    if (s->per_address == 0 || srv_addr_from_sockaddr(&a, sa) ||
+        srv_netlist_contains(&s->exempt, &a))
+        return 0;
+    return srv_conn_slots_held(s, sa) > s->per_address;
 }
 
 void srv_conn_slots_opened(srv_conn_slots *s, const struct sockaddr *sa) {

@@ -37,11 +37,17 @@ srv_conn_slots *srv_conn_slots_new(unsigned connections, unsigned per_address,
 void srv_conn_slots_free(srv_conn_slots *s);
 
 /* At accept: 1 when the peer may open one more connection, 0 when it
- * already holds its share (or sa is NULL or of another family: 1). The
+ * already holds its share and `extra` more (or sa is NULL or of another
+ * family: 1); those extra ones are opened only to be answered (503, by
+ * srv_conn_slots_over), past them a connection is closed unanswered. The
  * connection is counted only by srv_conn_slots_opened, so a refused or
  * failed accept leaves nothing behind; connections accepted at once on
  * several threads may pass the share by at most the number of threads. */
-int srv_conn_slots_admit(srv_conn_slots *s, const struct sockaddr *sa);
+int srv_conn_slots_admit(srv_conn_slots *s, const struct sockaddr *sa,
+                         unsigned extra);
+/* 1 when sa's address holds more connections than its share (the one
+ * just opened included): the server answers it 503 and closes it. */
+int srv_conn_slots_over(srv_conn_slots *s, const struct sockaddr *sa);
 
 /* A connection from sa is set up / has closed. */
 void srv_conn_slots_opened(srv_conn_slots *s, const struct sockaddr *sa);

@@ -72,6 +72,8 @@ struct srv_conn_watch {
     unsigned relieved;  /* ... down to this many */
     char *reply_503;    /* the answer to a body let go, or NULL */
     size_t reply_503_len;
+    char *reply_share; /* to a connection over its address's share */
+    size_t reply_share_len;
     struct pollfd *pfd; /* their sockets, gathered for one poll */
     size_t pfd_cap;
 };
@@ -373,6 +375,11 @@ srv_conn_watch *srv_conn_watch_start(unsigned connections,
             "was waiting for the rest of its request from an address that "
             "holds more such connections than any other: it was let go so "
             "that others can connect; retry after 1 s");
+        w->reply_share = make_reply(
+            &w->reply_share_len, 503,
+            "your address already holds all the connections one address may "
+            "hold (--max-connections-per-address); close one, or reuse the "
+            "ones it has (keep-alive), and retry after 1 s");
     }
     w->crowded = connections - connections / 8;
     w->relieved = connections - connections / 4;
@@ -383,6 +390,7 @@ srv_conn_watch *srv_conn_watch_start(unsigned connections,
         pthread_cond_destroy(&w->wake);
         free(w->reply);
         free(w->reply_503);
+        free(w->reply_share);
         free(w);
         return NULL;
     }
@@ -401,6 +409,7 @@ void srv_conn_watch_stop(srv_conn_watch *w) {
     pthread_cond_destroy(&w->wake);
     free(w->reply);
     free(w->reply_503);
+    free(w->reply_share);
     free(w->pfd);
     free(w);
 }
@@ -535,6 +544,19 @@ void srv_conn_watch_computed(srv_conn_watch *w, srv_watched *c) {
         w->computing--;
     }
     pthread_mutex_unlock(&w->lock);
+}
+
+void srv_conn_watch_refuse(srv_conn_watch *w, srv_watched *c) {
+    if (c == NULL)
+        return;
+    int seen = AWAIT_HEAD;
+    if (!atomic_compare_exchange_strong(&c->state, &seen, CUT))
+        return;
+    if (w->reply_share != NULL &&
+        send(c->fd, w->reply_share, w->reply_share_len,
+             MSG_DONTWAIT | MSG_NOSIGNAL) > 0)
+        atomic_store(&c->answered, 503);
+    shutdown(c->fd, SHUT_RDWR);
 }
 
 void srv_conn_watch_authenticated(srv_watched *c) {

@@ -90,6 +90,10 @@ void srv_conn_watch_idle(srv_watched *c);
  * api_request.abandoned, alive until the connection closes; NULL for a
  * NULL record. */
 const atomic_int *srv_conn_watch_computing(srv_conn_watch *w, srv_watched *c);
+/* A connection over its address's share (conn_slots.h), just accepted:
+ * answered 503 overloaded with Retry-After: 1 (plain HTTP), so that the
+ * client sees why, and closed. */
+void srv_conn_watch_refuse(srv_conn_watch *w, srv_watched *c);
 /* A request on c carried a valid token. When connections run short,
  * the watcher lets go of connections that wait on their client (a head
  * or a body on its way, an idle kept-alive connection), tokenless ones

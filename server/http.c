@@ -64,7 +64,7 @@
  * libmicrohttpd holds for each such answer, and the most printed (or
  * copied) in one call on an HTTP thread, about half a millisecond */
 #define STREAM_BLOCK (64u * 1024)
-#define GZIP_PIECE (32u * 1024)     /* compressed bytes per read: about 1 ms */
+#define GZIP_PIECE (32u * 1024) /* compressed bytes per read: about 1 ms */
 /* Answers from this size are handed to libmicrohttpd a piece at a time,
  * so that a reader slower than --min-response-rate is seen; smaller ones
  * fit the socket's buffers whole and hold nothing of ours. */
@@ -1510,13 +1510,20 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn,
     return rc;
 }
 
+/* Connections an address may open past its share of the slots, each only
+ * to be answered 503 and closed (on_connection); past them, a new one is
+ * closed unanswered at accept, so that a flood costs no more than a
+ * refusal. */
+#define ANSWERED_OVER_SHARE 16
+
 /* MHD_AcceptPolicyCallback: refuse a peer that holds its share of the
- * connection slots (conn_slots.h); the connection is closed unanswered. */
+ * connection slots and ANSWERED_OVER_SHARE more (conn_slots.h). */
 static enum MHD_Result on_accept(void *cls, const struct sockaddr *addr,
                                  socklen_t addrlen) {
     (void)addrlen;
     srv_http *srv = cls;
-    return srv_conn_slots_admit(srv->slots, addr) ? MHD_YES : MHD_NO;
+    return srv_conn_slots_admit(srv->slots, addr, ANSWERED_OVER_SHARE) ? MHD_YES
+                                                                       : MHD_NO;
 }
 
 /* MHD_OPTION_NOTIFY_CONNECTION: count a connection from set-up to close. */
@@ -1546,10 +1553,14 @@ static void on_connection(void *cls, struct MHD_Connection *conn,
         MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
     if (ci == NULL)
         return;
-    if (code == MHD_CONNECTION_NOTIFY_STARTED)
+    if (code == MHD_CONNECTION_NOTIFY_STARTED) {
         srv_conn_slots_opened(srv->slots, ci->client_addr);
-    else
+        /* past its share: told why (503), then closed */
+        if (srv_conn_slots_over(srv->slots, ci->client_addr))
+            srv_conn_watch_refuse(srv->watch, *socket_context);
+    } else {
         srv_conn_slots_closed(srv->slots, ci->client_addr);
+    }
 }
 
 unsigned srv_http_connection_limit(void) {

@@ -60,19 +60,29 @@ def main():
     try:
         held = [slow_header(port) for _ in range(40)]
         time.sleep(0.5)
-        # the first 8 stay open; the rest were closed unanswered
-        alive = 0
+        # the first 8 stay open; the others are told why (503) and
+        # closed, up to 16 at a time, past which they are closed unanswered
+        alive = answered = 0
         for s in held:
             s.settimeout(0.2)
             try:
-                if s.recv(1) != b"":
-                    alive += 1  # an answer: open (none is expected)
+                data = s.recv(4096)
+                if data.startswith(b"HTTP/1.1 503 ") and \
+                        b"Retry-After: 1" in data and \
+                        b"--max-connections-per-address" in data:
+                    answered += 1
+                elif data:
+                    alive += 1  # another answer: none is expected
             except socket.timeout:
                 alive += 1  # still open, waiting for its headers
             except OSError:
                 pass
         report(alive == 8, "one address holds at most its 8 slots from "
                "accept, whatever its headers", "%d of 40 held" % alive)
+        report(answered >= 16, "the others are answered 503 with "
+               "Retry-After: 1 naming the option and closed (16 at a time "
+               "at least; past that, closed at accept): %d answered"
+               % answered)
         ok = sum(served(port, "127.0.0.2") for _ in range(50))
         report(ok == 50, "another address is served 100 % meanwhile",
                "%d of 50 served" % ok)
