@@ -233,6 +233,11 @@ static void cut_overdue(srv_conn_watch *w) {
              * memory back */
             int seen = SENDING;
             if (atomic_compare_exchange_strong(&c->state, &seen, CUT)) {
+                /* reset, not a close behind megabytes still queued for
+                 * it: the kernel would go on sending them, at its pace,
+                 * and hold them meanwhile */
+                struct linger reset = {1, 0};
+                setsockopt(c->fd, SOL_SOCKET, SO_LINGER, &reset, sizeof reset);
                 shutdown(c->fd, SHUT_RDWR);
                 atomic_fetch_add(&w->cut_readers, 1);
             }

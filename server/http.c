@@ -374,8 +374,11 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
             r->route = api_route_of_path(r->path);
     }
     /* nginx's 499: the client closed the connection before the answer */
-    if (r->abandoned)
+    if (r->abandoned) {
         r->status = SRV_STATUS_CLIENT_CLOSED;
+        if (r->route == NULL && r->path[0])
+            r->route = api_route_of_path(r->path);
+    }
     srv_conn_watch_idle(r->watched); /* a kept-alive connection's next head */
     srv_access rec = {
         .request_id = r->request_id[0] ? r->request_id : "-",

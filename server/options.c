@@ -86,9 +86,9 @@ static const opt_spec specs[] = {
      "allowed, 0: off (default 8K)"},
     {"min-response-rate", "ATTND_MIN_RESPONSE_RATE", OPT_SIZE,
      offsetof(srv_options, min_response_rate), 0, 1ULL << 40,
-     "bytes per second a client must take an answer at, on average once "
-     "--header-timeout has passed since it was ready; slower: the "
-     "connection is closed and the answer's memory given back; K/M/G "
+     "bytes per second a client must take an answer at, on average over "
+     "each window of --header-timeout from when it was ready; slower: the "
+     "connection is reset and the answer's memory given back; K/M/G "
      "suffixes allowed, 0: off (default 8K)"},
     {"cors-origin", "ATTND_CORS_ORIGIN", OPT_ORIGIN,
      offsetof(srv_options, cors_origin), 0, 0,

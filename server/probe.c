@@ -20,6 +20,7 @@
 
 #include "conn_watch.h"
 #include "framing.h"
+#include "front.h"
 #include "log.h"
 #include "metrics.h"
 #include "problem.h"
@@ -187,7 +188,7 @@ static enum MHD_Result decide(srv_probe *p, probe_request *r,
                  "the probe port answers GET and HEAD of %s only; every "
                  "other route is on the main port",
                  p->paths);
-        api_problem_respond(&res, &pr);
+        api_front_respond_problem(&res, &pr, path); /* /v2: {"error"} */
         res.route = "other";
     } else if (strcmp(r->method, MHD_HTTP_METHOD_GET) != 0 &&
                strcmp(r->method, MHD_HTTP_METHOD_HEAD) != 0) {
@@ -195,7 +196,7 @@ static enum MHD_Result decide(srv_probe *p, probe_request *r,
         memset(&pr, 0, sizeof pr);
         api_fail(&pr, API_E_METHOD_NOT_ALLOWED, NULL,
                  "%s answers GET and HEAD only", route);
-        api_problem_respond(&res, &pr);
+        api_front_respond_problem(&res, &pr, path);
         res.allow = PROBE_METHODS;
         res.route = route;
     } else if (body) {

@@ -262,9 +262,10 @@ static int check_headers(const api_request *req, const api_limits *limits,
      * of it is read or held (docs/contract.md, "Sharing one server") */
     if (!json_body && !raw_body && content_length > 0)
         return api_fail(p, API_E_PAYLOAD_TOO_LARGE, NULL,
-                        "%s %s takes no body, and this one has %lld bytes; "
+                        "%s %s takes no body, and this one has %lld byte%s; "
                         "send the request without one",
-                        r->method, r->path, content_length);
+                        r->method, r->path, content_length,
+                        content_length == 1 ? "" : "s");
     int tensor_protocol = (r->flags & API_ROUTE_TENSOR_PROTOCOL) != 0;
     if (raw_body && api_route_body_type(r, req->content_type) == NULL) {
         char types[256];
