@@ -30,6 +30,15 @@
  * window closes, so a close or reset can no longer reach the server and
  * a departed client would look present until its job ends. */
 #define PIPELINED_MAX (16 * 1024)
+/* Seconds an answer may take to be read, at the least rate that empties
+ * the memory it holds in that time: a 40 MB answer must go at 136 KB/s,
+ * a lab's few kilobytes at the minimum rate. */
+#define ANSWER_HOLD_MAX_S 300
+/* A connection waiting on its client for less than this is not let go
+ * when connections run short: a head on its way arrives within a round
+ * trip; an attacker who renews its connections faster pays a connect
+ * for each. */
+#define SPARE_MS 250
 
 enum { AWAIT_HEAD, AWAIT_BODY, BUSY, SENDING, CUT };
 
@@ -41,6 +50,7 @@ struct srv_watched {
     _Atomic int64_t deadline_ms; /* AWAIT_HEAD: the head's deadline */
     _Atomic uint64_t body_bytes; /* AWAIT_BODY: received so far */
     _Atomic uint64_t sent_bytes; /* SENDING: handed to the socket so far */
+    _Atomic uint64_t held;       /* SENDING: bytes its answer holds */
     _Atomic int64_t window_ms;   /* SENDING: start of the window judged, or
                                     0 for a new answer */
     uint64_t window_bytes;       /* the watcher's: taken when it started */
@@ -49,6 +59,7 @@ struct srv_watched {
     int computing;               /* under the lock: look for a hang-up */
     srv_addr client;             /* its peer (an IPv6 peer's /64) */
     _Atomic int authenticated;   /* it carried a valid token */
+    _Atomic unsigned served;     /* requests completed on it */
     atomic_int gone;             /* the client hung up while computing */
     int64_t next_head_ms;        /* a kept-alive connection's time for its next
                                     head: the idle timeout and the header timeout */
@@ -142,9 +153,13 @@ static int reader_overdue(const srv_conn_watch *w, srv_watched *c,
     int64_t elapsed = now - start;
     if (w->min_response_rate == 0 || elapsed < w->header_ms)
         return 0;
+    uint64_t rate = w->min_response_rate;
+    uint64_t emptying = atomic_load(&c->held) / ANSWER_HOLD_MAX_S;
+    if (emptying > rate)
+        rate = emptying;
     uint64_t taken = delivered(c);
     uint64_t in_window = taken > c->window_bytes ? taken - c->window_bytes : 0;
-    if (in_window * 1000 < w->min_response_rate * (uint64_t)elapsed)
+    if (in_window * 1000 < rate * (uint64_t)elapsed)
         return 1;
     atomic_store(&c->window_ms, now);
     c->window_bytes = taken;
@@ -269,14 +284,21 @@ static int by_address(const void *a, const void *b) {
                   &((const spare *)b)->c->client, sizeof(srv_addr));
 }
 
-/* The first to go: tokenless before authenticated, then the address that
- * holds the most waiting connections, then the longest waiting. */
+/* The first to go: tokenless before authenticated, then connections that
+ * never had a request answered before those that did (a student's idle
+ * kept-alive connection has served it; one opened to hold a slot has
+ * not), then the address that holds the most waiting connections, then
+ * the longest waiting. */
 static int by_turn(const void *a, const void *b) {
     const spare *x = a, *y = b;
     int ax = atomic_load(&x->c->authenticated),
         ay = atomic_load(&y->c->authenticated);
     if (ax != ay)
         return ax - ay;
+    int served_x = atomic_load(&x->c->served) > 0,
+        served_y = atomic_load(&y->c->served) > 0;
+    if (served_x != served_y)
+        return served_x - served_y;
     if (x->peers != y->peers)
         return x->peers > y->peers ? -1 : 1;
     int64_t sx = atomic_load(&x->c->since_ms),
@@ -289,8 +311,8 @@ static int by_turn(const void *a, const void *b) {
  * kept-alive connection), down to `relieved`, in by_turn's order: an
  * attacker who opens many slow connections from a few addresses loses
  * them first, and a class's browsers can still connect. A connection
- * younger than a second is spared, so that a head in flight is not cut
- * on its way. */
+ * waiting for less than SPARE_MS is spared, so that a head in flight is
+ * not cut on its way. */
 static void relieve(srv_conn_watch *w, int64_t now) {
     if (w->open <= w->crowded)
         return;
@@ -301,7 +323,7 @@ static void relieve(srv_conn_watch *w, int64_t now) {
     for (srv_watched *c = w->head; c != NULL && n < w->open; c = c->next) {
         int state = atomic_load(&c->state);
         if ((state == AWAIT_HEAD || state == AWAIT_BODY) &&
-            now - atomic_load(&c->since_ms) >= 1000)
+            now - atomic_load(&c->since_ms) >= SPARE_MS)
             all[n++] = (spare){c, state, 0};
     }
     qsort(all, n, sizeof *all, by_address);
@@ -431,6 +453,7 @@ srv_watched *srv_conn_watch_open(srv_conn_watch *w, int fd) {
     atomic_init(&c->body_bytes, 0);
     atomic_init(&c->sent_bytes, 0);
     atomic_init(&c->window_ms, 0);
+    atomic_init(&c->held, 0);
     atomic_init(&c->answered, 0);
     atomic_init(&c->gone, 0);
     c->next_head_ms = w->idle_ms + w->header_ms;
@@ -442,6 +465,7 @@ srv_watched *srv_conn_watch_open(srv_conn_watch *w, int fd) {
     else if (!srv_addr_is_v4(&c->client))
         memset(c->client.b + 8, 0, 8); /* one host's /64 */
     atomic_init(&c->authenticated, 0);
+    atomic_init(&c->served, 0);
     pthread_mutex_lock(&w->lock);
     w->open++;
     c->next = w->head;
@@ -498,9 +522,10 @@ int srv_conn_watch_busy(srv_watched *c) {
     return c != NULL ? enter(c, BUSY) : 0;
 }
 
-void srv_conn_watch_sending(srv_watched *c) {
+void srv_conn_watch_sending(srv_watched *c, uint64_t held) {
     if (c == NULL)
         return;
+    atomic_store(&c->held, held);
     atomic_store(&c->since_ms, now_ms());
     atomic_store(&c->sent_bytes, 0);
     atomic_store(&c->window_ms, 0);
@@ -517,6 +542,7 @@ int srv_conn_watch_sent(srv_watched *c, size_t n) {
 void srv_conn_watch_idle(srv_watched *c) {
     if (c == NULL)
         return;
+    atomic_fetch_add(&c->served, 1);
     int64_t now = now_ms();
     atomic_store(&c->since_ms, now);
     atomic_store(&c->deadline_ms, now + c->next_head_ms);

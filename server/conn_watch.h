@@ -20,6 +20,7 @@
 
 #include <stdatomic.h>
 #include <stddef.h>
+#include <stdint.h>
 
 typedef struct srv_conn_watch srv_conn_watch;
 
@@ -67,11 +68,13 @@ int srv_conn_watch_busy(srv_watched *c);
  * min_response_rate on average over each window of header_timeout_s,
  * counted in bytes it has acknowledged (those handed over,
  * srv_conn_watch_sent, less those still in the socket's send queue), so
- * that what its socket buffers took at once counts for one window only;
- * a slower reader's
+ * that what its socket buffers took at once counts for one window only,
+ * and at least the `held` bytes of memory its answer holds over
+ * ANSWER_HOLD_MAX_S (conn_watch.c), so that no answer holds the memory
+ * budget for hours at just above the rate; a slower reader's
  * connection is shut down, so that an answer nobody reads does not hold
  * its memory for ever. */
-void srv_conn_watch_sending(srv_watched *c);
+void srv_conn_watch_sending(srv_watched *c, uint64_t held);
 /* n more bytes of the answer were handed to the socket. Returns 0, or -1
  * once the watcher has cut the connection. */
 int srv_conn_watch_sent(srv_watched *c, size_t n);

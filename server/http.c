@@ -327,12 +327,23 @@ static void body_free(srv_request *r) {
  * idle process does not stay at the peak of one large answer. */
 #define TRIM_AFTER_BYTES ((uint64_t)256 << 20)
 
-static void request_free(srv_request *r) {
-    int trim = r->answer_charged >= TRIM_AFTER_BYTES;
+/* The request's places among those --max-connections and
+ * --max-concurrent-per-client count are given back: once its answer is
+ * made, or when it ends without one. An answer being sent holds memory,
+ * which the budget and --min-response-rate bound, not a place: readers
+ * that take their answers slowly cannot keep the class from computing. */
+static void release_places(srv_request *r) {
     srv_gate_release(r->srv->gate, &r->ticket);
-    atomic_fetch_sub(&r->srv->in_flight, 1);
+    r->ticket.slot = UINT32_MAX;
     if (r->counted)
         atomic_fetch_sub(&r->srv->admitted, 1);
+    r->counted = 0;
+}
+
+static void request_free(srv_request *r) {
+    int trim = r->answer_charged >= TRIM_AFTER_BYTES;
+    release_places(r);
+    atomic_fetch_sub(&r->srv->in_flight, 1);
     free(r->query);
     body_free(r);
     api_stream_free(r->stream);
@@ -665,7 +676,9 @@ static enum MHD_Result answer(srv_request *r, struct MHD_Connection *conn,
         rc = MHD_queue_response(conn, (unsigned)res->status, resp);
     MHD_destroy_response(resp);
     if (rc == MHD_YES) {
-        srv_conn_watch_sending(r->watched); /* at --min-response-rate */
+        /* at --min-response-rate, and fast enough for what it holds */
+        srv_conn_watch_sending(r->watched, r->answer_charged);
+        release_places(r);
         r->answered = 1;
         r->status = res->status;
         r->route = res->route;

@@ -627,6 +627,134 @@ def slots_run_short(t):
         stop(proc)
 
 
+def students_kept(t):
+    """50 students' kept-alive connections, two each as a browser keeps,
+    each of which has had an answer, beside 950 connections opened to hold
+    slots, one from each of
+    950 addresses, sending nothing: when connections run short the
+    holders go first, and every student's connection still serves."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    want = 4096 if hard == resource.RLIM_INFINITY else min(hard, 4096)
+    if soft < want:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (want, hard))
+    got = t.start("--max-connections-per-address", "0")
+    if got is None:
+        return t.report(False, "students kept: the daemon started")
+    proc, port, _ = got
+    students, holders = [], []
+    request = (b"POST /attention/dot HTTP/1.1\r\nHost: x\r\n"
+               b"Content-Type: application/json\r\nContent-Length: %d\r\n"
+               b"\r\n" % len(SMALL_DOT) + SMALL_DOT)
+
+    def answered(s):
+        s.settimeout(2)
+        data = b""
+        try:
+            while b"\r\n\r\n" not in data:
+                piece = s.recv(65536)
+                if not piece:
+                    return False
+                data += piece
+            head, rest = data.split(b"\r\n\r\n", 1)
+            length = int(split(data)[1].get("content-length", "0"))
+            while len(rest) < length:
+                piece = s.recv(65536)
+                if not piece:
+                    return False
+                rest += piece
+            return head.startswith(b"HTTP/1.1 200")
+        except OSError:
+            return False
+    try:
+        for i in range(100):  # 50 students, 2 connections each
+            c = connect(port, "127.0.8.%d" % (1 + i // 2))
+            c.sendall(request)
+            students.append(c)
+        first = sum(answered(c) for c in students)
+        for i in range(950):
+            try:
+                holders.append(connect(port, "127.9.%d.%d"
+                                       % (i // 250, 1 + i % 250)))
+            except OSError:
+                pass
+        time.sleep(1.5)
+        served = 0
+        for c in students:
+            try:
+                c.sendall(request)
+                served += answered(c)
+            except OSError:
+                pass
+        gone = sum(status_of(h)[0] != "open" for h in holders)
+        t.report(first == 100 and served == 100,
+                 "beside %d connections held from %d addresses, 50 students' "
+                 "100 kept-alive connections all serve again: %d of 100 (the "
+                 "first time %d)" % (len(holders), len(holders), served,
+                                     first))
+        t.report(gone >= 150, "  the holders went first: %d of them let go"
+                 % gone)
+    finally:
+        for c in students + holders:
+            c.close()
+        stop(proc)
+
+
+def places_while_sending(t):
+    """--max-connections 4: four clients that read none of their 40 MB
+    answers hold memory, not the places; another client's small request
+    is answered 200. And an answer is read fast enough for what it holds:
+    a reader at 20 KB/s (above --min-response-rate) of a 40 MB answer
+    must empty it within 300 s, so it is cut."""
+    got = t.start("--max-connections", "4", "--header-timeout", "2",
+                  "--memory-budget", "1G")
+    if got is None:
+        return t.report(False, "places while sending: the daemon started")
+    proc, port, _ = got
+    held = []
+    try:
+        for i in range(4):
+            c = connect(port, "127.0.10.%d" % (1 + i), rcvbuf=4096)
+            c.sendall(POSITIONAL)
+            held.append(c)
+        time.sleep(1.0)
+        line, _, _, _ = ask(port, "127.0.10.9", "POST", "/attention/dot",
+                            SMALL_DOT, timeout=5)
+        t.report(line.startswith("HTTP/1.1 200"), "--max-connections 4, 4 "
+                 "answers of 40 MB unread: another client's small dot is "
+                 "%s (the places are given back once an answer is made)"
+                 % (line or "unanswered"))
+        for c in held:
+            c.close()
+        held = []
+        c = connect(port, "127.0.10.10", rcvbuf=8192)
+        c.sendall(POSITIONAL)
+        t0 = time.time()
+        got_bytes, cut = 0, None
+        while time.time() - t0 < 12:
+            try:
+                c.settimeout(0.5)
+                piece = c.recv(2048)
+            except socket.timeout:
+                continue
+            except OSError:
+                cut = time.time() - t0
+                break
+            if not piece:
+                cut = time.time() - t0
+                break
+            got_bytes += len(piece)
+            time.sleep(0.1)  # about 20 KB/s
+        c.close()
+        t.report(cut is not None and cut < 8,
+                 "a reader at 20 KB/s of a 40 MB answer (which must empty in "
+                 "300 s, at 136 KB/s) is cut: after %s s and %d bytes"
+                 % ("%.1f" % cut if cut else "no cut in 12", got_bytes))
+    finally:
+        for c in held:
+            c.close()
+        stop(proc)
+
+
 # --- 6. LMS documents reserved as they grow --------------------------------
 def lms_documents(t):
     budget = 128 << 20
@@ -705,8 +833,8 @@ def main():
     t = Suite(sys.argv[1])
     t0 = time.time()
     parts = (abandoned_jobs, no_body_routes, small_page_bodies,
-             probe_port_held, slow_reader_cut, slots_run_short,
-             lms_documents)
+             probe_port_held, slow_reader_cut, places_while_sending,
+             slots_run_short, students_kept, lms_documents)
     only = sys.argv[2:]  # names of parts to run, else all
     for part in parts:
         if only and part.__name__ not in only:
