@@ -24,6 +24,7 @@
 #include "log.h"
 #include "metrics.h"
 #include "problem.h"
+#include "ratelimit.h"
 #include "request_id.h"
 
 #define PROBE_METHODS "GET, HEAD"
@@ -31,11 +32,15 @@
 #define PATHS_MAX 256
 /* Bytes of a probe's head (request line and headers) kept in memory. */
 #define PROBE_MEMORY_BYTES (16 * 1024)
-#define PROBE_BACKLOG 64
+/* Connections waiting to be accepted: a flood of connects must not fill
+ * it before a probe is taken (a dropped SYN waits a second to be sent
+ * again). */
+#define PROBE_BACKLOG 1024
 
 struct srv_probe {
     struct MHD_Daemon *daemon;
     srv_conn_watch *watch; /* head deadlines, connections let go */
+    srv_ratelimit *rl;     /* SRV_PROBE_RATE per address */
     srv_gate *gate;        /* borrowed; NULL: no token anywhere */
     api_limits limits;
     unsigned port;
@@ -157,6 +162,8 @@ static enum MHD_Result answer(probe_request *r, struct MHD_Connection *conn,
     ok &= MHD_add_response_header(resp, "X-Content-Type-Options", "nosniff") ==
           MHD_YES;
     ok &= MHD_add_response_header(resp, "Cache-Control", "no-store") == MHD_YES;
+    if (res->status == MHD_HTTP_TOO_MANY_REQUESTS)
+        ok &= MHD_add_response_header(resp, "Retry-After", "1") == MHD_YES;
     if (close_conn)
         ok &= MHD_add_response_header(resp, MHD_HTTP_HEADER_CONNECTION,
                                       "close") == MHD_YES;
@@ -172,6 +179,28 @@ static enum MHD_Result answer(probe_request *r, struct MHD_Connection *conn,
     return rc;
 }
 
+/* 1 when the client of conn has asked more than SRV_PROBE_RATE a second
+ * (a token bucket of SRV_PROBE_BURST): every probe is answered from the
+ * listener's one thread, so the CPU of a flood of pipelined /metrics is
+ * charged to the address that sends it. */
+static int too_often(srv_probe *p, struct MHD_Connection *conn) {
+    const union MHD_ConnectionInfo *ci =
+        MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+    srv_addr client;
+    if (p->rl == NULL || ci == NULL ||
+        srv_addr_from_sockaddr(&client, ci->client_addr) != 0)
+        return 0;
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    srv_rl_ticket ticket;
+    unsigned retry_after_s;
+    srv_rl_verdict v = srv_ratelimit_admit(
+        p->rl, &client, (double)now.tv_sec + (double)now.tv_nsec / 1e9, &ticket,
+        &retry_after_s);
+    srv_ratelimit_release(p->rl, &ticket);
+    return v != SRV_RL_ADMIT;
+}
+
 /* Decide on a request from its head and answer it; body: the head
  * announces a body, still unread. */
 static enum MHD_Result decide(srv_probe *p, probe_request *r,
@@ -181,7 +210,17 @@ static enum MHD_Result decide(srv_probe *p, probe_request *r,
     memset(&res, 0, sizeof res);
     res.compute_ms = -1;
     const char *route = api_route_of_path(path);
-    if (route == NULL || !(api_route_flags(route) & API_ROUTE_UNLIMITED)) {
+    if (too_often(p, conn)) {
+        api_problem pr;
+        memset(&pr, 0, sizeof pr);
+        api_fail(&pr, API_E_RATE_LIMITED, NULL,
+                 "the probe port answers at most %d requests a second from "
+                 "one address (bursts of %d); retry after 1 s",
+                 SRV_PROBE_RATE, SRV_PROBE_BURST);
+        api_front_respond_problem(&res, &pr, path);
+        res.route = route != NULL ? route : "other";
+    } else if (route == NULL ||
+               !(api_route_flags(route) & API_ROUTE_UNLIMITED)) {
         api_problem pr;
         memset(&pr, 0, sizeof pr);
         api_fail(&pr, API_E_NOT_FOUND, NULL,
@@ -357,8 +396,11 @@ srv_probe *srv_probe_start(const char *bind, unsigned port,
     p->watch =
         srv_conn_watch_start(SRV_PROBE_CONNECTIONS, SRV_PROBE_HEAD_TIMEOUT_S,
                              SRV_PROBE_TIMEOUT_S, 0, 0, 1);
-    if (p->watch == NULL) {
+    p->rl = srv_ratelimit_new(SRV_PROBE_RATE, SRV_PROBE_BURST, 0);
+    if (p->watch == NULL || p->rl == NULL) {
         srv_log_message("error", "out of memory starting the probe listener");
+        srv_conn_watch_stop(p->watch);
+        srv_ratelimit_free(p->rl);
         free(p);
         return NULL;
     }
@@ -376,6 +418,7 @@ srv_probe *srv_probe_start(const char *bind, unsigned port,
         MHD_OPTION_END);
     if (p->daemon == NULL) {
         srv_conn_watch_stop(p->watch);
+        srv_ratelimit_free(p->rl);
         int in_use = errno == EADDRINUSE;
         srv_log_message("error", "cannot listen for probes on %s port %u%s",
                         bind, port,
@@ -400,5 +443,6 @@ void srv_probe_stop(srv_probe *p) {
         return;
     MHD_stop_daemon(p->daemon);
     srv_conn_watch_stop(p->watch);
+    srv_ratelimit_free(p->rl);
     free(p);
 }

@@ -34,6 +34,11 @@
  * them open, those waiting on their client are let go, the address that
  * holds the most first. */
 #define SRV_PROBE_HEAD_TIMEOUT_S 1
+/* Requests one address may send a second, in bursts of
+ * SRV_PROBE_BURST; past them, 429 with Retry-After: 1. A kubelet probes
+ * about once a second, Prometheus every 15 s. */
+#define SRV_PROBE_RATE 10
+#define SRV_PROBE_BURST 20
 /* Seconds an idle probe connection is kept open. */
 #define SRV_PROBE_TIMEOUT_S 5
 

@@ -424,12 +424,20 @@ def probe_port_held(t):
                                  timeout=2)
             failed += not line.startswith("HTTP/1.1 200")
             latencies.append(dt * 1000)
-            time.sleep(0.05)
+            time.sleep(0.1)  # 10 a second, the probe port's rate
         latencies.sort()
         p99 = latencies[int(len(latencies) * 0.99)]
         t.report(failed == 0 and p99 < 50,
                  "beside 40 addresses trickling heads to the probe port, 60 "
                  "probes: %d failed, p99 %.1f ms (under 50)" % (failed, p99))
+        # one address asking as fast as it can is charged for it
+        statuses = [ask(probe, "127.0.0.252", "GET", "/metrics",
+                        timeout=2)[0][9:12] for _ in range(60)]
+        limited = statuses.count("429")
+        t.report(statuses.count("200") >= 20 and limited >= 30,
+                 "  60 /metrics at once from one address: %d answered, %d "
+                 "429 (10 a second, bursts of 20)" % (statuses.count("200"),
+                                                       limited))
     finally:
         halt.set()
         for th in threads:

@@ -80,8 +80,9 @@ def read_response(s, timeout=10, head_only=False):
 
 
 def request(port, method, path, headers=(), body=b"", timeout=10,
-            send_body=True):
-    s = socket.create_connection(("127.0.0.1", port), timeout=timeout)
+            send_body=True, source="127.0.0.1"):
+    s = socket.create_connection(("127.0.0.1", port), timeout=timeout,
+                                 source_address=(source, 0))
     head = "%s %s HTTP/1.1\r\nHost: x\r\n" % (method, path)
     for h in headers:
         head += h + "\r\n"
@@ -282,15 +283,19 @@ def main():
         # then lets idle ones go, down to three quarters, so that others
         # can connect: tests/http/admission.py)
         held = sockets_of(proc.pid)
-        report(held >= 1000,
+        report(held >= 768,
                "with %d idle connections the main port holds %d sockets "
-               "(its limit: 1024)" % (len(conns), held))
+               "(at least three quarters of its 1024: the watcher lets the "
+               "rest go)" % (len(conns), held))
         latencies = []
         statuses = []
         for i in range(PROBES):
             path = "/healthz" if i % 2 == 0 else "/v2/health/ready"
             t = time.monotonic()
-            status, _, _ = request(probe, "GET", path, timeout=5)
+            # from 20 addresses: one answers 10 probes a second (a kubelet
+            # sends about one)
+            status, _, _ = request(probe, "GET", path, timeout=5,
+                                   source="127.0.3.%d" % (1 + i % 20))
             latencies.append((time.monotonic() - t) * 1000)
             statuses.append(status)
         p50 = percentile(latencies, 50)
