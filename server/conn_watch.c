@@ -5,6 +5,7 @@
  */
 #include "conn_watch.h"
 
+#include <errno.h>
 #include <poll.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -15,6 +16,7 @@
 #include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "api.h"
 #include "client_addr.h"
@@ -39,6 +41,11 @@
  * trip; an attacker who renews its connections faster pays a connect
  * for each. */
 #define SPARE_MS 250
+/* A gentle close (srv_conn_watch_linger): how long, how many at once, and
+ * how much is read and dropped from one socket each period. */
+#define LINGER_MS 2000
+#define LINGER_MAX 64
+#define LINGER_READ (256 * 1024)
 
 enum { AWAIT_HEAD, AWAIT_BODY, BUSY, SENDING, CUT };
 
@@ -77,11 +84,13 @@ struct srv_conn_watch {
     char *reply; /* the 408, whole, or NULL: close without one */
     size_t reply_len;
     _Atomic unsigned long cut_heads, cut_bodies, cut_readers, hangups, let_go;
-    unsigned computing; /* records with computing set */
-    unsigned open;      /* records: the connections open */
-    unsigned crowded;   /* more open than this: some are let go */
-    unsigned relieved;  /* ... down to this many */
-    char *reply_503;    /* the answer to a body let go, or NULL */
+    unsigned computing;        /* records with computing set */
+    int linger_fd[LINGER_MAX]; /* duplicates closing gently, or -1 */
+    int64_t linger_until[LINGER_MAX];
+    unsigned open;     /* records: the connections open */
+    unsigned crowded;  /* more open than this: some are let go */
+    unsigned relieved; /* ... down to this many */
+    char *reply_503;   /* the answer to a body let go, or NULL */
     size_t reply_503_len;
     char *reply_share; /* to a connection over its address's share */
     size_t reply_share_len;
@@ -353,6 +362,44 @@ static void relieve(srv_conn_watch *w, int64_t now) {
     free(all);
 }
 
+/* Read and drop what lingering sockets were sent; close those whose
+ * client has ended its stream, or whose time is up. */
+static void drain_lingering(srv_conn_watch *w, int64_t now) {
+    static char sink[64 * 1024]; /* the watcher's thread alone */
+    for (int i = 0; i < LINGER_MAX; i++) {
+        int fd = w->linger_fd[i];
+        if (fd < 0)
+            continue;
+        size_t taken = 0;
+        ssize_t n = 1;
+        while (taken < LINGER_READ &&
+               (n = recv(fd, sink, sizeof sink, MSG_DONTWAIT)) > 0)
+            taken += (size_t)n;
+        int ended = n == 0 || (n < 0 && errno != EAGAIN &&
+                               errno != EWOULDBLOCK && errno != EINTR);
+        if (ended || now >= w->linger_until[i]) {
+            close(fd);
+            w->linger_fd[i] = -1;
+        }
+    }
+}
+
+void srv_conn_watch_linger(srv_conn_watch *w, int fd) {
+    pthread_mutex_lock(&w->lock);
+    for (int i = 0; i < LINGER_MAX; i++) {
+        if (w->linger_fd[i] >= 0)
+            continue;
+        int copy = dup(fd);
+        if (copy >= 0) {
+            shutdown(copy, SHUT_WR); /* the answer is all: FIN after it */
+            w->linger_fd[i] = copy;
+            w->linger_until[i] = now_ms() + LINGER_MS;
+        }
+        break;
+    }
+    pthread_mutex_unlock(&w->lock);
+}
+
 static void *watch(void *arg) {
     srv_conn_watch *w = arg;
     pthread_mutex_lock(&w->lock);
@@ -373,6 +420,7 @@ static void *watch(void *arg) {
             last_cut = now_ms();
             cut_overdue(w);
             relieve(w, last_cut);
+            drain_lingering(w, last_cut);
         }
     }
     pthread_mutex_unlock(&w->lock);
@@ -408,6 +456,8 @@ srv_conn_watch *srv_conn_watch_start(unsigned connections,
             "hold (--max-connections-per-address); close one, or reuse the "
             "ones it has (keep-alive), and retry after 1 s");
     }
+    for (int i = 0; i < LINGER_MAX; i++)
+        w->linger_fd[i] = -1;
     w->crowded = connections - connections / 8;
     w->relieved = connections - connections / 4;
     pthread_mutex_init(&w->lock, NULL);
@@ -432,6 +482,9 @@ void srv_conn_watch_stop(srv_conn_watch *w) {
     pthread_cond_signal(&w->wake);
     pthread_mutex_unlock(&w->lock);
     pthread_join(w->thread, NULL);
+    for (int i = 0; i < LINGER_MAX; i++)
+        if (w->linger_fd[i] >= 0)
+            close(w->linger_fd[i]);
     pthread_mutex_destroy(&w->lock);
     pthread_cond_destroy(&w->wake);
     free(w->reply);

@@ -97,6 +97,15 @@ const atomic_int *srv_conn_watch_computing(srv_conn_watch *w, srv_watched *c);
  * answered 503 overloaded with Retry-After: 1 (plain HTTP), so that the
  * client sees why, and closed. */
 void srv_conn_watch_refuse(srv_conn_watch *w, srv_watched *c);
+/* Close the connection on socket fd gently once libmicrohttpd closes it:
+ * its answer was written before the request's body was read, and closing
+ * a socket with bytes unread sends a reset, which can reach the client
+ * before it reads the answer (RFC 9112 section 9.6). The watcher keeps a
+ * duplicate of fd, shuts down its sending side, reads and drops what the
+ * client still sends for up to LINGER_MS, and closes it at the client's
+ * end of stream or then. At most LINGER_MAX at once: past them, fd is left
+ * to close at once. Call before libmicrohttpd closes fd. */
+void srv_conn_watch_linger(srv_conn_watch *w, int fd);
 /* A request on c carried a valid token. When connections run short,
  * the watcher lets go of connections that wait on their client (a head
  * or a body on its way, an idle kept-alive connection), tokenless ones

@@ -171,6 +171,7 @@ typedef struct {
     int budget_refusal;  /* API_BUDGET_* of a chunked body that outgrew it */
     uint64_t share_held; /* what its address held, for BODY_OVER_SHARE */
     int close_after;     /* the framing is faulty though readable: close */
+    int closing_early;   /* answered before its body was read: close gently */
     int abandoned;       /* its client left before its answer: 499 */
     int gzip_wanted;     /* its client takes gzip (a job's answer) */
     int counted;         /* counted in srv->admitted */
@@ -371,12 +372,18 @@ static void *on_uri(void *cls, const char *uri, struct MHD_Connection *conn) {
 static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
                          enum MHD_RequestTerminationCode toe) {
     (void)cls;
-    (void)conn;
     (void)toe;
     srv_request *r = *con_cls;
     if (r == NULL)
         return;
     *con_cls = NULL;
+    /* answered before its body was read: no reset ahead of the answer */
+    if (r->closing_early) {
+        const union MHD_ConnectionInfo *fd =
+            MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CONNECTION_FD);
+        if (fd != NULL)
+            srv_conn_watch_linger(r->srv->watch, fd->connect_fd);
+    }
     /* the watcher's 408 is this request's answer */
     int cut = srv_conn_watch_answered(r->watched);
     if (r->status == 0 && cut) {
@@ -668,6 +675,8 @@ static enum MHD_Result answer(srv_request *r, struct MHD_Connection *conn,
         strcmp(res->route, "/") == 0)
         ok &= MHD_add_response_header(resp, "Content-Security-Policy", csp) ==
               MHD_YES;
+    if (close_conn && r->has_body)
+        r->closing_early = 1;
     if (close_conn || r->close_after || atomic_load(&r->srv->draining))
         ok &= MHD_add_response_header(resp, MHD_HTTP_HEADER_CONNECTION,
                                       "close") == MHD_YES;
