@@ -34,8 +34,9 @@ import sys
 import threading
 import time
 
-from daemon import start
-from sharing import rss_kb, split
+sys.dont_write_bytecode = True  # no __pycache__ beside the suites
+from daemon import start  # noqa: E402
+from sharing import rss_kb, split  # noqa: E402
 
 TICK = os.sysconf("SC_CLK_TCK")
 
