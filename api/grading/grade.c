@@ -58,6 +58,7 @@
  * endpoint's own rules (/request/...) → an answer field the reference
  * lacks (invalid_value at /answer/<field>, saying what the request needs).
  */
+#include <float.h>
 #include <math.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -66,6 +67,7 @@
 
 #include "answers.h"
 #include "call.h"
+#include "compare.h"
 #include "fastpath.h"
 #include "fields.h"
 #include "foreign_names.h"
@@ -81,10 +83,13 @@
 
 /* ------------------------------------------------ the request members */
 
-static const char *const members[] = {"endpoint", "request", "answer",
-                                      "rtol",     "atol",    "id",
-                                      "points",   "credit",  "format"};
+static const char *const members[] = {
+    "endpoint", "request", "answer", "rtol",   "atol",   "id",
+    "points",   "credit",  "format", "compare", "fields", "visibility"};
 #define N_MEMBERS (sizeof members / sizeof members[0])
+#define MEMBER_LIST                                                           \
+    "endpoint, request, answer, rtol, atol, id, points, credit, format, "     \
+    "compare, fields, visibility"
 
 static int check_members(const json_t *body, api_problem *p) {
     const char *key;
@@ -103,15 +108,12 @@ static int check_members(const json_t *body, api_problem *p) {
         if (foreign)
             return api_fail(p, API_E_UNKNOWN_FIELD, ptr.s,
                             "unknown field `%s` in /grade: `%s` %s. Known "
-                            "fields: endpoint, request, answer, rtol, atol, "
-                            "id, points, credit, format",
+                            "fields: " MEMBER_LIST,
                             key, key, foreign);
         char hint[API_SUGGEST_TEXT];
         return api_fail(
             p, API_E_UNKNOWN_FIELD, ptr.s,
-            "unknown field `%s` in /grade%s Known fields: "
-            "endpoint, request, answer, rtol, atol, id, points, credit, "
-            "format",
+            "unknown field `%s` in /grade%s Known fields: " MEMBER_LIST,
             key, api_did_you_mean(hint, key, strlen(key), members, N_MEMBERS));
     }
     /* missing_field (null = absent) */
@@ -175,19 +177,38 @@ static int check_members(const json_t *body, api_problem *p) {
                         "(split equally over its graded fields) or an object "
                         "of points per field, {\"output\": 2}; got %s",
                         api_json_kind(v));
-    for (size_t i = 7; i < N_MEMBERS; i++) {
-        v = api_field_value(body, members[i]);
+    static const struct {
+        const char *name, *choices;
+    } choices[] = {
+        {"credit", "all_or_nothing, partial"},
+        {"format", "attnd, gradescope, prairielearn"},
+        {"visibility", "visible, hidden, after_due_date, after_published"},
+    };
+    for (size_t i = 0; i < sizeof choices / sizeof choices[0]; i++) {
+        v = api_field_value(body, choices[i].name);
         if (v && !json_is_string(v)) {
             char pointer[32];
-            snprintf(pointer, sizeof pointer, "/%s", members[i]);
+            snprintf(pointer, sizeof pointer, "/%s", choices[i].name);
             return api_fail(p, API_E_WRONG_TYPE, pointer,
                             "%s must be a string, one of %s; got %s",
-                            members[i],
-                            i == 7 ? "all_or_nothing, partial"
-                                   : "attnd, gradescope, prairielearn",
+                            choices[i].name, choices[i].choices,
                             api_json_kind(v));
         }
     }
+    v = api_field_value(body, "compare");
+    if (v && !json_is_string(v) && !json_is_object(v))
+        return api_fail(p, API_E_WRONG_TYPE, "/compare",
+                        "compare is a comparison (\"sigfig\", {\"mode\": "
+                        "\"sigfig\", \"digits\": 4}) or an object of them by "
+                        "field ({\"weights\": \"decdig\"}); got %s",
+                        api_json_kind(v));
+    v = api_field_value(body, "fields");
+    if (v && !json_is_array(v))
+        return api_fail(p, API_E_WRONG_TYPE, "/fields",
+                        "fields lists the fields the question grades by "
+                        "their dotted names, [\"output\", \"weights\"]; got "
+                        "%s",
+                        api_json_kind(v));
     return 0;
 }
 
@@ -243,6 +264,9 @@ enum phase {
     PHASE_GRADE    /* compare and write the results */
 };
 
+/* The most names a "did you mean" among a route's fields weighs. */
+#define GRADABLE_NAMES_MAX 64
+
 /* The longest answer field name (answers.h names are far shorter). */
 #define FAILED_NAME_MAX 96
 
@@ -250,7 +274,9 @@ typedef struct {
     const api_answer_table *table;
     const api_route *route;
     const api_result *reference; /* the endpoint's answer (PRESENT, GRADE) */
-    double rtol, atol;
+    api_compare compare;         /* for the fields compare_map does not name */
+    const json_t *compare_map;   /* "compare" by field, or NULL */
+    const json_t *fields_list;   /* "fields", or NULL: grade what is given */
     size_t fields;          /* graded fields seen */
     int all_pass;           /* GRADE: every field passed */
     api_grade *grade;       /* GRADE: the fields' results go here */
@@ -315,6 +341,114 @@ static int is_events(const api_answer_table *t, const char *name, size_t len) {
 static int events_leaf(grader *g, enum phase ph, const char *name,
                        const json_t *v, api_pointer *ptr);
 
+/* 1 when name (len bytes) names something the endpoint answers with,
+ * under the dotted names the grade reports: a field, a group of them
+ * ("grads"), NW's history, diagnostics.warnings, or a key of a tensors
+ * field ("state_dict.layers.0.linear1.weight"). */
+static int gradable_name(const grader *g, const char *name, size_t len) {
+    if (len == 0 || len >= API_POINTER_MAX)
+        return 0;
+    if (api_answers_field(g->table, name, len) ||
+        is_records(g->table, name, len) || is_events(g->table, name, len) ||
+        api_answers_is_group(g->table, name, len))
+        return 1;
+    for (size_t i = 0; i < g->table->n; i++) {
+        const api_answer_field *f = &g->table->fields[i];
+        size_t flen = strlen(f->name);
+        if (f->record == API_ANSWER_TENSORS && len > flen + 1 &&
+            !memcmp(name, f->name, flen) && name[flen] == '.')
+            return 1;
+    }
+    return 0;
+}
+
+/* 1 when the dotted names a (alen bytes) and b are one, or one is a group
+ * that holds the other ("grads" and "grads.queries"). */
+static int same_path(const char *a, size_t alen, const char *b, size_t blen) {
+    size_t n = alen < blen ? alen : blen;
+    if (memcmp(a, b, n) != 0)
+        return 0;
+    return alen == blen || (alen > blen ? a[n] : b[n]) == '.';
+}
+
+/* 1 when the answer's member name (len bytes) is graded: always without
+ * "fields"; with it, when it is on the way to a listed field or inside
+ * one. Members off every listed path are passed over, whatever they
+ * hold: a student's file may carry more than the question grades. */
+static int on_listed_path(const grader *g, const char *name, size_t len) {
+    if (!g->fields_list)
+        return 1;
+    size_t i;
+    const json_t *e;
+    json_array_foreach(g->fields_list, i, e) {
+        if (same_path(name, len, json_string_value(e), json_string_length(e)))
+            return 1;
+    }
+    return 0;
+}
+
+/* 1 when "fields" lists name itself. */
+static int listed(const grader *g, const char *name) {
+    size_t i;
+    const json_t *e;
+    json_array_foreach(g->fields_list, i, e) {
+        if (!strcmp(json_string_value(e), name))
+            return 1;
+    }
+    return 0;
+}
+
+/* The position in "fields" of the first listed name on field's path (the
+ * order the question lists its fields in), or the list's length. */
+static size_t listed_rank(const grader *g, const char *field) {
+    size_t i;
+    const json_t *e;
+    json_array_foreach(g->fields_list, i, e) {
+        if (same_path(field, strlen(field), json_string_value(e),
+                      json_string_length(e)))
+            return i;
+    }
+    return json_array_size(g->fields_list);
+}
+
+/* "fields": a non-empty array of names the endpoint answers with. */
+static int check_fields(grader *g, const json_t *body, api_problem *p) {
+    const json_t *list = api_field_value(body, "fields");
+    if (!list)
+        return 0;
+    if (json_array_size(list) == 0)
+        return api_fail(p, API_E_INVALID_VALUE, "/fields",
+                        "fields lists at least one field to grade, "
+                        "[\"output\"]; leave it out to grade what the answer "
+                        "gives");
+    size_t i;
+    const json_t *e;
+    json_array_foreach(list, i, e) {
+        char pointer[32];
+        snprintf(pointer, sizeof pointer, "/fields/%zu", i);
+        if (!json_is_string(e))
+            return api_fail(p, API_E_WRONG_TYPE, pointer,
+                            "fields are named by their dotted names, "
+                            "\"grads.queries\"; got %s",
+                            api_json_kind(e));
+        if (!gradable_name(g, json_string_value(e), json_string_length(e))) {
+            char hint[API_SUGGEST_TEXT];
+            const char *paths[GRADABLE_NAMES_MAX];
+            size_t n = 0;
+            for (size_t k = 0; k < g->table->n && n < GRADABLE_NAMES_MAX; k++)
+                paths[n++] = g->table->fields[k].name;
+            return api_fail(
+                p, API_E_INVALID_VALUE, pointer,
+                "`%.100s` is not a field %s answers with%s",
+                api_string_text(e), g->route->path,
+                api_did_you_mean(hint, json_string_value(e),
+                                 json_string_length(e), paths, n));
+        }
+    }
+    g->fields_list = list;
+    return 0;
+}
+
 /* Visit the members of the answer object obj (group name[0 .. plen),
  * plen 0 at the top) for one phase. name has room for
  * API_POINTER_MAX bytes. */
@@ -335,6 +469,10 @@ static int walk(grader *g, enum phase ph, const json_t *obj, char *name,
         memcpy(name + len, key, klen);
         len += klen;
         name[len] = '\0';
+        if (!on_listed_path(g, name, len)) {
+            name[plen] = '\0';
+            continue;
+        }
         size_t mark = api_pointer_push_key(ptr, key, strlen(key));
         int rc = 0;
         /* members are named one level at a time, as the endpoint answers
@@ -566,6 +704,7 @@ typedef struct {
     double max_abs, max_rel;
     size_t entries; /* compared */
     size_t mismatches;
+    int rounded_to; /* the fewest decimals of a rounded match, or -1 */
     int have_first;
     size_t first_index;       /* the entry of the first mismatch */
     const char *first_member; /* its record member, or NULL */
@@ -605,9 +744,9 @@ static double as_answered(double x, int precision) {
     return strtod(text, NULL);
 }
 
-/* One number or null: e is the reference's, g the answer's (anything, or
- * absent). */
-static void compare_entry(const grader *gr, tally *t, const expected *e,
+/* One number or null under the comparison c: e is the reference's, g the
+ * answer's (anything, or absent). */
+static void compare_entry(const api_compare *c, tally *t, const expected *e,
                           got_entry g, size_t i, const char *member) {
     t->entries++;
     if (e->is_null) { /* null: a masked score, no statistics */
@@ -629,24 +768,29 @@ static void compare_entry(const grader *gr, tally *t, const expected *e,
         if (rel > t->max_rel)
             t->max_rel = rel;
     }
-    if (!(err <= gr->atol + gr->rtol * fabs(x)))
+    int decimals = 0;
+    api_match m = api_compare_entry(c, x, y, &decimals);
+    if (m == API_MATCH_NO)
         mismatch(t, i, member, e, g);
+    else if (m == API_MATCH_ROUNDED &&
+             (t->rounded_to < 0 || decimals < t->rounded_to))
+        t->rounded_to = decimals;
 }
 
 /* Entry i of the reference against g; a record's members are entries
  * each, at the entry's pointer + "/<member>". */
-static void compare(const grader *gr, tally *t, const ref_view *w, size_t i,
-                    got_entry g) {
+static void compare(const api_compare *c, tally *t, const ref_view *w,
+                    size_t i, got_entry g) {
     const api_result_item *it = w->item;
     expected e = {0, api_result_item_precision(w->result, it), 0, 0};
     switch (it->kind) {
     case API_ITEM_RECORDS:
-        for (size_t c = 0; c < it->n_columns; c++) {
-            const char *name = it->columns[c].name;
-            e.x = api_result_record_value(it, i, c);
-            e.integer = it->columns[c].integer;
+        for (size_t col = 0; col < it->n_columns; col++) {
+            const char *name = it->columns[col].name;
+            e.x = api_result_record_value(it, i, col);
+            e.integer = it->columns[col].integer;
             e.precision = e.integer ? 0 : w->result->fmt.precision;
-            compare_entry(gr, t, &e,
+            compare_entry(c, t, &e,
                           got_json(json_is_object(g.json)
                                        ? json_object_get(g.json, name)
                                        : NULL),
@@ -670,7 +814,7 @@ static void compare(const grader *gr, tally *t, const ref_view *w, size_t i,
     case API_ITEM_TENSORS:
         return;
     }
-    compare_entry(gr, t, &e, g, i, NULL);
+    compare_entry(c, t, &e, g, i, NULL);
 }
 
 /* A value as JSON, numbers printed as the contract prints them. */
@@ -709,6 +853,39 @@ static void put_value(api_buf *out, const json_t *v) {
     }
 }
 
+/* The longest text of a student's value quoted in a grade: a longer one is
+ * cut, so that no answer can make an LMS document pass its size cap
+ * (PrairieLearn keeps results of at most 1 MB). */
+#define QUOTE_MAX 200
+
+/* v as put_value writes it, or, when that is longer than QUOTE_MAX bytes,
+ * a JSON string of its first bytes (whole UTF-8 characters) followed by
+ * "… (N more bytes)". */
+static void put_quoted(api_buf *out, const json_t *v) {
+    api_buf text = {0};
+    put_value(&text, v);
+    if (text.failed) {
+        out->failed = 1;
+    } else if (text.len <= QUOTE_MAX) {
+        api_buf_append(out, text.data ? text.data : "", text.len);
+    } else {
+        size_t keep = QUOTE_MAX;
+        while (keep > 0 && ((unsigned char)text.data[keep] & 0xC0) == 0x80)
+            keep--; /* not inside a UTF-8 character */
+        char tail[64];
+        snprintf(tail, sizeof tail, "… (%zu more bytes)", text.len - keep);
+        api_buf cut = {0};
+        api_buf_append(&cut, text.data, keep);
+        api_buf_puts(&cut, tail);
+        if (cut.failed)
+            out->failed = 1;
+        else
+            api_buf_json_string(out, cut.data, cut.len);
+        api_buf_free(&cut);
+    }
+    api_buf_free(&text);
+}
+
 /* The reference's item of the dotted name, or NULL when it has none. */
 static const api_result_item *reference_item(const grader *g,
                                              const char *name) {
@@ -729,6 +906,28 @@ static void remember_failed(grader *g, const char *name, const json_t *v,
     f->field = g->grade->n_fields - 1;
 }
 
+/* The comparison of the dotted field name: compare_map's entry for it or
+ * for the nearest group that holds it ("grads" for "grads.queries"),
+ * else the request's. The map was read once already (read_compare). */
+static api_compare comparison_of(const grader *g, const char *name) {
+    api_compare c = g->compare;
+    if (!g->compare_map)
+        return c;
+    size_t len = strlen(name), best = 0;
+    const char *key;
+    const json_t *v;
+    json_object_foreach((json_t *)g->compare_map, key, v) {
+        size_t klen = strlen(key);
+        if (klen > best && klen <= len && !memcmp(key, name, klen) &&
+            (klen == len || name[klen] == '.') && !json_is_null(v)) {
+            api_problem ignored;
+            if (api_compare_parse(v, "", &c, &ignored) == 0)
+                best = klen;
+        }
+    }
+    return c;
+}
+
 /* A new field of the grade, or internal "out of memory". */
 static api_grade_field *new_field(grader *g, const char *name,
                                   api_grade_kind kind) {
@@ -736,6 +935,8 @@ static api_grade_field *new_field(grader *g, const char *name,
         api_grade_add_field(g->grade, name, strlen(name), kind);
     if (!f)
         api_fail(g->p, API_E_INTERNAL, NULL, "out of memory");
+    else
+        f->rounded_to = -1;
     return f;
 }
 
@@ -782,11 +983,14 @@ static int grade_against(grader *g, const char *name,
     }
     tally t;
     memset(&t, 0, sizeof t);
+    t.rounded_to = -1;
+    f->compare = comparison_of(g, name);
     api_tensor shape_of_got = {.rank = got.rank, .flat = got.flat};
     memcpy(shape_of_got.shape, got.shape, sizeof got.shape);
     for (size_t i = 0; i < want.count; i++)
-        compare(g, &t, &want, i, got_at(&got, i));
+        compare(&f->compare, &t, &want, i, got_at(&got, i));
     f->pass = t.mismatches == 0;
+    f->rounded_to = t.rounded_to;
     g->all_pass &= f->pass;
     if (!f->pass)
         remember_failed(g, name, v, ptr);
@@ -805,7 +1009,7 @@ static int grade_against(grader *g, const char *name,
         if (t.first_got.fast)
             api_buf_number(&f->first_got, t.first_got.x, 0);
         else
-            put_value(&f->first_got, t.first_got.json);
+            put_quoted(&f->first_got, t.first_got.json);
     }
     free(got.leaves);
     return 0;
@@ -888,7 +1092,7 @@ static int grade_events(grader *g, const char *name, const json_t *v,
         f->has_first = 1;
         api_buf_append(&f->first_pointer, at.s, at.len);
         put_value(&f->first_expected, json_array_get(want, first));
-        put_value(&f->first_got, json_array_get(v, first));
+        put_quoted(&f->first_got, json_array_get(v, first));
     }
     g->all_pass &= mismatches == 0;
     json_decref(want);
@@ -1071,6 +1275,8 @@ static int tensors_walk(grader *g, enum phase ph, const json_t *obj,
     json_object_foreach((json_t *)obj, key, v) {
         char full[API_POINTER_MAX];
         snprintf(full, sizeof full, "%s.%s", name, key);
+        if (!on_listed_path(g, full, strlen(full)))
+            continue;
         size_t mark = api_pointer_push_key(ptr, key, strlen(key));
         int rc = 0;
         if (json_is_null(v)) {
@@ -1188,28 +1394,43 @@ static int build_query(api_buf *q, const json_t *request, api_problem *p) {
 
 /* ---------------------------------------------------- misconceptions */
 
-/* 1 when the answer's value v of field name matches result's item of that
- * name in shape and in every entry, within the grading tolerance. */
+/* 1 when a mistake's answer (result) explains the failed field ff: the
+ * mistake's item of that name has the answer's shape, every entry of it
+ * matches the answer's under the field's own comparison (so a mistake
+ * whose answer is not finite there explains nothing: JSON carries no
+ * infinity), where the reference fails some; and its largest error is
+ * no larger than the reference's (a field of the wrong shape was never
+ * close). A mistake that only comes as close as a failing reference,
+ * under a tolerance its own size has widened, explains nothing. */
 static int field_matches(const grader *g, const api_result *result,
-                         const char *name, const json_t *v,
-                         const char *pointer) {
-    const api_result_item *it = api_result_find(result, name, strlen(name));
+                         const struct failed_field *ff) {
+    const api_grade_field *graded = &g->grade->fields[ff->field];
+    const api_result_item *it =
+        api_result_find(result, ff->name, strlen(ff->name));
     if (!it || it->kind == API_ITEM_EVENTS)
         return 0;
     ref_view want;
     view got;
-    if (view_of(&got, v, pointer)) {
+    if (view_of(&got, ff->value, ff->pointer)) {
         free(got.leaves);
         return 0;
     }
     ref_view_of(&want, result, it);
     int match = !got.ragged && same_shape(&want, &got);
+    api_compare c = comparison_of(g, ff->name);
     tally t;
     memset(&t, 0, sizeof t);
+    t.rounded_to = -1;
     for (size_t i = 0; match && i < want.count && t.mismatches == 0; i++)
-        compare(g, &t, &want, i, got_at(&got, i));
+        compare(&c, &t, &want, i, got_at(&got, i));
     free(got.leaves);
-    return match && t.mismatches == 0;
+    if (!match || t.mismatches != 0)
+        return 0;
+    if (graded->kind != API_GRADE_VALUES)
+        return 1;
+    /* closer than the reference; a reference error that overflowed
+     * (not finite) is farther than any finite one */
+    return !isfinite(graded->max_abs_err) || t.max_abs <= graded->max_abs_err;
 }
 
 /* The catalogue's mistake (misconceptions.h) that explains the most
@@ -1257,9 +1478,8 @@ static void find_misconception(grader *g, api_call *call,
             unsigned char these[API_RESULT_ITEMS_MAX] = {0};
             size_t count = 0;
             for (size_t f = 0; f < g->n_failed; f++) {
-                these[f] = (unsigned char)field_matches(
-                    g, &wrong, g->failed[f].name, g->failed[f].value,
-                    g->failed[f].pointer);
+                these[f] =
+                    (unsigned char)field_matches(g, &wrong, &g->failed[f]);
                 count += these[f];
             }
             if (count > best_count) {
@@ -1299,6 +1519,103 @@ static int read_tolerance(const json_t *body, const char *name, double def,
                     "%s is a tolerance, a number ≥ 0 (a value matches when "
                     "|got − expected| ≤ atol + rtol·|expected|)",
                     name);
+}
+
+/* "compare", with "rtol" and "atol": g->compare for every field, and
+ * g->compare_map for the fields it names. Without "compare", rtol/atol
+ * given mean relabs with them (as before comparisons had modes), neither
+ * the default (compare.h). With a comparison, rtol/atol belong inside it. */
+static int read_compare(grader *g, const json_t *body, api_problem *p) {
+    double rtol, atol;
+    if (read_tolerance(body, "rtol", 1e-5, &rtol, p) ||
+        read_tolerance(body, "atol", 1e-8, &atol, p))
+        return -1;
+    int tolerances = api_field_value(body, "rtol") != NULL ||
+                     api_field_value(body, "atol") != NULL;
+    g->compare = tolerances ? api_compare_relabs(rtol, atol)
+                            : api_compare_default();
+    const json_t *v = api_field_value(body, "compare");
+    if (!v)
+        return 0;
+    if (api_compare_is_one(v)) {
+        if (tolerances)
+            return api_fail(p, API_E_INVALID_VALUE,
+                            api_field_value(body, "rtol") ? "/rtol" : "/atol",
+                            "with compare, tolerances go inside it: "
+                            "{\"mode\": \"relabs\", \"rtol\": 1e-5, "
+                            "\"atol\": 1e-8}");
+        return api_compare_parse(v, "/compare", &g->compare, p);
+    }
+    const char *key;
+    const json_t *m;
+    json_object_foreach((json_t *)v, key, m) {
+        api_pointer ptr;
+        api_pointer_init(&ptr, "/compare");
+        api_pointer_push_key(&ptr, key, strlen(key));
+        if (!gradable_name(g, key, strlen(key)))
+            return api_fail(p, API_E_INVALID_VALUE, ptr.s,
+                            "`%.100s` is not a field %s answers with: "
+                            "compare is one comparison ({\"mode\": ...}) or "
+                            "an object of them by dotted field name",
+                            key, g->route->path);
+        api_compare ignored;
+        if (!json_is_null(m) && api_compare_parse(m, ptr.s, &ignored, p))
+            return -1;
+    }
+    g->compare_map = v;
+    return 0;
+}
+
+/* With "fields": each listed name the answer gave nothing for is a
+ * missing field (failing, scoring 0), and the fields are put in the
+ * list's order, so that every student's document reads alike. */
+static int add_missing(grader *g) {
+    size_t i;
+    const json_t *e;
+    json_array_foreach(g->fields_list, i, e) {
+        const char *name = json_string_value(e);
+        int given = 0;
+        for (size_t k = 0; k < g->grade->n_fields && !given; k++)
+            given = same_path(g->grade->fields[k].name,
+                              strlen(g->grade->fields[k].name), name,
+                              json_string_length(e));
+        if (given)
+            continue;
+        api_grade_field *f = new_field(g, name, API_GRADE_MISSING);
+        if (!f)
+            return -1;
+        g->all_pass = 0;
+    }
+    return 0;
+}
+
+static void order_as_listed(grader *g) {
+    api_grade_field *f = g->grade->fields;
+    for (size_t i = 1; i < g->grade->n_fields; i++) {
+        api_grade_field x = f[i];
+        size_t rank = listed_rank(g, x.name), j = i;
+        for (; j > 0 && listed_rank(g, f[j - 1].name) > rank; j--)
+            f[j] = f[j - 1];
+        f[j] = x;
+    }
+}
+
+/* "visibility": Gradescope's, for every test of the submission. */
+static int read_visibility(const json_t *body, api_grade_visibility *out,
+                           api_problem *p) {
+    static const char *const names[] = {"visible", "hidden", "after_due_date",
+                                        "after_published"};
+    const char *v = api_field_string(body, "visibility", "visible");
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+        if (!strcmp(v, names[i])) {
+            *out = (api_grade_visibility)i;
+            return 0;
+        }
+    return api_fail(p, API_E_INVALID_VALUE, "/visibility",
+                    "visibility is Gradescope's: visible (the default), "
+                    "hidden, after_due_date or after_published; got "
+                    "\"%.64s\"",
+                    v);
 }
 
 /* The reference: from the batch's shared ones, or computed here. */
@@ -1411,7 +1728,7 @@ static int check_points(const grader *g, const json_t *body,
         if (!(isfinite(x) && x >= 0))
             return api_fail(p, API_E_INVALID_VALUE, ptr.s,
                             "points of a field are a number ≥ 0");
-        if (!graded_value(g, answer, key))
+        if (g->fields_list ? !listed(g, key) : !graded_value(g, answer, key))
             return api_fail(p, API_E_INVALID_VALUE, ptr.s,
                             "`%.100s` is not a field the answer grades: "
                             "points name graded fields by their dotted "
@@ -1420,6 +1737,11 @@ static int check_points(const grader *g, const json_t *body,
                             key);
         total += x;
     }
+    if (!isfinite(total))
+        return api_fail(p, API_E_INVALID_VALUE, "/points",
+                        "the points add up to more than a number holds "
+                        "(%g and more): give each field a finite share",
+                        DBL_MAX);
     if (total > 0)
         return 0;
     return api_fail(p, API_E_INVALID_VALUE, "/points",
@@ -1431,12 +1753,15 @@ static int check_points(const grader *g, const json_t *body,
  * object's own value for the fields it names, 0 for the others. */
 static void assign_points(api_grade *grade, const json_t *body) {
     const json_t *points = api_field_value(body, "points");
+    grade->total_points = json_is_number(points) ? json_number_value(points) : 0;
     for (size_t i = 0; i < grade->n_fields; i++) {
         api_grade_field *f = &grade->fields[i];
         if (!points)
             f->points = 1;
         else if (json_is_number(points))
             f->points = json_number_value(points) / (double)grade->n_fields;
+        else if (!json_is_number(json_object_get(points, f->name)))
+            f->points = 0;
         else
             f->points = json_number_value(json_object_get(points, f->name));
     }
@@ -1470,7 +1795,8 @@ int api_grade_run(api_call *call, const json_t *body,
     api_grade_format format = API_GRADE_FORMAT_ATTND;
 
     /* 1. the grading request's own members, then which route it grades */
-    if (check_members(body, p) || find_endpoint(body, &g.route, &g.table, p))
+    if (check_members(body, p) || find_endpoint(body, &g.route, &g.table, p) ||
+        check_fields(&g, body, p))
         return -1;
     /* 2. the answer against the route's answer fields, phase by phase */
     const json_t *answer = json_object_get(body, "answer");
@@ -1479,14 +1805,14 @@ int api_grade_run(api_call *call, const json_t *body,
         run_phase(&g, PHASE_TYPES, answer) ||
         run_phase(&g, PHASE_SIZES, answer))
         return -1;
-    if (g.fields == 0)
+    if (g.fields == 0 && !g.fields_list)
         return api_fail(p, API_E_INVALID_VALUE, "/answer",
                         "answer has no field to grade: give some of the "
                         "fields %s answers with (null means absent)",
                         g.route->path);
-    if (read_tolerance(body, "rtol", 1e-5, &g.rtol, p) ||
-        read_tolerance(body, "atol", 1e-8, &g.atol, p) ||
+    if (read_compare(&g, body, p) ||
         read_choices(body, &out->credit, &format, p) ||
+        read_visibility(body, &out->visibility, p) ||
         check_points(&g, body, answer, p))
         return -1;
 
@@ -1525,11 +1851,15 @@ int api_grade_run(api_call *call, const json_t *body,
         g.all_pass = 1;
         rc = run_phase(&g, PHASE_GRADE, answer);
     }
+    if (rc == 0 && g.fields_list)
+        rc = add_missing(&g);
     if (rc == 0) {
         out->pass = g.all_pass;
         snprintf(out->endpoint, sizeof out->endpoint, "%s", g.route->path);
         if (!g.all_pass)
             find_misconception(&g, call, references, request);
+        if (g.fields_list)
+            order_as_listed(&g);
         copy_id(out, body);
         assign_points(out, body);
         api_grade_score(out);

@@ -122,7 +122,10 @@ static void put_misconception(api_buf *out, const api_grade *g) {
 
 void api_grade_field_summary(api_buf *out, const api_grade *g,
                              const api_grade_field *f) {
-    if (f->kind == API_GRADE_SHAPE) {
+    if (f->kind == API_GRADE_MISSING) {
+        api_buf_puts(out, "fail: the answer has no ");
+        api_buf_puts(out, f->name);
+    } else if (f->kind == API_GRADE_SHAPE) {
         long long want[API_SHAPE_MAX];
         for (size_t i = 0; i < f->expected_rank; i++)
             want[i] = (long long)f->expected_shape[i];
@@ -156,6 +159,12 @@ void api_grade_field_summary(api_buf *out, const api_grade *g,
             api_buf_puts(out, ", max rel err ");
             put_short(out, f->max_rel_err);
             api_buf_putc(out, ')');
+            if (f->rounded_to >= 0) {
+                api_buf_puts(out, f->pass ? "; matches" : "; some entries match");
+                api_buf_puts(out, " the reference rounded to ");
+                api_buf_uint(out, (uint64_t)f->rounded_to);
+                api_buf_puts(out, f->rounded_to == 1 ? " decimal" : " decimals");
+            }
         }
         if (f->has_first) {
             api_buf_puts(out, "; first at ");

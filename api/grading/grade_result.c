@@ -3,11 +3,14 @@
  * own JSON for it (grade_result.h, docs/grading.md).
  */
 #include <math.h>
+#include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "grade_result.h"
 #include "misconceptions.h"
+#include "numfmt_shortest.h"
 
 api_grade_field *api_grade_add_field(api_grade *g, const char *name, size_t n,
                                      api_grade_kind kind) {
@@ -29,7 +32,8 @@ api_grade_field *api_grade_add_field(api_grade *g, const char *name, size_t n,
 }
 
 static double field_score(api_grade_credit credit, const api_grade_field *f) {
-    if (credit == API_CREDIT_ALL_OR_NOTHING || f->kind == API_GRADE_SHAPE)
+    if (credit == API_CREDIT_ALL_OR_NOTHING || f->kind == API_GRADE_SHAPE ||
+        f->kind == API_GRADE_MISSING)
         return f->pass ? 1.0 : 0.0;
     if (f->entries == 0)
         return 1.0;
@@ -38,19 +42,96 @@ static double field_score(api_grade_credit credit, const api_grade_field *f) {
     return (double)matched / (double)f->entries;
 }
 
+void api_points_add(api_points_sum *s, double x) {
+    s->plain += x;
+    if (s->inexact || x == 0)
+        return;
+    if (!(x > 0) || !isfinite(x)) {
+        s->inexact = 1;
+        return;
+    }
+    api_num_decimal d = api_num_shortest(x);
+    uint64_t digits = d.digits;
+    int e = d.exponent;
+    /* bring both to the smaller exponent */
+    while (e > s->exponent && s->digits != 0) {
+        if (digits > UINT64_MAX / 20) {
+            s->inexact = 1;
+            return;
+        }
+        digits *= 10;
+        e--;
+    }
+    while (s->exponent > e) {
+        if (s->digits > UINT64_MAX / 20) {
+            s->inexact = 1;
+            return;
+        }
+        s->digits *= 10;
+        s->exponent--;
+    }
+    if (s->digits == 0)
+        s->exponent = e;
+    if (digits > (UINT64_MAX >> 1) - s->digits) {
+        s->inexact = 1;
+        return;
+    }
+    s->digits += digits;
+}
+
+double api_points_total(const api_points_sum *s) {
+    if (s->inexact)
+        return (double)s->plain;
+    if (s->digits == 0)
+        return 0;
+    char text[48];
+    snprintf(text, sizeof text, "%llue%d", (unsigned long long)s->digits,
+             s->exponent);
+    return strtod(text, NULL);
+}
+
 void api_grade_score(api_grade *g) {
-    g->earned = g->possible = 0;
+    api_points_sum possible = {0}, earned = {0};
+    double scores = 0; /* Σ score */
+    int all_full = 1;  /* every field scores 1 */
     for (size_t i = 0; i < g->n_fields; i++) {
         api_grade_field *f = &g->fields[i];
         f->score = field_score(g->credit, f);
-        g->earned += f->points * f->score;
-        g->possible += f->points;
+        scores += f->score;
+        all_full &= f->score == 1.0;
+        api_points_add(&possible, f->points);
+        if (f->score == 1.0)
+            api_points_add(&earned, f->points);
+        else if (f->score > 0)
+            earned.inexact = 1; /* part of a field: summed below */
     }
+    if (g->total_points > 0) {
+        g->possible = g->total_points;
+        double n = (double)g->n_fields;
+        g->earned = all_full || n == 0 ? g->possible
+                                       : g->possible * (scores / n);
+    } else {
+        g->possible = api_points_total(&possible);
+        if (all_full) {
+            g->earned = g->possible;
+        } else if (!earned.inexact) {
+            g->earned = api_points_total(&earned); /* whole fields only */
+        } else {
+            long double sum = 0;
+            for (size_t i = 0; i < g->n_fields; i++)
+                sum += (long double)g->fields[i].points * g->fields[i].score;
+            g->earned = (double)sum;
+        }
+    }
+    if (!(g->earned >= 0)) /* NaN too */
+        g->earned = 0;
+    if (g->earned > g->possible)
+        g->earned = g->possible;
     g->score = g->possible > 0 ? g->earned / g->possible : 0;
     /* rounding must not take a full score below 1 or a sum past it */
     if (g->pass)
         g->score = 1;
-    else if (g->score > 1)
+    else if (!(g->score <= 1))
         g->score = 1;
 }
 
@@ -119,11 +200,18 @@ static void put_field(api_buf *out, const api_grade_field *f) {
                                 strlen(f->ragged_pointer));
         }
         break;
+    case API_GRADE_MISSING:
+        api_buf_puts(out, ",\"error\":\"missing\"");
+        break;
     case API_GRADE_VALUES:
         api_buf_puts(out, ",\"max_abs_err\":");
         api_grade_put_number(out, f->max_abs_err);
         api_buf_puts(out, ",\"max_rel_err\":");
         api_grade_put_number(out, f->max_rel_err);
+        if (f->rounded_to >= 0) {
+            api_buf_puts(out, ",\"rounded_to\":");
+            api_buf_uint(out, (uint64_t)f->rounded_to);
+        }
         /* fall through */
     case API_GRADE_EVENTS:
         api_buf_puts(out, ",\"mismatches\":");

@@ -12,8 +12,10 @@
 #define API_GRADE_RESULT_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "buf.h"
+#include "compare.h"
 #include "problem.h"
 
 struct api_misconception;
@@ -24,8 +26,18 @@ typedef enum {
                          records) */
     API_GRADE_SHAPE,  /* the shape differs from the reference's: no entry
                          compared */
-    API_GRADE_EVENTS  /* diagnostics.warnings: entries equal or not */
+    API_GRADE_EVENTS, /* diagnostics.warnings: entries equal or not */
+    API_GRADE_MISSING /* a field the question grades ("fields") that the
+                         answer does not give */
 } api_grade_kind;
+
+/* When Gradescope shows a test to the student (its "visibility"). */
+typedef enum {
+    API_VISIBLE, /* the default */
+    API_HIDDEN,
+    API_AFTER_DUE_DATE,
+    API_AFTER_PUBLISHED
+} api_grade_visibility;
 
 /* How a field's verdict becomes its score (the request's "credit"). */
 typedef enum {
@@ -53,6 +65,10 @@ typedef struct {
     double max_abs_err, max_rel_err;
     size_t mismatches; /* entries that do not match */
     size_t entries;    /* entries compared (a record's members each) */
+    api_compare compare; /* API_GRADE_VALUES: how entries were compared */
+    /* the fewest decimals of an entry that matched only as the reference
+     * rounded (compare.h API_MATCH_ROUNDED), or -1 when none did */
+    int rounded_to;
     /* the first mismatch (has_first): its pointer into the grading request
      * and both values as JSON text, as the contract prints them */
     int has_first;
@@ -77,7 +93,11 @@ typedef struct {
     const struct api_misconception *misconception;
     char endpoint[64]; /* the graded route's path, for LMS descriptions */
     api_grade_credit credit;
-    /* api_grade_score: sum of points·score, sum of points, their ratio */
+    api_grade_visibility visibility;
+    /* the request's "points" when a number (split equally over the
+     * fields), else 0 */
+    double total_points;
+    /* api_grade_score: points earned, points possible, their ratio */
     double earned, possible, score;
 } api_grade;
 
@@ -88,11 +108,35 @@ api_grade_field *api_grade_add_field(api_grade *g, const char *name, size_t n,
 
 /* Score g: each field's score from its verdict and g->credit
  * (all_or_nothing: pass; partial: (entries − mismatches) / entries, 1 for
- * no entries, 0 for a shape error), then earned = Σ points·score,
- * possible = Σ points and score = earned / possible (0 when possible is
- * 0, which the request checks rule out). The fields' points are set by
- * the caller first. */
+ * no entries, 0 for a shape error or a missing field), then the points.
+ * They add back exactly to what was given: with total_points, possible is
+ * total_points and earned total_points · (Σ score) / n (exactly
+ * total_points when every field scores 1); otherwise possible is the sum
+ * of the fields' points, and earned the sum of points · score, each sum
+ * taken in decimal as the points were written (0.1 + 0.2 is 0.3), and
+ * exactly possible when every field scores 1. earned is kept in [0,
+ * possible] and score = earned / possible in [0, 1] (0 when possible is
+ * 0, which the request checks rule out); all are finite when the points
+ * are. The fields' points are set by the caller first. */
 void api_grade_score(api_grade *g);
+
+/* A sum of points taken as the decimals they print as (shortest round
+ * trip), so that 0.1 and 0.2 add up to 0.3 and seven sevenths of 1 to 1
+ * when the terms are the same: an exact integer of digits · 10^exponent
+ * while it fits in 63 bits, the plain (long double) sum past that or for
+ * a term that is not finite and ≥ 0 (inexact). Zeroed, it is 0. */
+typedef struct {
+    uint64_t digits;
+    int exponent;
+    int inexact;
+    long double plain;
+} api_points_sum;
+
+/* Add x to s. */
+void api_points_add(api_points_sum *s, double x);
+
+/* The sum, correctly rounded from the exact decimal when exact. */
+double api_points_total(const api_points_sum *s);
 
 /* Append g as attnd's JSON answer to POST /grade (docs/grading.md):
  *   {"id"?, "pass", "score", "points": {"earned", "possible"},
