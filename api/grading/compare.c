@@ -25,6 +25,12 @@ static const struct {
     {"ulp", API_COMPARE_ULP},
 };
 #define N_MODES (sizeof modes / sizeof modes[0])
+
+/* 10^−k for k = 0 … 17, the decimals a rounded answer can show */
+static const double tenth_power[18] = {1,     1e-1,  1e-2,  1e-3,  1e-4,
+                                       1e-5,  1e-6,  1e-7,  1e-8,  1e-9,
+                                       1e-10, 1e-11, 1e-12, 1e-13, 1e-14,
+                                       1e-15, 1e-16, 1e-17};
 #define MODE_NAMES "relabs_or_rounded, relabs, sigfig, decdig, ulp"
 
 api_compare api_compare_default(void) {
@@ -33,6 +39,7 @@ api_compare api_compare_default(void) {
                          .atol = 1e-8,
                          .digits = 4,
                          .decimals = 4,
+                         .rounded_reach = HALF_UNIT * 1e-4,
                          .ulps = 4};
 }
 
@@ -86,7 +93,7 @@ api_match api_compare_entry(const api_compare *c, double expected, double got,
                                                          : API_MATCH_NO;
     }
     case API_COMPARE_DECDIG:
-        return err == 0 || err < HALF_UNIT * pow(10, -c->digits)
+        return err == 0 || err < HALF_UNIT * tenth_power[c->digits]
                    ? API_MATCH_YES
                    : API_MATCH_NO;
     case API_COMPARE_ULP:
@@ -97,10 +104,14 @@ api_match api_compare_entry(const api_compare *c, double expected, double got,
     }
     if (relabs(c, expected, err))
         return API_MATCH_YES;
+    /* the widest rounding is at the fewest decimals: farther than that,
+     * no need to find the decimals got shows */
+    if (!(err < c->rounded_reach))
+        return API_MATCH_NO;
     int k = decimals_shown(got);
     if (k < c->decimals)
         k = c->decimals;
-    if (k > 17 || !(err < HALF_UNIT * pow(10, -k)))
+    if (k > 17 || !(err < HALF_UNIT * tenth_power[k]))
         return API_MATCH_NO;
     *decimals = k;
     return API_MATCH_ROUNDED;
@@ -207,6 +218,7 @@ static int read_member(const json_t *v, const char *pointer, const char *key,
         if (read_count(v, pointer, "decimals", 0, 17, &x, p))
             return -1;
         c->decimals = (int)x;
+        c->rounded_reach = HALF_UNIT * tenth_power[c->decimals];
         return 0;
     }
     if (read_count(v, pointer, "ulps", 0, 4503599627370496.0, &x, p))
