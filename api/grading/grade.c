@@ -704,7 +704,7 @@ typedef struct {
     double max_abs, max_rel;
     size_t entries; /* compared */
     size_t mismatches;
-    int rounded_to; /* the fewest decimals of a rounded match, or -1 */
+    int rounded_to; /* the most decimals of a rounded match, or -1 */
     int have_first;
     size_t first_index;       /* the entry of the first mismatch */
     const char *first_member; /* its record member, or NULL */
@@ -779,8 +779,7 @@ static void compare_entry(const api_compare *c, tally *t, const expected *e,
     api_match m = api_compare_entry(c, x, y, &decimals);
     if (m == API_MATCH_NO)
         mismatch(t, i, member, e, g);
-    else if (m == API_MATCH_ROUNDED &&
-             (t->rounded_to < 0 || decimals < t->rounded_to))
+    else if (m == API_MATCH_ROUNDED && decimals > t->rounded_to)
         t->rounded_to = decimals;
 }
 

@@ -66,8 +66,10 @@ typedef struct {
     size_t mismatches; /* entries that do not match */
     size_t entries;    /* entries compared (a record's members each) */
     api_compare compare; /* API_GRADE_VALUES: how entries were compared */
-    /* the fewest decimals of an entry that matched only as the reference
-     * rounded (compare.h API_MATCH_ROUNDED), or -1 when none did */
+    /* the decimals the answer was rounded to: the most that an entry
+     * matching only as the reference rounded (compare.h
+     * API_MATCH_ROUNDED) shows (np.round(x, 6) drops trailing zeros, so
+     * some show fewer), or -1 when none did */
     int rounded_to;
     /* the first mismatch (has_first): its pointer into the grading request
      * and both values as JSON text, as the contract prints them */
