@@ -40,15 +40,26 @@ typedef struct {
 
 /* numpy.allclose's and math.isclose's tolerances, on /grade */
 #define GRADE_TOLERANCES                                                       \
-    "is not a field: /grade takes `rtol` (relative, default 1e-5) and "        \
-    "`atol` (absolute, default 1e-8), as numpy.allclose: an entry passes "     \
-    "when |got − expected| ≤ atol + rtol·|expected|"
+    "is not a field: /grade takes `compare`, {\"mode\": \"relabs\", "          \
+    "\"rtol\": 1e-5, \"atol\": 1e-8} as numpy.allclose, or sigfig, decdig, "   \
+    "ulp (docs/grading.md, Comparisons); `rtol` and `atol` alone mean relabs"
+#define GRADE_DIGITS                                                           \
+    "is not a field: /grade takes `compare`, {\"mode\": \"sigfig\", "          \
+    "\"digits\": 3} for significant digits or {\"mode\": \"decdig\", "        \
+    "\"digits\": 3} for digits after the point (docs/grading.md, "            \
+    "Comparisons)"
 
 static const foreign_name table[] = {
     {"tolerance", "rtol", GRADE_TOLERANCES},
     {"tol", "rtol", GRADE_TOLERANCES},
     {"rel_tol", "rtol", GRADE_TOLERANCES},
     {"abs_tol", "rtol", GRADE_TOLERANCES},
+    {"comparison", "compare", GRADE_TOLERANCES},
+    {"mode", "compare", GRADE_TOLERANCES},
+    {"digits", "compare", GRADE_DIGITS},
+    {"sigfigs", "compare", GRADE_DIGITS},
+    {"sig_figs", "compare", GRADE_DIGITS},
+    {"decimals", "compare", GRADE_DIGITS},
     {"is_causal", "causal",
      "is PyTorch's name; attnd calls it `causal` (true, \"top_left\" or "
      "\"bottom_right\")"},
