@@ -410,6 +410,7 @@ typedef struct {
     int has_id;
     api_buf id;
     double points;
+    api_grade_visibility visibility;
 } batch_doc_entry;
 
 static void put_problem_line(api_buf *line, const char *id,
@@ -573,8 +574,10 @@ static int grade_one(batch *b, const api_batch_item *it, api_buf *line,
     }
     if (doc && problem && rc == 0)
         api_grade_free(&doc->grade); /* graded, but thrown away */
-    if (doc && problem)
+    if (doc && problem) {
         doc->points = api_grade_body_points(root);
+        doc->visibility = api_grade_body_visibility(root);
+    }
 done:
     if (b->elided)
         api_reference_cache_drop(b->elided);
@@ -668,13 +671,14 @@ static int read_format(api_call *call, api_grade_format *fmt) {
     return rc;
 }
 
-/* The LMS document of the batch's n submissions into out. */
-static void write_document(api_grade_format fmt, batch_doc_entry *entries,
-                           size_t n, api_buf *out) {
+/* The LMS document of the batch's n submissions into out. Returns 0, or
+ * -2 when it cannot be held in API_LMS_DOC_MAX bytes (nothing written). */
+static int write_document(api_grade_format fmt, batch_doc_entry *entries,
+                          size_t n, api_buf *out) {
     api_grade_item *items = calloc(n ? n : 1, sizeof *items);
     if (!items) {
         out->failed = 1;
-        return;
+        return 0;
     }
     for (size_t i = 0; i < n; i++) {
         batch_doc_entry *e = &entries[i];
@@ -688,12 +692,14 @@ static void write_document(api_grade_format fmt, batch_doc_entry *entries,
         } else {
             items[i].problem = &e->problem;
             items[i].problem_points = e->points;
+            items[i].problem_visibility = e->visibility;
             items[i].id = e->has_id ? (e->id.data ? e->id.data : "") : NULL;
             items[i].id_len = e->id.len;
         }
     }
-    api_grade_write_lms(fmt, items, n, out);
+    int rc = api_grade_write_lms(fmt, items, n, out);
     free(items);
+    return rc == -2 ? -2 : 0;
 }
 
 static void free_document(batch_doc_entry *entries, size_t n) {
@@ -881,11 +887,20 @@ static int handle_batch(api_call *call) {
         document_growth growth = {call, &charged, 0};
         call->out.before_grow = reserve_document;
         call->out.grow_ctx = &growth;
-        write_document(fmt, doc, n_doc, &call->out);
+        int too_long = write_document(fmt, doc, n_doc, &call->out);
         call->out.before_grow = NULL;
         call->out.grow_ctx = NULL;
         if (growth.refused)
             rc = -1; /* the budget's 503 or 413, not "out of memory" */
+        else if (too_long)
+            rc = api_fail(&call->problem, API_E_PAYLOAD_TOO_LARGE, NULL,
+                          "the %s document of these %zu submissions would "
+                          "pass %d bytes even with every test's text left "
+                          "out and its name cut (too many tests): grade "
+                          "them in smaller batches",
+                          fmt == API_GRADE_FORMAT_GRADESCOPE ? "gradescope"
+                                                             : "prairielearn",
+                          n_doc, API_LMS_DOC_MAX);
     } else if (rc == 0 && form == API_BATCH_ARRAY)
         api_buf_puts(&call->out, "\n]\n");
     if (rc == 0 && call->out.failed)

@@ -11,39 +11,47 @@
  * malformed grading request deserves. A document of several submissions
  * is gradable when one of them was graded; the others' problems are
  * listed in "format_errors" and each is a test of 0 points.
+ *
+ * Students see "message", "output", "tests" and "format_errors"; advice
+ * for the grader (a misconception's instructor text) goes in a top-level
+ * member of its own, "instructor_notes", which PrairieLearn stores with
+ * the results ("any additional data") and does not render.
  */
+#include <math.h>
+
 #include "grade_lms.h"
 
-static void put_string(api_buf *out, api_buf *text) {
-    if (text->failed)
-        out->failed = 1;
-    api_buf_json_string(out, text->data ? text->data : "", text->len);
-    text->len = 0;
+static double bounded(double x, double max) {
+    if (!(x >= 0))
+        return 0;
+    return x > max ? max : x;
 }
 
-void api_grade_write_prairielearn(const api_grade_item *items, size_t n,
-                                  api_buf *out) {
-    double earned = 0, possible = 0;
-    size_t graded = 0, problems = 0;
+int api_grade_write_prairielearn(const api_grade_item *items, size_t n,
+                                 const api_lms_limits *lim, api_buf *out) {
+    size_t start = out->len;
+    api_points_sum earned = {0}, possible = {0};
+    size_t graded = 0, problems = 0, notes = 0;
+    int all_full = 1; /* every submission earned all it was worth */
     api_buf text = {0};
     for (size_t i = 0; i < n; i++) {
-        if (items[i].grade) {
-            earned += items[i].grade->earned;
-            possible += items[i].grade->possible;
+        const api_grade *g = items[i].grade;
+        if (g) {
+            api_points_add(&earned, g->earned);
+            api_points_add(&possible, g->possible);
+            all_full &= g->earned == g->possible;
             graded++;
+            notes += api_grade_item_note(&items[i]) != NULL;
         } else {
-            possible += items[i].problem_points;
+            api_points_add(&possible, items[i].problem_points);
+            all_full = 0;
             problems++;
         }
-        if (i)
-            api_buf_putc(&text, '\n');
-        if (items[i].id && n > 1) {
-            api_buf_append(&text, items[i].id, items[i].id_len);
-            api_buf_puts(&text, ": ");
-        }
-        api_grade_item_summary(&text, &items[i]);
     }
-    double score = possible > 0 ? earned / possible : 0;
+    double e = api_points_total(&earned), p = api_points_total(&possible);
+    double score = all_full && graded ? 1 : p > 0 ? e / p : 0;
+    if (!(score >= 0)) /* NaN: both sums overflowed */
+        score = 0;
     if (score > 1)
         score = 1;
     api_buf_puts(out, graded || n == 0 ? "{\"gradable\":true"
@@ -51,53 +59,57 @@ void api_grade_write_prairielearn(const api_grade_item *items, size_t n,
     api_buf_puts(out, ",\"score\":");
     api_grade_put_number(out, score);
     api_buf_puts(out, ",\"message\":");
-    put_string(out, &text);
+    api_lms_put_summary(out, items, n, lim, 0);
     api_buf_puts(out, ",\"tests\":[");
-    int first = 1;
-    for (size_t i = 0; i < n; i++) {
+    int first = 1, over = 0;
+    for (size_t i = 0; i < n && !over; i++) {
         const api_grade *g = items[i].grade;
         size_t count = g ? g->n_fields : 1;
         for (size_t k = 0; k < count; k++) {
             const api_grade_field *f = g ? &g->fields[k] : NULL;
+            double max = f ? f->points : items[i].problem_points;
             if (!first)
                 api_buf_putc(out, ',');
             first = 0;
             api_buf_puts(out, "{\"name\":");
-            api_grade_put_test_name(out, &items[i], f ? f->name : NULL);
-            api_buf_puts(out, ",\"description\":");
-            if (f) {
-                api_buf_puts(&text, "the answer's ");
-                api_buf_puts(&text, f->name);
-                api_buf_puts(&text, ", against ");
-                api_buf_puts(&text, g->endpoint);
-                api_buf_puts(&text, "'s own answer");
-            } else {
-                api_buf_puts(&text, "the grading request of this submission");
+            api_grade_put_test_name(out, &items[i], f ? f->name : NULL,
+                                    lim->name);
+            if (!lim->bare) {
+                api_buf_puts(out, ",\"description\":");
+                if (f) {
+                    api_buf_puts(&text, "the answer's ");
+                    api_buf_puts(&text, f->name);
+                    api_buf_puts(&text, ", against ");
+                    api_buf_puts(&text, g->endpoint);
+                    api_buf_puts(&text, "'s own answer");
+                } else {
+                    api_buf_puts(&text,
+                                 "the grading request of this submission");
+                }
+                api_lms_put_text(out, &text, lim->text);
             }
-            put_string(out, &text);
             api_buf_puts(out, ",\"points\":");
-            api_grade_put_number(out, f ? f->points * f->score : 0);
+            api_grade_put_number(out,
+                                 f ? bounded(f->points * f->score, max) : 0);
             api_buf_puts(out, ",\"max_points\":");
-            api_grade_put_number(out, f ? f->points : items[i].problem_points);
-            api_buf_puts(out, ",\"message\":");
-            if (!f)
-                api_buf_puts(&text, "not graded");
-            else if (f->pass)
-                api_buf_puts(&text, "pass");
-            else
-                api_buf_puts(&text, "fail");
-            put_string(out, &text);
-            api_buf_puts(out, ",\"output\":");
-            if (f)
-                api_grade_field_summary(&text, g, f);
-            else
-                api_grade_item_summary(&text, &items[i]);
-            put_string(out, &text);
+            api_grade_put_number(out, max);
+            api_buf_puts(out, !f        ? ",\"message\":\"not graded\""
+                              : f->pass ? ",\"message\":\"pass\""
+                                        : ",\"message\":\"fail\"");
+            if (!lim->bare) {
+                api_buf_puts(out, ",\"output\":");
+                if (f)
+                    api_grade_field_summary(&text, g, f);
+                else
+                    api_grade_item_summary(&text, &items[i]);
+                api_lms_put_text(out, &text, lim->text);
+            }
             api_buf_putc(out, '}');
         }
+        over = out->len - start > API_LMS_DOC_MAX;
     }
     api_buf_putc(out, ']');
-    if (problems) {
+    if (problems && !over) {
         api_buf_puts(out, ",\"format_errors\":[");
         first = 1;
         for (size_t i = 0; i < n; i++) {
@@ -111,10 +123,31 @@ void api_grade_write_prairielearn(const api_grade_item *items, size_t n,
                 api_buf_puts(&text, ": ");
             }
             api_grade_item_summary(&text, &items[i]);
-            put_string(out, &text);
+            api_lms_put_text(out, &text, lim->bare ? lim->name : lim->text);
+        }
+        api_buf_putc(out, ']');
+    }
+    if (notes && !lim->bare && !over) {
+        api_buf_puts(out, ",\"instructor_notes\":[");
+        first = 1;
+        for (size_t i = 0; i < n; i++) {
+            if (!api_grade_item_note(&items[i]))
+                continue;
+            if (!first)
+                api_buf_putc(out, ',');
+            first = 0;
+            if (items[i].id) {
+                api_buf_append(&text, items[i].id, items[i].id_len);
+                api_buf_puts(&text, ": ");
+            }
+            api_grade_item_note_line(&text, &items[i]);
+            api_lms_put_text(out, &text, lim->text);
         }
         api_buf_putc(out, ']');
     }
     api_buf_putc(out, '}');
+    if (text.failed)
+        out->failed = 1;
     api_buf_free(&text);
+    return over || out->len - start > API_LMS_DOC_MAX;
 }

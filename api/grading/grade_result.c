@@ -108,8 +108,8 @@ void api_grade_score(api_grade *g) {
     if (g->total_points > 0) {
         g->possible = g->total_points;
         double n = (double)g->n_fields;
-        g->earned = all_full || n == 0 ? g->possible
-                                       : g->possible * (scores / n);
+        g->earned =
+            all_full || n == 0 ? g->possible : g->possible * (scores / n);
     } else {
         g->possible = api_points_total(&possible);
         if (all_full) {
@@ -253,6 +253,10 @@ void api_grade_write(const api_grade *g, api_buf *out) {
             api_buf_json_string(out, m->code, strlen(m->code));
             api_buf_puts(out, ",\"explanation\":");
             api_buf_json_string(out, m->explanation, strlen(m->explanation));
+            if (m->instructor) {
+                api_buf_puts(out, ",\"instructor_note\":");
+                api_buf_json_string(out, m->instructor, strlen(m->instructor));
+            }
             api_buf_puts(out, ",\"fields\":[");
             int first = 1;
             for (size_t i = 0; i < g->n_fields; i++) {

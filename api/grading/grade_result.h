@@ -63,8 +63,8 @@ typedef struct {
      * numbers (0 when none; not finite when a difference overflows a
      * double: written null); API_GRADE_EVENTS has no error sizes */
     double max_abs_err, max_rel_err;
-    size_t mismatches; /* entries that do not match */
-    size_t entries;    /* entries compared (a record's members each) */
+    size_t mismatches;   /* entries that do not match */
+    size_t entries;      /* entries compared (a record's members each) */
     api_compare compare; /* API_GRADE_VALUES: how entries were compared */
     /* the decimals the answer was rounded to: the most that an entry
      * matching only as the reference rounded (compare.h
@@ -144,7 +144,9 @@ double api_points_total(const api_points_sum *s);
  *   {"id"?, "pass", "score", "points": {"earned", "possible"},
  *    "fields": {name: {"pass", "score", ...}}, "misconception"?}
  * misconception is written only when pass is false: {code, explanation,
- * fields} or null. Memory failures set out->failed. */
+ * "instructor_note"?, fields} or null, the note (the catalogue's
+ * instructor text) only when the mistake has one. Memory failures set
+ * out->failed. */
 void api_grade_write(const api_grade *g, api_buf *out);
 
 /* Release what g holds and zero it. */

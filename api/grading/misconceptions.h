@@ -6,8 +6,9 @@
  * as each known wrong implementation would, and names the mistake whose
  * answer the student's matches within the same tolerance. Each entry of
  * the catalogue is one mistake of one route: a stable code ("dot.no_scale"),
- * a one-line explanation that points at the right formula, and a function
- * that answers a request as the mistaken implementation would.
+ * a one-line explanation for the student that points at the right formula,
+ * advice for the grader when there is some, and a function that answers a
+ * request as the mistaken implementation would.
  *
  * The catalogue is only consulted for fields that failed against the right
  * answer, so a right answer never gets a misconception; a mistake that
@@ -33,9 +34,16 @@ enum {
 };
 
 typedef struct api_misconception {
-    const char *code;        /* stable, "<route>.<mistake>": "dot.no_scale" */
-    const char *explanation; /* one line: what was done, and the right formula
-                                with its source (d2l section, paper) */
+    const char *code; /* stable, "<route>.<mistake>": "dot.no_scale" */
+    /* For the student, one line: what was done, what to check in their
+     * code, and the right formula with its source (d2l section, paper).
+     * Never advice on how to grade: that is instructor's. */
+    const char *explanation;
+    /* For the grader, or NULL: how the question could be graded
+     * differently (a request option that accepts the convention the
+     * mistake follows). Written where students do not see it
+     * (docs/misconceptions.md "Who reads what"). */
+    const char *instructor;
     /* Answer request (the route's own request object, already accepted by
      * the route, whose right answer is reference) as the mistaken
      * implementation would, into *wrong (zeroed by the caller; freed by the

@@ -313,17 +313,17 @@ const api_misconception api_misconceptions_additive[] = {
      "reshaped to (dq, h) and (dk, h): they are nn.Linear weights in (out, "
      "in) layout, W_q (h, dq) and W_k (h, dk), so the features are W_q q + "
      "W_k k, X Wᵀ for rows X (d2l 11.3.3; seed notes §16)",
-     weights_transposed},
+     NULL, weights_transposed},
     {"additive.no_tanh",
      "the tanh was left out, w_vᵀ(W_q q + W_k k): the score is w_vᵀ tanh(W_q "
      "q + W_k k), and without the tanh the query's term cancels in the "
      "softmax (d2l 11.3.3; Bahdanau et al. 2014, appendix A.1.2)",
-     no_tanh},
+     NULL, no_tanh},
     {"additive.projections_swapped",
      "W_q was applied to the keys and W_k to the queries: the score is "
      "w_vᵀ tanh(W_q q + W_k k), W_q for the query, W_k for the key (d2l "
      "11.3.3; Bahdanau et al. 2014, appendix A.1.2)",
-     projections_swapped},
+     NULL, projections_swapped},
 };
 const size_t api_misconceptions_additive_count =
     sizeof api_misconceptions_additive / sizeof api_misconceptions_additive[0];

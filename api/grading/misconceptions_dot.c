@@ -584,81 +584,89 @@ const api_misconception api_misconceptions_dot[] = {
      "the scores were not scaled: softmax(Q Kᵀ / √d) divides by √d, the "
      "square root of the query and key size (d2l 11.3.2; Vaswani et al. "
      "2017, eq. 1)",
-     no_scale},
+     NULL, no_scale},
     {"dot.scale_1_over_d",
      "the scores were divided by d: softmax(Q Kᵀ / √d) divides by √d, the "
      "square root of the query and key size, which keeps their variance 1 "
      "(d2l 11.3.2; Vaswani et al. 2017, eq. 1)",
-     scale_1_over_d},
+     NULL, scale_1_over_d},
     {"dot.scale_sqrt_dv",
      "the scores were divided by √dv, the value size: softmax(Q Kᵀ / √d) "
      "divides by √d, the size of the queries and keys that Q Kᵀ sums over "
      "(d2l 11.3.2; Vaswani et al. 2017, eq. 1)",
-     scale_sqrt_dv},
+     NULL, scale_sqrt_dv},
     {"dot.softmax_over_queries",
      "the softmax was taken over the queries: each query's weights are a "
      "softmax over the keys, softmax(Q Kᵀ / √d) along the last axis, so "
      "each row of weights sums to 1 (d2l 11.3.2)",
-     softmax_over_queries},
+     NULL, softmax_over_queries},
     {"dot.mask_ignored",
      "the mask was left out, every key seen: masked softmax gives the keys "
      "beyond a query's valid_len (and after it under causal) weight 0 "
      "(d2l 11.3.1)",
-     mask_ignored},
+     NULL, mask_ignored},
     {"dot.nan_rows",
      "a query that sees no key got NaN weights (masked scores −inf, then 0 "
-     "/ 0): such rows follow fully_masked, weights 0 by default (\"uniform\": "
-     "1/Nk) (d2l 11.3.1; docs/contract.md, Masking)",
-     nan_rows},
+     "/ 0): check the rows whose every key is masked; such a row's weights "
+     "follow the request's fully_masked, all 0 by default, 1/Nk for "
+     "\"uniform\" (d2l 11.3.1; docs/contract.md, Masking)",
+     NULL, nan_rows},
     {"dot.masked_fill_1e6",
      "masked scores were replaced by −1e6 and kept in the softmax "
-     "(d2l's masked_softmax): masked keys are left out, weight exactly 0, "
-     "and a query that sees no key follows fully_masked (\"zero\" by "
-     "default; grade with \"fully_masked\": \"uniform\" to accept d2l's "
-     "1/Nk for such rows) (d2l 11.3.1; docs/contract.md, Masking)",
+     "(d2l's masked_softmax): masked keys are left out of the softmax, "
+     "weight exactly 0, and a query that sees no key gets the weights the "
+     "request's fully_masked names, all 0 by default (d2l 11.3.1; "
+     "docs/contract.md, Masking)",
+     "the answer follows d2l's masked_softmax, which gives a query that "
+     "sees no key 1/Nk for every key: to accept that convention, grade with "
+     "\"fully_masked\": \"uniform\" in the graded request; the mistake "
+     "is then named only where the fill also moves weight onto masked keys",
      masked_fill_1e6},
     {"dot.masked_fill_1e9",
      "masked scores were replaced by −1e9 and kept in the softmax: masked "
-     "keys are left out, weight exactly 0, and a query that sees no key "
-     "follows fully_masked (\"zero\" by default) (d2l 11.3.1; "
-     "docs/contract.md, Masking)",
+     "keys are left out of the softmax, weight exactly 0, and a query that "
+     "sees no key gets the weights the request's fully_masked names, all 0 "
+     "by default (d2l 11.3.1; docs/contract.md, Masking)",
+     "a fill of −1e9 gives a query that sees no key 1/Nk for every key, as "
+     "d2l's masked_softmax does: to accept that convention, grade with "
+     "\"fully_masked\": \"uniform\" in the graded request",
      masked_fill_1e9},
     {"dot.valid_lens_per_query",
      "valid_lens (B) was read per query row, valid_lens.repeat(Nq) (row "
      "b·Nq + q got valid_lens[(b·Nq + q) mod B]): each example's length "
      "applies to all its queries, repeat_interleave(valid_lens, Nq) "
      "(d2l 11.3.1)",
-     valid_lens_per_query},
+     NULL, valid_lens_per_query},
     {"dot.valid_lens_transposed",
      "valid_lens (B, Nq) was read in column-major order, valid_lens.T "
      ".reshape(-1) (row r = b·Nq + q got valid_lens[r mod B][r div B]): "
      "valid_lens[b][q] is the length of query q of example b (d2l 11.3.1)",
-     valid_lens_transposed},
+     NULL, valid_lens_transposed},
     {"dot.causal_top_left",
      "the causal mask was aligned top-left (query i sees keys j ≤ i) where "
      "\"bottom_right\" was asked: query i sees keys j ≤ i + Nk − Nq "
      "(PyTorch causal_lower_right; docs/contract.md, Masking)",
-     causal_top_left},
+     NULL, causal_top_left},
     {"dot.causal_bottom_right",
      "the causal mask was aligned bottom-right (query i sees keys j ≤ i + "
      "Nk − Nq) where top-left was asked: causal = true is PyTorch's "
      "is_causal, query i sees keys j ≤ i (PyTorch "
      "scaled_dot_product_attention; Vaswani et al. 2017, 3.2.3)",
-     causal_bottom_right},
+     NULL, causal_bottom_right},
     {"dot.mask_inverted",
      "the mask was inverted, the masked keys attended to and the visible "
      "ones left out: query q of example b sees the keys j < valid_len "
      "(and j ≤ q under causal) (d2l 11.3.1)",
-     mask_inverted},
+     NULL, mask_inverted},
     {"dot.keys_as_values",
      "the weights averaged the keys: output = softmax(Q Kᵀ / √d) V "
      "averages the values (d2l 11.3.2; Vaswani et al. 2017, eq. 1)",
-     keys_as_values},
+     NULL, keys_as_values},
     {"dot.weights_unnormalised",
      "the weights were exp(score), not normalised: softmax divides each "
      "exp(score) by their sum over the query's visible keys, so each row "
      "of weights sums to 1 (d2l 11.3.1)",
-     weights_unnormalised},
+     NULL, weights_unnormalised},
 };
 const size_t api_misconceptions_dot_count =
     sizeof api_misconceptions_dot / sizeof api_misconceptions_dot[0];

@@ -243,22 +243,22 @@ const api_misconception api_misconceptions_multihead[] = {
      "t + 2H, …): head t takes the contiguous block t·h/H … (t + 1)·h/H − 1 "
      "of each projection, a reshape to (B, N, H, h/H) (d2l 11.5, "
      "transpose_qkv; PyTorch nn.MultiheadAttention)",
-     heads_interleaved},
+     NULL, heads_interleaved},
     {"multihead.weights_averaged",
      "the weights were averaged over the heads (PyTorch's "
      "average_attn_weights=True): the answer gives each head's weights, "
      "shape (B, H, Nq, Nk) (d2l 11.5; docs/contract.md section 6)",
-     weights_averaged},
+     NULL, weights_averaged},
     {"multihead.scale_sqrt_h",
      "the scores were divided by √h, the whole hidden size: each head's "
      "scores Q'_t K'_tᵀ are divided by √(h/H), the size of one head "
      "(d2l 11.5; Vaswani et al. 2017, 3.2.2)",
-     scale_sqrt_h},
+     NULL, scale_sqrt_h},
     {"multihead.no_output_projection",
      "the output projection was left out (output = the concatenated "
      "heads): output = concat(head_1, …, head_H) W_oᵀ + b_o (d2l 11.5; "
      "Vaswani et al. 2017, 3.2.2)",
-     no_output_projection},
+     NULL, no_output_projection},
 };
 const size_t api_misconceptions_multihead_count =
     sizeof api_misconceptions_multihead /

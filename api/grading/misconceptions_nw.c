@@ -356,37 +356,37 @@ const api_misconception api_misconceptions_nw[] = {
      "w multiplied the squared distance, exp(−½(x − xᵢ)²·w): w scales the "
      "distance inside the square, exp(−½((x − xᵢ)w)²) (d2l 11.2.4; seed "
      "notes §8)",
-     w_not_squared},
+     NULL, w_not_squared},
     {"nw.no_half_in_kernel",
      "the ½ was left out of the Gaussian's exponent, exp(−((x − xᵢ)w)²): the "
      "kernel is exp(−½((x − xᵢ)w)²) (d2l 11.2.4; seed notes §8)",
-     no_half_in_kernel},
+     NULL, no_half_in_kernel},
     {"nw.no_half_in_loss",
      "the loss was Σ(ŷ − y)², twice the right one, and so was its gradient: "
      "the loss is Σ ½(ŷ − y)², with ∂loss/∂w = Σ (ŷ − y) ∂ŷ/∂w (seed notes "
      "§11)",
-     no_half_in_loss},
+     NULL, no_half_in_loss},
     {"nw.mean_loss",
      "the loss was the mean over the targets, not the sum: the loss is "
      "Σ ½(ŷ − y)², summed over every query and target entry (d2l 11.2.4 "
      "sums the losses; seed notes §11)",
-     mean_loss},
+     NULL, mean_loss},
     {"nw.mse_loss",
      "the loss was PyTorch's nn.MSELoss(), mean((ŷ − y)²): the mean, not "
      "the sum, and without the ½; the loss is Σ ½(ŷ − y)², summed over "
      "every query and target entry (seed notes §11; d2l 11.2.4 sums the "
      "losses)",
-     mse_loss},
+     NULL, mse_loss},
     {"nw.grad_sign",
      "∂loss/∂w had the wrong sign, so a fit climbed the loss: ∂loss/∂w = "
      "Σ (ŷ − y) ∂ŷ/∂w with ∂sᵢ/∂w = −(x − xᵢ)² w, and the step is w ← w − "
      "lr·∂loss/∂w (seed notes §9, §11)",
-     grad_sign},
+     NULL, grad_sign},
     {"nw.fit_without_leave_one_out",
      "the fit's training predictions kept each point's own kernel term, so "
      "w only grows: each training x is predicted from the other n − 1 "
      "pairs (d2l 11.2.4)",
-     fit_without_leave_one_out},
+     NULL, fit_without_leave_one_out},
 };
 const size_t api_misconceptions_nw_count =
     sizeof api_misconceptions_nw / sizeof api_misconceptions_nw[0];

@@ -134,18 +134,23 @@ const api_misconception api_misconceptions_softmax[] = {
      "the mask was left out, every key seen: masked softmax gives the keys "
      "beyond a query's valid_len (and after it under causal) weight 0 "
      "(d2l 11.3.1)",
-     mask_ignored},
+     NULL, mask_ignored},
     {"softmax.nan_rows",
      "a query that sees no key got NaN weights (masked scores −inf, then 0 "
-     "/ 0): such rows follow fully_masked, weights 0 by default (\"uniform\": "
-     "1/Nk) (d2l 11.3.1; docs/contract.md, Masking)",
-     nan_rows},
+     "/ 0): check the rows whose every key is masked; such a row's weights "
+     "follow the request's fully_masked, all 0 by default, 1/Nk for "
+     "\"uniform\" (d2l 11.3.1; docs/contract.md, Masking)",
+     NULL, nan_rows},
     {"softmax.masked_fill_1e6",
-     "masked scores were replaced by −1e6 and kept in the softmax (d2l's "
-     "masked_softmax): masked keys are left out, weight exactly 0, and a "
-     "query that sees no key follows fully_masked (\"zero\" by default; "
-     "grade with \"fully_masked\": \"uniform\" to accept d2l's 1/Nk for "
-     "such rows) (d2l 11.3.1; docs/contract.md, Masking)",
+     "masked scores were replaced by −1e6 and kept in the softmax "
+     "(d2l's masked_softmax): masked keys are left out of the softmax, "
+     "weight exactly 0, and a query that sees no key gets the weights the "
+     "request's fully_masked names, all 0 by default (d2l 11.3.1; "
+     "docs/contract.md, Masking)",
+     "the answer follows d2l's masked_softmax, which gives a query that "
+     "sees no key 1/Nk for every key: to accept that convention, grade with "
+     "\"fully_masked\": \"uniform\" in the graded request; the mistake "
+     "is then named only where the fill also moves weight onto masked keys",
      masked_fill_1e6},
 };
 const size_t api_misconceptions_softmax_count =

@@ -4,14 +4,22 @@
 every answer in "format": "gradescope" or "prairielearn" over HTTP, and
 the documents of several submissions (graded ones and a problem) that
 POST /grade/batch?format=... answers. Asserts the
-values too: scores in points and in [0, 1], one test per graded field,
-names, and the misconception in the text of the fields it explains.
+values too: scores in points and in [0, 1], every one finite and within
+its maximum, one test per graded field, names, and the misconception in
+the text of the fields it explains; that advice for the grader never
+reaches the student's text (a hidden Gradescope test, PrairieLearn's
+"instructor_notes"); each test's visibility; the 1 MB cap on a document
+of 2,000 submissions and on a 1.1 MB string; sums over submissions that
+add back exactly.
 
     usage: /usr/bin/python3 test_formats.py BASE_URL
 Prints TAP.
 """
+import glob
 import json
+import math
 import os
+import re
 import sys
 import urllib.error
 import urllib.request
@@ -57,8 +65,25 @@ def post(body):
         return e.code, e.headers.get("Content-Type"), json.load(e)
 
 
+def bounded(fmt, doc):
+    """Every score and points value finite and in [0, its maximum]."""
+    def ok(x, hi=None):
+        return (isinstance(x, (int, float)) and math.isfinite(x) and x >= 0
+                and (hi is None or x <= hi))
+    if fmt == "gradescope":
+        return ok(doc.get("score")) and all(
+            ok(t.get("max_score")) and ok(t.get("score"), t["max_score"])
+            for t in doc.get("tests", []))
+    return ("score" not in doc or ok(doc["score"], 1)) and all(
+        ok(t.get("max_points")) and ok(t.get("points"), t["max_points"])
+        for t in doc.get("tests", []))
+
+
 def valid(fmt, doc, name):
     errors = sorted(VALIDATORS[fmt].iter_errors(doc), key=str)
+    if not errors and not bounded(fmt, doc):
+        errors = [ValueError("a score or points value not finite or out "
+                             "of [0, its maximum]")]
     tap(not errors, "%s: %s matches the schema" % (name, fmt),
         "\n".join(e.message for e in errors) + "\n" + json.dumps(doc)[:400])
 
@@ -256,6 +281,256 @@ for case in sorted(os.listdir(CASES)):
 tap(checked >= 60 and not wrong,
     "%d answers of the grade data cases match their schemas" % checked,
     "\n".join(wrong))
+
+
+# 6. who reads what: the student's text never carries advice for the
+#    grader; that goes where students do not look (docs/grading.md "LMS
+#    formats", docs/misconceptions.md "Who reads what")
+ADVICE = ("grade with", "to accept", "graded request", "fully_masked\": "
+          "\"uniform\" in")
+
+
+def advice_in(text):
+    return [a for a in ADVICE if a in text]
+
+
+# every catalogue entry: {"code", explanation, instructor text or NULL, fn}
+STRING = r'"(?:[^"\\]|\\.)*"'
+ENTRY = re.compile(r'\{"([a-z]+\.[a-z_0-9]+)",\s*((?:%s\s*)+),\s*'
+                   r'(NULL|(?:%s\s*)+),\s*[a-z_0-9]+\}' % (STRING, STRING))
+entries = {}
+for path in sorted(glob.glob(os.path.join(
+        os.path.dirname(os.path.dirname(HERE)), "api", "grading",
+        "misconceptions_*.c"))):
+    with open(path, encoding="utf-8") as f:
+        for code, text, note in ENTRY.findall(f.read()):
+            join = "".join(json.loads(x) for x in re.findall(STRING, text))
+            entries[code] = (join, None if note == "NULL" else "".join(
+                json.loads(x) for x in re.findall(STRING, note)))
+bad = ["%s: %s" % (c, advice_in(e)) for c, (e, _) in entries.items()
+       if advice_in(e)]
+tap(len(entries) >= 32 and not bad and all(
+    entries[c][1] and "\"fully_masked\": \"uniform\"" in entries[c][1]
+    for c in ("dot.masked_fill_1e6", "dot.masked_fill_1e9",
+              "softmax.masked_fill_1e6")),
+    "catalogue: %d explanations hold no grader advice; the masked_fill "
+    "entries carry it as instructor text" % len(entries), bad or entries)
+
+MASKED = {"scores": [[1, 2], [3, 4]], "valid_lens": [0, 1]}
+D2L = {"weights": [[0.5, 0.5], [1, 0]]}  # masked_softmax: 1/Nk, no key seen
+D2L_BODY = {"endpoint": "/softmax/masked", "id": "ada", "request": MASKED,
+            "answer": D2L}
+status, _, own = post(D2L_BODY)
+mc = own.get("misconception") or {}
+tap(status == 200 and mc.get("code") == "softmax.masked_fill_1e6" and
+    not advice_in(mc.get("explanation", "x grade with")) and
+    "\"fully_masked\": \"uniform\"" in mc.get("instructor_note", "") and
+    mc.get("fields") == ["weights"],
+    "attnd: the explanation is the student's, instructor_note the grader's",
+    own)
+status, _, own = post(submission(NO_SCALE, {}, None))
+tap("instructor_note" not in (own.get("misconception") or {"x": 1}) and
+    own["misconception"]["code"] == "dot.no_scale",
+    "attnd: no instructor_note when the mistake has no advice", own)
+DOT_MASKED = {"queries": [[[1, 2]]], "keys": [[[1, 0], [0, 1]]],
+              "values": [[[1], [2]]], "valid_lens": [0]}
+status, _, own = post({"endpoint": "/attention/dot", "request": DOT_MASKED,
+                       "answer": {"weights": [[[0.5, 0.5]]]}})
+mc = own.get("misconception") or {}
+tap(mc.get("code") == "dot.masked_fill_1e6" and
+    not advice_in(mc.get("explanation", "grade with")) and
+    "\"fully_masked\": \"uniform\"" in mc.get("instructor_note", ""),
+    "attnd: dot.masked_fill_1e6 keeps its advice out of the explanation",
+    own)
+
+
+def student_texts(fmt, doc):
+    """Every text of doc that students see."""
+    if fmt == "gradescope":
+        return [doc.get("output", "")] + [
+            t.get("name", "") + "\n" + t.get("output", "")
+            for t in doc.get("tests", []) if t.get("visibility") != "hidden"]
+    errors = doc.get("format_errors", [])
+    return [doc.get("message", ""), doc.get("output", "")] + (
+        [errors] if isinstance(errors, str) else errors) + [
+        "\n".join(str(v) for v in t.values()) for t in doc.get("tests", [])]
+
+
+NOTE = "notes for the instructor"
+for vis in ("visible", "after_due_date"):
+    extra = {} if vis == "visible" else {"visibility": vis}
+    status, _, g = post(dict(D2L_BODY, format="gradescope", **extra))
+    valid("gradescope", g, "masked_fill_1e6 " + vis)
+    tests = g.get("tests", [])
+    notes = [t for t in tests if t.get("name") == "ada: " + NOTE]
+    tap(status == 200 and len(tests) == 2 and
+        tests[0]["name"] == "ada: weights" and
+        tests[0]["visibility"] == vis and
+        "misconception softmax.masked_fill_1e6: masked scores" in
+        tests[0]["output"] and len(notes) == 1 and
+        notes[0]["visibility"] == "hidden" and
+        notes[0]["score"] == notes[0]["max_score"] == 0 and
+        "\"fully_masked\": \"uniform\"" in notes[0]["output"] and
+        not any(advice_in(x) for x in student_texts("gradescope", g)),
+        "gradescope %s: tests %s, the grader's advice only in a hidden "
+        "test of 0 points" % (vis, vis), g)
+tap(g.get("output") == "graded; its tests are shown after the due date",
+    "gradescope: the output students always see withholds what "
+    "after_due_date tests hold", g.get("output"))
+status, _, p = post(dict(D2L_BODY, format="prairielearn"))
+valid("prairielearn", p, "masked_fill_1e6")
+tap(status == 200 and p.get("instructor_notes") == [
+    "ada: misconception softmax.masked_fill_1e6: " +
+    entries["softmax.masked_fill_1e6"][1]] and
+    "misconception softmax.masked_fill_1e6: masked scores" in p["message"]
+    and not any(advice_in(x) for x in student_texts("prairielearn", p)),
+    "prairielearn: the advice in instructor_notes, not in what students "
+    "see", p)
+status, _, p = post(submission(NO_SCALE, {}, "prairielearn"))
+tap("instructor_notes" not in p,
+    "prairielearn: no instructor_notes without advice", p)
+
+for vis in ("hidden", "after_published"):
+    status, _, g = post(submission(NO_SCALE, {"visibility": vis},
+                                   "gradescope"))
+    tap(status == 200 and [t["visibility"] for t in g["tests"]] ==
+        [vis, vis] and "misconception" not in g["output"],
+        "gradescope: every test %s" % vis, g)
+status, _, doc = post(submission(NO_SCALE, {"visibility": "secret"},
+                                 "gradescope"))
+tap(status == 422 and doc.get("pointer") == "/visibility",
+    "visibility: an unknown name is a 422 at /visibility", doc)
+MIXED = [dict(D2L_BODY, id="ada", visibility="hidden"),
+         dict(submission(NO_SCALE, {"id": "bo"}, None)),
+         dict(submission({"outptu": [[1]]}, {"id": "cy",
+                                             "visibility": "after_due_date"},
+                         None))]
+for x in MIXED:
+    x.pop("format", None)
+status, g = batch("gradescope", MIXED)
+valid("gradescope", g, "mixed visibility")
+tap(status == 200 and [(t["name"], t["visibility"]) for t in g["tests"]] ==
+    [("ada: weights", "hidden"), ("ada: " + NOTE, "hidden"),
+     ("bo: output", "visible"), ("bo: weights", "visible"),
+     ("cy", "after_due_date")] and
+    g["output"].splitlines() == [
+        "ada: graded; its tests are hidden",
+        g["output"].splitlines()[1],
+        "cy: not graded; its tests are shown after the due date"] and
+    g["output"].splitlines()[1].startswith("bo: fail: 0 of 2 fields pass"),
+    "gradescope batch: each submission's tests carry its visibility, a "
+    "problem's too", g)
+
+
+# 7. the 1 MB cap: a document of many submissions, and a huge string
+def batch_raw(fmt, subs):
+    body = "".join(json.dumps(x) + "\n" for x in subs).encode()
+    req = urllib.request.Request(
+        BASE + "/grade/batch?format=" + fmt, data=body,
+        headers={"Content-Type": "application/x-ndjson"})
+    try:
+        with urllib.request.urlopen(req, timeout=300) as r:
+            return r.status, r.read()
+    except urllib.error.HTTPError as e:
+        return e.code, e.read()
+
+
+CAP = 1000000
+MANY = []
+for i in range(2000):
+    long_id = ("é" * 120 if i % 3 == 1 else "x" * 245) + "-%05d" % i
+    if i % 3 == 0:
+        MANY.append({"endpoint": "/attention/dot", "id": long_id,
+                     "request": REQ, "answer": NO_SCALE})
+    elif i % 3 == 1:
+        MANY.append(dict(D2L_BODY, id=long_id))
+    else:
+        MANY.append({"endpoint": "/attention/dot", "id": long_id,
+                     "request": REQ, "answer": {"outptu": [[1]]},
+                     "points": 2})
+WANT_TESTS = sum(2 if i % 3 == 0 else 1 for i in range(2000))
+WANT_MAX = sum(2 if i % 3 != 1 else 1 for i in range(2000))
+for fmt in ("gradescope", "prairielearn"):
+    status, raw = batch_raw(fmt, MANY)
+    doc = json.loads(raw)
+    valid(fmt, doc, "2000 submissions")
+    tests = [t for t in doc.get("tests", [])
+             if not t["name"].endswith(NOTE)]
+    names = [t["name"] for t in tests]
+    hi = "max_score" if fmt == "gradescope" else "max_points"
+    summary = doc.get("output" if fmt == "gradescope" else "message", "")
+    tap(status == 200 and len(raw) <= CAP and len(tests) == WANT_TESTS and
+        len(set(names)) == len(names) and
+        sum(t[hi] for t in tests) == WANT_MAX and bounded(fmt, doc) and
+        doc["score"] == 0 and
+        ("more bytes)" in summary or "left out" in summary),
+        "%s: 2000 submissions with long ids: %d bytes <= 1 MB, every test "
+        "and its points kept, names unique, the cut said" %
+        (fmt, len(raw)), "%s %d bytes %d tests %r" % (
+            status, len(raw), len(tests), summary[:300]))
+    tap(all(n.endswith(("-%05d: output" % i, "-%05d: weights" % i)
+                       if i % 3 == 0 else ("-%05d: weights" % i,)
+                       if i % 3 == 1 else ("-%05d" % i,))
+            for n, i in zip(names, (i for i in range(2000)
+                                    for _ in range(2 if i % 3 == 0 else 1)))),
+        "%s: a cut name keeps the end of its id and its field" % fmt,
+        names[:3])
+    if fmt == "prairielearn":
+        tap(len(doc.get("format_errors", [])) == 666 and
+            doc.get("gradable") is True,
+            "prairielearn: 2000 submissions: every problem a format error",
+            len(doc.get("format_errors", [])))
+
+HUGE = {"endpoint": "/attention/dot", "id": "big", "request": REQ,
+        "answer": {"output": [["y" * 1100000]],
+                   "weights": [[0.33024, 0.66976]]}}
+for fmt in ("gradescope", "prairielearn"):
+    body = json.dumps(dict(HUGE, format=fmt)).encode()
+    req = urllib.request.Request(BASE + "/grade", data=body, headers={
+        "Content-Type": "application/json"})
+    try:
+        with urllib.request.urlopen(req, timeout=60) as r:
+            status, raw = r.status, r.read()
+    except urllib.error.HTTPError as e:
+        status, raw = e.code, e.read()
+    doc = json.loads(raw)
+    valid(fmt, doc, "a 1.1 MB string")
+    out = doc.get("tests", [{}])[0].get("output", "")
+    tap(status == 200 and len(raw) <= CAP and "more bytes)" in out and
+        bounded(fmt, doc) and len(doc["tests"]) == 2,
+        "%s: a 1.1 MB string in the answer: %d bytes, the value cut with "
+        "a marker" % (fmt, len(raw)), out[:300])
+    status, raw = batch_raw(fmt, [HUGE, dict(HUGE, id="big2")] + MANY[:50])
+    doc = json.loads(raw)
+    valid(fmt, doc, "a batch of 1.1 MB strings")
+    tap(status == 200 and len(raw) <= CAP and bounded(fmt, doc),
+        "%s: a batch holding 1.1 MB strings: %d bytes" % (fmt, len(raw)),
+        raw[:300])
+
+
+# 8. sums over submissions add back exactly
+RIGHT_ONE = {"endpoint": "/attention/dot", "request": REQ, "answer": RIGHT}
+for points, k, total in ((1, 7, 7), (1 / 7, 7, 1), (0.1, 10, 1),
+                         (0.1, 3, 0.3)):
+    subs = [dict(RIGHT_ONE, id=i, points=points) for i in range(k)]
+    status, g = batch("gradescope", subs)
+    status2, p = batch("prairielearn", subs)
+    tap(status == status2 == 200 and g.get("score") == total and
+        p.get("score") == 1 and bounded("gradescope", g) and
+        bounded("prairielearn", p),
+        "%d submissions worth %r, all right: gradescope %r exactly, "
+        "prairielearn 1" % (k, points, total),
+        "%r %r" % (g.get("score"), p.get("score")))
+subs = [dict(RIGHT_ONE, id=i, points=0.1) for i in range(3)] + [
+    dict(RIGHT_ONE, id="half", points=0.1,
+         answer={"output": [[1.66976]], "weights": [[0.5, 0.5]]})]
+status, g = batch("gradescope", subs)
+status2, p = batch("prairielearn", subs)
+tap(g.get("score") == 0.35 and p.get("score") == 0.35 / 0.4 and
+    bounded("gradescope", g) and bounded("prairielearn", p),
+    "a field short: gradescope 0.35 (not 0.35000000000000003), "
+    "prairielearn 0.35 / 0.4",
+    "%r %r" % (g.get("score"), p.get("score")))
 
 print("1..%d" % N)
 sys.exit(1 if FAILED else 0)
