@@ -635,7 +635,8 @@ static json_t *load_folder_file(const char *who, const char *path,
     json_t *root = api_fastpath_load(
         fast, route != NULL ? api_route_fast_fields(route) : NULL,
         file->text != NULL ? file->text : "", file->len,
-        JSON_ALLOW_NUL | JSON_REJECT_DUPLICATES, &gate, &error);
+        JSON_DECODE_ANY | JSON_ALLOW_NUL | JSON_REJECT_DUPLICATES, &gate,
+        &error);
     if (root == NULL) {
         if (tree->over)
             fprintf(stderr,
@@ -878,7 +879,7 @@ static int build_batch(offline_body *body, const char *content_type,
     if (add_settings(body->text, body->len, form, settings, NULL, &built.len))
         built.len = SIZE_MAX;
     int room = api_budget_take(built.len, 0);
-    *what = "the submissions with the question's settings and request";
+    *what = "the body built with the question's settings and request";
     if (room != API_BUDGET_OK) {
         body_release(body);
         body->refused = room;
