@@ -33,6 +33,10 @@
  *   - a large answer comes as a stream (stream_ok, as for every method but
  *     HEAD in the daemon) and is copied as it is read: the same bytes as
  *     the chunks the daemon sends, uncompressed.
+ *
+ * attnd grade --question DIR adds a question folder's settings and
+ * request to each submission of stdin before the batch reads it (the
+ * section "attnd grade --question DIR" below).
  */
 #include "offline.h"
 
