@@ -4,7 +4,9 @@
  * (api_handle, exactly as the daemon does) and write the body of its
  * answer to stdout, byte for byte the body an HTTP client gets. For
  * graders in sandboxes without a network (PrairieLearn's external
- * graders, Gradescope's autograders): docs/offline.md.
+ * graders, Gradescope's autograders): docs/offline.md. `attnd grade
+ * --question DIR` grades one question's submissions with the settings
+ * and request of its folder (DIR/question.json, DIR/request.json).
  */
 #ifndef SRV_OFFLINE_H
 #define SRV_OFFLINE_H
