@@ -5,8 +5,9 @@ Open Inference Protocol front (tests/cases/v2_*/); see README.md.
 Reference answers come from reference.py (the plain-Python implementation
 of the contract, independent of lib/) or from the contract's golden
 numbers. Grades are computed here from those references and the answers
-the cases send, with the contract's rule |got − expected| ≤ atol +
-rtol·|expected| in Python's doubles. Errors are written from the rules in
+the cases send, with the contract's comparisons (section 13: the default
+relabs_or_rounded, or relabs for a request's rtol/atol) in Python's
+doubles. Errors are written from the rules in
 docs/contract.md sections 1, 12 and 13 (and the orders documented in
 api/fronts/openapi.json).
 
@@ -65,9 +66,26 @@ def v2_error(prefix, status=422):
 RTOL, ATOL = 1e-5, 1e-8
 
 
-def grade_field(expected, got, pointer, rtol=RTOL, atol=ATOL):
+def decimals_shown(x):
+    """The decimals of x's shortest text (Python's repr is the shortest
+    that reads back): 0.034123 shows 6, 1.2e-07 eight, 1.0 none."""
+    mantissa, _, exponent = repr(float(abs(x))).partition("e")
+    whole, _, frac = mantissa.partition(".")
+    frac = frac.rstrip("0")
+    return max(0, len(frac) - int(exponent or 0))
+
+
+def grade_field(expected, got, pointer, rtol=None, atol=None):
     """The contract's per-field result for nested lists expected / got of
-    the same shape (or scalars); entries None (null) match only None."""
+    the same shape (or scalars); entries None (null) match only None.
+    Without rtol and atol, the default comparison (relabs_or_rounded:
+    numpy.isclose's 1e-5 and 1e-8, or got is expected rounded to the
+    decimals got shows, at least 4: |got − expected| < 0.51·10^−k), and
+    "rounded_to" when an entry matched only so; with either, relabs
+    alone, as the request's rtol/atol without compare."""
+    rounding = rtol is None and atol is None
+    rtol = RTOL if rtol is None else rtol
+    atol = ATOL if atol is None else atol
     pairs = []
 
     def walk(e, g, at):
@@ -82,7 +100,7 @@ def grade_field(expected, got, pointer, rtol=RTOL, atol=ATOL):
             pairs.append((e, g, at))
     walk(expected, got, pointer)
     max_abs = max_rel = 0.0
-    mismatches, first = 0, None
+    mismatches, first, rounded_to = 0, None, -1
     for e, g, at in pairs:
         num_g = isinstance(g, (int, float)) and not isinstance(g, bool)
         if e is None:
@@ -95,13 +113,22 @@ def grade_field(expected, got, pointer, rtol=RTOL, atol=ATOL):
             if e != 0:
                 max_rel = max(max_rel, err / abs(e))
             bad = not err <= atol + rtol * abs(e)
+            if bad and rounding:
+                k = max(decimals_shown(g), 4)
+                if k <= 17 and err < 0.51 * 10.0 ** -k:
+                    bad = False
+                    rounded_to = max(rounded_to, k)
         if bad:
             mismatches += 1
             if first is None:
                 first = {"pointer": at, "expected": e, "got": g}
-    return {"pass": mismatches == 0, "max_abs_err": max_abs,
-            "max_rel_err": max_rel, "mismatches": mismatches,
-            "first_mismatch": first, "_entries": len(pairs)}
+    out = {"pass": mismatches == 0, "max_abs_err": max_abs,
+           "max_rel_err": max_rel}
+    if rounded_to >= 0:
+        out["rounded_to"] = rounded_to
+    out.update({"mismatches": mismatches, "first_mismatch": first,
+                "_entries": len(pairs)})
+    return out
 
 
 def shape_error(expected, got, pointer=None):

@@ -264,8 +264,12 @@ check_json "v2: a datatype holding \\u0000 is not reported as the FP64 before it
     '.error | endswith("got (a string containing \\u0000)")'
 post_json /grade '{"endpoint": "/attention/dot", "request": {}, "answer": {}, "tolerance": 1e-3}'
 check_problem "/grade: tolerance is 422 unknown_field" 422 unknown_field /tolerance
-check_json "  naming rtol and atol with their defaults" \
-    '.detail | contains("/grade takes `rtol` (relative, default 1e-5) and `atol` (absolute, default 1e-8), as numpy.allclose")'
+check_json "  naming compare, with rtol and atol at their defaults, and the modes" \
+    '.detail | contains("/grade takes `compare`, {\"mode\": \"relabs\", \"rtol\": 1e-5, \"atol\": 1e-8} as numpy.allclose, or sigfig, decdig, ulp")'
+post_json /grade '{"endpoint": "/attention/dot", "request": {}, "answer": {}, "sigfigs": 3}'
+check_problem "/grade: sigfigs is 422 unknown_field" 422 unknown_field /sigfigs
+check_json "  pointing to compare's sigfig and decdig" \
+    '.detail | contains("{\"mode\": \"sigfig\", \"digits\": 3} for significant digits")'
 post_json /grade '{"endpoint": "/attention/dot", "request": {}, "weights": [[1]]}'
 check_json "/grade: an answer's member at the top says it goes inside answer" \
     '.pointer == "/weights" and (.detail | contains("`weights` is a member of the answer: it goes inside `answer`"))'
