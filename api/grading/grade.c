@@ -864,31 +864,40 @@ static void put_value(api_buf *out, const json_t *v) {
  * (PrairieLearn keeps results of at most 1 MB). */
 #define QUOTE_MAX 200
 
+/* The first bytes of s (n of them) as a JSON string, cut at QUOTE_MAX
+ * bytes (whole UTF-8 characters) with "… (N more bytes)". */
+static void put_cut(api_buf *out, const char *s, size_t n) {
+    size_t keep = QUOTE_MAX;
+    while (keep > 0 && ((unsigned char)s[keep] & 0xC0) == 0x80)
+        keep--; /* not inside a UTF-8 character */
+    char tail[64];
+    snprintf(tail, sizeof tail, "… (%zu more bytes)", n - keep);
+    api_buf cut = {0};
+    api_buf_append(&cut, s, keep);
+    api_buf_puts(&cut, tail);
+    if (cut.failed)
+        out->failed = 1;
+    else
+        api_buf_json_string(out, cut.data, cut.len);
+    api_buf_free(&cut);
+}
+
 /* v as put_value writes it, or, when that is longer than QUOTE_MAX bytes,
- * a JSON string of its first bytes (whole UTF-8 characters) followed by
- * "… (N more bytes)". */
+ * cut (put_cut): a string's own text, or the JSON text of an array or
+ * object, as a string. */
 static void put_quoted(api_buf *out, const json_t *v) {
+    if (json_is_string(v) && json_string_length(v) > QUOTE_MAX) {
+        put_cut(out, json_string_value(v), json_string_length(v));
+        return;
+    }
     api_buf text = {0};
     put_value(&text, v);
-    if (text.failed) {
+    if (text.failed)
         out->failed = 1;
-    } else if (text.len <= QUOTE_MAX) {
+    else if (text.len <= QUOTE_MAX)
         api_buf_append(out, text.data ? text.data : "", text.len);
-    } else {
-        size_t keep = QUOTE_MAX;
-        while (keep > 0 && ((unsigned char)text.data[keep] & 0xC0) == 0x80)
-            keep--; /* not inside a UTF-8 character */
-        char tail[64];
-        snprintf(tail, sizeof tail, "… (%zu more bytes)", text.len - keep);
-        api_buf cut = {0};
-        api_buf_append(&cut, text.data, keep);
-        api_buf_puts(&cut, tail);
-        if (cut.failed)
-            out->failed = 1;
-        else
-            api_buf_json_string(out, cut.data, cut.len);
-        api_buf_free(&cut);
-    }
+    else
+        put_cut(out, text.data, text.len);
     api_buf_free(&text);
 }
 
