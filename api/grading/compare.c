@@ -27,10 +27,9 @@ static const struct {
 #define N_MODES (sizeof modes / sizeof modes[0])
 
 /* 10^−k for k = 0 … 17, the decimals a rounded answer can show */
-static const double tenth_power[18] = {1,     1e-1,  1e-2,  1e-3,  1e-4,
-                                       1e-5,  1e-6,  1e-7,  1e-8,  1e-9,
-                                       1e-10, 1e-11, 1e-12, 1e-13, 1e-14,
-                                       1e-15, 1e-16, 1e-17};
+static const double tenth_power[18] = {
+    1,    1e-1,  1e-2,  1e-3,  1e-4,  1e-5,  1e-6,  1e-7,  1e-8,
+    1e-9, 1e-10, 1e-11, 1e-12, 1e-13, 1e-14, 1e-15, 1e-16, 1e-17};
 #define MODE_NAMES "relabs_or_rounded, relabs, sigfig, decdig, ulp"
 
 api_compare api_compare_default(void) {
@@ -177,8 +176,7 @@ static int read_count(const json_t *v, const char *pointer, const char *name,
                       double lo, double hi, double *out, api_problem *p) {
     if (!json_is_number(v))
         return api_fail(p, API_E_WRONG_TYPE, pointer,
-                        "%s is a whole number; got %s", name,
-                        api_json_kind(v));
+                        "%s is a whole number; got %s", name, api_json_kind(v));
     double x = json_number_value(v);
     if (x != floor(x))
         return api_fail(p, API_E_WRONG_TYPE, pointer,

@@ -39,13 +39,13 @@ typedef enum {
 /* One comparison: its mode and the numbers that mode reads. */
 typedef struct {
     api_compare_mode mode;
-    double rtol, atol; /* relabs, relabs_or_rounded */
-    int digits;        /* sigfig, decdig: 1 … 17 */
-    int decimals;      /* relabs_or_rounded: the fewest decimals a rounded
-                          answer may show, 0 … 17 */
+    double rtol, atol;    /* relabs, relabs_or_rounded */
+    int digits;           /* sigfig, decdig: 1 … 17 */
+    int decimals;         /* relabs_or_rounded: the fewest decimals a rounded
+                             answer may show, 0 … 17 */
     double rounded_reach; /* 0.51·10^−decimals: the farthest a rounded
                              answer can be */
-    uint64_t ulps;     /* ulp */
+    uint64_t ulps;        /* ulp */
 } api_compare;
 
 /* What comparing one entry found. */

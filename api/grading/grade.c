@@ -923,24 +923,24 @@ static void remember_failed(grader *g, const char *name, const json_t *v,
 
 /* The comparison of the dotted field name: compare_map's entry for it or
  * for the nearest group that holds it ("grads" for "grads.queries"),
- * else the request's. The map was read once already (read_compare). */
+ * else the request's. The map was read once already (read_compare); a
+ * name is looked up at most once per dot in it, whatever the map holds. */
 static api_compare comparison_of(const grader *g, const char *name) {
     api_compare c = g->compare;
     if (!g->compare_map)
         return c;
-    size_t len = strlen(name), best = 0;
-    const char *key;
-    const json_t *v;
-    json_object_foreach((json_t *)g->compare_map, key, v) {
-        size_t klen = strlen(key);
-        if (klen > best && klen <= len && !memcmp(key, name, klen) &&
-            (klen == len || name[klen] == '.') && !json_is_null(v)) {
-            api_problem ignored;
-            if (api_compare_parse(v, "", &c, &ignored) == 0)
-                best = klen;
-        }
+    for (size_t len = strlen(name); len > 0;) {
+        const json_t *v = json_object_getn(g->compare_map, name, len);
+        api_problem ignored;
+        if (v && !json_is_null(v) &&
+            api_compare_parse(v, "", &c, &ignored) == 0)
+            return c;
+        while (len > 0 && name[len - 1] != '.')
+            len--;
+        if (len > 0)
+            len--; /* the group before the dot */
     }
-    return c;
+    return g->compare;
 }
 
 /* A new field of the grade, or internal "out of memory". */
@@ -1432,7 +1432,8 @@ static int field_matches(const grader *g, const api_result *result,
     }
     ref_view_of(&want, result, it);
     int match = !got.ragged && same_shape(&want, &got);
-    api_compare c = comparison_of(g, ff->name);
+    api_compare c = graded->kind == API_GRADE_VALUES ? graded->compare
+                                                      : comparison_of(g, ff->name);
     tally t;
     memset(&t, 0, sizeof t);
     t.rounded_to = -1;

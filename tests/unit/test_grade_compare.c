@@ -51,8 +51,7 @@ static void the_default_accepts_an_answer_rounded_as_written(void **state) {
     (void)state;
     api_compare c = api_compare_default();
     int decimals = -1;
-    assert_int_equal(api_compare_entry(&c, -0.0341234567, -0.034123,
-                                       &decimals),
+    assert_int_equal(api_compare_entry(&c, -0.0341234567, -0.034123, &decimals),
                      API_MATCH_ROUNDED);
     assert_int_equal(decimals, 6);
     decimals = -1;
@@ -72,8 +71,7 @@ static void the_default_accepts_an_answer_rounded_as_written(void **state) {
     api_compare six = parsed("{\"mode\": \"relabs_or_rounded\", "
                              "\"decimals\": 6}");
     assert_int_equal(match(&six, 0.33023845, 0.3302), API_MATCH_NO);
-    assert_int_equal(match(&six, -0.0341234567, -0.034123),
-                     API_MATCH_ROUNDED);
+    assert_int_equal(match(&six, -0.0341234567, -0.034123), API_MATCH_ROUNDED);
 }
 
 static void sigfig_and_decdig_are_prairielearns(void **state) {
@@ -108,8 +106,8 @@ static void ulp_counts_doubles(void **state) {
 
 static void only_infinity_matches_infinity(void **state) {
     (void)state;
-    const char *modes[] = {"\"relabs\"", "\"relabs_or_rounded\"",
-                           "\"sigfig\"", "\"decdig\"", "\"ulp\""};
+    const char *modes[] = {"\"relabs\"", "\"relabs_or_rounded\"", "\"sigfig\"",
+                           "\"decdig\"", "\"ulp\""};
     for (size_t i = 0; i < sizeof modes / sizeof modes[0]; i++) {
         api_compare c = parsed(modes[i]);
         assert_int_equal(match(&c, INFINITY, 99), API_MATCH_NO);
