@@ -84,11 +84,11 @@
 /* ------------------------------------------------ the request members */
 
 static const char *const members[] = {
-    "endpoint", "request", "answer", "rtol",   "atol",   "id",
+    "endpoint", "request", "answer", "rtol",    "atol",   "id",
     "points",   "credit",  "format", "compare", "fields", "visibility"};
 #define N_MEMBERS (sizeof members / sizeof members[0])
-#define MEMBER_LIST                                                           \
-    "endpoint, request, answer, rtol, atol, id, points, credit, format, "     \
+#define MEMBER_LIST                                                            \
+    "endpoint, request, answer, rtol, atol, id, points, credit, format, "      \
     "compare, fields, visibility"
 
 static int check_members(const json_t *body, api_problem *p) {
@@ -113,8 +113,8 @@ static int check_members(const json_t *body, api_problem *p) {
         char hint[API_SUGGEST_TEXT];
         return api_fail(
             p, API_E_UNKNOWN_FIELD, ptr.s,
-            "unknown field `%s` in /grade%s Known fields: " MEMBER_LIST,
-            key, api_did_you_mean(hint, key, strlen(key), members, N_MEMBERS));
+            "unknown field `%s` in /grade%s Known fields: " MEMBER_LIST, key,
+            api_did_you_mean(hint, key, strlen(key), members, N_MEMBERS));
     }
     /* missing_field (null = absent) */
     for (size_t i = 0; i < 3; i++)
@@ -277,6 +277,10 @@ typedef struct {
     api_compare compare;         /* for the fields compare_map does not name */
     const json_t *compare_map;   /* "compare" by field, or NULL */
     const json_t *fields_list;   /* "fields", or NULL: grade what is given */
+    /* "fields" as sets, so that no lookup walks the list: each listed
+     * name → its first index, and each group on the way to one → true
+     * (both owned; NULL without "fields") */
+    json_t *listed_index, *listed_ways;
     size_t fields;          /* graded fields seen */
     int all_pass;           /* GRADE: every field passed */
     api_grade *grade;       /* GRADE: the fields' results go here */
@@ -362,13 +366,19 @@ static int gradable_name(const grader *g, const char *name, size_t len) {
     return 0;
 }
 
-/* 1 when the dotted names a (alen bytes) and b are one, or one is a group
- * that holds the other ("grads" and "grads.queries"). */
-static int same_path(const char *a, size_t alen, const char *b, size_t blen) {
-    size_t n = alen < blen ? alen : blen;
-    if (memcmp(a, b, n) != 0)
-        return 0;
-    return alen == blen || (alen > blen ? a[n] : b[n]) == '.';
+/* The index in "fields" of name (len bytes) or of the nearest group that
+ * holds it ("grads" for "grads.queries"), or -1: one lookup per dot. */
+static long long listed_at(const grader *g, const char *name, size_t len) {
+    while (len > 0) {
+        const json_t *v = json_object_getn(g->listed_index, name, len);
+        if (v)
+            return json_integer_value(v);
+        while (len > 0 && name[len - 1] != '.')
+            len--;
+        if (len > 0)
+            len--; /* the group before the dot */
+    }
+    return -1;
 }
 
 /* 1 when the answer's member name (len bytes) is graded: always without
@@ -376,39 +386,42 @@ static int same_path(const char *a, size_t alen, const char *b, size_t blen) {
  * one. Members off every listed path are passed over, whatever they
  * hold: a student's file may carry more than the question grades. */
 static int on_listed_path(const grader *g, const char *name, size_t len) {
-    if (!g->fields_list)
-        return 1;
-    size_t i;
-    const json_t *e;
-    json_array_foreach(g->fields_list, i, e) {
-        if (same_path(name, len, json_string_value(e), json_string_length(e)))
-            return 1;
-    }
-    return 0;
+    return !g->fields_list || json_object_getn(g->listed_ways, name, len) ||
+           listed_at(g, name, len) >= 0;
 }
 
 /* 1 when "fields" lists name itself. */
 static int listed(const grader *g, const char *name) {
-    size_t i;
-    const json_t *e;
-    json_array_foreach(g->fields_list, i, e) {
-        if (!strcmp(json_string_value(e), name))
-            return 1;
-    }
-    return 0;
+    return json_object_get(g->listed_index, name) != NULL;
 }
 
-/* The position in "fields" of the first listed name on field's path (the
- * order the question lists its fields in), or the list's length. */
+/* The position in "fields" of the name on field's path (the order the
+ * question lists its fields in), or the list's length. */
 static size_t listed_rank(const grader *g, const char *field) {
+    long long at = listed_at(g, field, strlen(field));
+    return at >= 0 ? (size_t)at : json_array_size(g->fields_list);
+}
+
+/* The sets of "fields" (grader.listed_index, listed_ways). */
+static int index_fields(grader *g, const json_t *list, api_problem *p) {
+    g->listed_index = json_object();
+    g->listed_ways = json_object();
     size_t i;
     const json_t *e;
-    json_array_foreach(g->fields_list, i, e) {
-        if (same_path(field, strlen(field), json_string_value(e),
-                      json_string_length(e)))
-            return i;
+    json_array_foreach(list, i, e) {
+        const char *name = json_string_value(e);
+        size_t len = json_string_length(e);
+        if (!g->listed_index || !g->listed_ways ||
+            (!json_object_getn(g->listed_index, name, len) &&
+             json_object_setn_new(g->listed_index, name, len,
+                                  json_integer((json_int_t)i))))
+            return api_fail(p, API_E_INTERNAL, NULL, "out of memory");
+        for (size_t k = len; k-- > 0;)
+            if (name[k] == '.' &&
+                json_object_setn_new(g->listed_ways, name, k, json_true()))
+                return api_fail(p, API_E_INTERNAL, NULL, "out of memory");
     }
-    return json_array_size(g->fields_list);
+    return 0;
 }
 
 /* "fields": a non-empty array of names the endpoint answers with. */
@@ -437,16 +450,15 @@ static int check_fields(grader *g, const json_t *body, api_problem *p) {
             size_t n = 0;
             for (size_t k = 0; k < g->table->n && n < GRADABLE_NAMES_MAX; k++)
                 paths[n++] = g->table->fields[k].name;
-            return api_fail(
-                p, API_E_INVALID_VALUE, pointer,
-                "`%.100s` is not a field %s answers with%s",
-                api_string_text(e), g->route->path,
-                api_did_you_mean(hint, json_string_value(e),
-                                 json_string_length(e), paths, n));
+            return api_fail(p, API_E_INVALID_VALUE, pointer,
+                            "`%.100s` is not a field %s answers with%s",
+                            api_string_text(e), g->route->path,
+                            api_did_you_mean(hint, json_string_value(e),
+                                             json_string_length(e), paths, n));
         }
     }
     g->fields_list = list;
-    return 0;
+    return index_fields(g, list, p);
 }
 
 /* Visit the members of the answer object obj (group name[0 .. plen),
@@ -785,8 +797,8 @@ static void compare_entry(const api_compare *c, tally *t, const expected *e,
 
 /* Entry i of the reference against g; a record's members are entries
  * each, at the entry's pointer + "/<member>". */
-static void compare(const api_compare *c, tally *t, const ref_view *w,
-                    size_t i, got_entry g) {
+static void compare(const api_compare *c, tally *t, const ref_view *w, size_t i,
+                    got_entry g) {
     const api_result_item *it = w->item;
     expected e = {0, api_result_item_precision(w->result, it), 0, 0};
     switch (it->kind) {
@@ -1432,8 +1444,9 @@ static int field_matches(const grader *g, const api_result *result,
     }
     ref_view_of(&want, result, it);
     int match = !got.ragged && same_shape(&want, &got);
-    api_compare c = graded->kind == API_GRADE_VALUES ? graded->compare
-                                                      : comparison_of(g, ff->name);
+    api_compare c = graded->kind == API_GRADE_VALUES
+                        ? graded->compare
+                        : comparison_of(g, ff->name);
     tally t;
     memset(&t, 0, sizeof t);
     t.rounded_to = -1;
@@ -1548,8 +1561,8 @@ static int read_compare(grader *g, const json_t *body, api_problem *p) {
         return -1;
     int tolerances = api_field_value(body, "rtol") != NULL ||
                      api_field_value(body, "atol") != NULL;
-    g->compare = tolerances ? api_compare_relabs(rtol, atol)
-                            : api_compare_default();
+    g->compare =
+        tolerances ? api_compare_relabs(rtol, atol) : api_compare_default();
     const json_t *v = api_field_value(body, "compare");
     if (!v)
         return 0;
@@ -1586,34 +1599,66 @@ static int read_compare(grader *g, const json_t *body, api_problem *p) {
  * missing field (failing, scoring 0), and the fields are put in the
  * list's order, so that every student's document reads alike. */
 static int add_missing(grader *g) {
+    size_t n = json_array_size(g->fields_list);
+    unsigned char *given = calloc(n, 1);
+    if (!given)
+        return api_fail(g->p, API_E_INTERNAL, NULL, "out of memory");
+    /* a graded field gives the listed name on its path */
+    for (size_t k = 0; k < g->grade->n_fields; k++) {
+        const char *name = g->grade->fields[k].name;
+        long long at = listed_at(g, name, strlen(name));
+        if (at >= 0)
+            given[at] = 1;
+    }
     size_t i;
     const json_t *e;
+    int rc = 0;
     json_array_foreach(g->fields_list, i, e) {
-        const char *name = json_string_value(e);
-        int given = 0;
-        for (size_t k = 0; k < g->grade->n_fields && !given; k++)
-            given = same_path(g->grade->fields[k].name,
-                              strlen(g->grade->fields[k].name), name,
-                              json_string_length(e));
-        if (given)
+        /* the first of a name listed twice stands for it */
+        if (given[i] ||
+            json_integer_value(json_object_get(
+                g->listed_index, json_string_value(e))) != (json_int_t)i)
             continue;
-        api_grade_field *f = new_field(g, name, API_GRADE_MISSING);
-        if (!f)
-            return -1;
+        if (!new_field(g, json_string_value(e), API_GRADE_MISSING)) {
+            rc = -1;
+            break;
+        }
         g->all_pass = 0;
     }
-    return 0;
+    free(given);
+    return rc;
 }
 
-static void order_as_listed(grader *g) {
-    api_grade_field *f = g->grade->fields;
-    for (size_t i = 1; i < g->grade->n_fields; i++) {
-        api_grade_field x = f[i];
-        size_t rank = listed_rank(g, x.name), j = i;
-        for (; j > 0 && listed_rank(g, f[j - 1].name) > rank; j--)
-            f[j] = f[j - 1];
-        f[j] = x;
+/* Fields by their rank in "fields", then as graded. */
+typedef struct {
+    size_t rank, at;
+} field_order;
+
+static int by_rank(const void *a, const void *b) {
+    const field_order *x = a, *y = b;
+    if (x->rank != y->rank)
+        return x->rank < y->rank ? -1 : 1;
+    return x->at < y->at ? -1 : x->at > y->at;
+}
+
+static int order_as_listed(grader *g) {
+    size_t n = g->grade->n_fields;
+    field_order *order = malloc(n * sizeof *order + 1);
+    api_grade_field *sorted = malloc(n * sizeof *sorted + 1);
+    if (!order || !sorted) {
+        free(order);
+        free(sorted);
+        return api_fail(g->p, API_E_INTERNAL, NULL, "out of memory");
     }
+    for (size_t i = 0; i < n; i++)
+        order[i] = (field_order){listed_rank(g, g->grade->fields[i].name), i};
+    qsort(order, n, sizeof *order, by_rank);
+    for (size_t i = 0; i < n; i++)
+        sorted[i] = g->grade->fields[order[i].at];
+    memcpy(g->grade->fields, sorted, n * sizeof *sorted);
+    free(order);
+    free(sorted);
+    return 0;
 }
 
 /* "visibility": Gradescope's, for every test of the submission. */
@@ -1769,7 +1814,8 @@ static int check_points(const grader *g, const json_t *body,
  * object's own value for the fields it names, 0 for the others. */
 static void assign_points(api_grade *grade, const json_t *body) {
     const json_t *points = api_field_value(body, "points");
-    grade->total_points = json_is_number(points) ? json_number_value(points) : 0;
+    grade->total_points =
+        json_is_number(points) ? json_number_value(points) : 0;
     for (size_t i = 0; i < grade->n_fields; i++) {
         api_grade_field *f = &grade->fields[i];
         if (!points)
@@ -1800,36 +1846,34 @@ static void copy_id(api_grade *grade, const json_t *body) {
     }
 }
 
-int api_grade_run(api_call *call, const json_t *body,
-                  const api_grade_references *references, api_grade *out) {
+/* api_grade_run with g zeroed; what g holds is released by the caller. */
+static int grade_run(grader *g, api_call *call, const json_t *body,
+                     const api_grade_references *references, api_grade *out) {
     api_problem *p = &call->problem;
-    grader g;
-    memset(&g, 0, sizeof g);
-    memset(out, 0, sizeof *out);
-    g.p = p;
-    g.started_ms = api_clock_ms();
+    g->p = p;
+    g->started_ms = api_clock_ms();
     api_grade_format format = API_GRADE_FORMAT_ATTND;
 
     /* 1. the grading request's own members, then which route it grades */
-    if (check_members(body, p) || find_endpoint(body, &g.route, &g.table, p) ||
-        check_fields(&g, body, p))
+    if (check_members(body, p) ||
+        find_endpoint(body, &g->route, &g->table, p) ||
+        check_fields(g, body, p))
         return -1;
     /* 2. the answer against the route's answer fields, phase by phase */
     const json_t *answer = json_object_get(body, "answer");
-    if (run_phase(&g, PHASE_UNKNOWN, answer) ||
-        run_phase(&g, PHASE_MISSING, answer) ||
-        run_phase(&g, PHASE_TYPES, answer) ||
-        run_phase(&g, PHASE_SIZES, answer))
+    if (run_phase(g, PHASE_UNKNOWN, answer) ||
+        run_phase(g, PHASE_MISSING, answer) ||
+        run_phase(g, PHASE_TYPES, answer) || run_phase(g, PHASE_SIZES, answer))
         return -1;
-    if (g.fields == 0 && !g.fields_list)
+    if (g->fields == 0 && !g->fields_list)
         return api_fail(p, API_E_INVALID_VALUE, "/answer",
                         "answer has no field to grade: give some of the "
                         "fields %s answers with (null means absent)",
-                        g.route->path);
-    if (read_compare(&g, body, p) ||
+                        g->route->path);
+    if (read_compare(g, body, p) ||
         read_choices(body, &out->credit, &format, p) ||
         read_visibility(body, &out->visibility, p) ||
-        check_points(&g, body, answer, p))
+        check_points(g, body, answer, p))
         return -1;
 
     /* 3. the reference: the endpoint's own typed answer to the request */
@@ -1839,15 +1883,16 @@ int api_grade_run(api_call *call, const json_t *body,
     int rc;
     uint64_t ops_before = call->cost.ops;
     double ms_before = api_clock_ms();
-    if ((g.route->flags & API_ROUTE_JSON_BODY)) {
-        rc = reference_of(call, references, g.route, request, NULL, &reference);
+    if ((g->route->flags & API_ROUTE_JSON_BODY)) {
+        rc =
+            reference_of(call, references, g->route, request, NULL, &reference);
     } else {
         api_buf query = {0};
         rc = build_query(&query, request, p);
         if (rc == 0 && query.failed)
             rc = api_fail(p, API_E_INTERNAL, NULL, "out of memory");
         if (rc == 0)
-            rc = reference_of(call, references, g.route, NULL,
+            rc = reference_of(call, references, g->route, NULL,
                               query.data ? query.data : "", &reference);
         api_buf_free(&query);
     }
@@ -1855,27 +1900,27 @@ int api_grade_run(api_call *call, const json_t *body,
         api_invoke_prefix_pointer(p, "/request");
         return -1;
     }
-    g.reference = &reference;
-    g.reference_ops = call->cost.ops - ops_before;
-    g.reference_ms = api_clock_ms() - ms_before;
+    g->reference = &reference;
+    g->reference_ops = call->cost.ops - ops_before;
+    g->reference_ms = api_clock_ms() - ms_before;
 
     /* 4. every field given is in the reference; then grade them, name the
      *    mistake behind a failure, and score */
-    rc = run_phase(&g, PHASE_PRESENT, answer);
+    rc = run_phase(g, PHASE_PRESENT, answer);
     if (rc == 0) {
-        g.grade = out;
-        g.all_pass = 1;
-        rc = run_phase(&g, PHASE_GRADE, answer);
+        g->grade = out;
+        g->all_pass = 1;
+        rc = run_phase(g, PHASE_GRADE, answer);
     }
-    if (rc == 0 && g.fields_list)
-        rc = add_missing(&g);
+    if (rc == 0 && g->fields_list)
+        rc = add_missing(g);
     if (rc == 0) {
-        out->pass = g.all_pass;
-        snprintf(out->endpoint, sizeof out->endpoint, "%s", g.route->path);
-        if (!g.all_pass)
-            find_misconception(&g, call, references, request);
-        if (g.fields_list)
-            order_as_listed(&g);
+        out->pass = g->all_pass;
+        snprintf(out->endpoint, sizeof out->endpoint, "%s", g->route->path);
+        if (!g->all_pass)
+            find_misconception(g, call, references, request);
+        if (g->fields_list && order_as_listed(g))
+            rc = -1;
         copy_id(out, body);
         assign_points(out, body);
         api_grade_score(out);
@@ -1888,6 +1933,17 @@ int api_grade_run(api_call *call, const json_t *body,
         return -1;
     }
     return 0;
+}
+
+int api_grade_run(api_call *call, const json_t *body,
+                  const api_grade_references *references, api_grade *out) {
+    grader g;
+    memset(&g, 0, sizeof g);
+    memset(out, 0, sizeof *out);
+    int rc = grade_run(&g, call, body, references, out);
+    json_decref(g.listed_index);
+    json_decref(g.listed_ways);
+    return rc;
 }
 
 api_grade_format api_grade_requested_format(const json_t *body) {
