@@ -16,13 +16,11 @@ it is not the default. With --table, the counts per rule and style.
 Prints TAP lines; exits 1 when a test fails.
 """
 import json
-import re
 import sys
-import urllib.request
 
 import numpy as np
 
-from grading_client import BASE, finish, tap, tolist
+from grading_client import STYLES, finish, http, tap, tolist, written_as
 
 RULES = {
     "relabs_or_rounded (the default)": None,
@@ -31,22 +29,6 @@ RULES = {
     "decdig 4": {"mode": "decdig", "digits": 4},
     "sigfig 4": {"mode": "sigfig", "digits": 4},
     "sigfig 6": {"mode": "sigfig", "digits": 6},
-}
-
-
-def numpy_print(x):
-    text = np.array2string(np.asarray(x), threshold=1 << 30)
-    numbers = re.findall(r"[-+]?(?:\d+\.?\d*|\.\d+)(?:e[-+]?\d+)?", text)
-    return np.array([float(n) for n in numbers]).reshape(np.shape(x))
-
-
-STYLES = {
-    "full": lambda x: x,
-    "float32": lambda x: x.astype(np.float32).astype(np.float64),
-    "round4": lambda x: np.round(x, 4),
-    "round6": lambda x: np.round(x, 6),
-    "%.6g": lambda x: np.vectorize(lambda e: float("%.6g" % e))(x),
-    "print": numpy_print,
 }
 
 
@@ -70,22 +52,20 @@ for n in range(300):
                       "valid_lens": valid_lens})
     for kind, scale in (("right", 0.5), ("dot.no_scale", 1.0)):
         out, w = attend(q, k, v, valid_lens, scale)
-        for style, write in STYLES.items():
+        for style in STYLES:
             lines.append((kind, style, {
                 "id": len(lines), "endpoint": "/attention/dot",
                 "request": request,
-                "answer": tolist({"output": write(out),
-                                  "weights": write(w)})}))
+                "answer": tolist({"output": written_as(out, style),
+                                  "weights": written_as(w, style)})}))
 
 
 def grade_all(compare):
     body = "".join(json.dumps(dict(s, compare=compare) if compare else s)
                    + "\n" for _, _, s in lines).encode()
-    req = urllib.request.Request(
-        BASE + "/grade/batch", data=body,
-        headers={"Content-Type": "application/x-ndjson"})
-    with urllib.request.urlopen(req, timeout=120) as r:
-        return [json.loads(x) for x in r.read().splitlines()]
+    status, answer = http("/grade/batch", body, "application/x-ndjson")
+    assert status == 200, answer[:300]
+    return [json.loads(x) for x in answer.splitlines()]
 
 
 table = {}
@@ -116,10 +96,10 @@ for rule, compare in RULES.items():
 
 if "--table" in sys.argv:
     print("# right answers passed, of 300 per style; wrong answers passed")
-    print("# %-34s" % "rule" + "".join("%9s" % s for s in STYLES) +
+    print("# %-34s" % "rule" + "".join("%12s" % s for s in STYLES) +
           "   wrong")
     for rule, counts in table.items():
         print("# %-34s" % rule +
-              "".join("%9d" % counts[("right", s)][0] for s in STYLES) +
+              "".join("%12d" % counts[("right", s)][0] for s in STYLES) +
               "%8d" % sum(counts[("dot.no_scale", s)][0] for s in STYLES))
 finish()

@@ -12,11 +12,11 @@ modes; every check asserts the values a grader relies on.
 Prints TAP lines; exits 1 when a test fails.
 """
 import json
-import re
 
 import numpy as np
 
-from grading_client import finish, post, tap, tolist
+from grading_client import (STYLES, finish, http, post, tap, tolist,
+                            written_as)
 
 # ------------------------------------------------ the exercise and its math
 
@@ -45,23 +45,6 @@ ROUND6_ERR = np.abs(np.round(OUTPUT, 6) - OUTPUT)
 assert (ROUND6_ERR > 1e-8 + 1e-5 * np.abs(OUTPUT)).any(), ROUND6_ERR
 
 
-def numpy_print(x):
-    """x as numpy prints it by default (8 digits), read back."""
-    text = np.array2string(np.asarray(x), threshold=1 << 30)
-    numbers = re.findall(r"[-+]?(?:\d+\.?\d*|\.\d+)(?:e[-+]?\d+)?", text)
-    return np.array([float(n) for n in numbers]).reshape(np.shape(x))
-
-
-STYLES = {
-    "full precision": lambda x: x,
-    "float32": lambda x: x.astype(np.float32).astype(np.float64),
-    "np.round(x, 4)": lambda x: np.round(x, 4),
-    "np.round(x, 6)": lambda x: np.round(x, 6),
-    '"%.6g"': lambda x: np.vectorize(lambda e: float("%.6g" % e))(x),
-    "numpy's print": numpy_print,
-}
-
-
 def grade(answer, **members):
     body = {"endpoint": "/attention/dot", "request": tolist(REQUEST),
             "answer": tolist(answer)}
@@ -74,8 +57,9 @@ OWN = np.array(post("/attention/dot", tolist(REQUEST))[1]["output"])
 
 # ------------------------------------ 1. right answers as students write them
 
-for style, write in STYLES.items():
-    status, out = grade({"output": write(OUTPUT), "weights": write(WEIGHTS)})
+for style in STYLES:
+    status, out = grade({"output": written_as(OUTPUT, style),
+                         "weights": written_as(WEIGHTS, style)})
     tap(status == 200 and out["pass"] is True and out["score"] == 1,
         "a right answer written as %s passes the default comparison" % style,
         json.dumps(out)[:600])
@@ -188,13 +172,7 @@ body = {"endpoint": "/attention/dot", "request": tolist(REQUEST),
         "answer": {"output": [[[long_string, 0, 0, 0]] + [[0] * 4] * 2,
                               [[0] * 4] * 3]},
         "format": "prairielearn"}
-raw = json.dumps(body).encode()
-import urllib.request  # noqa: E402 — the raw bytes of the answer
-from grading_client import BASE  # noqa: E402
-req = urllib.request.Request(BASE + "/grade", data=raw,
-                             headers={"Content-Type": "application/json"})
-with urllib.request.urlopen(req, timeout=60) as r:
-    doc = r.read()
+status, doc = http("/grade", json.dumps(body).encode())
 parsed = json.loads(doc)
 tap(len(doc) < 1_000_000 and "more bytes" in doc.decode(),
     "a 1.1 MB string in an answer makes a PrairieLearn document of %d "

@@ -10,6 +10,7 @@ ends with finish():
     expect_mistake = mistake_checker(grade)
 """
 import json
+import re
 import sys
 import urllib.error
 import urllib.request
@@ -31,6 +32,43 @@ def post(path, body):
             return r.status, json.loads(r.read())
     except urllib.error.HTTPError as e:
         return e.code, json.loads(e.read() or b"null")
+
+
+def http(path, body, ctype="application/json", timeout=120):
+    """(status, raw answer) of POST BASE+path with body (bytes) as ctype."""
+    req = urllib.request.Request(BASE + path, data=body,
+                                 headers={"Content-Type": ctype})
+    try:
+        with urllib.request.urlopen(req, timeout=timeout) as r:
+            return r.status, r.read()
+    except urllib.error.HTTPError as e:
+        return e.code, e.read()
+
+
+# The ways students write numbers: in full, through float32,
+# np.round(x, 4), np.round(x, 6), "%.6g", and as numpy prints an array
+STYLES = ("full", "float32", "round4", "round6", "g6", "numpy_print")
+_PRINTED = re.compile(r"[-+]?(?:nan|inf|\d+\.?\d*(?:e[-+]?\d+)?|\.\d+)")
+
+
+def written_as(x, style):
+    """The float array x as a student writing in style gives it back."""
+    x = np.asarray(x, float)
+    if style == "full":
+        return x
+    if style == "float32":
+        return x.astype(np.float32).astype(float)
+    if style == "round4":
+        return np.round(x, 4)
+    if style == "round6":
+        return np.round(x, 6)
+    if style == "g6":
+        return np.vectorize(lambda v: float("%.6g" % v))(x)
+    if style == "numpy_print":
+        text = np.array2string(x, threshold=1 << 30)
+        return np.array([float(t) for t in _PRINTED.findall(text)]
+                        ).reshape(x.shape)
+    raise ValueError(style)
 
 
 def tap(ok, name, detail=""):
