@@ -54,9 +54,7 @@ static int relabs(const api_compare *c, double expected, double err) {
     return err <= c->atol + c->rtol * fabs(expected);
 }
 
-/* The decimals x shows in its shortest text (0.034123 shows 6, 1234.5 one,
- * 1.2e-7 eight): the place of its last significant digit. */
-static int decimals_shown(double x) {
+int api_compare_decimals_shown(double x) {
     if (x == 0)
         return 0;
     api_num_decimal d = api_num_shortest(fabs(x));
@@ -107,7 +105,7 @@ api_match api_compare_entry(const api_compare *c, double expected, double got,
      * no need to find the decimals got shows */
     if (!(err < c->rounded_reach))
         return API_MATCH_NO;
-    int k = decimals_shown(got);
+    int k = api_compare_decimals_shown(got);
     if (k < c->decimals)
         k = c->decimals;
     if (k > 17 || !(err < HALF_UNIT * tenth_power[k]))

@@ -92,6 +92,11 @@ static inline int api_compare_quick(const api_compare *c, double expected,
     return -1;
 }
 
+/* The decimals the finite x shows in its shortest text (0.034123 shows
+ * 6, 1234.5 one, 1.2e-7 eight, 1.0 none): the place of its last
+ * significant digit. */
+int api_compare_decimals_shown(double x);
+
 /* Read a comparison from v: a mode's name ("sigfig", with its default
  * numbers) or {"mode": name, numbers...}: relabs and relabs_or_rounded
  * take "rtol" and "atol" (numbers ≥ 0), relabs_or_rounded also

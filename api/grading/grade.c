@@ -84,12 +84,13 @@
 /* ------------------------------------------------ the request members */
 
 static const char *const members[] = {
-    "endpoint", "request", "answer", "rtol",    "atol",   "id",
-    "points",   "credit",  "format", "compare", "fields", "visibility"};
+    "endpoint", "request",    "answer",       "rtol",   "atol",
+    "id",       "points",     "credit",       "format", "compare",
+    "fields",   "visibility", "show_expected"};
 #define N_MEMBERS (sizeof members / sizeof members[0])
 #define MEMBER_LIST                                                            \
     "endpoint, request, answer, rtol, atol, id, points, credit, format, "      \
-    "compare, fields, visibility"
+    "compare, fields, visibility, show_expected"
 
 static int check_members(const json_t *body, api_problem *p) {
     const char *key;
@@ -201,6 +202,13 @@ static int check_members(const json_t *body, api_problem *p) {
                         "compare is a comparison (\"sigfig\", {\"mode\": "
                         "\"sigfig\", \"digits\": 4}) or an object of them by "
                         "field ({\"weights\": \"decdig\"}); got %s",
+                        api_json_kind(v));
+    v = api_field_value(body, "show_expected");
+    if (v && !json_is_boolean(v))
+        return api_fail(p, API_E_WRONG_TYPE, "/show_expected",
+                        "show_expected is true (the default: a failed "
+                        "field quotes the reference's value at its first "
+                        "mismatch) or false; got %s",
                         api_json_kind(v));
     v = api_field_value(body, "fields");
     if (v && !json_is_array(v))
@@ -963,8 +971,28 @@ static api_grade_field *new_field(grader *g, const char *name,
     if (!f)
         api_fail(g->p, API_E_INTERNAL, NULL, "out of memory");
     else
-        f->rounded_to = -1;
+        f->rounded_to = f->too_few_decimals = -1;
     return f;
+}
+
+/* The decimals the first mismatch shows when it is the reference rounded
+ * to fewer decimals than the comparison takes (0.33 for 0.3302, where at
+ * least 4 are taken), else -1: the student's text then says to give more. */
+static int too_few_decimals(const api_compare *c, const tally *t) {
+    const expected *e = &t->first_expected;
+    if (c->mode != API_COMPARE_RELABS_OR_ROUNDED || e->is_null)
+        return -1;
+    got_entry g = t->first_got;
+    if (!g.fast && !json_is_number(g.json))
+        return -1;
+    double y = g.fast ? g.x : json_number_value(g.json);
+    double x = as_answered(e->x, e->precision);
+    if (!isfinite(x) || !isfinite(y))
+        return -1;
+    int shown = api_compare_decimals_shown(y);
+    if (shown >= c->decimals || !(fabs(y - x) < 0.51 * pow(10, -shown)))
+        return -1;
+    return shown;
 }
 
 /* Grade one field into a new field of g->grade, against ref (the
@@ -1037,6 +1065,7 @@ static int grade_against(grader *g, const char *name,
             api_buf_number(&f->first_got, t.first_got.x, 0);
         else
             put_quoted(&f->first_got, t.first_got.json);
+        f->too_few_decimals = too_few_decimals(&f->compare, &t);
     }
     free(got.leaves);
     return 0;
@@ -1760,9 +1789,37 @@ static const json_t *graded_value(const grader *g, const json_t *answer,
     return json_is_null(v) ? NULL : v;
 }
 
+/* 1 when name is one field the endpoint answers with (not a group of
+ * them): what a "points" object may name without "fields". */
+static int field_name(const grader *g, const char *name) {
+    size_t len = strlen(name);
+    return gradable_name(g, name, len) &&
+           (!api_answers_is_group(g->table, name, len) ||
+            is_records(g->table, name, len) || is_events(g->table, name, len));
+}
+
+/* Without "fields", each field a "points" object names and the answer
+ * leaves out is a missing field: the rubric is the whole total, so a
+ * student who hands in less still gets the rest graded. */
+static int add_missing_points(grader *g, const json_t *body,
+                              const json_t *answer) {
+    const json_t *points = api_field_value(body, "points");
+    if (g->fields_list || !json_is_object(points))
+        return 0;
+    const char *key;
+    const json_t *v;
+    json_object_foreach((json_t *)points, key, v) {
+        if (graded_value(g, answer, key))
+            continue;
+        if (!new_field(g, key, API_GRADE_MISSING))
+            return -1;
+        g->all_pass = 0;
+    }
+    return 0;
+}
+
 /* The checks of "points" (the order-of-checks comment above). */
-static int check_points(const grader *g, const json_t *body,
-                        const json_t *answer, api_problem *p) {
+static int check_points(const grader *g, const json_t *body, api_problem *p) {
     const json_t *points = api_field_value(body, "points");
     if (!points)
         return 0;
@@ -1789,13 +1846,17 @@ static int check_points(const grader *g, const json_t *body,
         if (!(isfinite(x) && x >= 0))
             return api_fail(p, API_E_INVALID_VALUE, ptr.s,
                             "points of a field are a number ≥ 0");
-        if (g->fields_list ? !listed(g, key) : !graded_value(g, answer, key))
+        if (g->fields_list ? !listed(g, key) : !field_name(g, key))
             return api_fail(p, API_E_INVALID_VALUE, ptr.s,
-                            "`%.100s` is not a field the answer grades: "
-                            "points name graded fields by their dotted "
-                            "names, as the answer's \"fields\" lists them "
-                            "(\"output\", \"grads.queries\")",
-                            key);
+                            "`%.100s` is not a field %s%s: points name "
+                            "fields by their dotted names, as the grade's "
+                            "\"fields\" does (\"output\", \"grads.queries\")",
+                            key,
+                            g->fields_list ? "that \"fields\" lists"
+                                           : "the endpoint answers with",
+                            g->fields_list ? ""
+                                           : " (a group such as grads "
+                                             "is no field)");
         total += x;
     }
     if (!isfinite(total))
@@ -1870,10 +1931,10 @@ static int grade_run(grader *g, api_call *call, const json_t *body,
                         "answer has no field to grade: give some of the "
                         "fields %s answers with (null means absent)",
                         g->route->path);
+    out->hide_expected = json_is_false(api_field_value(body, "show_expected"));
     if (read_compare(g, body, p) ||
         read_choices(body, &out->credit, &format, p) ||
-        read_visibility(body, &out->visibility, p) ||
-        check_points(g, body, answer, p))
+        read_visibility(body, &out->visibility, p) || check_points(g, body, p))
         return -1;
 
     /* 3. the reference: the endpoint's own typed answer to the request */
@@ -1912,8 +1973,9 @@ static int grade_run(grader *g, api_call *call, const json_t *body,
         g->all_pass = 1;
         rc = run_phase(g, PHASE_GRADE, answer);
     }
-    if (rc == 0 && g->fields_list)
-        rc = add_missing(g);
+    if (rc == 0)
+        rc = g->fields_list ? add_missing(g)
+                            : add_missing_points(g, body, answer);
     if (rc == 0) {
         out->pass = g->all_pass;
         snprintf(out->endpoint, sizeof out->endpoint, "%s", g->route->path);

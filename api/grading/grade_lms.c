@@ -326,28 +326,39 @@ void api_grade_field_summary(api_buf *out, const api_grade *g,
             api_buf_puts(out, f->entries == 1 ? " entry differs"
                                               : " entries differ");
         }
-        if (f->kind == API_GRADE_VALUES) {
+        /* error sizes, unless no number differs (the entries that do
+         * are not numbers, or nulls where numbers belong) */
+        if (f->kind == API_GRADE_VALUES && (f->pass || f->max_abs_err != 0)) {
             api_buf_puts(out, " (max abs err ");
             put_short(out, f->max_abs_err);
             api_buf_puts(out, ", max rel err ");
             put_short(out, f->max_rel_err);
             api_buf_putc(out, ')');
-            if (f->rounded_to >= 0) {
-                api_buf_puts(out,
-                             f->pass ? "; matches" : "; some entries match");
-                api_buf_puts(out, " the reference rounded to ");
-                api_buf_uint(out, (uint64_t)f->rounded_to);
-                api_buf_puts(out,
-                             f->rounded_to == 1 ? " decimal" : " decimals");
-            }
+        }
+        if (f->kind == API_GRADE_VALUES && f->pass && f->rounded_to >= 0) {
+            api_buf_puts(out, "; matches the reference rounded to ");
+            api_buf_uint(out, (uint64_t)f->rounded_to);
+            api_buf_puts(out, f->rounded_to == 1 ? " decimal" : " decimals");
         }
         if (f->has_first) {
             api_buf_puts(out, "; first at ");
             put_bytes(out, &f->first_pointer);
-            api_buf_puts(out, ": expected ");
-            put_bytes(out, &f->first_expected);
-            api_buf_puts(out, ", got ");
+            if (!g->hide_expected) {
+                api_buf_puts(out, ": expected ");
+                put_bytes(out, &f->first_expected);
+                api_buf_puts(out, ", got ");
+            } else {
+                api_buf_puts(out, ": got ");
+            }
             put_bytes(out, &f->first_got);
+        }
+        if (f->too_few_decimals >= 0) {
+            api_buf_puts(out, "; that is the reference rounded to ");
+            api_buf_uint(out, (uint64_t)f->too_few_decimals);
+            api_buf_puts(out,
+                         f->too_few_decimals == 1 ? " decimal" : " decimals");
+            api_buf_puts(out, ": give at least ");
+            api_buf_uint(out, (uint64_t)f->compare.decimals);
         }
     }
     if (f->explained && g->misconception)

@@ -166,7 +166,8 @@ static void put_text(api_buf *out, const api_buf *text) {
     api_buf_append(out, text->data ? text->data : "", text->len);
 }
 
-static void put_first(api_buf *out, const api_grade_field *f) {
+static void put_first(api_buf *out, const api_grade_field *f,
+                      int hide_expected) {
     api_buf_puts(out, ",\"first_mismatch\":");
     if (!f->has_first) {
         api_buf_puts(out, "null");
@@ -175,15 +176,18 @@ static void put_first(api_buf *out, const api_grade_field *f) {
     api_buf_puts(out, "{\"pointer\":");
     api_buf_json_string(out, f->first_pointer.data ? f->first_pointer.data : "",
                         f->first_pointer.len);
-    api_buf_puts(out, ",\"expected\":");
-    put_text(out, &f->first_expected);
+    if (!hide_expected) {
+        api_buf_puts(out, ",\"expected\":");
+        put_text(out, &f->first_expected);
+    }
     api_buf_puts(out, ",\"got\":");
     put_text(out, &f->first_got);
     api_buf_putc(out, '}');
 }
 
 /* "name": {"pass", "score", ...} in the field's kind's form. */
-static void put_field(api_buf *out, const api_grade_field *f) {
+static void put_field(api_buf *out, const api_grade_field *f,
+                      int hide_expected) {
     api_buf_json_string(out, f->name, strlen(f->name));
     api_buf_puts(out, f->pass ? ":{\"pass\":true" : ":{\"pass\":false");
     api_buf_puts(out, ",\"score\":");
@@ -216,7 +220,7 @@ static void put_field(api_buf *out, const api_grade_field *f) {
     case API_GRADE_EVENTS:
         api_buf_puts(out, ",\"mismatches\":");
         api_buf_uint(out, f->mismatches);
-        put_first(out, f);
+        put_first(out, f, hide_expected);
         break;
     }
     api_buf_putc(out, '}');
@@ -240,7 +244,7 @@ void api_grade_write(const api_grade *g, api_buf *out) {
     for (size_t i = 0; i < g->n_fields; i++) {
         if (i)
             api_buf_putc(out, ',');
-        put_field(out, &g->fields[i]);
+        put_field(out, &g->fields[i], g->hide_expected);
     }
     api_buf_putc(out, '}');
     if (!g->pass) {

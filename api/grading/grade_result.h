@@ -71,6 +71,9 @@ typedef struct {
      * API_MATCH_ROUNDED) shows (np.round(x, 6) drops trailing zeros, so
      * some show fewer), or -1 when none did */
     int rounded_to;
+    /* a failed field's first mismatch is the reference rounded to fewer
+     * decimals than the comparison takes: the decimals it shows, else -1 */
+    int too_few_decimals;
     /* the first mismatch (has_first): its pointer into the grading request
      * and both values as JSON text, as the contract prints them */
     int has_first;
@@ -96,6 +99,8 @@ typedef struct {
     char endpoint[64]; /* the graded route's path, for LMS descriptions */
     api_grade_credit credit;
     api_grade_visibility visibility;
+    int hide_expected; /* "show_expected": false: no reference value is
+                          quoted (the first mismatch's "expected") */
     /* the request's "points" when a number (split equally over the
      * fields), else 0 */
     double total_points;

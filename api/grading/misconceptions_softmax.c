@@ -137,16 +137,16 @@ const api_misconception api_misconceptions_softmax[] = {
      NULL, mask_ignored},
     {"softmax.nan_rows",
      "a query that sees no key got NaN weights (masked scores −inf, then 0 "
-     "/ 0): check the rows whose every key is masked; such a row's weights "
-     "follow the request's fully_masked, all 0 by default, 1/Nk for "
-     "\"uniform\" (d2l 11.3.1; docs/contract.md, Masking)",
+     "/ 0): check the rows whose every key is masked; such a row gets the "
+     "weights the exercise asks for, all 0 unless it says otherwise "
+     "(d2l 11.3.1)",
      NULL, nan_rows},
     {"softmax.masked_fill_1e6",
-     "masked scores were replaced by −1e6 and kept in the softmax "
-     "(d2l's masked_softmax): masked keys are left out of the softmax, "
-     "weight exactly 0, and a query that sees no key gets the weights the "
-     "request's fully_masked names, all 0 by default (d2l 11.3.1; "
-     "docs/contract.md, Masking)",
+     "masked scores were set to −1e6 and still went through the softmax, "
+     "as d2l's masked_softmax does: a masked key must get weight exactly 0, "
+     "and a query that sees no key gets the weights the exercise asks for, "
+     "all 0 unless it says otherwise; check how your code masks scores "
+     "(d2l 11.3.1)",
      "the answer follows d2l's masked_softmax, which gives a query that "
      "sees no key 1/Nk for every key: to accept that convention, grade with "
      "\"fully_masked\": \"uniform\" in the graded request; the mistake "

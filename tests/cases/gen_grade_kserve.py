@@ -522,8 +522,11 @@ def grade_cases():
     add(E, "points_entry_negative", problem("invalid_value",
                                             "/points/output"),
         req({"output": TOY_OUT}, points={"output": -1}))
-    add(E, "points_not_graded_field", problem("invalid_value",
-                                              "/points/weights"),
+    # a rubric's field the answer leaves out fails as missing
+    add(E, "points_field_left_out",
+        dict(graded({"output": grade_field(TOY_OUT, TOY_OUT, "/answer/output"),
+                     "weights": {"pass": False, "error": "missing"}},
+                    points={"output": 1, "weights": 1}), **LOOSE),
         req({"output": TOY_OUT}, points={"output": 1, "weights": 1}))
     add(E, "points_unknown_name", problem("invalid_value", "/points/outptu"),
         req({"output": TOY_OUT}, points={"outptu": 1}))

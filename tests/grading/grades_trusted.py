@@ -128,6 +128,33 @@ tap(status == 200 and list(f) == ["output", "weights"]
     "fields: a member not listed is passed over, a listed one missing "
     "fails", json.dumps(out)[:400])
 
+# ------------------------------------------------ the student's text
+
+status, out = grade({"output": np.round(OUTPUT, 2)}, format="gradescope")
+text = out["tests"][0]["output"] if status == 200 else ""
+tap("the reference rounded to 2 decimals: give at least 4" in text,
+    "an answer rounded to 2 decimals is told to give at least 4", text)
+status, out = grade({"output": OUTPUT + 1}, show_expected=False)
+first = out["fields"]["output"]["first_mismatch"]
+tap(status == 200 and "expected" not in first and "got" in first,
+    "show_expected false: the first mismatch quotes no reference value",
+    json.dumps(first))
+status, out = grade({"output": OUTPUT + 1}, show_expected=False,
+                    format="prairielearn")
+tap(status == 200 and "expected" not in json.dumps(out["tests"])
+    and "got" in out["tests"][0]["output"],
+    "show_expected false: nor does the LMS text", json.dumps(out)[:400])
+status, out = grade({"output": [[["x"] * 4] * 3] * 2}, format="gradescope")
+text = out["tests"][0]["output"] if status == 200 else ""
+tap("max abs err" not in text and text.startswith("fail: 24 of 24"),
+    "entries that are not numbers are not told an error of 0", text)
+status, out = grade({"output": OUTPUT}, points={"output": 3, "weights": 1})
+tap(status == 200 and out["points"] == {"earned": 3, "possible": 4}
+    and out["fields"]["weights"] == {"pass": False, "score": 0,
+                                     "error": "missing"},
+    "a rubric's field the answer leaves out fails as missing, the rest "
+    "graded", json.dumps(out)[:400])
+
 # ------------------------------------------------ 3. exact scores
 
 DIAG = dict(REQUEST, return_scores=True, diagnostics=True)
