@@ -902,6 +902,74 @@ static int build_batch(offline_body *body, const char *content_type,
     return 0;
 }
 
+/* Grade an empty answer with the question's settings and request, once,
+ * before any student's: a setting the grader refuses (a misspelt field in
+ * "fields", an unknown comparison, points naming no field) or a request
+ * the endpoint refuses would otherwise fail every submission alike, each
+ * a 0 the student reads. Only "nothing to grade" (422 at /answer) may come
+ * back. Returns 0, or -1 after printing the problem and the file it is in. */
+static int try_question(const char *who, const char *dir,
+                        const api_limits *limits,
+                        const offline_body *settings) {
+    static const char empty[] = ",\"answer\":{}}";
+    size_t len = 1 + settings->len + sizeof empty - 1;
+    int room = api_budget_take(len, 0);
+    if (room != API_BUDGET_OK) {
+        char detail[512];
+        api_budget_refusal(detail, sizeof detail, room, dir, len);
+        fprintf(stderr, "%s: %s\n", who, detail);
+        return -1;
+    }
+    char *body = malloc(len);
+    if (body == NULL) {
+        api_budget_give(len);
+        fprintf(stderr, "%s: out of memory\n", who);
+        return -1;
+    }
+    body[0] = '{';
+    memcpy(body + 1, settings->text, settings->len);
+    memcpy(body + 1 + settings->len, empty, sizeof empty - 1);
+    api_request req;
+    memset(&req, 0, sizeof req);
+    req.method = "POST";
+    req.path = "/grade";
+    req.content_type = "application/json";
+    req.body = body;
+    req.body_len = len;
+    req.limits = limits;
+    req.may_wait = 1;
+    api_response res;
+    memset(&res, 0, sizeof res);
+    api_handle(&req, &res);
+    free(body);
+    api_budget_give(len);
+    json_t *problem = res.status >= 400 && res.body != NULL
+                          ? json_loadb(res.body, res.body_len, 0, NULL)
+                          : NULL;
+    const char *pointer =
+        json_string_value(json_object_get(problem, "pointer"));
+    int fine = res.status < 400 || (res.status == 422 && pointer != NULL &&
+                                    strcmp(pointer, "/answer") == 0);
+    if (!fine) {
+        /* a pointer into the request names its place in request.json */
+        int in_request =
+            pointer != NULL && strncmp(pointer, "/request", 8) == 0;
+        const char *file = in_request ? REQUEST_FILE : QUESTION_FILE;
+        if (in_request)
+            pointer = pointer[8] != '\0' ? pointer + 8 : NULL;
+        const char *code = json_string_value(json_object_get(problem, "code"));
+        const char *detail =
+            json_string_value(json_object_get(problem, "detail"));
+        fprintf(stderr, "%s: %s/%s: %s%s%s: %s\n", who, dir, file,
+                code != NULL ? code : "error", pointer != NULL ? " at " : "",
+                pointer != NULL ? pointer : "",
+                detail != NULL ? detail : "the question cannot be graded");
+    }
+    json_decref(problem);
+    api_response_free(&res);
+    return fine ? 0 : -1;
+}
+
 /* Hand the request to the api and write its answer; returns SRV_OFFLINE_*.
  * path and query as api_request wants them; settings (NULL: none) what
  * attnd grade --question adds to each submission. */
@@ -1014,8 +1082,11 @@ int srv_offline_main(int argc, char **argv) {
     if (a.question != NULL) { /* the question folder, before stdin */
         api_limits limits;
         limits_of(&a, &limits);
-        if (load_question(a.who, a.question, &limits, &settings) != 0)
+        if (load_question(a.who, a.question, &limits, &settings) != 0 ||
+            try_question(a.who, a.question, &limits, &settings) != 0) {
+            body_release(&settings);
             goto done;
+        }
     }
     rc = answer(&a, path, query, a.question != NULL ? &settings : NULL);
     body_release(&settings);

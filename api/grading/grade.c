@@ -1926,11 +1926,6 @@ static int grade_run(grader *g, api_call *call, const json_t *body,
         run_phase(g, PHASE_MISSING, answer) ||
         run_phase(g, PHASE_TYPES, answer) || run_phase(g, PHASE_SIZES, answer))
         return -1;
-    if (g->fields == 0 && !g->fields_list)
-        return api_fail(p, API_E_INVALID_VALUE, "/answer",
-                        "answer has no field to grade: give some of the "
-                        "fields %s answers with (null means absent)",
-                        g->route->path);
     out->hide_expected = json_is_false(api_field_value(body, "show_expected"));
     if (read_compare(g, body, p) ||
         read_choices(body, &out->credit, &format, p) ||
@@ -1968,6 +1963,15 @@ static int grade_run(grader *g, api_call *call, const json_t *body,
     /* 4. every field given is in the reference; then grade them, name the
      *    mistake behind a failure, and score */
     rc = run_phase(g, PHASE_PRESENT, answer);
+    /* nothing to grade: no field given, none listed, none in a rubric
+     * (checked last, so that a question's settings and request are
+     * judged whole by an empty answer: attnd grade --question) */
+    if (rc == 0 && g->fields == 0 && !g->fields_list &&
+        !json_is_object(api_field_value(body, "points")))
+        rc = api_fail(p, API_E_INVALID_VALUE, "/answer",
+                      "answer has no field to grade: give some of the "
+                      "fields %s answers with (null means absent)",
+                      g->route->path);
     if (rc == 0) {
         g->grade = out;
         g->all_pass = 1;

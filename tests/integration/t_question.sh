@@ -344,6 +344,21 @@ bad_folder "request.json not JSON" "bad/request.json is not valid JSON" \
     '{"endpoint": "/attention/dot"}' '{"queries": [[1, 2]],'
 bad_folder "request.json a number" "bad/request.json holds an integer, not a JSON object" \
     '{"endpoint": "/attention/dot"}' '3'
+# settings the grader refuses, and a request the endpoint refuses, are
+# found once, before any student is graded
+bad_folder "fields naming no field" \
+    'bad/question.json: invalid_value at /fields/1: `weigths` is not a field /attention/dot answers with; did you mean `weights`?' \
+    '{"endpoint": "/attention/dot", "fields": ["output", "weigths"]}' "$REQ"
+bad_folder "an unknown comparison" \
+    'bad/question.json: invalid_value at /compare: unknown comparison "sigfig3"' \
+    '{"endpoint": "/attention/dot", "compare": "sigfig3"}' "$REQ"
+bad_folder "an endpoint that computes nothing" \
+    'bad/question.json: invalid_value at /endpoint' \
+    '{"endpoint": "/attention/dott"}' "$REQ"
+bad_folder "a request the endpoint refuses" \
+    'bad/request.json: shape_mismatch at /values' \
+    '{"endpoint": "/attention/dot"}' \
+    '{"queries": [[1, 2]], "keys": [[1, 0]], "values": [[1], [2]]}'
 rm -f "$TMP/bad/request.json"
 attnd grade --question "$TMP/bad" <"$TMP/answers.ndjson" >"$TMP/out" 2>"$TMP/err"
 check "no request.json: exit 1, 'cannot read .../request.json'" \
