@@ -19,10 +19,12 @@
  * dotted names ("grads.queries"). A tensor may be nested arrays or
  * {"shape", "data"}; a scalar (loss, w, scale) is a number, rank 0; NW's
  * history is graded as one field, an array of {"epoch", "w", "loss"}.
- * Each entry is compared as numpy.isclose does: it matches when
- *   |got − expected| ≤ atol + rtol·|expected|   (defaults 1e-5, 1e-8);
- * an expected null (a masked score, statistics of no score) matches only
- * null; a non-number where a number belongs (JSON has no NaN, so null
+ * Each entry is compared under the field's comparison (compare.h: the
+ * request's "compare", per field or for all; "rtol"/"atol" alone mean
+ * relabs; by default relabs_or_rounded, which takes an answer rounded as
+ * students write numbers); an expected null (a masked score, statistics
+ * of no score) matches only null; a non-number where a number belongs
+ * (JSON has no NaN, so null
  * stands for one) is a mismatch. Per field:
  *   {"pass", "score", "max_abs_err", "max_rel_err" (over entries whose expected
  *    value is not 0), "mismatches", "first_mismatch": {"pointer" (into
@@ -42,21 +44,29 @@
  * in the request's "format": attnd's own JSON, or an LMS document
  * (grade_lms.h).
  *
+ * With "fields", the answer members off the listed fields are passed
+ * over and a listed field the answer lacks fails as {"error":
+ * "missing"}; so does, without "fields", a field a "points" object names.
+ * "show_expected": false quotes no reference value.
+ *
  * Checks, first error wins: the grading request's own members
  * (unknown_field, missing_field, wrong_type: id a string or an integer,
- * points a number or an object, credit and format strings) → endpoint
- * (invalid_value unless it names a computing route) → the answer's
+ * points a number or an object, credit, format and visibility strings,
+ * compare a string or an object, fields an array, show_expected a
+ * boolean) → endpoint (invalid_value unless it names a computing route)
+ * → fields (each a name the endpoint answers with) → the answer's
  * members against the endpoint's answer fields (unknown_field at
  * /answer/<field>, then missing_field and wrong_type of {"shape", "data"}
  * objects and nested results) → {"shape", "data"} sizes (a negative
  * dimension is invalid_value, len(data) ≠ prod(shape) shape_mismatch) →
- * an empty answer, rtol, atol, credit, format (invalid_value) → points (a
- * number: invalid_value unless > 0; an object: each entry in order
- * wrong_type unless a number, invalid_value when negative or when it
- * names no field the answer grades, at /points/<name>; then invalid_value
- * at /points when they add up to 0) → the embedded request, by the
- * endpoint's own rules (/request/...) → an answer field the reference
- * lacks (invalid_value at /answer/<field>, saying what the request needs).
+ * rtol, atol, compare, credit, format, visibility (invalid_value) →
+ * points (a number: invalid_value unless > 0; an object: each entry in
+ * order wrong_type unless a number, invalid_value when negative or when
+ * it names no field, at /points/<name>; then invalid_value at /points
+ * unless they add up to a finite number > 0) → the embedded request, by
+ * the endpoint's own rules (/request/...) → an answer field the
+ * reference lacks (invalid_value at /answer/<field>, saying what the
+ * request needs) → nothing to grade (invalid_value at /answer).
  */
 #include <float.h>
 #include <math.h>
