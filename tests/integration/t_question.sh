@@ -166,9 +166,12 @@ pl_grade dee
 check_doc "  dee (not JSON): gradable false, saying answer.json cannot be read" "$R" \
     '.gradable == false and (.message | test("cannot read answer.json"))'
 pl_grade eve
-check_doc "  eve (an array): every field fails as missing, score 0" "$R" \
-    "$pl_test"' .gradable != false and .score == 0 and
-    ([.tests[] | .output | test("the answer has no")] | all) and (.tests | length) == 2'
+check_doc "  eve (an array): not gradable, saying it is no JSON object" "$R" \
+    '.gradable == false and (.message | test("cannot read answer.json: it holds array, not one JSON object"))'
+rm -f "$PL/student/answer.json" "$PL/results/results.json"
+GRADE_ROOT="$PL" "$PL/tests/run.sh" >"$TMP/pl_out" 2>&1
+check_doc "  no answer.json: not gradable, saying none was handed in" "$R" \
+    '.gradable == false and (.message | test("no answer.json was handed in"))'
 pl_grade mal
 check_doc "  a file pasting members after its answer is not JSON: not gradable" "$R" \
     '.gradable == false'
@@ -215,8 +218,10 @@ check_doc "  1 of 6: dot's output 0 of 3, softmax's 0.28 (0.2689 to 2 decimals) 
 cp "$TMP/answers/dee.json" "$GS/submission/dot.json"
 rm -f "$GS/submission/softmax.json"
 gs_grade "not JSON, and no file"
-check_doc "  0 of 6: every field fails as missing" "$R" \
+check_doc "  0 of 6: every field fails as missing, the summary saying why" "$R" \
     '.score == 0 and (.tests | length) == 3 and
+    (.output | test("dot: dot.json is not one JSON object") and
+               test("softmax: no softmax.json was handed in")) and
     ([.tests[] | .score == 0 and (.output | test("the answer has no"))] | all) and
     ([.tests[].max_score] == [3, 1, 2])'
 cp "$TMP/answers/mal.json" "$GS/submission/dot.json"
