@@ -64,9 +64,12 @@
  * order wrong_type unless a number, invalid_value when negative or when
  * it names no field, at /points/<name>; then invalid_value at /points
  * unless they add up to a finite number > 0) → the embedded request, by
- * the endpoint's own rules (/request/...) → an answer field the
- * reference lacks (invalid_value at /answer/<field>, saying what the
- * request needs) → nothing to grade (invalid_value at /answer).
+ * the endpoint's own rules (/request/...) → a name of "fields", a
+ * "points" object or a "compare" map that the reference does not answer
+ * (invalid_value at /fields/<i>, /points/<name>, /compare/<name>) → an
+ * answer field the reference lacks (invalid_value at /answer/<field>,
+ * saying what the request needs) → nothing to grade (invalid_value at
+ * /answer).
  */
 #include <float.h>
 #include <math.h>
@@ -452,6 +455,11 @@ static int check_fields(grader *g, const json_t *body, api_problem *p) {
                         "fields lists at least one field to grade, "
                         "[\"output\"]; leave it out to grade what the answer "
                         "gives");
+    if (json_array_size(list) > API_GRADE_FIELDS_MAX)
+        return api_fail(p, API_E_INVALID_VALUE, "/fields",
+                        "fields lists at most %d names (a group such as "
+                        "\"state_dict\" stands for all its keys); got %zu",
+                        API_GRADE_FIELDS_MAX, json_array_size(list));
     size_t i;
     const json_t *e;
     json_array_foreach(list, i, e) {
@@ -1835,11 +1843,14 @@ static int check_points(const grader *g, const json_t *body, api_problem *p) {
         return 0;
     if (json_is_number(points)) {
         double x = json_number_value(points);
-        if (isfinite(x) && x > 0)
+        /* a share of a subnormal number would round to 0 */
+        if (isfinite(x) && x >= DBL_MIN)
             return 0;
         return api_fail(p, API_E_INVALID_VALUE, "/points",
                         "points is what the submission is worth, a number "
-                        "> 0, split equally over its graded fields");
+                        "> 0 (at least %g), split equally over its graded "
+                        "fields",
+                        DBL_MIN);
     }
     double total = 0;
     const char *key;
@@ -1853,9 +1864,11 @@ static int check_points(const grader *g, const json_t *body, api_problem *p) {
                             "points of a field are a number ≥ 0; got %s",
                             api_json_kind(v));
         double x = json_number_value(v);
-        if (!(isfinite(x) && x >= 0))
+        if (!(isfinite(x) && (x == 0 || x >= DBL_MIN)))
             return api_fail(p, API_E_INVALID_VALUE, ptr.s,
-                            "points of a field are a number ≥ 0");
+                            "points of a field are 0 or a number of at "
+                            "least %g",
+                            DBL_MIN);
         if (g->fields_list ? !listed(g, key) : !field_name(g, key))
             return api_fail(p, API_E_INVALID_VALUE, ptr.s,
                             "`%.100s` is not a field %s%s: points name "
@@ -1917,6 +1930,90 @@ static void copy_id(api_grade *grade, const json_t *body) {
     }
 }
 
+/* 1 when the reference answers the dotted name: an item of that name, a
+ * group with an item under it ("grads"), or a key of a tensors item
+ * ("state_dict.layers.0.linear1.weight"). */
+static int reference_has(const grader *g, const char *name) {
+    size_t len = strlen(name);
+    if (reference_item(g, name))
+        return 1;
+    for (size_t i = 0; i < g->reference->n; i++) {
+        const char *item = g->reference->items[i].name;
+        if (strlen(item) > len && !memcmp(item, name, len) && item[len] == '.')
+            return 1;
+    }
+    for (size_t i = 0; i < g->table->n; i++) {
+        const api_answer_field *f = &g->table->fields[i];
+        size_t flen = strlen(f->name);
+        api_result_item m;
+        if (f->record == API_ANSWER_TENSORS && len > flen + 1 &&
+            !memcmp(name, f->name, flen) && name[flen] == '.')
+            return reference_member(g, f->name, name + flen + 1, &m) == 2;
+    }
+    return 0;
+}
+
+/* invalid_value at pointer: the reference does not answer name. */
+static int not_answered(const grader *g, const char *pointer,
+                        const char *name) {
+    for (size_t i = 0; i < g->table->n; i++) {
+        const api_answer_field *f = &g->table->fields[i];
+        size_t flen = strlen(f->name);
+        const api_result_item *it = reference_item(g, f->name);
+        if (f->record != API_ANSWER_TENSORS || strlen(name) <= flen + 1 ||
+            memcmp(name, f->name, flen) || name[flen] != '.' || !it)
+            continue;
+        char list[512] = "";
+        size_t at = 0;
+        for (size_t k = 0; k < it->n_members && at < sizeof list; k++)
+            at += (size_t)snprintf(list + at, sizeof list - at, "%s%s",
+                                   k ? ", " : "", it->members[k].key);
+        return api_fail(g->p, API_E_INVALID_VALUE, pointer,
+                        "the reference answer's %s has no key `%.100s` for "
+                        "this request; its keys: %s",
+                        f->name, name + flen + 1, list);
+    }
+    const api_answer_field *f = api_answers_field(g->table, name, strlen(name));
+    return api_fail(g->p, API_E_INVALID_VALUE, pointer,
+                    "the reference answer has no `%.100s` for this request: "
+                    "%s answers it only with %s in the request",
+                    name, g->route->path,
+                    f && f->needs ? f->needs : "other inputs");
+}
+
+/* Every name "fields", a "points" object and a "compare" map give is
+ * answered by this request's reference: a misspelt key of a Transformer's
+ * state_dict, a layer the request does not have, grads without
+ * grad_output would otherwise be missing for every student, or a
+ * comparison quietly unused. */
+static int check_named(const grader *g, const json_t *body) {
+    size_t i;
+    const json_t *e;
+    char pointer[API_POINTER_MAX + 16];
+    json_array_foreach(g->fields_list, i, e) {
+        snprintf(pointer, sizeof pointer, "/fields/%zu", i);
+        if (!reference_has(g, json_string_value(e)))
+            return not_answered(g, pointer, json_string_value(e));
+    }
+    static const char *const maps[] = {"points", "compare"};
+    for (size_t m = 0; m < 2; m++) {
+        const json_t *map = api_field_value(body, maps[m]);
+        if (!json_is_object(map) || (m == 1 && api_compare_is_one(map)))
+            continue;
+        const char *key;
+        const json_t *v;
+        json_object_foreach((json_t *)map, key, v) {
+            if (json_is_null(v) || reference_has(g, key))
+                continue;
+            api_pointer ptr;
+            api_pointer_init(&ptr, m == 0 ? "/points" : "/compare");
+            api_pointer_push_key(&ptr, key, strlen(key));
+            return not_answered(g, ptr.s, key);
+        }
+    }
+    return 0;
+}
+
 /* api_grade_run with g zeroed; what g holds is released by the caller. */
 static int grade_run(grader *g, api_call *call, const json_t *body,
                      const api_grade_references *references, api_grade *out) {
@@ -1970,9 +2067,11 @@ static int grade_run(grader *g, api_call *call, const json_t *body,
     g->reference_ops = call->cost.ops - ops_before;
     g->reference_ms = api_clock_ms() - ms_before;
 
-    /* 4. every field given is in the reference; then grade them, name the
-     *    mistake behind a failure, and score */
-    rc = run_phase(g, PHASE_PRESENT, answer);
+    /* 4. every field named or given is in the reference; then grade them,
+     *    name the mistake behind a failure, and score */
+    rc = check_named(g, body);
+    if (rc == 0)
+        rc = run_phase(g, PHASE_PRESENT, answer);
     /* nothing to grade: no field given, none listed, none in a rubric
      * (checked last, so that a question's settings and request are
      * judged whole by an empty answer: attnd grade --question) */
@@ -2031,11 +2130,11 @@ api_grade_format api_grade_requested_format(const json_t *body) {
     return format;
 }
 
-void api_grade_write_as(const api_grade *grade, api_grade_format format,
-                        api_buf *out) {
+int api_grade_write_as(const api_grade *grade, api_grade_format format,
+                       api_buf *out) {
     if (format == API_GRADE_FORMAT_ATTND) {
         api_grade_write(grade, out);
-        return;
+        return 0;
     }
     api_grade_item item = {
         .id = grade->has_id ? grade->id_text.data : NULL,
@@ -2044,7 +2143,7 @@ void api_grade_write_as(const api_grade *grade, api_grade_format format,
     };
     if (item.id == NULL && grade->has_id)
         item.id = ""; /* an empty string id */
-    api_grade_write_lms(format, &item, 1, out);
+    return api_grade_write_lms(format, &item, 1, out) == -2 ? -1 : 0;
 }
 
 int api_grade_body(api_call *call, const json_t *body,
@@ -2052,8 +2151,14 @@ int api_grade_body(api_call *call, const json_t *body,
     api_grade grade;
     if (api_grade_run(call, body, references, &grade))
         return -1;
-    api_grade_write_as(&grade, api_grade_requested_format(body), out);
+    int rc = api_grade_write_as(&grade, api_grade_requested_format(body), out);
     api_grade_free(&grade);
+    if (rc)
+        return api_fail(&call->problem, API_E_PAYLOAD_TOO_LARGE, NULL,
+                        "the grade's document would be more than %d bytes "
+                        "even with every text cut (too many tests): grade "
+                        "fewer fields at once",
+                        API_LMS_DOC_MAX);
     return 0;
 }
 

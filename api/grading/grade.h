@@ -18,6 +18,9 @@
  * document repeats it in the name of every test. */
 #define API_GRADE_ID_MAX 256
 
+/* The most names a request's "fields" may list. */
+#define API_GRADE_FIELDS_MAX 4096
+
 struct api_misconception;
 
 /* Where the references come from: answer(ctx, call, route, request,
@@ -65,8 +68,10 @@ int api_grade_run(api_call *call, const json_t *body,
 api_grade_format api_grade_requested_format(const json_t *body);
 
 /* Append grade in format: attnd's own answer (api_grade_write), or the
- * LMS document of this one submission (api_grade_write_lms). */
-void api_grade_write_as(const api_grade *grade, api_grade_format format,
-                        api_buf *out);
+ * LMS document of this one submission (api_grade_write_lms). Returns 0,
+ * or -1 when the LMS document cannot be held in API_LMS_DOC_MAX bytes
+ * (out as it was). */
+int api_grade_write_as(const api_grade *grade, api_grade_format format,
+                       api_buf *out);
 
 #endif /* API_GRADE_H */

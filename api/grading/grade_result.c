@@ -15,13 +15,18 @@
 api_grade_field *api_grade_add_field(api_grade *g, const char *name, size_t n,
                                      api_grade_kind kind) {
     char *copy = malloc(n + 1);
-    api_grade_field *grown =
-        copy ? realloc(g->fields, (g->n_fields + 1) * sizeof *g->fields) : NULL;
-    if (!grown) {
+    if (copy && g->n_fields == g->fields_cap) { /* room doubles */
+        size_t cap = g->fields_cap ? 2 * g->fields_cap : 8;
+        api_grade_field *grown = realloc(g->fields, cap * sizeof *g->fields);
+        if (grown) {
+            g->fields = grown;
+            g->fields_cap = cap;
+        }
+    }
+    if (!copy || g->n_fields == g->fields_cap) {
         free(copy);
         return NULL;
     }
-    g->fields = grown;
     memcpy(copy, name, n);
     copy[n] = '\0';
     api_grade_field *f = &g->fields[g->n_fields++];
@@ -128,11 +133,21 @@ void api_grade_score(api_grade *g) {
     if (g->earned > g->possible)
         g->earned = g->possible;
     g->score = g->possible > 0 ? g->earned / g->possible : 0;
-    /* rounding must not take a full score below 1 or a sum past it */
+    /* rounding must not take a full score below 1 or a sum past it, nor
+     * a field that lost points up to a full one (points of 1e-300 beside
+     * 1: the loss is below what a double tells from 1) */
+    int lost = 0;
+    for (size_t i = 0; i < g->n_fields; i++)
+        lost |= g->fields[i].score < 1 &&
+                (g->total_points > 0 || g->fields[i].points > 0);
     if (g->pass)
         g->score = 1;
     else if (!(g->score <= 1))
         g->score = 1;
+    if (lost && g->score >= 1)
+        g->score = nextafter(1.0, 0.0);
+    if (lost && g->earned >= g->possible)
+        g->earned = nextafter(g->possible, 0.0);
 }
 
 void api_grade_put_number(api_buf *out, double x) {

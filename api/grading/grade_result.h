@@ -92,7 +92,7 @@ typedef struct {
     api_buf id_json, id_text;
     int pass;                /* every field passed */
     api_grade_field *fields; /* malloc'd, in the answer's order */
-    size_t n_fields;
+    size_t n_fields, fields_cap;
     /* pass 0: the catalogue's mistake that explains the most failed
      * fields (misconceptions.h), or NULL when none explains any */
     const struct api_misconception *misconception;

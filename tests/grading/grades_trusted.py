@@ -155,6 +155,27 @@ tap(status == 200 and out["points"] == {"earned": 3, "possible": 4}
     "a rubric's field the answer leaves out fails as missing, the rest "
     "graded", json.dumps(out)[:400])
 
+# ------------------------------------------ names the request cannot answer
+
+TR = {"src": [[1, 0, 2, -1], [0, 1, 1, 0], [2, 2, 0, 1]], "num_heads": 2,
+      "num_layers": 1, "dim_feedforward": 8, "seed": 0}
+for member, value, pointer in [
+        ("fields", ["output", "state_dict.layers.0.linear1.weigth"],
+         "/fields/1"),
+        ("points", {"output": 1, "state_dict.layers.7.norm1.bias": 3},
+         "/points/state_dict.layers.7.norm1.bias"),
+        ("compare", {"grads.state_dict.layers.0.norm1.bias": "ulp"},
+         "/compare/grads.state_dict.layers.0.norm1.bias")]:
+    status, out = post("/grade", {"endpoint": "/transformer/encoder",
+                                  "request": TR, "answer": {"output": [[0]]},
+                                  member: value})
+    tap(status == 422 and out.get("pointer") == pointer,
+        "a %s name this request's answer lacks is 422 at it, not a field "
+        "missing for every student" % member, json.dumps(out)[:300])
+status, out = grade({"output": OUTPUT}, fields=["output"] * 4097)
+tap(status == 422 and out.get("pointer") == "/fields",
+    "fields lists at most 4096 names", json.dumps(out)[:300])
+
 # ------------------------------------------------ 3. exact scores
 
 DIAG = dict(REQUEST, return_scores=True, diagnostics=True)
@@ -180,6 +201,16 @@ status, out = grade({"output": OUTPUT, "weights": WEIGHTS},
                     points={"output": 0.1, "weights": 0.2})
 tap(status == 200 and out["points"] == {"earned": 0.3, "possible": 0.3},
     "points 0.1 and 0.2 add up to 0.3", json.dumps(out.get("points")))
+
+status, out = grade({"output": OUTPUT, "weights": WEIGHTS + 1},
+                    points={"output": 1, "weights": 1e-300})
+tap(status == 200 and out["pass"] is False and out["score"] < 1
+    and out["points"]["earned"] < out["points"]["possible"],
+    "a field that loses 1e-300 of 1 point keeps a failing score below 1",
+    json.dumps(out.get("points")))
+status, out = grade({"output": OUTPUT}, points=5e-324)
+tap(status == 422 and out.get("pointer") == "/points",
+    "points too small to share (5e-324) are 422 at /points", json.dumps(out))
 
 # ------------------------------------------------ 4. finite points
 
