@@ -538,8 +538,8 @@ static void refuse_body(api_response *res, const offline_body *body,
  * ones each submission gives (id, answer), request.json's (request) and
  * the command line's (format: --format). */
 static const char *const question_members[] = {
-    "endpoint", "fields",     "compare", "points",
-    "credit",   "visibility", "rtol",    "atol"};
+    "endpoint",   "fields",        "compare", "points", "credit",
+    "visibility", "show_expected", "rtol",    "atol"};
 #define N_QUESTION_MEMBERS                                                     \
     (sizeof question_members / sizeof question_members[0])
 
@@ -907,7 +907,8 @@ static int build_batch(offline_body *body, const char *content_type,
  * "fields", an unknown comparison, points naming no field) or a request
  * the endpoint refuses would otherwise fail every submission alike, each
  * a 0 the student reads. Only "nothing to grade" (422 at /answer) may come
- * back. Returns 0, or -1 after printing the problem and the file it is in. */
+ * back, or, when question.json leaves the endpoint to each submission,
+ * its absence (422 at /endpoint). Returns 0, or -1 after printing the problem and the file it is in. */
 static int try_question(const char *who, const char *dir,
                         const api_limits *limits,
                         const offline_body *settings) {
@@ -948,8 +949,14 @@ static int try_question(const char *who, const char *dir,
                           : NULL;
     const char *pointer =
         json_string_value(json_object_get(problem, "pointer"));
-    int fine = res.status < 400 || (res.status == 422 && pointer != NULL &&
-                                    strcmp(pointer, "/answer") == 0);
+    const char *code = json_string_value(json_object_get(problem, "code"));
+    /* a question.json without "endpoint" leaves it to each submission:
+     * then nothing past it can be tried before one arrives */
+    int fine = res.status < 400 ||
+               (res.status == 422 && pointer != NULL &&
+                (strcmp(pointer, "/answer") == 0 ||
+                 (strcmp(pointer, "/endpoint") == 0 && code != NULL &&
+                  strcmp(code, "missing_field") == 0)));
     if (!fine) {
         /* a pointer into the request names its place in request.json */
         int in_request =
@@ -957,7 +964,6 @@ static int try_question(const char *who, const char *dir,
         const char *file = in_request ? REQUEST_FILE : QUESTION_FILE;
         if (in_request)
             pointer = pointer[8] != '\0' ? pointer + 8 : NULL;
-        const char *code = json_string_value(json_object_get(problem, "code"));
         const char *detail =
             json_string_value(json_object_get(problem, "detail"));
         fprintf(stderr, "%s: %s/%s: %s%s%s: %s\n", who, dir, file,

@@ -1515,6 +1515,8 @@ static int field_matches(const grader *g, const api_result *result,
 static void find_misconception(grader *g, api_call *call,
                                const api_grade_references *refs,
                                const json_t *request) {
+    if (g->n_failed == 0)
+        return; /* only missing fields failed: no mistake explains those */
     size_t n = 0;
     const api_misconception *list = api_misconceptions_of(g->route, &n);
     const api_misconception *best = NULL;
@@ -1642,37 +1644,50 @@ static int read_compare(grader *g, const json_t *body, api_problem *p) {
     return 0;
 }
 
-/* With "fields": each listed name the answer gave nothing for is a
- * missing field (failing, scoring 0), and the fields are put in the
+/* A missing field of the dotted name when "fields" covers it (itself or
+ * a group that holds it) and the answer graded nothing under it. */
+static int missing_if_listed(grader *g, const json_t *graded,
+                             const char *name) {
+    if (listed_at(g, name, strlen(name)) < 0 ||
+        json_object_get(graded, name) || !gradable_name(g, name, strlen(name)))
+        return 0;
+    if (!new_field(g, name, API_GRADE_MISSING))
+        return -1;
+    g->all_pass = 0;
+    return 0;
+}
+
+/* With "fields": each field of the reference that a listed name covers
+ * and the answer gave nothing for (left out or null) is a missing field,
+ * failing and scoring 0. A listed group ("grads", "state_dict") stands
+ * for every field the reference has under it, so each member a student
+ * leaves out is missing on its own, and every student's grade has the
+ * same fields whatever they handed in. Then the fields are put in the
  * list's order, so that every student's document reads alike. */
 static int add_missing(grader *g) {
-    size_t n = json_array_size(g->fields_list);
-    unsigned char *given = calloc(n, 1);
-    if (!given)
-        return api_fail(g->p, API_E_INTERNAL, NULL, "out of memory");
-    /* a graded field gives the listed name on its path */
-    for (size_t k = 0; k < g->grade->n_fields; k++) {
-        const char *name = g->grade->fields[k].name;
-        long long at = listed_at(g, name, strlen(name));
-        if (at >= 0)
-            given[at] = 1;
-    }
-    size_t i;
-    const json_t *e;
-    int rc = 0;
-    json_array_foreach(g->fields_list, i, e) {
-        /* the first of a name listed twice stands for it */
-        if (given[i] ||
-            json_integer_value(json_object_get(
-                g->listed_index, json_string_value(e))) != (json_int_t)i)
+    json_t *graded = json_object();
+    int rc = graded ? 0 : -1;
+    for (size_t k = 0; rc == 0 && k < g->grade->n_fields; k++)
+        rc = json_object_set_new(graded, g->grade->fields[k].name,
+                                 json_true());
+    for (size_t i = 0; rc == 0 && i < g->reference->n; i++) {
+        const api_result_item *it = &g->reference->items[i];
+        if (it->kind == API_ITEM_NUMBER && it->is_null)
+            continue; /* the reference gives nothing here either */
+        if (it->kind != API_ITEM_TENSORS) {
+            rc = missing_if_listed(g, graded, it->name);
             continue;
-        if (!new_field(g, json_string_value(e), API_GRADE_MISSING)) {
-            rc = -1;
-            break;
         }
-        g->all_pass = 0;
+        for (size_t m = 0; rc == 0 && m < it->n_members; m++) {
+            char full[API_POINTER_MAX];
+            if ((size_t)snprintf(full, sizeof full, "%s.%s", it->name,
+                                 it->members[m].key) < sizeof full)
+                rc = missing_if_listed(g, graded, full);
+        }
     }
-    free(given);
+    json_decref(graded);
+    if (rc && g->p->code == API_E_NONE)
+        api_fail(g->p, API_E_INTERNAL, NULL, "out of memory");
     return rc;
 }
 

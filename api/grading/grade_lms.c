@@ -262,11 +262,20 @@ static void put_short(api_buf *out, double x) {
     api_buf_puts(out, text);
 }
 
-/* A number of points: up to 6 significant digits, no trailing zeros. */
-static void put_points(api_buf *out, double x) {
-    char text[32];
-    snprintf(text, sizeof text, "%.6g", x);
-    api_buf_puts(out, text);
+/* "earned of possible": up to 6 significant digits, no trailing zeros,
+ * and more where 6 would print a short score as full marks (1e16 − 2
+ * of 1e16 is not "1e+16 of 1e+16"). */
+static void put_points(api_buf *out, double earned, double possible) {
+    char a[32], b[32];
+    for (int digits = 6;; digits++) {
+        snprintf(a, sizeof a, "%.*g", digits, earned);
+        snprintf(b, sizeof b, "%.*g", digits, possible);
+        if (earned == possible || strcmp(a, b) != 0 || digits == 17)
+            break;
+    }
+    api_buf_puts(out, a);
+    api_buf_puts(out, " of ");
+    api_buf_puts(out, b);
 }
 
 static void put_bytes(api_buf *out, const api_buf *b) {
@@ -328,7 +337,8 @@ void api_grade_field_summary(api_buf *out, const api_grade *g,
         }
         /* error sizes, unless no number differs (the entries that do
          * are not numbers, or nulls where numbers belong) */
-        if (f->kind == API_GRADE_VALUES && (f->pass || f->max_abs_err != 0)) {
+        if (f->kind == API_GRADE_VALUES && !g->hide_expected &&
+            (f->pass || f->max_abs_err != 0)) {
             api_buf_puts(out, " (max abs err ");
             put_short(out, f->max_abs_err);
             api_buf_puts(out, ", max rel err ");
@@ -352,7 +362,7 @@ void api_grade_field_summary(api_buf *out, const api_grade *g,
             }
             put_bytes(out, &f->first_got);
         }
-        if (f->too_few_decimals >= 0) {
+        if (f->too_few_decimals >= 0 && !g->hide_expected) {
             api_buf_puts(out, "; that is the reference rounded to ");
             api_buf_uint(out, (uint64_t)f->too_few_decimals);
             api_buf_puts(out,
@@ -387,9 +397,7 @@ void api_grade_item_summary(api_buf *out, const api_grade_item *item) {
     api_buf_puts(out, " of ");
     api_buf_uint(out, g->n_fields);
     api_buf_puts(out, g->n_fields == 1 ? " field passes, " : " fields pass, ");
-    put_points(out, g->earned);
-    api_buf_puts(out, " of ");
-    put_points(out, g->possible);
+    put_points(out, g->earned, g->possible);
     api_buf_puts(out, g->possible == 1 ? " point" : " points");
     if (!g->pass && g->misconception)
         put_misconception(out, g);

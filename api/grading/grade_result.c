@@ -223,10 +223,18 @@ static void put_field(api_buf *out, const api_grade_field *f,
         api_buf_puts(out, ",\"error\":\"missing\"");
         break;
     case API_GRADE_VALUES:
+        /* hidden: an error's size and the answer's sign give the
+         * reference away (got − err), so both are null */
         api_buf_puts(out, ",\"max_abs_err\":");
-        api_grade_put_number(out, f->max_abs_err);
+        if (hide_expected)
+            api_buf_puts(out, "null");
+        else
+            api_grade_put_number(out, f->max_abs_err);
         api_buf_puts(out, ",\"max_rel_err\":");
-        api_grade_put_number(out, f->max_rel_err);
+        if (hide_expected)
+            api_buf_puts(out, "null");
+        else
+            api_grade_put_number(out, f->max_rel_err);
         if (f->rounded_to >= 0) {
             api_buf_puts(out, ",\"rounded_to\":");
             api_buf_uint(out, (uint64_t)f->rounded_to);

@@ -144,6 +144,19 @@ status, out = grade({"output": OUTPUT + 1}, show_expected=False,
 tap(status == 200 and "expected" not in json.dumps(out["tests"])
     and "got" in out["tests"][0]["output"],
     "show_expected false: nor does the LMS text", json.dumps(out)[:400])
+status, out = grade({"output": OUTPUT + 1}, show_expected=False)
+field = out["fields"]["output"]
+tap(status == 200 and field["max_abs_err"] is None
+    and field["max_rel_err"] is None,
+    "show_expected false: no error size, which with got gives the value",
+    json.dumps(field))
+status, out = grade({"output": np.round(OUTPUT, 2)}, show_expected=False,
+                    format="gradescope")
+text = out["tests"][0]["output"] if status == 200 else ""
+tap(status == 200 and text.startswith("fail: ") and "err" not in text
+    and "rounded to" not in text and "got " in text,
+    "show_expected false: nor error sizes or the rounding hint in the text",
+    text)
 status, out = grade({"output": [[["x"] * 4] * 3] * 2}, format="gradescope")
 text = out["tests"][0]["output"] if status == 200 else ""
 tap("max abs err" not in text and text.startswith("fail: 24 of 24"),
@@ -172,6 +185,24 @@ for member, value, pointer in [
     tap(status == 422 and out.get("pointer") == pointer,
         "a %s name this request's answer lacks is 422 at it, not a field "
         "missing for every student" % member, json.dumps(out)[:300])
+GR = dict(REQUEST, grad_output=np.ones_like(OUTPUT))
+status, own = post("/attention/dot", tolist(GR))
+for given in ({"queries": own["grads"]["queries"]},
+              {"queries": own["grads"]["queries"], "keys": None}):
+    status, out = post("/grade", {"endpoint": "/attention/dot",
+                                  "request": tolist(GR),
+                                  "answer": {"grads": given},
+                                  "fields": ["grads"], "points": 3})
+    f = out.get("fields", {})
+    tap(status == 200 and list(f) == ["grads.queries", "grads.keys",
+                                      "grads.values"]
+        and f["grads.queries"]["pass"] is True
+        and f["grads.keys"] == f["grads.values"] ==
+        {"pass": False, "score": 0, "error": "missing"}
+        and out["points"] == {"earned": 1, "possible": 3},
+        "a listed group stands for each of its fields: grads given as %s "
+        "has keys and values missing" % sorted(given),
+        json.dumps(out)[:500])
 status, out = grade({"output": OUTPUT}, fields=["output"] * 4097)
 tap(status == 422 and out.get("pointer") == "/fields",
     "fields lists at most 4096 names", json.dumps(out)[:300])
@@ -211,6 +242,13 @@ tap(status == 200 and out["pass"] is False and out["score"] < 1
 status, out = grade({"output": OUTPUT}, points=5e-324)
 tap(status == 422 and out.get("pointer") == "/points",
     "points too small to share (5e-324) are 422 at /points", json.dumps(out))
+
+status, out = grade({"output": OUTPUT, "weights": WEIGHTS + 1},
+                    points={"output": 1e16 - 2, "weights": 2},
+                    format="gradescope")
+tap(status == 200 and "1e+16 of 1e+16" not in out.get("output", "")
+    and "9999999999999998 of 1e+16" in out.get("output", ""),
+    "a short score is not printed as full marks", out.get("output"))
 
 # ------------------------------------------------ 4. finite points
 

@@ -364,6 +364,18 @@ bad_folder "a request the endpoint refuses" \
     'bad/request.json: shape_mismatch at /values' \
     '{"endpoint": "/attention/dot"}' \
     '{"queries": [[1, 2]], "keys": [[1, 0]], "values": [[1], [2]]}'
+# a folder leaving the endpoint to each submission, and one hiding the
+# reference: both graded
+mkdir -p "$TMP/open"
+printf '%s' '{"fields": ["output"], "show_expected": false}' >"$TMP/open/question.json"
+printf '%s' "$REQ" >"$TMP/open/request.json"
+echo '{"id": "a", "endpoint": "/attention/dot", "answer": {"output": [[1.7]]}}' |
+    attnd grade --question "$TMP/open" >"$TMP/out" 2>"$TMP/err"
+RC=$?
+check_doc "question.json without endpoint, with show_expected false: each line's endpoint graded, no reference quoted (exit $RC)" \
+    "$TMP/out" '.id == "a" and .fields.output.pass == false and
+    (.fields.output.first_mismatch | has("expected") | not) and
+    .fields.output.max_abs_err == null'
 rm -f "$TMP/bad/request.json"
 attnd grade --question "$TMP/bad" <"$TMP/answers.ndjson" >"$TMP/out" 2>"$TMP/err"
 check "no request.json: exit 1, 'cannot read .../request.json'" \
