@@ -27,6 +27,39 @@ static double bounded(double x, double max) {
     return x > max ? max : x;
 }
 
+/* A top-level list of one text per submission that wants it (want),
+ * each "id: " and line's text, cut at cap bytes. */
+static void put_lines(api_buf *out, api_buf *text, const char *member,
+                      const api_grade_item *items, size_t n,
+                      int (*want)(const api_grade_item *),
+                      void (*line)(api_buf *, const api_grade_item *),
+                      size_t cap) {
+    api_buf_puts(out, member);
+    int first = 1;
+    for (size_t i = 0; i < n; i++) {
+        if (!want(&items[i]))
+            continue;
+        if (!first)
+            api_buf_putc(out, ',');
+        first = 0;
+        if (items[i].id) {
+            api_buf_append(text, items[i].id, items[i].id_len);
+            api_buf_puts(text, ": ");
+        }
+        line(text, &items[i]);
+        api_lms_put_text(out, text, cap);
+    }
+    api_buf_putc(out, ']');
+}
+
+static int not_graded(const api_grade_item *item) {
+    return !item->grade;
+}
+
+static int has_note(const api_grade_item *item) {
+    return api_grade_item_note(item) != NULL;
+}
+
 int api_grade_write_prairielearn(const api_grade_item *items, size_t n,
                                  const api_lms_limits *lim, api_buf *out) {
     size_t start = out->len;
@@ -109,42 +142,12 @@ int api_grade_write_prairielearn(const api_grade_item *items, size_t n,
         over = out->len - start > API_LMS_DOC_MAX;
     }
     api_buf_putc(out, ']');
-    if (problems && !over) {
-        api_buf_puts(out, ",\"format_errors\":[");
-        first = 1;
-        for (size_t i = 0; i < n; i++) {
-            if (items[i].grade)
-                continue;
-            if (!first)
-                api_buf_putc(out, ',');
-            first = 0;
-            if (items[i].id) {
-                api_buf_append(&text, items[i].id, items[i].id_len);
-                api_buf_puts(&text, ": ");
-            }
-            api_grade_item_summary(&text, &items[i]);
-            api_lms_put_text(out, &text, lim->bare ? lim->name : lim->text);
-        }
-        api_buf_putc(out, ']');
-    }
-    if (notes && !lim->bare && !over) {
-        api_buf_puts(out, ",\"instructor_notes\":[");
-        first = 1;
-        for (size_t i = 0; i < n; i++) {
-            if (!api_grade_item_note(&items[i]))
-                continue;
-            if (!first)
-                api_buf_putc(out, ',');
-            first = 0;
-            if (items[i].id) {
-                api_buf_append(&text, items[i].id, items[i].id_len);
-                api_buf_puts(&text, ": ");
-            }
-            api_grade_item_note_line(&text, &items[i]);
-            api_lms_put_text(out, &text, lim->text);
-        }
-        api_buf_putc(out, ']');
-    }
+    if (problems && !over)
+        put_lines(out, &text, ",\"format_errors\":[", items, n, not_graded,
+                  api_grade_item_summary, lim->bare ? lim->name : lim->text);
+    if (notes && !lim->bare && !over)
+        put_lines(out, &text, ",\"instructor_notes\":[", items, n, has_note,
+                  api_grade_item_note_line, lim->text);
     api_buf_putc(out, '}');
     if (text.failed)
         out->failed = 1;

@@ -58,6 +58,29 @@ typedef struct api_misconception {
                   const api_result *reference, api_result *wrong);
 } api_misconception;
 
+/* The masking mistakes dot attention and masked softmax share, their
+ * texts written once. */
+#define API_EXPLAIN_MASK_IGNORED                                               \
+    "the mask was left out, every key seen: masked softmax gives the keys "    \
+    "beyond a query's valid_len (and after it under causal) weight 0 "         \
+    "(d2l 11.3.1)"
+#define API_EXPLAIN_NAN_ROWS                                                   \
+    "a query that sees no key got NaN weights (masked scores −inf, then 0 "  \
+    "/ 0): check the rows whose every key is masked; such a row gets the "     \
+    "weights the exercise asks for, all 0 unless it says otherwise "           \
+    "(d2l 11.3.1)"
+#define API_EXPLAIN_MASKED_FILL_1E6                                            \
+    "masked scores were set to −1e6 and still went through the softmax, "    \
+    "as d2l's masked_softmax does: a masked key must get weight exactly 0, "   \
+    "and a query that sees no key gets the weights the exercise asks for, "    \
+    "all 0 unless it says otherwise; check how your code masks scores "        \
+    "(d2l 11.3.1)"
+#define API_INSTRUCTOR_MASKED_FILL_1E6                                         \
+    "the answer follows d2l's masked_softmax, which gives a query that "       \
+    "sees no key 1/Nk for every key: to accept that convention, grade with "   \
+    "\"fully_masked\": \"uniform\" in the graded request; the mistake "        \
+    "is then named only where the fill also moves weight onto masked keys"
+
 /* The catalogue of one route, in the order its entries are tried (the
  * first of equally good matches is named): *n entries, or NULL with *n = 0
  * for a route without one. */

@@ -600,28 +600,10 @@ const api_misconception api_misconceptions_dot[] = {
      "softmax over the keys, softmax(Q Kᵀ / √d) along the last axis, so "
      "each row of weights sums to 1 (d2l 11.3.2)",
      NULL, softmax_over_queries},
-    {"dot.mask_ignored",
-     "the mask was left out, every key seen: masked softmax gives the keys "
-     "beyond a query's valid_len (and after it under causal) weight 0 "
-     "(d2l 11.3.1)",
-     NULL, mask_ignored},
-    {"dot.nan_rows",
-     "a query that sees no key got NaN weights (masked scores −inf, then 0 "
-     "/ 0): check the rows whose every key is masked; such a row gets the "
-     "weights the exercise asks for, all 0 unless it says otherwise "
-     "(d2l 11.3.1)",
-     NULL, nan_rows},
-    {"dot.masked_fill_1e6",
-     "masked scores were set to −1e6 and still went through the softmax, "
-     "as d2l's masked_softmax does: a masked key must get weight exactly 0, "
-     "and a query that sees no key gets the weights the exercise asks for, "
-     "all 0 unless it says otherwise; check how your code masks scores "
-     "(d2l 11.3.1)",
-     "the answer follows d2l's masked_softmax, which gives a query that "
-     "sees no key 1/Nk for every key: to accept that convention, grade with "
-     "\"fully_masked\": \"uniform\" in the graded request; the mistake "
-     "is then named only where the fill also moves weight onto masked keys",
-     masked_fill_1e6},
+    {"dot.mask_ignored", API_EXPLAIN_MASK_IGNORED, NULL, mask_ignored},
+    {"dot.nan_rows", API_EXPLAIN_NAN_ROWS, NULL, nan_rows},
+    {"dot.masked_fill_1e6", API_EXPLAIN_MASKED_FILL_1E6,
+     API_INSTRUCTOR_MASKED_FILL_1E6, masked_fill_1e6},
     {"dot.masked_fill_1e9",
      "masked scores were set to −1e9 and still went through the softmax: "
      "a masked key must get weight exactly 0, and a query that sees no key "
