@@ -298,12 +298,19 @@ def advice_in(text):
 STRING = r'"(?:[^"\\]|\\.)*"'
 ENTRY = re.compile(r'\{"([a-z]+\.[a-z_0-9]+)",\s*((?:%s\s*)+),\s*'
                    r'(NULL|(?:%s\s*)+),\s*[a-z_0-9]+\}' % (STRING, STRING))
+GRADING = os.path.join(os.path.dirname(os.path.dirname(HERE)), "api",
+                       "grading")
+# texts two catalogues share are macros of misconceptions.h
+with open(os.path.join(GRADING, "misconceptions.h"), encoding="utf-8") as f:
+    SHARED = {name: " ".join(re.findall(STRING, text)) for name, text in
+              re.findall(r'#define (API_[A-Z0-9_]+)((?:\s*\\?\s*%s)+)'
+                         % STRING, f.read())}
 entries = {}
-for path in sorted(glob.glob(os.path.join(
-        os.path.dirname(os.path.dirname(HERE)), "api", "grading",
-        "misconceptions_*.c"))):
+for path in sorted(glob.glob(os.path.join(GRADING, "misconceptions_*.c"))):
     with open(path, encoding="utf-8") as f:
-        for code, text, note in ENTRY.findall(f.read()):
+        source = re.sub(r"\bAPI_[A-Z0-9_]+\b",
+                        lambda m: SHARED.get(m.group(0), m.group(0)), f.read())
+        for code, text, note in ENTRY.findall(source):
             join = "".join(json.loads(x) for x in re.findall(STRING, text))
             entries[code] = (join, None if note == "NULL" else "".join(
                 json.loads(x) for x in re.findall(STRING, note)))
