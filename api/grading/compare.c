@@ -3,6 +3,7 @@
  */
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "compare.h"
@@ -54,11 +55,36 @@ static int relabs(const api_compare *c, double expected, double err) {
     return err <= c->atol + c->rtol * fabs(expected);
 }
 
-int api_compare_decimals_shown(double x) {
+static int decimals_of(double x) {
     if (x == 0)
         return 0;
     api_num_decimal d = api_num_shortest(fabs(x));
     return d.exponent < 0 ? -d.exponent : 0;
+}
+
+int api_compare_as_written(double x, double *written) {
+    *written = x;
+    int k = decimals_of(x);
+    float f = (float)x;
+    if (k <= 9 || !isfinite(f) || (double)f != x)
+        return k;
+    /* a float32 value: the shortest text that reads back as it (what
+     * torch and numpy print for a float32 array, and .tolist() widens) */
+    for (int digits = 1; digits <= 9; digits++) {
+        char text[32];
+        snprintf(text, sizeof text, "%.*e", digits - 1, x);
+        if (strtof(text, NULL) == f) {
+            *written = strtod(text, NULL);
+            int shown = decimals_of(*written);
+            return shown < k ? shown : (*written = x, k);
+        }
+    }
+    return k;
+}
+
+int api_compare_decimals_shown(double x) {
+    double written;
+    return api_compare_as_written(x, &written);
 }
 
 /* x as an integer ordered as the doubles are (−0 and +0 both 0). */
@@ -105,10 +131,11 @@ api_match api_compare_entry(const api_compare *c, double expected, double got,
      * no need to find the decimals got shows */
     if (!(err < c->rounded_reach))
         return API_MATCH_NO;
-    int k = api_compare_decimals_shown(got);
+    double written;
+    int k = api_compare_as_written(got, &written);
     if (k < c->decimals)
         k = c->decimals;
-    if (k > 17 || !(err < HALF_UNIT * tenth_power[k]))
+    if (k > 17 || !(fabs(written - expected) < HALF_UNIT * tenth_power[k]))
         return API_MATCH_NO;
     *decimals = k;
     return API_MATCH_ROUNDED;

@@ -14,8 +14,10 @@
  *   decdig             |got − exp| < 0.51·10^−digits          (PrairieLearn)
  *   ulp                got and exp at most ulps doubles apart
  *   relabs_or_rounded  relabs, or |got − exp| < 0.51·10^−k where k is the
- *                      number of decimals got shows (its shortest text),
- *                      at least decimals: got is exp rounded to k decimals
+ *                      number of decimals got shows (its shortest text, or
+ *                      a float32 value's shortest float32 text, got then
+ *                      that text's value), at least decimals: got is exp
+ *                      rounded to k decimals
  *
  * A reference that is not finite (±inf) matches only itself, in every mode.
  */
@@ -92,9 +94,14 @@ static inline int api_compare_quick(const api_compare *c, double expected,
     return -1;
 }
 
-/* The decimals the finite x shows in its shortest text (0.034123 shows
- * 6, 1234.5 one, 1.2e-7 eight, 1.0 none): the place of its last
- * significant digit. */
+/* The decimals the finite x shows as written, and that value into
+ * *written: its shortest text (0.034123 shows 6, 1234.5 one, 1.2e-7
+ * eight, 1.0 none), or, when x is a float32 value whose shortest float32
+ * text shows fewer, that text (torch.round(t, decimals=4).tolist() gives
+ * 0.3301999866962433 for the float32 0.3302: 4 decimals, written 0.3302). */
+int api_compare_as_written(double x, double *written);
+
+/* api_compare_as_written's decimals alone. */
 int api_compare_decimals_shown(double x);
 
 /* Read a comparison from v: a mode's name ("sigfig", with its default

@@ -411,11 +411,6 @@ static int on_listed_path(const grader *g, const char *name, size_t len) {
            listed_at(g, name, len) >= 0;
 }
 
-/* 1 when "fields" lists name itself. */
-static int listed(const grader *g, const char *name) {
-    return json_object_get(g->listed_index, name) != NULL;
-}
-
 /* The position in "fields" of the name on field's path (the order the
  * question lists its fields in), or the list's length. */
 static size_t listed_rank(const grader *g, const char *field) {
@@ -525,8 +520,11 @@ static int walk(grader *g, enum phase ph, const json_t *obj, char *name,
         if (events) {
             rc = json_is_null(v) ? 0 : events_leaf(g, ph, name, v, ptr);
         } else if (!f && !group) {
+            /* with "fields", a name no listed field has (a misspelt
+             * member of a listed group) is passed over like any other
+             * off the list, and the field meant is missing */
             name[plen] = '\0';
-            if (ph == PHASE_UNKNOWN)
+            if (ph == PHASE_UNKNOWN && !g->fields_list)
                 rc = unknown_answer_field(g, name, plen, key, ptr->s);
         } else if (json_is_null(v)) {
             /* null means absent, as everywhere in a request */
@@ -1007,7 +1005,7 @@ static int too_few_decimals(const api_compare *c, const tally *t) {
     double x = as_answered(e->x, e->precision);
     if (!isfinite(x) || !isfinite(y))
         return -1;
-    int shown = api_compare_decimals_shown(y);
+    int shown = api_compare_as_written(y, &y);
     if (shown >= c->decimals || !(fabs(y - x) < 0.51 * pow(10, -shown)))
         return -1;
     return shown;
@@ -1351,6 +1349,10 @@ static int tensors_walk(grader *g, enum phase ph, const json_t *obj,
         snprintf(full, sizeof full, "%s.%s", name, key);
         if (!on_listed_path(g, full, strlen(full)))
             continue;
+        api_result_item known;
+        if (g->fields_list && ph >= PHASE_PRESENT &&
+            reference_member(g, name, key, &known) == 1)
+            continue; /* as a misspelt member of a listed group (walk) */
         size_t mark = api_pointer_push_key(ptr, key, strlen(key));
         int rc = 0;
         if (json_is_null(v)) {
@@ -1644,10 +1646,37 @@ static int read_compare(grader *g, const json_t *body, api_problem *p) {
     return 0;
 }
 
+/* Calls visit(g, name, ctx) on each field of the reference, named as the
+ * grade names its fields (an item, or "<item>.<key>" for each key of a
+ * tensors item), in the reference's order, but for a number the
+ * reference leaves null; stops at the first that returns non-zero. */
+static int reference_fields(grader *g,
+                            int (*visit)(grader *, const char *, void *),
+                            void *ctx) {
+    for (size_t i = 0; i < g->reference->n; i++) {
+        const api_result_item *it = &g->reference->items[i];
+        if (it->kind == API_ITEM_NUMBER && it->is_null)
+            continue; /* the reference gives nothing here either */
+        if (it->kind != API_ITEM_TENSORS) {
+            if (visit(g, it->name, ctx))
+                return -1;
+            continue;
+        }
+        for (size_t m = 0; m < it->n_members; m++) {
+            char full[API_POINTER_MAX];
+            if ((size_t)snprintf(full, sizeof full, "%s.%s", it->name,
+                                 it->members[m].key) < sizeof full &&
+                visit(g, full, ctx))
+                return -1;
+        }
+    }
+    return 0;
+}
+
 /* A missing field of the dotted name when "fields" covers it (itself or
- * a group that holds it) and the answer graded nothing under it. */
-static int missing_if_listed(grader *g, const json_t *graded,
-                             const char *name) {
+ * a group that holds it) and the answer graded nothing under it (graded:
+ * the names graded). */
+static int missing_if_listed(grader *g, const char *name, void *graded) {
     if (listed_at(g, name, strlen(name)) < 0 ||
         json_object_get(graded, name) || !gradable_name(g, name, strlen(name)))
         return 0;
@@ -1662,64 +1691,72 @@ static int missing_if_listed(grader *g, const json_t *graded,
  * failing and scoring 0. A listed group ("grads", "state_dict") stands
  * for every field the reference has under it, so each member a student
  * leaves out is missing on its own, and every student's grade has the
- * same fields whatever they handed in. Then the fields are put in the
- * list's order, so that every student's document reads alike. */
+ * same fields whatever they handed in. */
 static int add_missing(grader *g) {
     json_t *graded = json_object();
     int rc = graded ? 0 : -1;
     for (size_t k = 0; rc == 0 && k < g->grade->n_fields; k++)
         rc = json_object_set_new(graded, g->grade->fields[k].name,
                                  json_true());
-    for (size_t i = 0; rc == 0 && i < g->reference->n; i++) {
-        const api_result_item *it = &g->reference->items[i];
-        if (it->kind == API_ITEM_NUMBER && it->is_null)
-            continue; /* the reference gives nothing here either */
-        if (it->kind != API_ITEM_TENSORS) {
-            rc = missing_if_listed(g, graded, it->name);
-            continue;
-        }
-        for (size_t m = 0; rc == 0 && m < it->n_members; m++) {
-            char full[API_POINTER_MAX];
-            if ((size_t)snprintf(full, sizeof full, "%s.%s", it->name,
-                                 it->members[m].key) < sizeof full)
-                rc = missing_if_listed(g, graded, full);
-        }
-    }
+    if (rc == 0)
+        rc = reference_fields(g, missing_if_listed, graded);
     json_decref(graded);
     if (rc && g->p->code == API_E_NONE)
         api_fail(g->p, API_E_INTERNAL, NULL, "out of memory");
     return rc;
 }
 
-/* Fields by their rank in "fields", then as graded. */
+/* Fields by their rank in "fields", then in the reference's order. */
 typedef struct {
-    size_t rank, at;
+    size_t rank, place, at;
 } field_order;
 
 static int by_rank(const void *a, const void *b) {
     const field_order *x = a, *y = b;
     if (x->rank != y->rank)
         return x->rank < y->rank ? -1 : 1;
+    if (x->place != y->place)
+        return x->place < y->place ? -1 : 1;
     return x->at < y->at ? -1 : x->at > y->at;
 }
 
+/* places: each reference field's name → its place in the reference. */
+static int number_field(grader *g, const char *name, void *places) {
+    (void)g;
+    return json_object_set_new(places, name,
+                               json_integer(json_object_size(places)));
+}
+
+/* The grade's fields in the order "fields" lists them, and those under
+ * one listed group in the reference's order: every student's document
+ * reads alike, whatever order their answer gave. */
 static int order_as_listed(grader *g) {
     size_t n = g->grade->n_fields;
     field_order *order = malloc(n * sizeof *order + 1);
     api_grade_field *sorted = malloc(n * sizeof *sorted + 1);
-    if (!order || !sorted) {
+    json_t *places = json_object();
+    if (!order || !sorted || !places ||
+        reference_fields(g, number_field, places)) {
         free(order);
         free(sorted);
+        json_decref(places);
         return api_fail(g->p, API_E_INTERNAL, NULL, "out of memory");
     }
-    for (size_t i = 0; i < n; i++)
-        order[i] = (field_order){listed_rank(g, g->grade->fields[i].name), i};
+    for (size_t i = 0; i < n; i++) {
+        const char *name = g->grade->fields[i].name;
+        const json_t *place = json_object_get(places, name);
+        order[i] = (field_order){listed_rank(g, name),
+                                 place ? (size_t)json_integer_value(place)
+                                       : SIZE_MAX,
+                                 i};
+    }
     qsort(order, n, sizeof *order, by_rank);
     for (size_t i = 0; i < n; i++)
         sorted[i] = g->grade->fields[order[i].at];
     memcpy(g->grade->fields, sorted, n * sizeof *sorted);
     free(order);
     free(sorted);
+    json_decref(places);
     return 0;
 }
 
@@ -1884,17 +1921,21 @@ static int check_points(const grader *g, const json_t *body, api_problem *p) {
                             "points of a field are 0 or a number of at "
                             "least %g",
                             DBL_MIN);
-        if (g->fields_list ? !listed(g, key) : !field_name(g, key))
+        if (g->fields_list ? listed_at(g, key, strlen(key)) < 0 ||
+                                 !gradable_name(g, key, strlen(key))
+                           : !field_name(g, key))
             return api_fail(p, API_E_INVALID_VALUE, ptr.s,
                             "`%.100s` is not a field %s%s: points name "
                             "fields by their dotted names, as the grade's "
                             "\"fields\" does (\"output\", \"grads.queries\")",
                             key,
-                            g->fields_list ? "that \"fields\" lists"
+                            g->fields_list ? "that \"fields\" lists, or one "
+                                             "of a group it lists"
                                            : "the endpoint answers with",
                             g->fields_list ? ""
                                            : " (a group such as grads "
-                                             "is no field)");
+                                             "takes points when \"fields\" "
+                                             "lists it)");
         total += x;
     }
     if (!isfinite(total))
@@ -1911,21 +1952,69 @@ static int check_points(const grader *g, const json_t *body, api_problem *p) {
 
 /* Each field's points: 1 without "points"; a number split equally; an
  * object's own value for the fields it names, 0 for the others. */
-static void assign_points(api_grade *grade, const json_t *body) {
+/* The key of the points object that the dotted field name takes its
+ * points from: its own name, else the nearest group on its path ("grads"
+ * for "grads.queries"), into key; 0 when none. */
+static int points_key(const json_t *points, const char *name,
+                      char key[API_POINTER_MAX]) {
+    for (size_t len = strlen(name); len > 0 && len < API_POINTER_MAX;) {
+        if (json_is_number(json_object_getn(points, name, len))) {
+            memcpy(key, name, len);
+            key[len] = '\0';
+            return 1;
+        }
+        while (len > 0 && name[len - 1] != '.')
+            len--;
+        if (len > 0)
+            len--; /* the group before the dot */
+    }
+    return 0;
+}
+
+/* Each field's points: 1 without "points"; a number split equally over
+ * the fields; an object's value for a field, or for a group that holds
+ * it, split equally over the fields that take it. Returns 0, or -1 (the
+ * problem set) when memory runs out. */
+static int assign_points(grader *g, const json_t *body) {
+    api_grade *grade = g->grade;
     const json_t *points = api_field_value(body, "points");
     grade->total_points =
         json_is_number(points) ? json_number_value(points) : 0;
+    if (!json_is_object(points)) {
+        for (size_t i = 0; i < grade->n_fields; i++)
+            grade->fields[i].points =
+                points ? grade->total_points / (double)grade->n_fields : 1;
+        return 0;
+    }
+    json_t *takers = json_object(); /* key → how many fields take it */
+    char key[API_POINTER_MAX];
+    for (size_t i = 0; takers && i < grade->n_fields; i++) {
+        if (!points_key(points, grade->fields[i].name, key))
+            continue;
+        json_int_t n = json_integer_value(json_object_get(takers, key));
+        if (json_object_set_new(takers, key, json_integer(n + 1))) {
+            json_decref(takers);
+            takers = NULL;
+        }
+    }
+    if (!takers)
+        return api_fail(g->p, API_E_INTERNAL, NULL, "out of memory");
     for (size_t i = 0; i < grade->n_fields; i++) {
         api_grade_field *f = &grade->fields[i];
-        if (!points)
-            f->points = 1;
-        else if (json_is_number(points))
-            f->points = json_number_value(points) / (double)grade->n_fields;
-        else if (!json_is_number(json_object_get(points, f->name)))
-            f->points = 0;
-        else
-            f->points = json_number_value(json_object_get(points, f->name));
+        f->points =
+            points_key(points, f->name, key)
+                ? json_number_value(json_object_get(points, key)) /
+                      (double)json_integer_value(json_object_get(takers, key))
+                : 0;
     }
+    api_points_sum rubric = {0};
+    const char *k;
+    json_t *n;
+    json_object_foreach(takers, k, n)
+        api_points_add(&rubric, json_number_value(json_object_get(points, k)));
+    grade->rubric_points = api_points_total(&rubric);
+    json_decref(takers);
+    return 0;
 }
 
 /* The request's "id" into grade, as JSON and as text. */
@@ -1988,7 +2077,12 @@ static int not_answered(const grader *g, const char *pointer,
                         "this request; its keys: %s",
                         f->name, name + flen + 1, list);
     }
-    const api_answer_field *f = api_answers_field(g->table, name, strlen(name));
+    size_t len = strlen(name);
+    const api_answer_field *f = api_answers_field(g->table, name, len);
+    for (size_t i = 0; !f && i < g->table->n; i++) /* a group's member */
+        if (!strncmp(g->table->fields[i].name, name, len) &&
+            g->table->fields[i].name[len] == '.' && g->table->fields[i].needs)
+            f = &g->table->fields[i];
     return api_fail(g->p, API_E_INVALID_VALUE, pointer,
                     "the reference answer has no `%.100s` for this request: "
                     "%s answers it only with %s in the request",
@@ -2112,7 +2206,8 @@ static int grade_run(grader *g, api_call *call, const json_t *body,
         if (g->fields_list && order_as_listed(g))
             rc = -1;
         copy_id(out, body);
-        assign_points(out, body);
+        if (rc == 0)
+            rc = assign_points(g, body);
         api_grade_score(out);
         if (out->id_json.failed || out->id_text.failed)
             rc = api_fail(p, API_E_INTERNAL, NULL, "out of memory");

@@ -116,7 +116,8 @@ void api_grade_score(api_grade *g) {
         g->earned =
             all_full || n == 0 ? g->possible : g->possible * (scores / n);
     } else {
-        g->possible = api_points_total(&possible);
+        g->possible = g->rubric_points > 0 ? g->rubric_points
+                                           : api_points_total(&possible);
         if (all_full) {
             g->earned = g->possible;
         } else if (!earned.inexact) {

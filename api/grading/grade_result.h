@@ -104,6 +104,9 @@ typedef struct {
     /* the request's "points" when a number (split equally over the
      * fields), else 0 */
     double total_points;
+    /* with a "points" object: the values fields take their points from,
+     * added exactly (a group's split over its fields adds back to it) */
+    double rubric_points;
     /* api_grade_score: points earned, points possible, their ratio */
     double earned, possible, score;
 } api_grade;
@@ -118,8 +121,8 @@ api_grade_field *api_grade_add_field(api_grade *g, const char *name, size_t n,
  * no entries, 0 for a shape error or a missing field), then the points.
  * They add back exactly to what was given: with total_points, possible is
  * total_points and earned total_points · (Σ score) / n (exactly
- * total_points when every field scores 1); otherwise possible is the sum
- * of the fields' points, and earned the sum of points · score, each sum
+ * total_points when every field scores 1); otherwise possible is
+ * rubric_points when set, else the sum of the fields' points, and earned the sum of points · score, each sum
  * taken in decimal as the points were written (0.1 + 0.2 is 0.3), and
  * exactly possible when every field scores 1. earned is kept in [0,
  * possible] and score = earned / possible in [0, 1] (0 when possible is

@@ -64,6 +64,25 @@ for style in STYLES:
         "a right answer written as %s passes the default comparison" % style,
         json.dumps(out)[:600])
 
+# float32 as torch computes and rounds it: .tolist() widens each float32
+# to the 17 digits of the double it is (0.3302 → 0.3301999866962433)
+for decimals in (4, 6):
+    f32 = np.round(OUTPUT.astype(np.float32), decimals)
+    w32 = np.round(WEIGHTS.astype(np.float32), decimals)
+    status, out = grade({"output": f32.astype(float), "weights":
+                         w32.astype(float)})
+    f = out.get("fields", {})
+    tap(status == 200 and out["pass"] is True
+        and f["output"].get("rounded_to") == decimals,
+        "a float32 array rounded to %d decimals, widened by .tolist(), "
+        "passes as the reference rounded to %d" % (decimals, decimals),
+        json.dumps(out)[:600])
+f32 = np.round(OUTPUT.astype(np.float32), 2).astype(float)
+status, out = grade({"output": f32}, format="gradescope")
+text = out["tests"][0]["output"] if status == 200 else ""
+tap("the reference rounded to 2 decimals: give at least 4" in text,
+    "and one rounded to 2 is told to give at least 4", text)
+
 status, out = grade({"output": np.round(OUTPUT, 6)})
 f = out.get("fields", {}).get("output", {})
 tap(status == 200 and f.get("pass") is True and f.get("rounded_to") == 6,
@@ -203,6 +222,32 @@ for given in ({"queries": own["grads"]["queries"]},
         "a listed group stands for each of its fields: grads given as %s "
         "has keys and values missing" % sorted(given),
         json.dumps(out)[:500])
+status, out = post("/grade", {"endpoint": "/attention/dot",
+                              "request": tolist(GR),
+                              "answer": {"output": tolist(OUTPUT),
+                                         "grads": own["grads"]},
+                              "fields": ["output", "grads"],
+                              "points": {"output": 1, "grads": 3}})
+tap(status == 200 and out["points"] == {"earned": 4, "possible": 4}
+    and [f["score"] for f in out["fields"].values()] == [1, 1, 1, 1],
+    "a group's points are split over its fields: output 1 and grads 3 "
+    "make 4", json.dumps(out)[:400])
+status, out = post("/grade", {"endpoint": "/attention/dot",
+                              "request": tolist(GR),
+                              "answer": {"output": tolist(OUTPUT),
+                                         "grads": {"querys": own["grads"][
+                                             "queries"]}},
+                              "fields": ["output", "grads"],
+                              "points": {"output": 1, "grads.queries": 2}})
+tap(status == 200 and out["points"] == {"earned": 1, "possible": 3}
+    and out["fields"]["grads.queries"]["error"] == "missing",
+    "a member of a listed group takes points of its own, and a misspelt "
+    "member is passed over, the one meant missing", json.dumps(out)[:400])
+status, out = grade({"output": OUTPUT}, fields=["output", "grads"])
+tap(status == 422 and out.get("pointer") == "/fields/1"
+    and "grad_output" in out.get("detail", ""),
+    "a group the request does not compute names the input it needs",
+    json.dumps(out))
 status, out = grade({"output": OUTPUT}, fields=["output"] * 4097)
 tap(status == 422 and out.get("pointer") == "/fields",
     "fields lists at most 4096 names", json.dumps(out)[:300])
