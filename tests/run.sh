@@ -13,9 +13,11 @@ trap 'rm -f "$log"' EXIT
 run_suite() {
     name=$1; shift
     echo "# suite: $name"
+    started=$(date +%s)
     "$@" >"$log" 2>&1
     rc=$?
     cat "$log"
+    echo "# suite: $name took $(($(date +%s) - started)) s"
     p=$(grep -c '^ok ' "$log")
     f=$(grep -c '^not ok ' "$log")
     if [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; then

@@ -39,8 +39,10 @@ run_script() {
     name=$1
     shift
     echo "# $name"
+    started=$(date +%s)
     "$@" >"$WORK/out" 2>"$WORK/err"
     rc=$?
+    echo "# $name took $(($(date +%s) - started)) s"
     failed=0
     while IFS= read -r line; do
         case "$line" in
