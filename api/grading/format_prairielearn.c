@@ -82,7 +82,8 @@ int api_grade_write_prairielearn(const api_grade_item *items, size_t n,
         }
     }
     double e = api_points_total(&earned), p = api_points_total(&possible);
-    double score = all_full && graded ? 1 : p > 0 ? e / p : 0;
+    /* full marks only for points there were to earn: 0 of 0 is no 1 */
+    double score = !(p > 0) ? 0 : all_full && graded ? 1 : e / p;
     if (!(score >= 0)) /* NaN: both sums overflowed */
         score = 0;
     if (score > 1)

@@ -388,18 +388,20 @@ static int gradable_name(const grader *g, const char *name, size_t len) {
 }
 
 /* The index in "fields" of name (len bytes) or of the nearest group that
- * holds it ("grads" for "grads.queries"), or -1: one lookup per dot. */
+ * holds it ("grads" for "grads.queries"), or -1: one lookup per dot up to
+ * the most a listed name has, however many the name has. */
 static long long listed_at(const grader *g, const char *name, size_t len) {
-    while (len > 0) {
-        const json_t *v = json_object_getn(g->listed_index, name, len);
+    long long at = -1;
+    size_t dots = 0;
+    for (size_t k = 0; k <= len && dots <= API_GRADE_NAME_DOTS; k++) {
+        if (k < len && name[k] != '.')
+            continue;
+        const json_t *v = json_object_getn(g->listed_index, name, k);
         if (v)
-            return json_integer_value(v);
-        while (len > 0 && name[len - 1] != '.')
-            len--;
-        if (len > 0)
-            len--; /* the group before the dot */
+            at = json_integer_value(v); /* a longer one is nearer */
+        dots++;
     }
-    return -1;
+    return at;
 }
 
 /* 1 when the answer's member name (len bytes) is graded: always without
@@ -455,7 +457,7 @@ static int check_fields(grader *g, const json_t *body, api_problem *p) {
                         "fields lists at most %d names (a group such as "
                         "\"state_dict\" stands for all its keys); got %zu",
                         API_GRADE_FIELDS_MAX, json_array_size(list));
-    size_t i;
+    size_t i, bytes = 0;
     const json_t *e;
     json_array_foreach(list, i, e) {
         char pointer[32];
@@ -465,6 +467,21 @@ static int check_fields(grader *g, const json_t *body, api_problem *p) {
                             "fields are named by their dotted names, "
                             "\"grads.queries\"; got %s",
                             api_json_kind(e));
+        const char *name = json_string_value(e);
+        size_t len = json_string_length(e), dots = 0;
+        for (size_t k = 0; k < len; k++)
+            dots += name[k] == '.';
+        bytes += len;
+        if (dots > API_GRADE_NAME_DOTS)
+            return api_fail(p, API_E_INVALID_VALUE, pointer,
+                            "a name in fields has at most %d dots (no field "
+                            "has more than 6); got %zu",
+                            API_GRADE_NAME_DOTS, dots);
+        if (bytes > API_GRADE_FIELDS_BYTES)
+            return api_fail(p, API_E_INVALID_VALUE, pointer,
+                            "the names in fields come to at most %d bytes in "
+                            "all",
+                            API_GRADE_FIELDS_BYTES);
         if (!gradable_name(g, json_string_value(e), json_string_length(e))) {
             char hint[API_SUGGEST_TEXT];
             const char *paths[GRADABLE_NAMES_MAX];
@@ -1511,6 +1528,13 @@ static int field_matches(const grader *g, const api_result *result,
     return !isfinite(graded->max_abs_err) || t.max_abs <= graded->max_abs_err;
 }
 
+/* The mistake search's work and time: SEARCH_SHARE references' worth,
+ * at least SEARCH_FLOOR operations and SEARCH_FLOOR_MS milliseconds
+ * (find_misconception). */
+#define SEARCH_SHARE 4
+#define SEARCH_FLOOR ((uint64_t)1 << 24)
+#define SEARCH_FLOOR_MS 100.0
+
 /* The catalogue's mistake (misconceptions.h) that explains the most
  * failed fields (the first of equals) into g->grade->misconception, and
  * the fields it explains marked; NULL when none explains any. */
@@ -1525,10 +1549,16 @@ static void find_misconception(grader *g, api_call *call,
     unsigned char explains[API_RESULT_ITEMS_MAX] = {0};
     size_t best_count = 0;
     api_problem saved = call->problem;
-    /* The mistakes of one answer together do at most the work one request
-     * may (--max-work): each is priced at the most one has counted so far
+    /* The mistakes of one answer together do at most SEARCH_SHARE times
+     * the reference's work (or SEARCH_FLOOR operations, which every
+     * classroom exercise fits whole), and never more than one request may
+     * (--max-work): a wrong answer to a large request costs its sender a
+     * few references, not the whole catalogue's. Each is priced at the
+     * most one has counted so far
      * (the reference's to begin with), and the search stops before one
-     * that would not fit, naming the best of those tried. A mistake
+     * that would not fit, naming the best of those tried; so it does
+     * before one that, at the longest time one has taken, would take the
+     * search past SEARCH_SHARE times the reference's time. A mistake
      * computed outside a route (a fit run the mistaken way, a softmax
      * along the other axis) counts no operations of its own, so each that
      * answers is counted at least at the price; one that does not apply
@@ -1537,16 +1567,27 @@ static void find_misconception(grader *g, api_call *call,
      * reference's to begin with), would end beyond --compute-timeout from
      * the start of the grade. */
     uint64_t spent = 0, price = g->reference_ops;
-    uint64_t budget = call->limits ? call->limits->max_work : 0;
+    uint64_t budget = g->reference_ops > SEARCH_FLOOR / SEARCH_SHARE
+                          ? SEARCH_SHARE * g->reference_ops
+                          : SEARCH_FLOOR;
+    if (call->limits && call->limits->max_work &&
+        call->limits->max_work < budget)
+        budget = call->limits->max_work;
     double timeout_ms = call->limits && call->limits->compute_timeout_s
                             ? 1000.0 * call->limits->compute_timeout_s
                             : 0;
     double slowest = g->reference_ms;
+    double search_started = api_clock_ms();
+    double search_ms = SEARCH_SHARE * g->reference_ms > SEARCH_FLOOR_MS
+                           ? SEARCH_SHARE * g->reference_ms
+                           : SEARCH_FLOOR_MS;
     for (size_t m = 0; m < n; m++) {
         if (budget && (spent > budget || price > budget - spent))
             break;
         double now = api_clock_ms();
         if (timeout_ms > 0 && now - g->started_ms + slowest > timeout_ms)
+            break;
+        if (now - search_started + slowest > search_ms)
             break;
         uint64_t before = call->cost.ops;
         api_result wrong;

@@ -20,6 +20,12 @@
 
 /* The most names a request's "fields" may list. */
 #define API_GRADE_FIELDS_MAX 4096
+/* A name in "fields" has at most this many dots (the deepest field,
+ * grads.state_dict.layers.0.self_attn.out_proj.weight, has 6), and the
+ * names at most API_GRADE_FIELDS_BYTES bytes in all: the sets built from
+ * them stay a few megabytes, whatever a request lists. */
+#define API_GRADE_NAME_DOTS 8
+#define API_GRADE_FIELDS_BYTES (256 * 1024)
 
 struct api_misconception;
 
