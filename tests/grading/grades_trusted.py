@@ -248,6 +248,22 @@ tap(status == 422 and out.get("pointer") == "/fields/1"
     and "grad_output" in out.get("detail", ""),
     "a group the request does not compute names the input it needs",
     json.dumps(out))
+status, out = post("/grade", {"endpoint": "/transformer/encoder",
+                              "request": TR, "answer": {"output": [[0]]},
+                              "fields": ["state_dict.k%d" % i + ".a" * 9
+                                         for i in range(3)]})
+tap(status == 422 and out.get("pointer") == "/fields/0"
+    and "at most 8 dots" in out.get("detail", ""),
+    "a name in fields has at most 8 dots (the sets built from them stay "
+    "small)", json.dumps(out)[:300])
+status, out = post("/grade", {"endpoint": "/transformer/encoder",
+                              "request": TR, "answer": {"output": [[0]]},
+                              "fields": ["state_dict.%04d" % i + "b" * 250
+                                         for i in range(1100)]})
+# each name is 265 bytes: the 990th passes 262,144
+tap(status == 422 and out.get("pointer") == "/fields/989"
+    and "bytes in all" in out.get("detail", ""),
+    "the names in fields come to at most 256 KiB", json.dumps(out)[:300])
 status, out = grade({"output": OUTPUT}, fields=["output"] * 4097)
 tap(status == 422 and out.get("pointer") == "/fields",
     "fields lists at most 4096 names", json.dumps(out)[:300])
