@@ -32,10 +32,6 @@ $(BUILD)/api/text/%.o: LAYER_INC = $(call floor_inc,text)
 $(BUILD)/api/core/%.o: LAYER_INC = -iquote lib $(call floor_inc,text core)
 $(BUILD)/api/routes/%.o: LAYER_INC = -iquote lib $(call floor_inc,text core routes)
 $(BUILD)/api/grading/%.o: LAYER_INC = -iquote lib $(call floor_inc,text core routes grading)
-# the three places that still name a front above them (tests/layers/check.py
-# lists the same): the dispatcher's v2 and SVG answers, /openapi.json
-$(BUILD)/api/core/dispatch.o $(BUILD)/api/core/front.o: LAYER_INC = -iquote lib $(call floor_inc,text core fronts)
-$(BUILD)/api/routes/ops.o: LAYER_INC = -iquote lib $(call floor_inc,text core routes fronts)
 ALL_CFLAGS = -std=c11 $(WARN) $(CFLAGS) $(PKG_CFLAGS) $(EXTRA_CFLAGS)
 LDLIBS  += $(PKG_LIBS) -lm -lpthread
 

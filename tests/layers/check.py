@@ -19,12 +19,6 @@ import sys
 
 LAYERS = ["lib", "api", "server"]  # lowest first
 FLOORS = ["text", "core", "routes", "grading", "fronts"]  # api/'s, lowest first
-# the places that still name a front above them (the Makefile lets the
-# same files see api/fronts): any other upward include fails
-FRONT_NAMED = {("api/core/dispatch.c", "kserve.h"),
-               ("api/core/dispatch.c", "svg.h"),
-               ("api/core/front.c", "kserve.h"),
-               ("api/routes/ops.c", "openapi.h")}
 # system header: the layers it may appear in
 SYSTEM = {"cblas.h": ["lib"], "microhttpd.h": ["server"],
           "jansson.h": ["api", "server"]}
@@ -87,8 +81,7 @@ def main():
                 failures.append(f"{path} includes {target}/{inc}: "
                                 f"{layer}/ may not see {target}/")
             elif (floor(path) and target_floor and
-                  FLOORS.index(target_floor) > FLOORS.index(floor(path)) and
-                  (path, inc) not in FRONT_NAMED):
+                  FLOORS.index(target_floor) > FLOORS.index(floor(path))):
                 failures.append(f"{path} includes api/{target_floor}/{inc}: "
                                 f"api/{floor(path)}/ sees no floor "
                                 "above it")
