@@ -19,13 +19,19 @@ PKG_LIBS   = $(call pkg_once,PKG_LIBS,--libs)
 # its own folders and those below it (server -> api -> lib): lib/ compiles
 # seeing only its own headers, api/ also lib/'s, never server/'s
 # (tests/layers/check.py checks the include lines too). api/'s folders are
-# its concepts (docs/architecture.md): text, core, routes, fronts, grading.
-API_DIRS := api api/text api/core api/routes api/fronts api/grading
+# floors (docs/architecture.md), lowest first: text, core, routes,
+# grading, fronts; each compiles seeing api.h, itself and the floors below.
+API_DIRS := api api/text api/core api/routes api/grading api/fronts
 API_INC  := $(addprefix -iquote ,$(API_DIRS))
 CPPFLAGS += -D_GNU_SOURCE -MMD -MP
 LAYER_INC = -iquote lib $(API_INC)
+floor_inc = -iquote api $(addprefix -iquote api/,$(1))
 $(BUILD)/lib/%.o: LAYER_INC =
 $(BUILD)/api/%.o: LAYER_INC = -iquote lib $(API_INC)
+$(BUILD)/api/text/%.o: LAYER_INC = $(call floor_inc,text)
+$(BUILD)/api/core/%.o: LAYER_INC = -iquote lib $(call floor_inc,text core)
+$(BUILD)/api/routes/%.o: LAYER_INC = -iquote lib $(call floor_inc,text core routes)
+$(BUILD)/api/grading/%.o: LAYER_INC = -iquote lib $(call floor_inc,text core routes grading)
 ALL_CFLAGS = -std=c11 $(WARN) $(CFLAGS) $(PKG_CFLAGS) $(EXTRA_CFLAGS)
 LDLIBS  += $(PKG_LIBS) -lm -lpthread
 

@@ -18,14 +18,12 @@
 #include "call.h"
 #include "fastpath.h"
 #include "front.h"
-#include "kserve.h"
 #include "labels.h"
 #include "limit.h"
 #include "problem.h"
 #include "result_json.h"
 #include "route.h"
 #include "stream.h"
-#include "svg.h"
 
 void api_limits_default(api_limits *limits) {
     limits->max_body_bytes = (size_t)16 << 20;
@@ -359,12 +357,12 @@ static int encode_result(api_call *call) {
         api_result_free(r);
         return -1;
     }
-    if (r->heatmap.title && api_svg_wanted(call)) {
+    const api_front *front =
+        r->heatmap.title ? api_front_for_heatmap(call) : NULL;
+    if (front) {
         rc = api_result_check(r, &call->problem);
         if (rc == 0)
-            rc = api_svg_respond(call, r->heatmap.title, r->heatmap.weights,
-                                 r->heatmap.B, r->heatmap.H, r->heatmap.Nq,
-                                 r->heatmap.Nk);
+            rc = front->respond_heatmap(call, r);
         api_result_free(r);
         return rc;
     }
@@ -472,8 +470,8 @@ static void handle(const api_request *req, api_response *res) {
                 api_problem_from_json_error(&call.problem, &error, req->body,
                                             json_len);
             if (!fast.refused && tensor_protocol &&
-                (api_kserve_empty_body(req->path, req->body, json_len,
-                                       &call.problem) ||
+                (api_front_explain_empty(req->path, req->body, json_len,
+                                         &call.problem) ||
                  header_hint(req, json_len, &call.problem)))
                 ; /* nothing sent, or the JSON ends before: what to send */
             else if (!fast.refused && json_len < req->body_len)

@@ -1,20 +1,62 @@
 /*
- * front.h — errors in the form of the front a path is on: problem+json
- * (RFC 9457) everywhere, except under /v2, the Open Inference Protocol's
- * front (kserve.h), whose clients read {"error": "message"}
- * (docs/contract.md section 12). The server's own refusals (gate.h) come
- * through here too, so that both layers answer a path alike.
+ * front.h — the fronts: other ways in and out of the same routes than
+ * problem+json and JSON answers. The Open Inference Protocol's front
+ * (kserve.h) writes errors under /v2 as {"error": "message"} (docs/
+ * contract.md section 12); the SVG front (svg.h) draws a result's
+ * heatmap when Accept asks for image/svg+xml. The server's own refusals
+ * (gate.h) come through here too, so that both layers answer a path alike.
+ *
+ * api/registry.c lists the fronts, above the floors that define them;
+ * core/ asks each in turn and names none.
  */
 #ifndef API_FRONT_H
 #define API_FRONT_H
 
+#include <stddef.h>
+
 #include "api.h"
+#include "call.h"
 #include "problem.h"
+#include "result.h"
+
+/* What a front takes over. A member left NULL is a part it does not. */
+typedef struct {
+    /* 1 when path is on this front: its errors are respond_error's */
+    int (*owns)(const char *path);
+    /* res (status, content type, body) filled with p in the front's form;
+     * any res->body already there freed first */
+    void (*respond_error)(api_response *res, const api_problem *p,
+                          const char *path);
+    /* for a body to path whose JSON text body[0 .. len) is empty or
+     * blank (body may be NULL): 1 with p saying what the front reads,
+     * else 0 with p untouched */
+    int (*explain_empty)(const char *path, const char *body, size_t len,
+                         api_problem *p);
+    /* 1 when the call asks for this front's form of a result that has a
+     * heatmap (result.h) */
+    int (*wants_heatmap)(const api_call *call);
+    /* replace call->out with that form of r's heatmap: 0, or -1 with
+     * call->problem set */
+    int (*respond_heatmap)(api_call *call, const api_result *r);
+} api_front;
+
+/* The fronts, in the order they are asked (api/registry.c). */
+extern const api_front *const api_fronts[];
+extern const size_t api_fronts_count;
 
 /* Fill res (status, content type, body) with p as path's front writes
- * errors. Any res->body already there is freed first; a body that cannot
- * be allocated leaves res->body NULL with body_len 0. */
+ * errors: the front that owns path, else problem+json (RFC 9457). Any
+ * res->body already there is freed first; a body that cannot be
+ * allocated leaves res->body NULL with body_len 0. */
 void api_front_respond_problem(api_response *res, const api_problem *p,
                                const char *path);
+
+/* 1 with p set when path's front explains an empty or blank body
+ * (api_front.explain_empty), else 0. */
+int api_front_explain_empty(const char *path, const char *body, size_t len,
+                            api_problem *p);
+
+/* The front whose form of a heatmap the call asks for, or NULL (JSON). */
+const api_front *api_front_for_heatmap(const api_call *call);
 
 #endif /* API_FRONT_H */

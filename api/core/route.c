@@ -1,7 +1,7 @@
 /*
- * route.c — the list of routes (see route.h). Each entry is defined beside
- * its handler; this list gives their order, which is the order of
- * /metrics and of api/fronts/openapi.json's paths.
+ * route.c — finding, charging and describing routes (see route.h). The
+ * list itself is api/registry.c's, above the floors whose files define
+ * the entries.
  */
 #include "route.h"
 
@@ -13,48 +13,12 @@
 #include "result.h"
 #include "stream.h"
 
-extern const api_route api_route_dot, api_route_additive, api_route_multihead,
-    api_route_self_attention,
-    api_route_nw, api_route_dataset, api_route_softmax_masked, api_route_posenc,
-    api_route_grade, api_route_grade_batch, api_route_v2_server,
-    api_route_v2_model, api_route_v2_model_ready, api_route_v2_infer,
-    api_route_healthz, api_route_live, api_route_ready, api_route_version,
-    api_route_openapi, api_route_metrics, api_route_lab,
-    api_route_transformer_encoder, api_route_transformer_decoder;
-
-static const api_route *const routes[] = {
-    &api_route_dot,
-    &api_route_additive,
-    &api_route_multihead,
-    &api_route_self_attention,
-    &api_route_nw,
-    &api_route_dataset,
-    &api_route_softmax_masked,
-    &api_route_posenc,
-    &api_route_transformer_encoder,
-    &api_route_transformer_decoder,
-    &api_route_grade,
-    &api_route_grade_batch,
-    &api_route_v2_server,
-    &api_route_v2_model,
-    &api_route_v2_model_ready,
-    &api_route_v2_infer,
-    &api_route_healthz,
-    &api_route_live,
-    &api_route_ready,
-    &api_route_version,
-    &api_route_openapi,
-    &api_route_metrics,
-    &api_route_lab,
-};
-
-#define N_ROUTES (sizeof routes / sizeof routes[0])
 
 const api_route *api_route_of_model(const char *name, size_t len) {
-    for (size_t i = 0; i < N_ROUTES; i++) {
-        const char *m = routes[i]->model;
+    for (size_t i = 0; i < api_routes_count; i++) {
+        const char *m = api_routes[i]->model;
         if (m && strlen(m) == len && !memcmp(m, name, len))
-            return routes[i];
+            return api_routes[i];
     }
     return NULL;
 }
@@ -81,16 +45,16 @@ static int matches(const char *route, const char *path) {
 const api_route *api_route_find(const char *path) {
     if (!path)
         return NULL;
-    for (size_t i = 0; i < N_ROUTES; i++)
-        if (matches(routes[i]->path, path))
-            return routes[i];
+    for (size_t i = 0; i < api_routes_count; i++)
+        if (matches(api_routes[i]->path, path))
+            return api_routes[i];
     return NULL;
 }
 
 const api_route *api_route_named(const char *route) {
-    for (size_t i = 0; route && i < N_ROUTES; i++)
-        if (!strcmp(routes[i]->path, route))
-            return routes[i];
+    for (size_t i = 0; route && i < api_routes_count; i++)
+        if (!strcmp(api_routes[i]->path, route))
+            return api_routes[i];
     return NULL;
 }
 
@@ -105,11 +69,11 @@ const char *api_route_of_path(const char *path) {
 }
 
 size_t api_route_count(void) {
-    return N_ROUTES;
+    return api_routes_count;
 }
 
 const api_route *api_route_at(size_t i) {
-    return i < N_ROUTES ? routes[i] : NULL;
+    return i < api_routes_count ? api_routes[i] : NULL;
 }
 
 const char *api_route_allow(const api_route *r) {
@@ -120,14 +84,14 @@ const char *api_route_allow(const api_route *r) {
  * tensor field of real numbers, and its "data" member for the {"shape",
  * "data"} form. */
 #define FAST_NAME_MAX 64
-static const char *fast_fields[N_ROUTES][2 * API_FIELDS_MAX + 1];
-static char fast_data[N_ROUTES][API_FIELDS_MAX][FAST_NAME_MAX];
+static const char *fast_fields[API_ROUTES_MAX][2 * API_FIELDS_MAX + 1];
+static char fast_data[API_ROUTES_MAX][API_FIELDS_MAX][FAST_NAME_MAX];
 static pthread_once_t fast_once = PTHREAD_ONCE_INIT;
 
 static void derive_fast_fields(void) {
-    for (size_t i = 0; i < N_ROUTES; i++) {
+    for (size_t i = 0; i < api_routes_count; i++) {
         const char **names = fast_fields[i];
-        size_t k = api_schema_real_tensors(routes[i]->request, names,
+        size_t k = api_schema_real_tensors(api_routes[i]->request, names,
                                            API_FIELDS_MAX + 1);
         for (size_t j = 0; j < k; j++) {
             snprintf(fast_data[i][j], FAST_NAME_MAX, "%s/data", names[j]);
@@ -141,8 +105,8 @@ const char *const *api_route_fast_fields(const api_route *r) {
     if (r->fast_paths)
         return r->fast_paths();
     pthread_once(&fast_once, derive_fast_fields);
-    for (size_t i = 0; i < N_ROUTES; i++)
-        if (routes[i] == r)
+    for (size_t i = 0; i < api_routes_count; i++)
+        if (api_routes[i] == r)
             return fast_fields[i];
     return NULL;
 }

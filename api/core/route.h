@@ -61,6 +61,14 @@ typedef struct api_route {
     const char *const *body_types;
 } api_route;
 
+/* The routes attnd serves, in their order (the order of /metrics and of
+ * openapi.json's paths): api/registry.c, above the floors that define
+ * the entries beside their handlers, so that core/ names none of them. */
+extern const api_route *const api_routes[];
+extern const size_t api_routes_count;
+/* The most routes the list may hold (registry.c checks it when built). */
+#define API_ROUTES_MAX 64
+
 /* The route whose path matches `path` (equal, or a model's name where the
  * route has {model}), or NULL (404). */
 const api_route *api_route_find(const char *path);

@@ -1342,3 +1342,10 @@ const api_route api_route_v2_infer = {
         API_ROUTE_JSON_BODY | API_ROUTE_COMPUTES | API_ROUTE_TENSOR_PROTOCOL,
     .fast_paths = infer_fast_paths,
 };
+
+/* The front's place in api/registry.c's list (front.h). */
+const api_front api_front_kserve = {
+    .owns = api_kserve_path,
+    .respond_error = api_kserve_respond_error,
+    .explain_empty = api_kserve_empty_body,
+};

@@ -35,6 +35,7 @@
 #include <stddef.h>
 
 #include "api.h"
+#include "front.h"
 #include "problem.h"
 
 /* 1 when path is on the protocol's front: "/v2" or below "/v2/". */
@@ -56,5 +57,8 @@ void api_kserve_respond_error(api_response *res, const api_problem *p,
  * untouched. */
 int api_kserve_empty_body(const char *path, const char *body, size_t len,
                           api_problem *p);
+
+/* The front (front.h): errors under /v2 in the protocol's form, and its infer routes' empty bodies explained. */
+extern const api_front api_front_kserve;
 
 #endif /* API_KSERVE_H */

@@ -691,3 +691,15 @@ int api_svg_respond(api_call *call, const char *title, const double *weights,
     call->content_type = API_CT_SVG;
     return 0;
 }
+
+static int respond_heatmap(api_call *call, const api_result *r) {
+    return api_svg_respond(call, r->heatmap.title, r->heatmap.weights,
+                           r->heatmap.B, r->heatmap.H, r->heatmap.Nq,
+                           r->heatmap.Nk);
+}
+
+/* The front's place in api/registry.c's list (front.h). */
+const api_front api_front_svg = {
+    .wants_heatmap = api_svg_wanted,
+    .respond_heatmap = respond_heatmap,
+};

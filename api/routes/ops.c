@@ -1,33 +1,15 @@
 /*
  * ops.c — operational routes (docs/contract.md section 14): GET
- * /healthz, /v2/health/live, /v2/health/ready (503 while draining), /version
- * and /openapi.json; plus the readiness and thread settings the server sets.
+ * /healthz, /v2/health/live, /v2/health/ready (503 while draining) and
+ * /version, from the readiness and threads the server sets (readiness.h).
  */
-#include <stdatomic.h>
 #include <string.h>
 
 #include "attn.h"
 #include "call.h"
-#include "openapi.h"
+#include "readiness.h"
 #include "route.h"
 #include "version.h"
-
-static atomic_int ready = 1;
-static atomic_int http_threads = 1;
-static atomic_int blas_threads = 1;
-
-void api_set_ready(int value) {
-    atomic_store(&ready, value != 0);
-}
-
-int api_set_threads(int http, int blas) {
-    int used = attn_blas_set_threads(blas);
-    if (used < 1)
-        used = 1;
-    atomic_store(&http_threads, http);
-    atomic_store(&blas_threads, used);
-    return used;
-}
 
 static int handle_healthz(api_call *call) {
     api_buf_puts(&call->out, "{\"status\":\"ok\"}");
@@ -37,10 +19,6 @@ static int handle_healthz(api_call *call) {
 static int handle_live(api_call *call) {
     api_buf_puts(&call->out, "{\"live\":true}");
     return 0;
-}
-
-int api_is_ready(void) {
-    return atomic_load(&ready);
 }
 
 static int handle_ready(api_call *call) {
@@ -83,17 +61,10 @@ static int handle_version(api_call *call) {
     put_trimmed(out, blas.config);
     api_buf_puts(out, ",\"threads\":");
     int threads = attn_blas_threads();
-    api_buf_int(out, threads > 0 ? threads : atomic_load(&blas_threads));
+    api_buf_int(out, threads > 0 ? threads : api_blas_threads_set());
     api_buf_puts(out, "},\"threads\":");
-    api_buf_int(out, atomic_load(&http_threads));
+    api_buf_int(out, api_http_threads());
     api_buf_putc(out, '}');
-    return 0;
-}
-
-static int handle_openapi(api_call *call) {
-    size_t len;
-    const char *doc = api_openapi_json(&len);
-    api_buf_append(&call->out, doc, len);
     return 0;
 }
 
@@ -123,12 +94,5 @@ const api_route api_route_version = {
     .method = "GET",
     .path = "/version",
     .handler = handle_version,
-    .flags = API_ROUTE_OPEN,
-};
-
-const api_route api_route_openapi = {
-    .method = "GET",
-    .path = "/openapi.json",
-    .handler = handle_openapi,
     .flags = API_ROUTE_OPEN,
 };

@@ -1,7 +1,7 @@
 /*
  * api_bench.c — where the time of one request goes, in-process (no
  * sockets): the body parsed by jansson alone and by the fast path
- * (api/core/fastpath.h), and api_handle end to end with each, on the same
+ * (api/text/fastpath.h), and api_handle end to end with each, on the same
  * body in one run. Both answers must be byte-identical, else it exits 1.
  *   usage: api_bench ROUTE BODY.json [repetitions, default 5]
  * Prints the median and best milliseconds of each step and the MB/s of

@@ -11,6 +11,7 @@ import json
 import math
 import os
 import random
+import sys
 
 import reference as ref
 from casefile import CaseSet, flat, ok, rand_tensor
@@ -195,9 +196,20 @@ def dot_cases():
     add(E, "invalid_json_empty_body", problem("invalid_json"), raw=b'')
     add(E, "invalid_json_number_overflows_double", problem("invalid_json"),
         raw=b'{"queries": [[[1e400]]], "keys": [[[1]]], "values": [[[1]]]}')
-    add(E, "invalid_json_integer_overflows_int64", problem("invalid_json"),
+    # an integer beyond int64 is a number like any other (jansson's
+    # JSON_DECODE_INT_AS_REAL): read as the nearest double
+    add(E, "integer_beyond_int64_reads_as_double",
+        ok({"output": [[[9.223372036854775808e18]]], "weights": [[[1]]],
+            "scale": 1}),
         raw=b'{"queries": [[[9223372036854775808]]], "keys": [[[1]]], '
-            b'"values": [[[1]]]}')
+            b'"values": [[[9223372036854775808]]]}')
+    # ECMAScript prints 1.2345678901234568e20 as 123456789012345680000
+    add(E, "ecmascript_integer_text_reads_back",
+        ok({"output": [[1.2345678901234568e20]], "weights": [[1, 0]],
+            "scale": 1}),
+        raw=b'{"queries": [[1]], "keys": [[1], [2]], "values": '
+            b'[[123456789012345680000], [-123456789012345680000]], '
+            b'"valid_lens": 1}')
     add(E, "invalid_json_nul_in_key", problem("invalid_json"),
         raw=b'{"queries\\u0000": [[[1]]]}')
     add(E, "invalid_json_raw_nul_byte", problem("invalid_json"),
@@ -549,7 +561,7 @@ def additive_cases():
         {"queries": q, "keys": k, "values": v, "num_hiddens": 2, "seed": -1})
     add(E, "seed_real_beyond_int64", problem("invalid_value", "/seed"),
         {"queries": q, "keys": k, "values": v, "num_hiddens": 2, "seed": 1e19})
-    add(E, "seed_integer_beyond_int64", problem("invalid_json"),
+    add(E, "seed_integer_beyond_int64", problem("invalid_value", "/seed"),
         raw=b'{"queries": [[1]], "keys": [[1]], "values": [[1]], '
             b'"num_hiddens": 2, "seed": 9223372036854775808}')
     add(E, "mismatch_W_q_columns",
@@ -586,6 +598,49 @@ def additive_cases():
         dict(base, valid_lens=[1, 6]))
     add(E, "fully_masked_error", problem("invalid_value", "/valid_lens/0/2"),
         dict(base, valid_lens=[[1, 2, 0], [5, 4, 3]], fully_masked="error"))
+
+
+# ------------------------------------------------- PyTorch's masks (4)
+
+def hidden_dot(q, k, v, hidden):
+    """Dot attention where hidden[b][i][j] (True: masked, as
+    nn.MultiheadAttention's boolean masks) hides key j from query i."""
+    scale = 1.0 / math.sqrt(len(q[0][0]))
+    out, weights = [], []
+    for b in range(len(q)):
+        ob, wb = [], []
+        for i in range(len(q[b])):
+            raw = [sum(x * y for x, y in zip(q[b][i], kj)) * scale
+                   for kj in k[b]]
+            w, _ = ref.masked_softmax(raw, [not h for h in hidden[b][i]],
+                                      "zero")
+            ob.append([sum(w[j] * v[b][j][c] for j in range(len(w)))
+                       for c in range(len(v[b][0]))])
+            wb.append(w)
+        out.append(ob)
+        weights.append(wb)
+    return out, weights, scale
+
+
+def torch_mask_cases():
+    E = "attention_dot"
+    q = [[[0, 0], [0, 0]], [[1, 0], [0, 1]]]
+    k = [[[1, 0], [0, 1], [1, 1]]] * 2
+    v = [[[0], [4], [8]], [[2], [6], [10]]]
+    attn_mask = [[[False, True, False], [True, False, False]],
+                 [[False, False, True], [True, True, False]]]
+    key_padding = [[False, False, False], [True, False, False]]
+    hidden = [[[m or key_padding[b][j] for j, m in enumerate(row)]
+               for row in attn_mask[b]] for b in range(2)]
+    out, w, scale = hidden_dot(q, k, v, hidden)
+    add(E, "attn_mask_bool_with_key_padding",
+        ok({"output": out, "weights": w, "scale": scale}),
+        {"queries": q, "keys": k, "values": v, "attn_mask": attn_mask,
+         "key_padding_mask": key_padding})
+    add(E, "attn_mask_float_wrong_leading_axis",
+        problem("shape_mismatch", "/attn_mask", [2, 2, 3], [3, 2, 3]),
+        {"queries": q, "keys": k, "values": v,
+         "attn_mask": [[[0, None, 0], [0, 0, 0]]] + [[[0, 0, 0]] * 2] * 2})
 
 
 # ------------------------------------- diagnostics and gradients (8, 9)
@@ -1050,6 +1105,9 @@ def multihead_cases():
         {"queries": x, "num_hiddens": 4})
     add(E, "params_none_no_num_hiddens", problem("missing_field", "/num_hiddens"),
         {"queries": x, "num_heads": 2})
+    add(E, "num_hiddens_beyond_int64", problem("invalid_value", "/num_hiddens"),
+        {"queries": [[1, 0]], "num_heads": 1,
+         "num_hiddens": 99999999999999999999})
     add(E, "params_partial", problem("missing_field", "/W_v"),
         {k_: v_ for k_, v_ in base.items() if k_ != "W_v"})
     add(E, "params_partial_with_num_hiddens", problem("missing_field", "/W_o"),
@@ -1295,6 +1353,9 @@ def nw_cases():
         dict(golden, fit={"epochs": 0}))
     add(E, "fit_epochs_over_limit", problem("invalid_value", "/fit/epochs"),
         dict(golden, fit={"epochs": 100001}))
+    add(E, "fit_epochs_beyond_int64", problem("invalid_value", "/fit/epochs"),
+        {"x_train": [1, 2, 4], "y_train": [0, 3, 1], "x_query": [2.5],
+         "fit": {"epochs": 10 ** 20}})
     add(E, "fit_lr_negative", problem("invalid_value", "/fit/lr"),
         dict(golden, fit={"lr": -0.1}))
     add(E, "fit_data_unknown", problem("invalid_value", "/fit/data"),
@@ -1546,6 +1607,8 @@ def softmax_cases():
         dict(base, valid_lens=[3, 6]))
     add(E, "valid_lens_negative", problem("invalid_value", "/valid_lens/0"),
         dict(base, valid_lens=[-1, 2]))
+    add(E, "valid_lens_beyond_int64", problem("invalid_value", "/valid_lens/0"),
+        {"scores": [[[1, 2]]], "valid_lens": [123456789012345680000]})
     add(E, "valid_lens_per_query_out_of_range",
         problem("invalid_value", "/valid_lens/1/2"),
         dict(base, valid_lens=[[1, 2, 3], [4, 5, 6]]))
@@ -1794,6 +1857,7 @@ def nw_bandwidth_cases():
 if __name__ == "__main__":
     ref.self_check()
     dot_cases()
+    torch_mask_cases()
     dot_grad_cases()
     additive_cases()
     additive_grad_cases()
@@ -1803,5 +1867,5 @@ if __name__ == "__main__":
     softmax_cases()
     posenc_cases()
     nw_bandwidth_cases()
-    CASES.write(HERE)
+    CASES.write(sys.argv[1] if len(sys.argv) > 1 else HERE)
     print(CASES.count(), "cases")

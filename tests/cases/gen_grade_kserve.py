@@ -18,8 +18,10 @@ import json
 import math
 import os
 import random
+import sys
 import struct
 
+import catalogue
 import reference as ref
 from casefile import CaseSet, flat, ok, rand_tensor
 
@@ -37,6 +39,7 @@ ROUTES = {
 }
 CASES = CaseSet(ROUTES)
 add = CASES.add
+CATALOGUE = catalogue.read()
 
 
 def problem(code, pointer=None, expected=None, got=None, status=422):
@@ -323,6 +326,42 @@ def grade_cases():
         req({"output": TOY_OUT, "params": {"W_q": Wq, "w_v": [0, 0, 0, 0]}},
             endpoint="/attention/additive", request=areq))
 
+    # PyTorch's masks (True: hidden): a right answer, and the answer that
+    # ignores them, named by the catalogue
+    mreq = {"queries": [[[0, 0]] * 3],
+            "keys": [[[1, 0], [0, 1], [1, 1], [2, 0]]],
+            "values": [[[0], [4], [8], [12]]],
+            "attn_mask": [[False, True, True, True],
+                          [False, False, True, True],
+                          [True, False, False, False]],
+            "key_padding_mask": [[False, False, False, True]]}
+    # every score is 0: each query weighs its visible keys equally
+    mw, mout = [], []
+    for row in mreq["attn_mask"]:
+        seen = [not (m or p) for m, p in
+                zip(row, mreq["key_padding_mask"][0])]
+        mw.append([1 / sum(seen) if v else 0 for v in seen])
+        mout.append([sum(x * v[0] for x, v in
+                         zip(mw[-1], mreq["values"][0]))])
+    right = {"output": [mout], "weights": [mw]}
+    add(E, "dot_attn_mask_pass",
+        graded({"output": grade_field(right["output"], right["output"],
+                                      "/answer/output"),
+                "weights": grade_field(right["weights"], right["weights"],
+                                       "/answer/weights")}),
+        req(right, request=mreq))
+    seen_all = {"output": [[[6]] * 3], "weights": [[[0.25] * 4] * 3]}
+    ignored = CATALOGUE["dot.mask_ignored"][0]
+    add(E, "dot_attn_mask_ignored",
+        graded({"output": grade_field(right["output"], seen_all["output"],
+                                      "/answer/output"),
+                "weights": grade_field(right["weights"], seen_all["weights"],
+                                       "/answer/weights")},
+               misconception={"code": "dot.mask_ignored",
+                              "explanation": ignored,
+                              "fields": ["output", "weights"]}),
+        req(seen_all, request=mreq))
+
     # NW: the contract's worked example, scalars and the fit history
     nreq = {"x_train": [1, 2, 4], "y_train": [0, 3, 1], "x_query": [2.5],
             "w": 0.5, "y_query": [3],
@@ -589,7 +628,9 @@ ANSWERS = {
         ("diagnostics.scores." + s, 0) for s in ("min", "max", "mean", "std")
     ] + [("diagnostics.entropy", 2), ("diagnostics.max_weight", 2),
          ("diagnostics.argmax", 2, "INT64")] + [
-        ("grads." + t, 3) for t in ("queries", "keys", "values")],
+        ("grads." + t, 3) for t in ("queries", "keys", "values")] + [
+        ("trace." + t, 3) for t in ("QK", "scaled", "masked", "weights",
+                                    "weighted_values")],
 }
 
 
@@ -628,7 +669,10 @@ def v2_metadata_cases():
     nw_outs = [md("predictions", "FP64", 1), md("weights", "FP64", 2),
                md("w", "FP64", 0), md("loss", "FP64", 0),
                md("grad_w", "FP64", 0), md("history.epoch", "FP64", 1),
-               md("history.w", "FP64", 1), md("history.loss", "FP64", 1)]
+               md("history.w", "FP64", 1), md("history.loss", "FP64", 1)] + [
+        md("trace." + t, "FP64", 2)
+        for t in ("distances", "scores", "weights")] + [
+        md("trace.predictions", "FP64", 1)]
     add(E, "regression_nw",
         ok({"name": "regression_nw", "platform": "attnd",
             "inputs": [md(n, "FP64", 1) for n in
@@ -964,5 +1008,5 @@ if __name__ == "__main__":
     v2_additive_cases()
     v2_multihead_cases()
     v2_nw_cases()
-    CASES.write(HERE)
+    CASES.write(sys.argv[1] if len(sys.argv) > 1 else HERE)
     print(CASES.count(), "cases")

@@ -118,7 +118,7 @@ def main():
                           (tgt_mask, None, None, mkpm), None, 12)
     cs.add("transformer_decoder", "per_head_tgt_mask_memory_padding_trace",
            expected, body=body)
-    cs.write(HERE)
+    cs.write(sys.argv[1] if len(sys.argv) > 1 else HERE)
     print("%d cases" % cs.count())
 
 

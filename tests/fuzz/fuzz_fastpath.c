@@ -1,6 +1,6 @@
 /*
  * fuzz_fastpath.c — libFuzzer target: the numeric-array fast path
- * (api/core/fastpath.h) against jansson alone. Byte 0 picks one of the routes
+ * (api/text/fastpath.h) against jansson alone. Byte 0 picks one of the routes
  * that use the fast path (modulo their number); the rest is the body.
  * api_handle answers it twice, with the fast path off and on.
  *

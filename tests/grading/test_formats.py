@@ -15,11 +15,9 @@ add back exactly.
     usage: /usr/bin/python3 test_formats.py BASE_URL
 Prints TAP.
 """
-import glob
 import json
 import math
 import os
-import re
 import sys
 import urllib.error
 import urllib.request
@@ -27,6 +25,8 @@ import urllib.request
 import jsonschema
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "cases"))
+import catalogue  # noqa: E402  (tests/cases/catalogue.py)
 BASE = sys.argv[1].rstrip("/")
 N = 0
 FAILED = 0
@@ -294,26 +294,7 @@ def advice_in(text):
     return [a for a in ADVICE if a in text]
 
 
-# every catalogue entry: {"code", explanation, instructor text or NULL, fn}
-STRING = r'"(?:[^"\\]|\\.)*"'
-ENTRY = re.compile(r'\{"([a-z]+\.[a-z_0-9]+)",\s*((?:%s\s*)+),\s*'
-                   r'(NULL|(?:%s\s*)+),\s*[a-z_0-9]+\}' % (STRING, STRING))
-GRADING = os.path.join(os.path.dirname(os.path.dirname(HERE)), "api",
-                       "grading")
-# texts two catalogues share are macros of misconceptions.h
-with open(os.path.join(GRADING, "misconceptions.h"), encoding="utf-8") as f:
-    SHARED = {name: " ".join(re.findall(STRING, text)) for name, text in
-              re.findall(r'#define (API_[A-Z0-9_]+)((?:\s*\\?\s*%s)+)'
-                         % STRING, f.read())}
-entries = {}
-for path in sorted(glob.glob(os.path.join(GRADING, "misconceptions_*.c"))):
-    with open(path, encoding="utf-8") as f:
-        source = re.sub(r"\bAPI_[A-Z0-9_]+\b",
-                        lambda m: SHARED.get(m.group(0), m.group(0)), f.read())
-        for code, text, note in ENTRY.findall(source):
-            join = "".join(json.loads(x) for x in re.findall(STRING, text))
-            entries[code] = (join, None if note == "NULL" else "".join(
-                json.loads(x) for x in re.findall(STRING, note)))
+entries = catalogue.read()
 bad = ["%s: %s" % (c, advice_in(e)) for c, (e, _) in entries.items()
        if advice_in(e)]
 tap(len(entries) >= 32 and not bad and all(

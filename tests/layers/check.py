@@ -3,10 +3,13 @@
 
 server/ -> api/ -> lib/: a file may include its own layer's headers and
 those of the layers below it, never above (a layer is a top folder with
-its subfolders: api/text, api/core, ...). Within a layer, modules (a .c
+its subfolders: api/text, api/core, ...). api/'s folders are floors of
+their own, lowest first: text, core, routes, grading, fronts; a file sees
+its floor, the floors below and api/api.h. Within a layer, modules (a .c
 and its .h) must not include each other in a cycle. A module's edges are
-the project headers that its .c or .h includes with "..."; <cblas.h> may
-only appear in lib/.
+the project headers that its .c or .h includes with "...". System
+headers stay with the layer that owns the library: <cblas.h> in lib/,
+<microhttpd.h> in server/, and <jansson.h> never in lib/.
 
 usage: python3 tests/layers/check.py [ROOT]
 """
@@ -15,6 +18,10 @@ import re
 import sys
 
 LAYERS = ["lib", "api", "server"]  # lowest first
+FLOORS = ["text", "core", "routes", "grading", "fronts"]  # api/'s, lowest first
+# system header: the layers it may appear in
+SYSTEM = {"cblas.h": ["lib"], "microhttpd.h": ["server"],
+          "jansson.h": ["api", "server"]}
 INCLUDE = re.compile(r'^\s*#\s*include\s*([<"])([^>"]+)[>"]', re.M)
 
 
@@ -28,16 +35,22 @@ def files(root, layer):
                 yield os.path.relpath(os.path.join(top, name), root), name
 
 
+def floor(path):
+    """api/'s floor of path (its folder under api/), or None."""
+    parts = path.split(os.sep)
+    return parts[1] if parts[0] == "api" and len(parts) > 2 else None
+
+
 def headers(root):
-    """{name.h: layer} for every project header (names are unique: the
-    build finds each by its name alone)."""
+    """{name.h: (layer, floor)} for every project header (names are
+    unique: the build finds each by its name alone)."""
     found = {}
     for layer in LAYERS:
-        for _, name in files(root, layer):
+        for path, name in files(root, layer):
             if name.endswith(".h"):
                 if name in found:
                     sys.exit(f"two headers named {name}")
-                found[name] = layer
+                found[name] = (layer, floor(path))
     return found
 
 
@@ -57,16 +70,21 @@ def main():
         module = name[:-2]
         for kind, inc in INCLUDE.findall(text):
             if kind == "<":
-                if inc == "cblas.h" and layer != "lib":
-                    failures.append(f"{path} includes <cblas.h>: "
-                                    "BLAS is lib/'s alone")
+                if inc in SYSTEM and layer not in SYSTEM[inc]:
+                    failures.append(f"{path} includes <{inc}>: only "
+                                    f"{' and '.join(l + '/' for l in SYSTEM[inc])} may")
                 continue
-            target = where.get(inc)
-            if target is None:
+            if inc not in where:
                 continue  # a generated or test header
+            target, target_floor = where[inc]
             if LAYERS.index(target) > LAYERS.index(layer):
                 failures.append(f"{path} includes {target}/{inc}: "
                                 f"{layer}/ may not see {target}/")
+            elif (floor(path) and target_floor and
+                  FLOORS.index(target_floor) > FLOORS.index(floor(path))):
+                failures.append(f"{path} includes api/{target_floor}/{inc}: "
+                                f"api/{floor(path)}/ sees no floor "
+                                "above it")
             elif target == layer and inc[:-2] != module:
                 edges.setdefault((layer, module), set()).add(inc[:-2])
     # cycles between modules of one folder (depth-first search)
@@ -93,8 +111,12 @@ def main():
                [f for f in failures if "may not see" in f]),
               ("no include cycle between modules of a layer",
                [f for f in failures if f.startswith("include cycle")]),
-              ("<cblas.h> only in lib/",
-               [f for f in failures if "cblas" in f])]
+              ("api/'s floors point down (text -> core -> routes -> "
+               "grading -> fronts)",
+               [f for f in failures if "sees no floor" in f]),
+              ("system headers stay with their layer: <cblas.h> in lib/, "
+               "<microhttpd.h> in server/, <jansson.h> not in lib/",
+               [f for f in failures if "only" in f and "may" in f])]
     for title, bad in checks:
         n += 1
         print(("not ok" if bad else "ok") + f" {n} - {title}")

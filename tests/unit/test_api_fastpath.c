@@ -1,5 +1,5 @@
 /*
- * test_api_fastpath.c — the numeric-array fast path (api/core/fastpath.h)
+ * test_api_fastpath.c — the numeric-array fast path (api/text/fastpath.h)
  * against jansson alone: every request is answered by api_handle twice,
  * fast path off and on, and the answers must be identical (status,
  * content type, body bytes). Bodies: hand-written edge cases (number
