@@ -309,9 +309,9 @@ typedef enum {
 } attn_nw_fit_data;
 
 typedef struct {
-    size_t epoch; /* from 1 */
-    double w;     /* w before this epoch's step */
-    double loss;  /* loss at that w */
+    size_t epoch;  /* from 1 */
+    double w;      /* w before this epoch's step */
+    double loss;   /* loss at that w */
     double grad_w; /* ∂loss/∂w at that w (the step is −lr · grad_w) */
 } attn_nw_epoch;
 
@@ -426,15 +426,12 @@ attn_status attn_self_backward_workspace(size_t *bytes, size_t B, size_t N,
  *   grad_W_Q = xᵀ dQ (d_model, d_k) over all B·N rows (and K, V alike),
  *   grad_x = dQ W_Qᵀ + dK W_Kᵀ + dV W_Vᵀ (B, N, d_model).
  * Errors: as attn_self_forward and attn_dot_backward; ATTN_E_NOMEM. */
-attn_status attn_self_backward(double *grad_x, double *grad_W_Q,
-                               double *grad_W_K, double *grad_W_V,
-                               const double *grad_out, const double *weights,
-                               const double *x, const double *W_Q,
-                               const double *W_K, const double *W_V,
-                               const double *q, const double *k,
-                               const double *v, const attn_mask *mask,
-                               double scale, size_t B, size_t N, size_t d_model,
-                               size_t d_k, attn_fault *fault);
+attn_status attn_self_backward(
+    double *grad_x, double *grad_W_Q, double *grad_W_K, double *grad_W_V,
+    const double *grad_out, const double *weights, const double *x,
+    const double *W_Q, const double *W_K, const double *W_V, const double *q,
+    const double *k, const double *v, const attn_mask *mask, double scale,
+    size_t B, size_t N, size_t d_model, size_t d_k, attn_fault *fault);
 
 /* The textbook's NW dataset (d2l 11.2.1; seed §4): n_train uniforms,
  * x = 5u sorted ascending; then n_train normals z;
@@ -605,10 +602,10 @@ attn_status attn_nw_bandwidth(double *h, double *w, const double *x_train,
  *     (fault->index into valid_lens); ATTN_E_FULLY_MASKED under
  *     ATTN_FULLY_MASKED_ERROR (fault->index = b·Nq + i, fault->by_causal,
  *     fault->by_mask, fault->head for multi-head), all found before any
- *     work; ATTN_E_DEADLINE while looking for them (pattern masks); ATTN_E_NONFINITE when a gradient
- *     overflows: fault->index = flat offset of the first non-finite value
- *     in the gradients laid end to end in argument order (bias gradients
- *     that are not computed count for nothing). */
+ *     work; ATTN_E_DEADLINE while looking for them (pattern masks);
+ * ATTN_E_NONFINITE when a gradient overflows: fault->index = flat offset of the
+ * first non-finite value in the gradients laid end to end in argument order
+ * (bias gradients that are not computed count for nothing). */
 
 /* Masked softmax backward (d2l 11.3.1): for each row, over its visible
  * keys, grad_scores = weights ⊙ (grad_weights − Σ_j grad_weights ⊙

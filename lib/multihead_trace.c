@@ -13,7 +13,6 @@
 #include <cblas.h>
 #include <string.h>
 
-
 void attn_heads_split(double *heads, const double *x, size_t B, size_t N,
                       size_t h, size_t H) {
     size_t dh = h / H;

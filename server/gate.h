@@ -52,8 +52,8 @@ typedef struct {
     const char *const *forwarded_for; /* X-Forwarded-For values, in order */
     size_t n_forwarded_for;
     const char *authorization; /* Authorization header, or NULL */
-    unsigned in_flight; /* server-wide requests whose head is complete,
-                           this one included */
+    unsigned in_flight;        /* server-wide requests whose head is complete,
+                                  this one included */
     double now_s;              /* monotonic clock, seconds */
 } srv_gate_request;
 

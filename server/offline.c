@@ -908,7 +908,8 @@ static int build_batch(offline_body *body, const char *content_type,
  * the endpoint refuses would otherwise fail every submission alike, each
  * a 0 the student reads. Only "nothing to grade" (422 at /answer) may come
  * back, or, when question.json leaves the endpoint to each submission,
- * its absence (422 at /endpoint). Returns 0, or -1 after printing the problem and the file it is in. */
+ * its absence (422 at /endpoint). Returns 0, or -1 after printing the problem
+ * and the file it is in. */
 static int try_question(const char *who, const char *dir,
                         const api_limits *limits,
                         const offline_body *settings) {

@@ -43,7 +43,7 @@ typedef struct api_call {
      * api_call_inputs_read */
     int body_held;
     struct api_call *outer; /* the call that ran this one (api_invoke_result) */
-    size_t item_problems; /* a batch's submissions answered with a problem */
+    size_t item_problems;   /* a batch's submissions answered with a problem */
 } api_call;
 
 /* 0: call->result or call->out holds the answer (status call->status);

@@ -45,8 +45,8 @@ typedef struct {
     "ulp (docs/grading.md, Comparisons); `rtol` and `atol` alone mean relabs"
 #define GRADE_DIGITS                                                           \
     "is not a field: /grade takes `compare`, {\"mode\": \"sigfig\", "          \
-    "\"digits\": 3} for significant digits or {\"mode\": \"decdig\", "        \
-    "\"digits\": 3} for digits after the point (docs/grading.md, "            \
+    "\"digits\": 3} for significant digits or {\"mode\": \"decdig\", "         \
+    "\"digits\": 3} for digits after the point (docs/grading.md, "             \
     "Comparisons)"
 
 static const foreign_name table[] = {

@@ -13,7 +13,6 @@
 #include "result.h"
 #include "stream.h"
 
-
 const api_route *api_route_of_model(const char *name, size_t len) {
     for (size_t i = 0; i < api_routes_count; i++) {
         const char *m = api_routes[i]->model;

@@ -1049,8 +1049,8 @@ typedef struct {
     char name[64];
     const api_result_item *item;
     size_t column; /* RECORDS: which column */
-    int int64;    /* INT64 by default (the model metadata's datatype) */
-    int integral; /* holds integers: may be asked for as INT64 or INT32 */
+    int int64;     /* INT64 by default (the model metadata's datatype) */
+    int integral;  /* holds integers: may be asked for as INT64 or INT32 */
 } kserve_output;
 
 #define MAX_OUTPUTS 48
@@ -1076,9 +1076,10 @@ static void add_output(kserve_outputs *outs, const api_answer_table *table,
     const api_answer_field *f =
         api_answers_field(table, o->name, strlen(o->name));
     o->int64 = f && f->int64;
-    o->integral = o->int64 || (it->kind == API_ITEM_RECORDS &&
-                               it->columns[column].integer) ||
-                  it->kind == API_ITEM_INTEGER;
+    o->integral =
+        o->int64 ||
+        (it->kind == API_ITEM_RECORDS && it->columns[column].integer) ||
+        it->kind == API_ITEM_INTEGER;
 }
 
 /* The outputs of r, in its order; diagnostics.warnings (a list of
@@ -1119,7 +1120,8 @@ static void put_output(api_buf *out, const api_result *r,
     else
         api_buf_putc(out, '1');
     if (f->binary) {
-        size_t size = api_result_item_count(it) * api_datatype_size(f->datatype);
+        size_t size =
+            api_result_item_count(it) * api_datatype_size(f->datatype);
         api_buf_puts(out, "],\"parameters\":{\"binary_data_size\":");
         api_buf_uint(out, size);
         api_buf_puts(out, "}}");
@@ -1145,8 +1147,7 @@ static void put_output(api_buf *out, const api_result *r,
             if (integer)
                 api_buf_uint(out, (uint64_t)x);
             else
-                api_buf_number(out, fp32 ? (double)(float)x : x,
-                               fmt.precision);
+                api_buf_number(out, fp32 ? (double)(float)x : x, fmt.precision);
         }
         api_buf_putc(out, ']');
         break;
@@ -1243,19 +1244,18 @@ static int write_response(api_call *call, const kserve_infer *k,
     api_buf_puts(out, "]}");
     if (!any_binary)
         return 0;
-    int rc = out->failed
-                 ? api_fail(&call->problem, API_E_INTERNAL, NULL, "out of memory")
-                 : 0;
+    int rc = out->failed ? api_fail(&call->problem, API_E_INTERNAL, NULL,
+                                    "out of memory")
+                         : 0;
     call->inference_header_length = out->len;
     call->content_type = API_CT_OCTET_STREAM;
     api_stream_allow(out, arena, call->req); /* for the bytes */
     for (size_t i = 0; i < n && rc == 0; i++) {
         size_t size;
         if (forms[i].binary)
-            rc = kserve_output_write_bytes(&call->out, &forms[i],
-                                           outs.o[pick[i]].item,
-                                           outs.o[pick[i]].column, &size,
-                                           &call->problem);
+            rc = kserve_output_write_bytes(
+                &call->out, &forms[i], outs.o[pick[i]].item,
+                outs.o[pick[i]].column, &size, &call->problem);
     }
     return rc;
 }
@@ -1274,8 +1274,7 @@ static int handle_v2_infer(api_call *call) {
      * input's name is known and given once, so they fit k.bin) */
     size_t n_inputs = json_array_size(json_object_get(k.request, "inputs"));
     if (check_model_name(&k) || check_unknown(&k) || check_missing(&k) ||
-        check_types(&k) ||
-        check_values(&k) ||
+        check_types(&k) || check_values(&k) ||
         kserve_binary_inputs(k.request, call->binary, call->binary_len,
                              call->limits->max_elements, k.bin,
                              n_inputs < INPUTS_MAX ? n_inputs : INPUTS_MAX,

@@ -90,7 +90,8 @@ int api_svg_palette_of(const char *query, api_palette *out, api_problem *p);
 int api_svg_respond(api_call *call, const char *title, const double *weights,
                     size_t B, size_t H, size_t Nq, size_t Nk);
 
-/* The front (front.h): a result's heatmap as image/svg+xml when Accept asks for it. */
+/* The front (front.h): a result's heatmap as image/svg+xml when Accept asks for
+ * it. */
 extern const api_front api_front_svg;
 
 #endif /* API_SVG_H */

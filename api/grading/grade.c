@@ -1718,8 +1718,8 @@ static int reference_fields(grader *g,
  * a group that holds it) and the answer graded nothing under it (graded:
  * the names graded). */
 static int missing_if_listed(grader *g, const char *name, void *graded) {
-    if (listed_at(g, name, strlen(name)) < 0 ||
-        json_object_get(graded, name) || !gradable_name(g, name, strlen(name)))
+    if (listed_at(g, name, strlen(name)) < 0 || json_object_get(graded, name) ||
+        !gradable_name(g, name, strlen(name)))
         return 0;
     if (!new_field(g, name, API_GRADE_MISSING))
         return -1;
@@ -1737,8 +1737,7 @@ static int add_missing(grader *g) {
     json_t *graded = json_object();
     int rc = graded ? 0 : -1;
     for (size_t k = 0; rc == 0 && k < g->grade->n_fields; k++)
-        rc = json_object_set_new(graded, g->grade->fields[k].name,
-                                 json_true());
+        rc = json_object_set_new(graded, g->grade->fields[k].name, json_true());
     if (rc == 0)
         rc = reference_fields(g, missing_if_listed, graded);
     json_decref(graded);
@@ -1786,10 +1785,9 @@ static int order_as_listed(grader *g) {
     for (size_t i = 0; i < n; i++) {
         const char *name = g->grade->fields[i].name;
         const json_t *place = json_object_get(places, name);
-        order[i] = (field_order){listed_rank(g, name),
-                                 place ? (size_t)json_integer_value(place)
-                                       : SIZE_MAX,
-                                 i};
+        order[i] = (field_order){
+            listed_rank(g, name),
+            place ? (size_t)json_integer_value(place) : SIZE_MAX, i};
     }
     qsort(order, n, sizeof *order, by_rank);
     for (size_t i = 0; i < n; i++)

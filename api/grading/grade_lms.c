@@ -284,16 +284,6 @@ static void put_bytes(api_buf *out, const api_buf *b) {
     api_buf_append(out, b->data ? b->data : "", b->len);
 }
 
-static void put_shape(api_buf *out, const long long *dims, size_t rank) {
-    api_buf_putc(out, '[');
-    for (size_t i = 0; i < rank; i++) {
-        if (i)
-            api_buf_putc(out, ',');
-        api_buf_int(out, dims[i]);
-    }
-    api_buf_putc(out, ']');
-}
-
 static void put_misconception(api_buf *out, const api_grade *g) {
     const api_misconception *m = g->misconception;
     api_buf_puts(out, "; misconception ");
@@ -312,9 +302,9 @@ void api_grade_field_summary(api_buf *out, const api_grade *g,
         for (size_t i = 0; i < f->expected_rank; i++)
             want[i] = (long long)f->expected_shape[i];
         api_buf_puts(out, "fail: shape ");
-        put_shape(out, f->got_shape, f->got_rank);
+        api_buf_ints(out, f->got_shape, f->got_rank);
         api_buf_puts(out, " where ");
-        put_shape(out, want, f->expected_rank);
+        api_buf_ints(out, want, f->expected_rank);
         api_buf_puts(out, " is expected");
         if (f->ragged_pointer) {
             api_buf_puts(out, " (rows differ at ");

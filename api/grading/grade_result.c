@@ -166,16 +166,6 @@ static void put_shape(api_buf *out, const size_t *shape, size_t rank) {
     api_buf_putc(out, ']');
 }
 
-static void put_got_shape(api_buf *out, const long long *shape, size_t rank) {
-    api_buf_putc(out, '[');
-    for (size_t i = 0; i < rank; i++) {
-        if (i)
-            api_buf_putc(out, ',');
-        api_buf_int(out, shape[i]);
-    }
-    api_buf_putc(out, ']');
-}
-
 static void put_text(api_buf *out, const api_buf *text) {
     if (text->failed)
         out->failed = 1;
@@ -213,7 +203,7 @@ static void put_field(api_buf *out, const api_grade_field *f,
         api_buf_puts(out, ",\"error\":\"shape\",\"expected\":");
         put_shape(out, f->expected_shape, f->expected_rank);
         api_buf_puts(out, ",\"got\":");
-        put_got_shape(out, f->got_shape, f->got_rank);
+        api_buf_ints(out, f->got_shape, f->got_rank);
         if (f->ragged_pointer) {
             api_buf_puts(out, ",\"pointer\":");
             api_buf_json_string(out, f->ragged_pointer,

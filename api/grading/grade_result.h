@@ -122,12 +122,12 @@ api_grade_field *api_grade_add_field(api_grade *g, const char *name, size_t n,
  * They add back exactly to what was given: with total_points, possible is
  * total_points and earned total_points · (Σ score) / n (exactly
  * total_points when every field scores 1); otherwise possible is
- * rubric_points when set, else the sum of the fields' points, and earned the sum of points · score, each sum
- * taken in decimal as the points were written (0.1 + 0.2 is 0.3), and
- * exactly possible when every field scores 1. earned is kept in [0,
- * possible] and score = earned / possible in [0, 1] (0 when possible is
- * 0, which the request checks rule out); all are finite when the points
- * are. The fields' points are set by the caller first. */
+ * rubric_points when set, else the sum of the fields' points, and earned the
+ * sum of points · score, each sum taken in decimal as the points were written
+ * (0.1 + 0.2 is 0.3), and exactly possible when every field scores 1. earned is
+ * kept in [0, possible] and score = earned / possible in [0, 1] (0 when
+ * possible is 0, which the request checks rule out); all are finite when the
+ * points are. The fields' points are set by the caller first. */
 void api_grade_score(api_grade *g);
 
 /* A sum of points taken as the decimals they print as (shortest round

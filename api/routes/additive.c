@@ -164,11 +164,12 @@ static void cost_additive(const api_call *call, const void *shapes,
         api_work_add(api_work_mul(a->Nq, a->dq), api_work_mul(a->Nk, a->dk)));
     size_t bqk[3] = {a->B, a->Nq, a->Nk};
     work = api_work_add(
-        work, api_work_mul(api_work_prod(bqk, 3),
-                           api_work_add(api_work_mul(s->h, API_WORK_TANH),
-                                        a->dv)));
+        work,
+        api_work_mul(api_work_prod(bqk, 3),
+                     api_work_add(api_work_mul(s->h, API_WORK_TANH), a->dv)));
     size_t rows[3] = {a->B, a->Nq + a->Nk, s->h};
-    work = api_work_add(work, api_work_mul(api_work_prod(rows, 3), API_WORK_EXP));
+    work =
+        api_work_add(work, api_work_mul(api_work_prod(rows, 3), API_WORK_EXP));
     api_trace trace;
     api_trace_init(&trace, API_TRACE_ADDITIVE, call->body, s->h);
     api_arena arena = {0};

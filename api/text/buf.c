@@ -61,6 +61,16 @@ void api_buf_int(api_buf *b, long long v) {
     api_buf_append(b, tmp, (size_t)n);
 }
 
+void api_buf_ints(api_buf *b, const long long *v, size_t n) {
+    api_buf_putc(b, '[');
+    for (size_t i = 0; i < n; i++) {
+        if (i)
+            api_buf_putc(b, ',');
+        api_buf_int(b, v[i]);
+    }
+    api_buf_putc(b, ']');
+}
+
 void api_buf_uint(api_buf *b, uint64_t v) {
     char tmp[32];
     int n = snprintf(tmp, sizeof tmp, "%llu", (unsigned long long)v);

@@ -52,6 +52,9 @@ void api_buf_putc(api_buf *b, char c);
 
 /* Append a signed / unsigned 64-bit integer in decimal. */
 void api_buf_int(api_buf *b, long long v);
+
+/* Append the n integers v as a JSON array, "[2,1,4]" (a shape). */
+void api_buf_ints(api_buf *b, const long long *v, size_t n);
 void api_buf_uint(api_buf *b, uint64_t v);
 
 /* Append a finite double as the wire contract prints numbers (numfmt.h):

@@ -951,8 +951,7 @@ double api_fastpath_at(const api_fastpath_array *fa, size_t i) {
 
 void api_fastpath_read(double *dst, const api_fastpath_array *fa) {
     if (fa->bytes)
-        api_bytes_read(dst, fa->bytes, fa->count,
-                       (api_datatype)fa->bytes_type);
+        api_bytes_read(dst, fa->bytes, fa->count, (api_datatype)fa->bytes_type);
     else
         memcpy(dst, fa->data, fa->count * sizeof *dst);
 }

@@ -376,16 +376,6 @@ const char *api_json_kind(const json_t *v) {
     return "a value";
 }
 
-static void write_shape(api_buf *out, const long long *dims, size_t rank) {
-    api_buf_putc(out, '[');
-    for (size_t i = 0; i < rank; i++) {
-        if (i)
-            api_buf_putc(out, ',');
-        api_buf_int(out, dims[i]);
-    }
-    api_buf_putc(out, ']');
-}
-
 void api_problem_write(api_buf *out, const api_problem *p) {
     int status = api_error_status(p->code);
     api_buf_puts(out, "{\"type\":\"about:blank\",\"title\":");
@@ -402,11 +392,11 @@ void api_problem_write(api_buf *out, const api_problem *p) {
     }
     if (p->has_expected) {
         api_buf_puts(out, ",\"expected\":");
-        write_shape(out, p->expected, p->expected_rank);
+        api_buf_ints(out, p->expected, p->expected_rank);
     }
     if (p->has_got) {
         api_buf_puts(out, ",\"got\":");
-        write_shape(out, p->got, p->got_rank);
+        api_buf_ints(out, p->got, p->got_rank);
     }
     api_buf_puts(out, ",\"detail\":");
     api_buf_json_string(out, p->detail, strlen(p->detail));

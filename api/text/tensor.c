@@ -613,8 +613,8 @@ static int printable(const api_tensor_entries *e) {
 static int put_entries(api_buf *out, const double *x, size_t count,
                        const size_t *shape, size_t depth,
                        const api_tensor_format *fmt, int nan_as_null) {
-    api_tensor_entries e = {x,           count,       depth, {0},
-                            fmt->precision, nan_as_null, fmt->fp32, 0};
+    api_tensor_entries e = {x,           count,     depth, {0}, fmt->precision,
+                            nan_as_null, fmt->fp32, 0};
     size_t block = 1;
     for (size_t k = depth + 1; k-- > 1;) {
         block *= shape[k];

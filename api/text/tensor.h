@@ -110,8 +110,8 @@ void api_tensor_entry_pointer(api_pointer *ptr, const char *base,
 typedef struct {
     int flat;      /* 1: {"shape": [...], "data": [...]}; 0: nested arrays */
     int precision; /* 0: shortest round trip; 1 … 17 significant digits */
-    int fp32; /* 1: each entry rounded to float32 first (a v2 output asked
-                 for as FP32: the text reads back as that float) */
+    int fp32;      /* 1: each entry rounded to float32 first (a v2 output asked
+                      for as FP32: the text reads back as that float) */
 } api_tensor_format;
 
 /* Read the request's "tensor_format" ("nested" default, or "flat") and

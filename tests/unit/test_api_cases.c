@@ -32,7 +32,6 @@ typedef struct {
     char path[256];
 } api_case;
 
-
 static json_t *load_json(const char *dir, const char *file) {
     char path[1100];
     snprintf(path, sizeof path, "%s/%s", dir, file);

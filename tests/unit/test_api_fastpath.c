@@ -327,9 +327,9 @@ static void test_many_arrays_left_to_jansson(void **state) {
         body[len++] = '}';
         json_error_t error;
         api_fastpath fp;
-        json_t *root = api_fastpath_load(&fp, fast_fields(route), body, len,
-                                         JSON_DECODE_ANY | JSON_ALLOW_NUL,
-                                         NULL, &error);
+        json_t *root =
+            api_fastpath_load(&fp, fast_fields(route), body, len,
+                              JSON_DECODE_ANY | JSON_ALLOW_NUL, NULL, &error);
         assert_non_null(root);
         json_t *last = json_object_get(
             json_array_get(json_object_get(root, "inputs"), n - 1), "data");

@@ -1,7 +1,7 @@
 /*
  * test_api_lab.c — GET / (the lab page): one self-contained HTML document
- * built from api/fronts/lab/index.html with lab.css and lab.js inlined in place of
- * their <link> and <script src> (compared byte for byte with the source
+ * built from api/fronts/lab/index.html with lab.css and lab.js inlined in place
+ * of their <link> and <script src> (compared byte for byte with the source
  * files, read from disk here), nothing loaded from another origin, and the
  * route's methods.
  */

@@ -53,8 +53,7 @@ static void test_file(void **state) {
     assert_int_equal(srv_auth_check(auth, "Bearer beta"), SRV_AUTH_OK);
     assert_int_equal(srv_auth_check(auth, "Bearer gamma"), SRV_AUTH_OK);
     /* a comment is not a token */
-    assert_int_equal(srv_auth_check(auth, "Bearer #"),
-                     SRV_AUTH_INVALID_TOKEN);
+    assert_int_equal(srv_auth_check(auth, "Bearer #"), SRV_AUTH_INVALID_TOKEN);
     srv_auth_free(auth);
 }
 

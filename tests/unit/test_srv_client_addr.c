@@ -31,7 +31,7 @@ static void test_parse(void **state) {
     (void)state;
     srv_addr a = addr("192.0.2.7");
     assert_true(srv_addr_is_v4(&a));
-    static const uint8_t mapped[16] = {0, 0, 0, 0, 0,    0,    0,   0,
+    static const uint8_t mapped[16] = {0, 0, 0,    0,    0,   0, 0, 0,
                                        0, 0, 0xff, 0xff, 192, 0, 2, 7};
     assert_memory_equal(a.b, mapped, 16);
     assert_addr(&a, "192.0.2.7");
@@ -80,20 +80,19 @@ static void test_from_sockaddr(void **state) {
 static void test_netlist(void **state) {
     (void)state;
     srv_netlist list;
-    assert_int_equal(
-        srv_netlist_parse(&list, "10.0.0.0/8, 192.0.2.1,fd00::/8 ,"
-                                 "198.51.100.77/25"),
-        0);
+    assert_int_equal(srv_netlist_parse(&list, "10.0.0.0/8, 192.0.2.1,fd00::/8 ,"
+                                              "198.51.100.77/25"),
+                     0);
     assert_int_equal(list.n, 4);
     struct {
         const char *a;
         int in;
     } cases[] = {
-        {"10.0.0.0", 1},         {"10.255.255.255", 1}, {"11.0.0.0", 0},
-        {"9.255.255.255", 0},    {"192.0.2.1", 1},      {"192.0.2.2", 0},
-        {"fd00::1", 1},          {"fdff:ffff::", 1},    {"fe00::1", 0},
-        {"198.51.100.0", 1},     {"198.51.100.127", 1}, {"198.51.100.128", 0},
-        {"::ffff:10.9.8.7", 1},  {"2001:db8::1", 0},
+        {"10.0.0.0", 1},        {"10.255.255.255", 1}, {"11.0.0.0", 0},
+        {"9.255.255.255", 0},   {"192.0.2.1", 1},      {"192.0.2.2", 0},
+        {"fd00::1", 1},         {"fdff:ffff::", 1},    {"fe00::1", 0},
+        {"198.51.100.0", 1},    {"198.51.100.127", 1}, {"198.51.100.128", 0},
+        {"::ffff:10.9.8.7", 1}, {"2001:db8::1", 0},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         srv_addr a = addr(cases[i].a);
@@ -113,10 +112,16 @@ static void test_netlist(void **state) {
     assert_int_equal(list.n, 0);
     assert_false(srv_netlist_contains(&list, &v4));
 
-    static const char *bad[] = {",",         "10.0.0.0/33", "::/129",
-                                "10.0.0.0/", "10.0.0.0/x",  "a.b.c.d",
-                                "1.2.3.4,,5.6.7.8", "1.2.3.4,",
-                                "10.0.0.0/8/8", "10.0.0.0/0008"};
+    static const char *bad[] = {",",
+                                "10.0.0.0/33",
+                                "::/129",
+                                "10.0.0.0/",
+                                "10.0.0.0/x",
+                                "a.b.c.d",
+                                "1.2.3.4,,5.6.7.8",
+                                "1.2.3.4,",
+                                "10.0.0.0/8/8",
+                                "10.0.0.0/0008"};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
         if (srv_netlist_parse(&list, bad[i]) != -1)
             fail_msg("'%s' was accepted", bad[i]);

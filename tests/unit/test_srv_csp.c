@@ -17,11 +17,11 @@
 #include "csp.h"
 
 /* base64(sha256(s)) from hashlib, for the strings named */
-#define H_ALERT "bhHHL3z2vDgxUt0W3dWQOrprscmda2Y5pLsLg4GF+pI="   /* alert(1) */
-#define H_A_LF_B "fhj3NzEbLcOy8mndeDlrA1HxT7Zu+oefdoyyMYGIPHg="  /* a\nb */
-#define H_STYLE "6BtAJHRccEFconKgYZxx3ALoONCc3uWtAQ7oTAu9LLs="   /* below */
-#define H_EMPTY "47DEQpj8HBSa+/TImW+5JCeuQeRkm5NMpJWZG3hSuFU="   /* "" */
-#define H_XYZ "bUIexLYjrzvdR60dYaYp6rjBH3vxmh5ZV2tfLu3nvvw="     /* x\ny\nz */
+#define H_ALERT "bhHHL3z2vDgxUt0W3dWQOrprscmda2Y5pLsLg4GF+pI="  /* alert(1) */
+#define H_A_LF_B "fhj3NzEbLcOy8mndeDlrA1HxT7Zu+oefdoyyMYGIPHg=" /* a\nb */
+#define H_STYLE "6BtAJHRccEFconKgYZxx3ALoONCc3uWtAQ7oTAu9LLs="  /* below */
+#define H_EMPTY "47DEQpj8HBSa+/TImW+5JCeuQeRkm5NMpJWZG3hSuFU="  /* "" */
+#define H_XYZ "bUIexLYjrzvdR60dYaYp6rjBH3vxmh5ZV2tfLu3nvvw="    /* x\ny\nz */
 
 static const char *TAIL =
     "; style-src-attr 'unsafe-inline'; img-src 'self' data: blob:; "

@@ -74,17 +74,21 @@ static void test_open_routes(void **state) {
     srv_gate *g = srv_gate_new(&cfg);
     assert_non_null(g);
     assert_true(srv_gate_active(g));
-    static const char *open[] = {"/",        "/healthz",      "/v2/health/live",
-                                 "/version", "/openapi.json", "/v2/health/ready"};
+    static const char *open[] = {
+        "/",        "/healthz",      "/v2/health/live",
+        "/version", "/openapi.json", "/v2/health/ready"};
     for (size_t i = 0; i < sizeof open / sizeof open[0]; i++) {
         assert_true(srv_gate_route_open(g, open[i]));
         assert_int_equal(ask(g, open[i], "192.0.2.1", NULL, 1, 0, NULL),
                          SRV_GATE_PASS);
     }
-    static const char *closed[] = {"/attention/dot", "/regression/nw/dataset",
-                                   "/metrics",       "/v2",
+    static const char *closed[] = {"/attention/dot",
+                                   "/regression/nw/dataset",
+                                   "/metrics",
+                                   "/v2",
                                    "/v2/models/attention_dot/infer",
-                                   "/healthz/x",     "/v2/healthz"};
+                                   "/healthz/x",
+                                   "/v2/healthz"};
     for (size_t i = 0; i < sizeof closed / sizeof closed[0]; i++) {
         assert_false(srv_gate_route_open(g, closed[i]));
         assert_int_equal(ask(g, closed[i], "192.0.2.1", NULL, 1, 0, NULL),
@@ -278,10 +282,10 @@ static void test_bodies(void **state) {
         json_t *body = respond(g, cases[i].v, "/attention/dot", 2, &res);
         assert_int_equal(res.status, cases[i].status);
         assert_string_equal(res.content_type, "application/problem+json");
-        assert_string_equal(
-            json_string_value(json_object_get(body, "code")), cases[i].code);
-        assert_string_equal(
-            json_string_value(json_object_get(body, "title")), cases[i].title);
+        assert_string_equal(json_string_value(json_object_get(body, "code")),
+                            cases[i].code);
+        assert_string_equal(json_string_value(json_object_get(body, "title")),
+                            cases[i].title);
         assert_int_equal(json_integer_value(json_object_get(body, "status")),
                          cases[i].status);
         assert_string_equal(json_string_value(json_object_get(body, "type")),

@@ -84,7 +84,8 @@ static void test_multihead_concat_is_the_forwards(void **state) {
         Wo[i * h + i] = 1.0;
     const attn_multihead_params params = {Wq, Wk, Wv, Wo, bq, bk, bv, NULL};
     const int64_t lens[] = {2, 5};
-    attn_mask mask = {.valid_lens = lens, .causal = ATTN_CAUSAL_NONE,
+    attn_mask mask = {.valid_lens = lens,
+                      .causal = ATTN_CAUSAL_NONE,
                       .fully_masked = ATTN_FULLY_MASKED_ZERO};
     double out[2 * 3 * 8], w[2 * 2 * 3 * 5], s[2 * 2 * 3 * 5];
     assert_int_equal(attn_multihead_forward(out, w, s, q, k, v, &params, &mask,
