@@ -22,10 +22,9 @@
  * Each entry is compared under the field's comparison (compare.h: the
  * request's "compare", per field or for all; "rtol"/"atol" alone mean
  * relabs; by default relabs_or_rounded, which takes an answer rounded as
- * students write numbers); an expected null (a masked score, statistics
- * of no score) matches only null; a non-number where a number belongs
- * (JSON has no NaN, so null
- * stands for one) is a mismatch. Per field:
+ * students write numbers); an api_grade_expected null (a masked score,
+ * statistics of no score) matches only null; a non-number where a number
+ * belongs (JSON has no NaN, so null stands for one) is a mismatch. Per field:
  *   {"pass", "score", "max_abs_err", "max_rel_err" (over entries whose expected
  *    value is not 0), "mismatches", "first_mismatch": {"pointer" (into
  *    this request, /answer/...), "expected", "got"} or null}
@@ -85,6 +84,7 @@
 #include "fields.h"
 #include "foreign_names.h"
 #include "grade.h"
+#include "grade_entries.h"
 #include "grade_lms.h"
 #include "invoke.h"
 #include "misconceptions.h"
@@ -572,387 +572,7 @@ static int walk(grader *g, enum phase ph, const json_t *obj, char *name,
     return 0;
 }
 
-/* ------------------------------------------------------- tensor views */
-
-/* A field's value seen as a tensor: shape and entries in row-major order
- * (nested arrays, a {"shape", "data"} object, or one value of rank 0). */
-typedef struct {
-    size_t rank;
-    size_t shape[API_SHAPE_MAX];
-    int flat;              /* 1: entries are the flat "data" array's */
-    size_t count;          /* entries */
-    const json_t **leaves; /* malloc'd, count entries; or NULL when */
-    const double *numbers; /* the fast path read them (fastpath.h) */
-    int ragged;            /* 1: not rectangular; ragged_at says where */
-    api_pointer ragged_at;
-    size_t ragged_level; /* the dimension whose rows differ */
-} view;
-
-/* Rows at every level have the first sibling's length, and entries at
- * the last level are not arrays. */
-static int rectangular(view *w, const json_t *a, size_t level,
-                       api_pointer *ptr) {
-    if (json_array_size(a) != w->shape[level]) {
-        w->ragged_at = *ptr;
-        w->ragged_level = level;
-        return 0;
-    }
-    for (size_t i = 0; i < json_array_size(a); i++) {
-        const json_t *e = json_array_get(a, i);
-        int inner = level + 1 < w->rank;
-        if (inner != json_is_array(e)) {
-            api_pointer_push_index(ptr, i);
-            w->ragged_at = *ptr;
-            w->ragged_level = inner ? level + 1 : level;
-            return 0;
-        }
-        if (!inner)
-            continue;
-        size_t mark = api_pointer_push_index(ptr, i);
-        int ok = rectangular(w, e, level + 1, ptr);
-        api_pointer_pop(ptr, mark);
-        if (!ok)
-            return 0;
-    }
-    return 1;
-}
-
-static const json_t **collect(const json_t *a, size_t level, size_t rank,
-                              const json_t **dst) {
-    for (size_t i = 0; i < json_array_size(a); i++) {
-        const json_t *e = json_array_get(a, i);
-        if (level + 1 < rank)
-            dst = collect(e, level + 1, rank, dst);
-        else
-            *dst++ = e;
-    }
-    return dst;
-}
-
-/* Fill w from v (already type-checked: a {"shape", "data"} object has
- * integral dimensions ≥ 0 and len(data) = prod(shape)). Returns 0, or -1
- * when memory runs out. */
-static int view_of(view *w, const json_t *v, const char *pointer) {
-    memset(w, 0, sizeof *w);
-    const api_fastpath_array *fa = api_fastpath_find(v);
-    if (fa) { /* rectangular numbers, read without jansson */
-        w->rank = fa->rank;
-        memcpy(w->shape, fa->shape, sizeof fa->shape);
-        w->count = fa->count;
-        w->numbers = fa->data;
-        return 0;
-    }
-    if (json_is_object(v)) {
-        const json_t *shape = json_object_get(v, "shape");
-        const json_t *data = json_object_get(v, "data");
-        w->flat = 1;
-        w->rank = json_array_size(shape);
-        if (w->rank > API_SHAPE_MAX)
-            w->rank = API_SHAPE_MAX; /* unequal to any reference anyway */
-        for (size_t i = 0; i < w->rank; i++)
-            w->shape[i] = (size_t)json_number_value(json_array_get(shape, i));
-        w->count = json_array_size(data);
-        w->leaves = malloc((w->count ? w->count : 1) * sizeof *w->leaves);
-        if (!w->leaves)
-            return -1;
-        for (size_t i = 0; i < w->count; i++)
-            w->leaves[i] = json_array_get(data, i);
-        return 0;
-    }
-    const json_t *x = v;
-    while (json_is_array(x) && w->rank < API_SHAPE_MAX) {
-        w->shape[w->rank++] = json_array_size(x);
-        x = json_array_get(x, 0);
-    }
-    if (json_is_array(x)) { /* deeper than any reference: first dims only */
-        w->ragged = 0;
-        w->count = 0;
-        return 0;
-    }
-    w->count = 1;
-    for (size_t i = 0; i < w->rank; i++)
-        w->count *= w->shape[i];
-    if (w->rank > 0) {
-        api_pointer ptr;
-        api_pointer_init(&ptr, pointer);
-        if (!rectangular(w, v, 0, &ptr)) {
-            w->ragged = 1;
-            w->count = 0;
-            return 0;
-        }
-    }
-    w->leaves = malloc((w->count ? w->count : 1) * sizeof *w->leaves);
-    if (!w->leaves)
-        return -1;
-    if (w->rank == 0)
-        w->leaves[0] = v;
-    else
-        collect(v, 0, w->rank, w->leaves);
-    return 0;
-}
-
-/* The reference's value: one item of the endpoint's typed result
- * (result.h), its doubles compared as the endpoint's answer states them. */
-typedef struct {
-    const api_result *result;
-    const api_result_item *item;
-    size_t rank;
-    size_t shape[API_SHAPE_MAX];
-    size_t count;
-} ref_view;
-
-static void ref_view_of(ref_view *w, const api_result *r,
-                        const api_result_item *it) {
-    memset(w, 0, sizeof *w);
-    w->result = r;
-    w->item = it;
-    if (it->kind == API_ITEM_TENSOR) {
-        w->rank = it->rank;
-        memcpy(w->shape, it->shape, sizeof w->shape);
-    } else if (it->kind == API_ITEM_RECORDS) {
-        w->rank = 1;
-        w->shape[0] = it->n_rows;
-    }
-    w->count = api_result_item_count(it);
-}
-
-static int same_shape(const ref_view *a, const view *b) {
-    if (a->rank != b->rank)
-        return 0;
-    for (size_t i = 0; i < a->rank; i++)
-        if (a->shape[i] != b->shape[i])
-            return 0;
-    return 1;
-}
-
 /* ----------------------------------------------------------- grading */
-
-/* One entry of the answer: a JSON value (NULL: absent), or a number the
- * fast path read. */
-typedef struct {
-    const json_t *json;
-    double x;
-    int fast;
-} got_entry;
-
-static got_entry got_json(const json_t *v) {
-    return (got_entry){v, 0, 0};
-}
-
-static got_entry got_at(const view *w, size_t i) {
-    return w->numbers ? (got_entry){NULL, w->numbers[i], 1}
-                      : got_json(w->leaves[i]);
-}
-
-/* One expected entry: a number (printed with precision digits, as the
- * endpoint's answer prints it), an integer, or null. */
-typedef struct {
-    double x;
-    int precision;
-    int integer; /* 1: x is a whole number printed exactly */
-    int is_null; /* a masked score, a statistic of no score */
-} expected;
-
-typedef struct {
-    double max_abs, max_rel;
-    size_t entries; /* compared */
-    size_t mismatches;
-    int rounded_to; /* the most decimals of a rounded match, or -1 */
-    int have_first;
-    size_t first_index;       /* the entry of the first mismatch */
-    const char *first_member; /* its record member, or NULL */
-    expected first_expected;
-    got_entry first_got;
-} tally;
-
-/* Only the first mismatch is named, so its pointer is made once, after
- * the comparison (a pointer per entry would cost more than comparing). */
-static void mismatch(tally *t, size_t i, const char *member, const expected *e,
-                     got_entry g) {
-    if (t->mismatches++ == 0) {
-        t->have_first = 1;
-        t->first_index = i;
-        t->first_member = member;
-        t->first_expected = *e;
-        t->first_got = g;
-    }
-}
-
-static void put_expected(api_buf *out, const expected *e) {
-    if (e->is_null)
-        api_buf_puts(out, "null");
-    else if (e->integer)
-        api_buf_uint(out, (uint64_t)e->x);
-    else
-        api_buf_number(out, e->x, e->precision);
-}
-
-/* x as the endpoint's answer states it: rounded to precision digits (0:
- * exactly x), the double its printed text reads back as. */
-static double as_answered(double x, int precision) {
-    if (precision == 0)
-        return x;
-    char text[API_NUM_MAX];
-    api_num_format(text, x, precision);
-    return strtod(text, NULL);
-}
-
-/* One number or null under the comparison c: e is the reference's, g the
- * answer's (anything, or absent). */
-static void compare_entry(const api_compare *c, tally *t, const expected *e,
-                          got_entry g, size_t i, const char *member) {
-    t->entries++;
-    if (e->is_null) { /* null: a masked score, no statistics */
-        if (g.fast || !json_is_null(g.json))
-            mismatch(t, i, member, e, g);
-        return;
-    }
-    if (!g.fast && !json_is_number(g.json)) {
-        mismatch(t, i, member, e, g);
-        return;
-    }
-    double x = as_answered(e->x, e->precision);
-    double y = g.fast ? g.x : json_number_value(g.json);
-    double err = fabs(y - x);
-    if (err > t->max_abs)
-        t->max_abs = err;
-    if (x != 0) {
-        double rel = err / fabs(x);
-        if (rel > t->max_rel)
-            t->max_rel = rel;
-    }
-    int quick = api_compare_quick(c, x, y);
-    if (quick == 1)
-        return;
-    if (quick == 0) {
-        mismatch(t, i, member, e, g);
-        return;
-    }
-    int decimals = 0;
-    api_match m = api_compare_entry(c, x, y, &decimals);
-    if (m == API_MATCH_NO)
-        mismatch(t, i, member, e, g);
-    else if (m == API_MATCH_ROUNDED && decimals > t->rounded_to)
-        t->rounded_to = decimals;
-}
-
-/* Entry i of the reference against g; a record's members are entries
- * each, at the entry's pointer + "/<member>". */
-static void compare(const api_compare *c, tally *t, const ref_view *w, size_t i,
-                    got_entry g) {
-    const api_result_item *it = w->item;
-    expected e = {0, api_result_item_precision(w->result, it), 0, 0};
-    switch (it->kind) {
-    case API_ITEM_RECORDS:
-        for (size_t col = 0; col < it->n_columns; col++) {
-            const char *name = it->columns[col].name;
-            e.x = api_result_record_value(it, i, col);
-            e.integer = it->columns[col].integer;
-            e.precision = e.integer ? 0 : w->result->fmt.precision;
-            compare_entry(c, t, &e,
-                          got_json(json_is_object(g.json)
-                                       ? json_object_get(g.json, name)
-                                       : NULL),
-                          i, name);
-        }
-        return;
-    case API_ITEM_TENSOR:
-        e.x = it->data[i];
-        e.is_null = it->nan_as_null && isnan(e.x);
-        break;
-    case API_ITEM_NUMBER:
-        e.x = it->number;
-        e.is_null = it->is_null;
-        break;
-    case API_ITEM_INTEGER:
-        e.x = (double)it->integer;
-        e.integer = 1;
-        e.precision = 0;
-        break;
-    case API_ITEM_EVENTS:
-    case API_ITEM_TENSORS:
-        return;
-    }
-    compare_entry(c, t, &e, g, i, NULL);
-}
-
-/* A value as JSON, numbers printed as the contract prints them. */
-static void put_value(api_buf *out, const json_t *v) {
-    if (v == NULL || json_is_null(v)) {
-        api_buf_puts(out, "null");
-    } else if (json_is_number(v)) {
-        if (api_buf_number(out, json_number_value(v), 0))
-            api_buf_puts(out, "null");
-    } else if (json_is_string(v)) {
-        api_buf_json_string(out, json_string_value(v), json_string_length(v));
-    } else if (json_is_boolean(v)) {
-        api_buf_puts(out, json_is_true(v) ? "true" : "false");
-    } else if (json_is_array(v)) {
-        api_buf_putc(out, '[');
-        for (size_t i = 0; i < json_array_size(v); i++) {
-            if (i)
-                api_buf_putc(out, ',');
-            put_value(out, json_array_get(v, i));
-        }
-        api_buf_putc(out, ']');
-    } else {
-        const char *key;
-        const json_t *m;
-        int first = 1;
-        api_buf_putc(out, '{');
-        json_object_foreach((json_t *)v, key, m) {
-            if (!first)
-                api_buf_putc(out, ',');
-            first = 0;
-            api_buf_json_string(out, key, strlen(key));
-            api_buf_putc(out, ':');
-            put_value(out, m);
-        }
-        api_buf_putc(out, '}');
-    }
-}
-
-/* The longest text of a student's value quoted in a grade: a longer one is
- * cut, so that no answer can make an LMS document pass its size cap
- * (PrairieLearn keeps results of at most 1 MB). */
-#define QUOTE_MAX 200
-
-/* The first bytes of s (n of them) as a JSON string, cut at QUOTE_MAX
- * bytes (whole UTF-8 characters) with "… (N more bytes)". */
-static void put_cut(api_buf *out, const char *s, size_t n) {
-    size_t keep = QUOTE_MAX;
-    while (keep > 0 && ((unsigned char)s[keep] & 0xC0) == 0x80)
-        keep--; /* not inside a UTF-8 character */
-    char tail[64];
-    snprintf(tail, sizeof tail, "… (%zu more bytes)", n - keep);
-    api_buf cut = {0};
-    api_buf_append(&cut, s, keep);
-    api_buf_puts(&cut, tail);
-    if (cut.failed)
-        out->failed = 1;
-    else
-        api_buf_json_string(out, cut.data, cut.len);
-    api_buf_free(&cut);
-}
-
-/* v as put_value writes it, or, when that is longer than QUOTE_MAX bytes,
- * cut (put_cut): a string's own text, or the JSON text of an array or
- * object, as a string. */
-static void put_quoted(api_buf *out, const json_t *v) {
-    if (json_is_string(v) && json_string_length(v) > QUOTE_MAX) {
-        put_cut(out, json_string_value(v), json_string_length(v));
-        return;
-    }
-    api_buf text = {0};
-    put_value(&text, v);
-    if (text.failed)
-        out->failed = 1;
-    else if (text.len <= QUOTE_MAX)
-        api_buf_append(out, text.data ? text.data : "", text.len);
-    else
-        put_cut(out, text.data, text.len);
-    api_buf_free(&text);
-}
 
 /* The reference's item of the dotted name, or NULL when it has none. */
 static const api_result_item *reference_item(const grader *g,
@@ -1011,15 +631,15 @@ static api_grade_field *new_field(grader *g, const char *name,
 /* The decimals the first mismatch shows when it is the reference rounded
  * to fewer decimals than the comparison takes (0.33 for 0.3302, where at
  * least 4 are taken), else -1: the student's text then says to give more. */
-static int too_few_decimals(const api_compare *c, const tally *t) {
-    const expected *e = &t->first_expected;
+static int too_few_decimals(const api_compare *c, const api_grade_tally *t) {
+    const api_grade_expected *e = &t->first_expected;
     if (c->mode != API_COMPARE_RELABS_OR_ROUNDED || e->is_null)
         return -1;
-    got_entry g = t->first_got;
+    api_grade_got g = t->first_got;
     if (!g.fast && !json_is_number(g.json))
         return -1;
     double y = g.fast ? g.x : json_number_value(g.json);
-    double x = as_answered(e->x, e->precision);
+    double x = api_grade_as_answered(e->x, e->precision);
     if (!isfinite(x) || !isfinite(y))
         return -1;
     int shown = api_compare_as_written(y, &y);
@@ -1033,16 +653,16 @@ static int too_few_decimals(const api_compare *c, const tally *t) {
 static int grade_against(grader *g, const char *name,
                          const api_result_item *ref, const json_t *v,
                          api_pointer *ptr) {
-    ref_view want;
-    view got;
+    api_grade_ref_view want;
+    api_grade_view got;
     memset(&got, 0, sizeof got);
-    if (!ref || view_of(&got, v, ptr->s)) {
+    if (!ref || api_grade_view_of(&got, v, ptr->s)) {
         free(got.leaves);
         return api_fail(g->p, API_E_INTERNAL, NULL,
                         "the reference's %s could not be read", name);
     }
-    ref_view_of(&want, g->reference, ref);
-    int shape_error = got.ragged || !same_shape(&want, &got);
+    api_grade_ref_view_of(&want, g->reference, ref);
+    int shape_error = got.ragged || !api_grade_same_shape(&want, &got);
     api_grade_field *f =
         new_field(g, name, shape_error ? API_GRADE_SHAPE : API_GRADE_VALUES);
     if (!f) {
@@ -1069,14 +689,15 @@ static int grade_against(grader *g, const char *name,
         free(got.leaves);
         return 0;
     }
-    tally t;
+    api_grade_tally t;
     memset(&t, 0, sizeof t);
     t.rounded_to = -1;
     f->compare = comparison_of(g, name);
     api_tensor shape_of_got = {.rank = got.rank, .flat = got.flat};
     memcpy(shape_of_got.shape, got.shape, sizeof got.shape);
     for (size_t i = 0; i < want.count; i++)
-        compare(&f->compare, &t, &want, i, got_at(&got, i));
+        api_grade_compare_entries(&f->compare, &t, &want, i,
+                                  api_grade_got_at(&got, i));
     f->pass = t.mismatches == 0;
     f->rounded_to = t.rounded_to;
     g->all_pass &= f->pass;
@@ -1093,11 +714,11 @@ static int grade_against(grader *g, const char *name,
             api_pointer_push_key(&at, t.first_member, strlen(t.first_member));
         f->has_first = 1;
         api_buf_append(&f->first_pointer, at.s, at.len);
-        put_expected(&f->first_expected, &t.first_expected);
+        api_grade_put_expected(&f->first_expected, &t.first_expected);
         if (t.first_got.fast)
             api_buf_number(&f->first_got, t.first_got.x, 0);
         else
-            put_quoted(&f->first_got, t.first_got.json);
+            api_grade_put_quoted(&f->first_got, t.first_got.json);
         f->too_few_decimals = too_few_decimals(&f->compare, &t);
     }
     free(got.leaves);
@@ -1180,8 +801,8 @@ static int grade_events(grader *g, const char *name, const json_t *v,
         api_pointer_push_index(&at, first);
         f->has_first = 1;
         api_buf_append(&f->first_pointer, at.s, at.len);
-        put_value(&f->first_expected, json_array_get(want, first));
-        put_quoted(&f->first_got, json_array_get(v, first));
+        api_grade_put_value(&f->first_expected, json_array_get(want, first));
+        api_grade_put_quoted(&f->first_got, json_array_get(v, first));
     }
     g->all_pass &= mismatches == 0;
     json_decref(want);
@@ -1502,22 +1123,22 @@ static int field_matches(const grader *g, const api_result *result,
         api_result_find(result, ff->name, strlen(ff->name));
     if (!it || it->kind == API_ITEM_EVENTS)
         return 0;
-    ref_view want;
-    view got;
-    if (view_of(&got, ff->value, ff->pointer)) {
+    api_grade_ref_view want;
+    api_grade_view got;
+    if (api_grade_view_of(&got, ff->value, ff->pointer)) {
         free(got.leaves);
         return 0;
     }
-    ref_view_of(&want, result, it);
-    int match = !got.ragged && same_shape(&want, &got);
+    api_grade_ref_view_of(&want, result, it);
+    int match = !got.ragged && api_grade_same_shape(&want, &got);
     api_compare c = graded->kind == API_GRADE_VALUES
                         ? graded->compare
                         : comparison_of(g, ff->name);
-    tally t;
+    api_grade_tally t;
     memset(&t, 0, sizeof t);
     t.rounded_to = -1;
     for (size_t i = 0; match && i < want.count && t.mismatches == 0; i++)
-        compare(&c, &t, &want, i, got_at(&got, i));
+        api_grade_compare_entries(&c, &t, &want, i, api_grade_got_at(&got, i));
     free(got.leaves);
     if (!match || t.mismatches != 0)
         return 0;
@@ -2347,7 +1968,7 @@ static void add_fast_path(size_t *n, const char *prefix, const char *name) {
  * those of every gradable route: request/<f> for each tensor field of
  * real numbers, which the endpoint's own decoders read (a test holds that
  * no route has a field of that name of another kind), and answer/<a/b>
- * for each tensor member of an answer, which view_of reads. */
+ * for each tensor member of an answer, which api_grade_view_of reads. */
 static void derive_fast_paths(void) {
     size_t n = 0;
     for (size_t r = 0; r < api_route_count(); r++) {
