@@ -42,7 +42,7 @@ struct api_misconception;
  * an object and through these functions (for a GET endpoint, as the query
  * built from it): a batch that holds every answer of a request hands {}
  * in its place (batch.c). */
-typedef struct {
+typedef struct api_grade_references {
     int (*answer)(void *ctx, api_call *call, const api_route *route,
                   const json_t *request, const char *query,
                   api_result *reference);
