@@ -33,7 +33,7 @@ typedef struct srv_http srv_http; /* http.h */
 #define CONNECTION_LIMIT_MAX 1024
 #define LISTEN_BACKLOG 1024
 #define LOG_PATH_MAX 1024 /* bytes of the path kept for the access line */
-#define DISCARD_FACTOR 4  /* see on_body */
+#define DISCARD_FACTOR 4  /* see srv_http_on_body */
 /* Bytes per read of an answer handed over piece by piece: the buffer
  * libmicrohttpd holds for each such answer, and the most printed (or
  * copied) in one call on an HTTP thread, about half a millisecond */
@@ -45,8 +45,8 @@ typedef struct srv_http srv_http; /* http.h */
 #define WATCHED_ANSWER_BYTES (64u * 1024)
 #define FORWARDED_FOR_MAX 8    /* X-Forwarded-For header lines read */
 #define COMPUTE_QUEUE_MAX 128  /* requests waiting for a compute thread */
-#define INLINE_BODY_BYTES 2048 /* see where_to_run */
-#define INLINE_WORK_MAX ((uint64_t)1 << 20) /* see where_to_run */
+#define INLINE_BODY_BYTES 2048 /* see srv_http_where_to_run */
+#define INLINE_WORK_MAX ((uint64_t)1 << 20) /* see srv_http_where_to_run */
 /* The access log's and the metrics' status of a request whose client
  * left before its srv_http_answer (nginx's 499 "client closed request") */
 #define SRV_STATUS_CLIENT_CLOSED 499

@@ -489,7 +489,7 @@ static size_t req_len(const offline_body *b) {
 }
 
 /* The daemon's answer to a body that finds no room in the memory budget
- * (http.c's answer_no_room), into res. */
+ * (srv_http_answer_no_room, server/http_compute.c), into res. */
 static void refuse_body(api_response *res, const offline_body *body,
                         const char *what, const char *path) {
     char detail[512];
