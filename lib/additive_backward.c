@@ -80,6 +80,36 @@ static void projection_backward(double *grad_x, double *grad_W,
                 (int)rows, 1.0, dy, (int)h, x, (int)din, 0.0, grad_W, (int)din);
 }
 
+/* Step 4 of attn_additive_backward for one query row: with the row's
+ * score gradients dS (Nk), its projected query pqi (h) and the example's
+ * projected keys pk (Nk, h), add to grad_pqi (h), grad_pk (Nk, h) and
+ * grad_w_v (h). A zero score gradient (a masked key, a fully masked row)
+ * adds nothing and is skipped. */
+static void score_row_backward(double *grad_pqi, double *grad_pk,
+                               double *grad_w_v, const double *dS,
+                               const double *pqi, const double *pk,
+                               const double *w_v, size_t Nk, size_t h) {
+    for (size_t j = 0; j < Nk; j++) {
+        double g = dS[j];
+        if (g == 0.0)
+            continue;
+        const double *pkj = pk + j * h;
+        double *gkj = grad_pk + j * h;
+        double t[TANH_CHUNK];
+        for (size_t c0 = 0; c0 < h; c0 += TANH_CHUNK) {
+            size_t n = h - c0 < TANH_CHUNK ? h - c0 : TANH_CHUNK;
+            attn_tanh_add_rows(t, pqi + c0, pkj + c0, 1, n);
+            for (size_t c = c0; c < c0 + n; c++) {
+                double tc = t[c - c0];
+                double u = g * w_v[c] * (1.0 - tc * tc);
+                grad_w_v[c] += g * tc;
+                grad_pqi[c] += u;
+                gkj[c] += u;
+            }
+        }
+    }
+}
+
 attn_status attn_additive_backward(
     double *grad_q, double *grad_k, double *grad_v, double *grad_W_q,
     double *grad_W_k, double *grad_w_v, const double *grad_out,
@@ -135,34 +165,15 @@ attn_status attn_additive_backward(
         /* 4. forward "s[b, i, j] = Σ_c w_v[c] tanh(pq[b, i, c] + pk[b, j, c])":
          *    with t = tanh(...) and g = dS[i, j],
          *    grad_w_v[c] += g t,  grad_pq[i, c] and grad_pk[j, c] += g w_v[c]
-         *    (1 − t²). Zero entries (masked keys, fully masked rows) add
-         *    nothing and are skipped. */
+         *    (1 − t²), row by row (score_row_backward) */
         for (size_t i = 0; i < Nq; i++) {
             if (attn_deadline_passed()) {
                 free(pq);
                 return ATTN_E_DEADLINE;
             }
-            const double *pqi = pq + (b * Nq + i) * h;
-            double *gqi = grad_pq + (b * Nq + i) * h;
-            for (size_t j = 0; j < Nk; j++) {
-                double g = dS[i * Nk + j];
-                if (g == 0.0)
-                    continue;
-                const double *pkj = pk + (b * Nk + j) * h;
-                double *gkj = grad_pk + (b * Nk + j) * h;
-                double t[TANH_CHUNK];
-                for (size_t c0 = 0; c0 < h; c0 += TANH_CHUNK) {
-                    size_t n = h - c0 < TANH_CHUNK ? h - c0 : TANH_CHUNK;
-                    attn_tanh_add_rows(t, pqi + c0, pkj + c0, 1, n);
-                    for (size_t c = c0; c < c0 + n; c++) {
-                        double tc = t[c - c0];
-                        double u = g * w_v[c] * (1.0 - tc * tc);
-                        grad_w_v[c] += g * tc;
-                        gqi[c] += u;
-                        gkj[c] += u;
-                    }
-                }
-            }
+            score_row_backward(grad_pq + (b * Nq + i) * h, grad_pk + b * Nk * h,
+                               grad_w_v, dS + i * Nk, pq + (b * Nq + i) * h,
+                               pk + b * Nk * h, w_v, Nk, h);
         }
     }
 

@@ -84,6 +84,22 @@ void attn_multihead_project(double *y, const double *x, const double *W,
     }
 }
 
+/* A head's softmax fault f (status st) as attn_multihead_forward reports
+ * it: a fully masked row by its index in (B·Nq) and its head, a
+ * non-finite weight by its index in weights, whose head slab starts at
+ * slab. */
+static void head_fault(attn_fault *fault, attn_status st, const attn_fault *f,
+                       size_t b, size_t hd, size_t Nq, size_t slab) {
+    if (fault && st == ATTN_E_FULLY_MASKED) {
+        fault->index = b * Nq + f->index;
+        fault->by_causal = f->by_causal;
+        fault->by_mask = f->by_mask;
+        fault->head = hd;
+    } else if (fault && st == ATTN_E_NONFINITE) {
+        fault->index = slab + f->index;
+    }
+}
+
 attn_status attn_multihead_forward(
     double *out, double *weights, double *scores, const double *q,
     const double *k, const double *v, const attn_multihead_params *params,
@@ -139,14 +155,7 @@ attn_status attn_multihead_forward(
             attn_fault f = {0};
             st = attn_softmax_masked(w, s, &mb, 1, Nq, Nk, &f);
             if (st != ATTN_OK) {
-                if (fault && st == ATTN_E_FULLY_MASKED) {
-                    fault->index = b * Nq + f.index;
-                    fault->by_causal = f.by_causal;
-                    fault->by_mask = f.by_mask;
-                    fault->head = hd;
-                } else if (fault && st == ATTN_E_NONFINITE) {
-                    fault->index = slab + f.index;
-                }
+                head_fault(fault, st, &f, b, hd, Nq, slab);
                 break;
             }
             /* 4. Head output weights·V'_hd (Nq, dh) goes into the head's

@@ -114,6 +114,60 @@ static void project_backward(double *grad_x, double *grad_W, double *grad_b,
     }
 }
 
+/* Steps 4-6 of attn_multihead_backward for one head t, every matrix of
+ * the head a column slice of row stride h: from dhead_t (Gt, (Nq, dh)) to
+ * dQ'_t (written over Gt, read no more), dK'_t and dV'_t (Nk, dh),
+ * through the head's weights W (Nq, Nk) under its mask mt. dS (Nq, Nk)
+ * is scratch. */
+static void head_backward(double *Gt, double *dKt, double *dVt, double *dS,
+                          const double *W, const double *Qt, const double *Kt,
+                          const double *Vt, const attn_mask *mt, size_t Nq,
+                          size_t Nk, size_t dh, size_t h, double scale) {
+    const int nq = (int)Nq, nk = (int)Nk, ndh = (int)dh, nh = (int)h;
+    /* 4. forward "head_t = weights_t·V'_t":
+     *    dV'_t = weights_tᵀ dhead_t, dW = dhead_t V'_tᵀ */
+    cblas_dgemm(CblasRowMajor, CblasTrans, CblasNoTrans, nk, ndh, nq, 1.0, W,
+                nk, Gt, nh, 0.0, dVt, nh);
+    cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, nq, nk, ndh, 1.0, Gt,
+                nh, Vt, nh, 0.0, dS, nk);
+
+    /* 5. forward "weights_t = masked_softmax(s_t)" under the
+     *    head's mask: dS = W ⊙ (dW − rowsum(dW ⊙ W)) */
+    attn_softmax_backward_example(dS, dS, W, mt, 0, Nq, Nk);
+
+    /* 6. forward "s_t = Q'_t K'_tᵀ · scale":
+     *    dQ'_t = scale · dS K'_t (into Gt: dhead_t was last read in
+     *    step 4), dK'_t = scale · dSᵀ Q'_t */
+    cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, nq, ndh, nk, scale,
+                dS, nk, Kt, nh, 0.0, Gt, nh);
+    cblas_dgemm(CblasRowMajor, CblasTrans, CblasNoTrans, nk, ndh, nq, scale, dS,
+                nk, Qt, nh, 0.0, dKt, nh);
+}
+
+/* attn_grads_finite over every gradient attn_multihead_backward wrote
+ * (a bias's only where the bias is given). */
+static attn_status
+grads_finite(const double *grad_q, const double *grad_k, const double *grad_v,
+             const attn_multihead_grads *gp, const attn_multihead_params *p,
+             size_t B, size_t Nq, size_t Nk, size_t dq, size_t dk, size_t dv,
+             size_t h, size_t d_out, attn_fault *fault) {
+    const double *g[] = {grad_q,
+                         grad_k,
+                         grad_v,
+                         gp->W_q,
+                         gp->W_k,
+                         gp->W_v,
+                         gp->W_o,
+                         p->b_q ? gp->b_q : NULL,
+                         p->b_k ? gp->b_k : NULL,
+                         p->b_v ? gp->b_v : NULL,
+                         p->b_o ? gp->b_o : NULL};
+    const size_t n[] = {B * Nq * dq, B * Nk * dk, B * Nk * dv, h * dq,
+                        h * dk,      h * dv,      d_out * h,   h,
+                        h,           h,           d_out};
+    return attn_grads_finite(g, n, sizeof n / sizeof n[0], fault);
+}
+
 attn_status attn_multihead_backward(
     double *grad_q, double *grad_k, double *grad_v,
     const attn_multihead_grads *grad_params, const double *grad_out,
@@ -172,30 +226,11 @@ attn_status attn_multihead_backward(
 
     for (size_t b = 0; b < B; b++) {
         for (size_t hd = 0; hd < H; hd++) {
-            const double *W = weights + (b * H + hd) * Nq * Nk;
-            double *Gt = G + b * Nq * h + hd * dh; /* (Nq, dh), stride h */
-            const size_t kv = b * Nk * h + hd * dh;
-
-            /* 4. forward "head_t = weights_t·V'_t":
-             *    dV'_t = weights_tᵀ dhead_t, dW = dhead_t V'_tᵀ */
-            cblas_dgemm(CblasRowMajor, CblasTrans, CblasNoTrans, nk, ndh, nq,
-                        1.0, W, nk, Gt, nh, 0.0, dVp + kv, nh);
-            cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, nq, nk, ndh,
-                        1.0, Gt, nh, Vp + kv, nh, 0.0, dS, nk);
-
-            /* 5. forward "weights_t = masked_softmax(s_t)" under the
-             *    head's mask: dS = W ⊙ (dW − rowsum(dW ⊙ W)) */
+            const size_t qo = b * Nq * h + hd * dh, kv = b * Nk * h + hd * dh;
             attn_mask mt = attn_mask_slice(mask, b, hd, H, Nq, Nk);
-            attn_softmax_backward_example(dS, dS, W, &mt, 0, Nq, Nk);
-
-            /* 6. forward "s_t = Q'_t K'_tᵀ · scale":
-             *    dQ'_t = scale · dS K'_t (into G: dhead_t was last read in
-             *    step 4), dK'_t = scale · dSᵀ Q'_t */
-            cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, nq, ndh, nk,
-                        scale, dS, nk, Kp + kv, nh, 0.0, Gt, nh);
-            cblas_dgemm(CblasRowMajor, CblasTrans, CblasNoTrans, nk, ndh, nq,
-                        scale, dS, nk, Qp + b * Nq * h + hd * dh, nh, 0.0,
-                        dKp + kv, nh);
+            head_backward(G + qo, dKp + kv, dVp + kv, dS,
+                          weights + (b * H + hd) * Nq * Nk, Qp + qo, Kp + kv,
+                          Vp + kv, &mt, Nq, Nk, dh, h, scale);
         }
     }
 
@@ -208,19 +243,6 @@ attn_status attn_multihead_backward(
                      B * Nk, dv, h);
     free(ws);
 
-    const double *g[] = {grad_q,
-                         grad_k,
-                         grad_v,
-                         gp->W_q,
-                         gp->W_k,
-                         gp->W_v,
-                         gp->W_o,
-                         p->b_q ? gp->b_q : NULL,
-                         p->b_k ? gp->b_k : NULL,
-                         p->b_v ? gp->b_v : NULL,
-                         p->b_o ? gp->b_o : NULL};
-    const size_t n[] = {B * Nq * dq, B * Nk * dk, B * Nk * dv, h * dq,
-                        h * dk,      h * dv,      d_out * h,   h,
-                        h,           h,           d_out};
-    return attn_grads_finite(g, n, sizeof n / sizeof n[0], fault);
+    return grads_finite(grad_q, grad_k, grad_v, gp, p, B, Nq, Nk, dq, dk, dv, h,
+                        d_out, fault);
 }

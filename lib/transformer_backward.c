@@ -73,6 +73,144 @@ static void ffn_backward(scratch *w, const double *dy, const double *a,
                     p[ATTN_XF_LIN1_W], rows, E, F);
 }
 
+/* What one backward pass reads besides the layer's parameters: the
+ * forward pass's inputs and tape, the masks, and its scratch. */
+typedef struct {
+    const attn_xf_config *cfg;
+    const attn_xf_tape *tape;
+    const double *x, *memory;
+    const attn_mask *self_mask, *cross_mask;
+    double *grad_memory; /* the decoder's, summed over its layers */
+    scratch w;
+} backward_pass;
+
+/* Attention block k of layer l (self k = 0, cross k = 1) backward: dy
+ * (rows, E) -> w.da, multi-head attention's own backward
+ * (multihead_backward.c) with the key and value gradients summed back
+ * into the input they came from (a for self-attention, the memory for
+ * cross-attention). */
+static attn_status attention_backward(backward_pass *r, size_t l, size_t k,
+                                      const double *dy, const double *a,
+                                      const double *const *p, double *const *g,
+                                      attn_fault *f) {
+    const attn_xf_config *cfg = r->cfg;
+    const size_t B = cfg->B, N = cfg->N, E = cfg->E, re = B * N * E;
+    const int cross = k == 1;
+    const size_t Nk = cross ? cfg->S_mem : N;
+    const double *kvin = cross ? r->memory : a;
+    attn_multihead_params mp = attn_xf_mha_params(p, cross, E);
+    double *gin = g[cross ? ATTN_XF_CA_IN_W : ATTN_XF_SA_IN_W];
+    double *gib = g[cross ? ATTN_XF_CA_IN_B : ATTN_XF_SA_IN_B];
+    attn_multihead_grads mg = {gin,
+                               gin + E * E,
+                               gin + 2 * E * E,
+                               g[cross ? ATTN_XF_CA_OUT_W : ATTN_XF_SA_OUT_W],
+                               gib,
+                               gib + E,
+                               gib + 2 * E,
+                               g[cross ? ATTN_XF_CA_OUT_B : ATTN_XF_SA_OUT_B]};
+    size_t ws = B * cfg->H * N * Nk;
+    attn_status st = attn_multihead_backward(
+        r->w.da, r->w.dk, r->w.dv, &mg, dy, r->tape->weights[k] + l * ws, a,
+        kvin, kvin, &mp, cross ? r->cross_mask : r->self_mask, B, N, Nk, E, E,
+        E, E, cfg->H, E, f);
+    if (st != ATTN_OK)
+        return st;
+    if (cross) { /* keys and values are both the memory */
+        for (size_t i = 0; i < B * cfg->S_mem * E; i++)
+            r->grad_memory[i] += r->w.dk[i] + r->w.dv[i];
+    } else { /* queries, keys and values are all a */
+        for (size_t i = 0; i < re; i++)
+            r->w.da[i] += r->w.dk[i] + r->w.dv[i];
+    }
+    return ATTN_OK;
+}
+
+/* Block k of layer l backward: w.dcur, the gradient reaching the block's
+ * output, becomes the gradient reaching its input, through the sublayer
+ * and around it (the residual connection), and the block's parameter
+ * gradients are written. */
+static attn_status block_backward(backward_pass *r, size_t l, size_t k,
+                                  const double *const *p, double *const *g) {
+    const attn_xf_config *cfg = r->cfg;
+    const size_t R = cfg->B * cfg->N, re = R * cfg->E, rf = R * cfg->F;
+    const size_t K = cfg->decoder ? 3 : 2;
+    scratch *w = &r->w;
+    const double *bx = attn_xf_block_x(r->tape, cfg, r->x, l, k);
+    const double *a = attn_xf_block_input(r->tape, cfg, r->x, l, k);
+    const double *mean = r->tape->mean[k] + l * R;
+    const double *rstd = r->tape->rstd[k] + l * R;
+    double *gw = g[ATTN_XF_NORM1_W + 2 * k];
+    double *gb = g[ATTN_XF_NORM1_B + 2 * k];
+    const double *gamma = p[ATTN_XF_NORM1_W + 2 * k];
+    attn_fault f = {0};
+    attn_status st;
+    /* dy: the gradient reaching the sublayer's output */
+    const double *dy = w->dcur;
+    if (!cfg->norm_first) { /* out = norm(r), r = bx + y */
+        st = attn_layer_norm_backward(w->dr, gw, gb, w->dcur,
+                                      r->tape->resid[k] + l * re, mean, rstd,
+                                      gamma, R, cfg->E, &f);
+        if (st != ATTN_OK)
+            return st;
+        dy = w->dr;
+    }
+    if (k == K - 1) {
+        ffn_backward(w, dy, a, r->tape->hidden + l * rf,
+                     r->tape->pre ? r->tape->pre + l * rf : NULL, p, g, cfg, R);
+    } else {
+        st = attention_backward(r, l, k, dy, a, p, g, &f);
+        if (st != ATTN_OK)
+            return st;
+    }
+    if (!cfg->norm_first) {
+        /* d bx = dr (around) + da (through the sublayer) */
+        for (size_t i = 0; i < re; i++)
+            w->dcur[i] = w->dr[i] + w->da[i];
+    } else { /* out = bx + sub(norm(bx)) */
+        st = attn_layer_norm_backward(w->dln, gw, gb, w->da, bx, mean, rstd,
+                                      gamma, R, cfg->E, &f);
+        if (st != ATTN_OK)
+            return st;
+        for (size_t i = 0; i < re; i++)
+            w->dcur[i] += w->dln[i];
+    }
+    if (attn_check_finite(w->dcur, re, NULL) != ATTN_OK)
+        return ATTN_E_NONFINITE;
+    return ATTN_OK;
+}
+
+/* ATTN_E_NONFINITE when a parameter gradient g of one layer holds a
+ * non-finite entry, else ATTN_OK. */
+static attn_status layer_grads_finite(double *const *g,
+                                      const attn_xf_config *cfg) {
+    for (int t = 0; t < ATTN_XF_N_PARAMS; t++) {
+        if (!attn_xf_param_used((attn_xf_param)t, cfg->decoder))
+            continue;
+        size_t dims[2], rank;
+        attn_xf_param_shape((attn_xf_param)t, cfg->E, cfg->F, dims, &rank);
+        if (attn_check_finite(g[t], dims[0] * dims[1], NULL) != ATTN_OK)
+            return ATTN_E_NONFINITE;
+    }
+    return ATTN_OK;
+}
+
+/* Layer l backward, its blocks last to first. */
+static attn_status layer_backward(backward_pass *r, size_t l,
+                                  const double *const *params,
+                                  double *const *grads) {
+    const double *const *p = params + l * ATTN_XF_N_PARAMS;
+    double *const *g = grads + l * ATTN_XF_N_PARAMS;
+    for (size_t k = r->cfg->decoder ? 3 : 2; k-- > 0;) {
+        if (attn_deadline_passed())
+            return ATTN_E_DEADLINE;
+        attn_status st = block_backward(r, l, k, p, g);
+        if (st != ATTN_OK)
+            return st;
+    }
+    return layer_grads_finite(g, r->cfg);
+}
+
 attn_status attn_xf_backward(double *grad_x, double *grad_memory,
                              double *const *grads, const double *grad_out,
                              const attn_xf_tape *tape, const double *x,
@@ -93,108 +231,26 @@ attn_status attn_xf_backward(double *grad_x, double *grad_memory,
                 !grads[l * ATTN_XF_N_PARAMS + t])
                 return ATTN_E_INVALID_ARG;
     const size_t B = cfg->B, N = cfg->N, E = cfg->E, F = cfg->F;
-    const size_t R = B * N, re = R * E, rf = R * F, K = cfg->decoder ? 3 : 2;
+    const size_t R = B * N, re = R * E, rf = R * F;
     const size_t Nk_max = cfg->decoder && cfg->S_mem > N ? cfg->S_mem : N;
     const size_t kv = B * Nk_max * E, rm = cfg->decoder ? B * cfg->S_mem : 0;
     double *buf = malloc((4 * re + 2 * kv + rf) * sizeof(double));
     if (!buf)
         return ATTN_E_NOMEM;
-    scratch w = {
-        buf,          buf + re,          buf + 2 * re,         buf + 3 * re,
-        buf + 4 * re, buf + 4 * re + kv, buf + 4 * re + 2 * kv};
-    memcpy(w.dcur, grad_out, re * sizeof(double));
+    backward_pass r = {cfg,
+                       tape,
+                       x,
+                       memory,
+                       self_mask,
+                       cross_mask,
+                       grad_memory,
+                       {buf, buf + re, buf + 2 * re, buf + 3 * re, buf + 4 * re,
+                        buf + 4 * re + kv, buf + 4 * re + 2 * kv}};
+    memcpy(r.w.dcur, grad_out, re * sizeof(double));
     if (cfg->decoder)
         memset(grad_memory, 0, rm * E * sizeof(double));
-
     for (size_t l = cfg->L; l-- > 0 && st == ATTN_OK;) {
-        const double *const *p = params + l * ATTN_XF_N_PARAMS;
-        double *const *g = grads + l * ATTN_XF_N_PARAMS;
-        for (size_t k = K; k-- > 0;) {
-            if (attn_deadline_passed()) {
-                st = ATTN_E_DEADLINE;
-                break;
-            }
-            const double *bx = attn_xf_block_x(tape, cfg, x, l, k);
-            const double *a = attn_xf_block_input(tape, cfg, x, l, k);
-            const double *mean = tape->mean[k] + l * R;
-            const double *rstd = tape->rstd[k] + l * R;
-            double *gw = g[ATTN_XF_NORM1_W + 2 * k];
-            double *gb = g[ATTN_XF_NORM1_B + 2 * k];
-            const double *gamma = p[ATTN_XF_NORM1_W + 2 * k];
-            attn_fault f = {0};
-            /* dy: the gradient reaching the sublayer's output */
-            const double *dy = w.dcur;
-            if (!cfg->norm_first) { /* out = norm(r), r = bx + y */
-                st = attn_layer_norm_backward(w.dr, gw, gb, w.dcur,
-                                              tape->resid[k] + l * re, mean,
-                                              rstd, gamma, R, E, &f);
-                if (st != ATTN_OK)
-                    break;
-                dy = w.dr;
-            }
-            if (k == K - 1) {
-                ffn_backward(&w, dy, a, tape->hidden + l * rf,
-                             tape->pre ? tape->pre + l * rf : NULL, p, g, cfg,
-                             R);
-            } else {
-                const int cross = k == 1;
-                const size_t Nk = cross ? cfg->S_mem : N;
-                const double *kvin = cross ? memory : a;
-                attn_multihead_params mp = attn_xf_mha_params(p, cross, E);
-                double *gin = g[cross ? ATTN_XF_CA_IN_W : ATTN_XF_SA_IN_W];
-                double *gib = g[cross ? ATTN_XF_CA_IN_B : ATTN_XF_SA_IN_B];
-                attn_multihead_grads mg = {
-                    gin,
-                    gin + E * E,
-                    gin + 2 * E * E,
-                    g[cross ? ATTN_XF_CA_OUT_W : ATTN_XF_SA_OUT_W],
-                    gib,
-                    gib + E,
-                    gib + 2 * E,
-                    g[cross ? ATTN_XF_CA_OUT_B : ATTN_XF_SA_OUT_B]};
-                size_t ws =
-                    cross ? B * cfg->H * N * cfg->S_mem : B * cfg->H * N * N;
-                st = attn_multihead_backward(
-                    w.da, w.dk, w.dv, &mg, dy, tape->weights[k] + l * ws, a,
-                    kvin, kvin, &mp, cross ? cross_mask : self_mask, B, N, Nk,
-                    E, E, E, E, cfg->H, E, &f);
-                if (st != ATTN_OK)
-                    break;
-                if (cross) { /* keys and values are both the memory */
-                    for (size_t i = 0; i < rm * E; i++)
-                        grad_memory[i] += w.dk[i] + w.dv[i];
-                } else { /* queries, keys and values are all a */
-                    for (size_t i = 0; i < re; i++)
-                        w.da[i] += w.dk[i] + w.dv[i];
-                }
-            }
-            if (!cfg->norm_first) {
-                /* d bx = dr (around) + da (through the sublayer) */
-                for (size_t i = 0; i < re; i++)
-                    w.dcur[i] = w.dr[i] + w.da[i];
-            } else { /* out = bx + sub(norm(bx)) */
-                st = attn_layer_norm_backward(w.dln, gw, gb, w.da, bx, mean,
-                                              rstd, gamma, R, E, &f);
-                if (st != ATTN_OK)
-                    break;
-                for (size_t i = 0; i < re; i++)
-                    w.dcur[i] += w.dln[i];
-            }
-            if (attn_check_finite(w.dcur, re, NULL) != ATTN_OK) {
-                st = ATTN_E_NONFINITE;
-                break;
-            }
-        }
-        if (st == ATTN_OK) {
-            for (int t = 0; t < ATTN_XF_N_PARAMS; t++) {
-                if (!attn_xf_param_used((attn_xf_param)t, cfg->decoder))
-                    continue;
-                size_t dims[2], rank;
-                attn_xf_param_shape((attn_xf_param)t, E, F, dims, &rank);
-                if (attn_check_finite(g[t], dims[0] * dims[1], NULL) != ATTN_OK)
-                    st = ATTN_E_NONFINITE;
-            }
-        }
+        st = layer_backward(&r, l, params, grads);
         if (st == ATTN_E_NONFINITE)
             attn_fault_at(fault, l, st);
     }
@@ -202,7 +258,7 @@ attn_status attn_xf_backward(double *grad_x, double *grad_memory,
         attn_check_finite(grad_memory, rm * E, NULL) != ATTN_OK)
         st = attn_fault_at(fault, 0, ATTN_E_NONFINITE);
     if (st == ATTN_OK)
-        memcpy(grad_x, w.dcur, re * sizeof(double));
+        memcpy(grad_x, r.w.dcur, re * sizeof(double));
     free(buf);
     return st;
 }
