@@ -335,8 +335,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn,
         api_budget_stats(&u);
         api_budget_share_refusal(detail, sizeof detail, r->share_held,
                                  u.total / ADDRESS_SHARE_DIVISOR);
-        return srv_http_answer_refused(r, conn, url, API_E_OVERLOADED, detail,
-                                       0);
+        return srv_http_answer_refused(r, conn, url,
+                                       MHD_HTTP_SERVICE_UNAVAILABLE, detail, 0);
     }
     if (r->budget_refusal)
         return srv_http_answer_no_room(r, conn, url, r->budget_refusal,
@@ -358,8 +358,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn,
         srv_http_over_address_share(r, &held, &share)) {
         char detail[512];
         api_budget_share_refusal(detail, sizeof detail, held, share);
-        return srv_http_answer_refused(r, conn, url, API_E_OVERLOADED, detail,
-                                       0);
+        return srv_http_answer_refused(r, conn, url,
+                                       MHD_HTTP_SERVICE_UNAVAILABLE, detail, 0);
     }
     int run = srv_http_where_to_run(
         flags, r->body_len, srv_http_header(conn, MHD_HTTP_HEADER_ACCEPT));

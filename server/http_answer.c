@@ -5,6 +5,8 @@
  */
 #include "http.h"
 
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "conn_watch.h"
@@ -278,7 +280,7 @@ enum MHD_Result srv_http_answer_problem(srv_request *r,
     api_response res;
     memset(&res, 0, sizeof res);
     res.compute_ms = -1;
-    api_problem_respond_http(&res, status, detail);
+    api_refuse(&res, NULL, status, "%s", detail);
     if (res.body == NULL)
         return MHD_NO;
     enum MHD_Result rc = srv_http_answer(r, conn, &res, close_conn);

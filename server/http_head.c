@@ -6,6 +6,7 @@
 #include "http.h"
 
 #include <netinet/in.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "conn_watch.h"

@@ -52,7 +52,6 @@
 #include "api.h"
 #include "batch_scan.h"
 #include "fastpath.h"
-#include "front.h"
 #include "memory_budget.h"
 #include "options.h"
 #include "problem.h"
@@ -494,15 +493,10 @@ static void refuse_body(api_response *res, const offline_body *body,
                         const char *what, const char *path) {
     char detail[512];
     api_budget_refusal(detail, sizeof detail, body->refused, what, body->len);
-    api_problem p;
-    memset(&p, 0, sizeof p);
-    api_fail(&p,
-             body->refused == API_BUDGET_NEVER ? API_E_PAYLOAD_TOO_LARGE
-                                               : API_E_OVERLOADED,
-             NULL, "%s", detail);
     res->compute_ms = -1;
     res->route = api_route_of_path(path);
-    api_front_respond_problem(res, &p, path);
+    api_refuse(res, path, body->refused == API_BUDGET_NEVER ? 413 : 503, "%s",
+               detail);
 }
 
 /* ------------------------------------------- attnd grade --question DIR
