@@ -432,20 +432,14 @@ write_failed:
 
 /* The limits of a: the daemon's, but for the body (see the top). */
 static void limits_of(const offline_args *a, api_limits *limits) {
-    api_limits_default(limits);
-    limits->max_body_bytes = a->opts.max_body_bytes;
-    limits->max_elements = a->opts.max_elements;
-    limits->max_work = a->opts.max_work;
+    srv_options_limits(&a->opts, limits);
     /* the daemon's rule, four times the body limit; without one, four
      * times the daemon's default limit, not the budget (see the top) */
-    size_t body_limit = a->opts.max_body_bytes;
-    if (body_limit == SIZE_MAX) {
+    if (a->opts.max_body_bytes == SIZE_MAX) {
         srv_options daemon;
         srv_options_default(&daemon);
-        body_limit = daemon.max_body_bytes;
+        limits->max_tree_bytes = srv_max_tree_bytes(daemon.max_body_bytes);
     }
-    limits->max_tree_bytes = srv_max_tree_bytes(body_limit);
-    limits->compute_timeout_s = a->opts.compute_timeout_s;
 }
 
 /* The Content-Type of attnd grade's body: a JSON array when its first
