@@ -211,6 +211,55 @@ unsigned api_route_flags(const char *route);
  * when none does. */
 const char *api_route_of_path(const char *path);
 
+/* The method of the route that answers path ("POST" for "/attention/dot";
+ * the first route's when several do), or NULL when none does. For a
+ * caller that names a path alone, without a method (attnd run). */
+const char *api_route_method(const char *path);
+
+/* Fill res (status, content type, body) with the server's own refusal of
+ * a request, its detail printed from the printf format fmt. The server
+ * writes no error body of its own, so that a client meets one form of
+ * error whichever layer refuses it.
+ *   path non-NULL: a request the api would otherwise answer, refused
+ *     before it is asked (the gate, the memory budget, the probe port),
+ *     written as path's front writes its errors (api/core/front.h: under
+ *     /v2 the protocol's {"error"}, else problem+json), with the code
+ *     the contract gives status: 401 unauthorized, 404 not_found, 405
+ *     method_not_allowed, 413 payload_too_large, 429 rate_limited, 503
+ *     overloaded; any other status is 500 internal. The detail is cut to
+ *     767 bytes at a UTF-8 boundary, as every detail of the api.
+ *   path NULL: an error of HTTP itself, found before any route is asked
+ *     (a request target or header block over its limit, broken framing,
+ *     a transfer coding not understood, a client too slow, a body where
+ *     none may come): problem+json whatever the path, with the status,
+ *     its title (RFC 9110 section 15) and a code named after it
+ *     (bad_request 400, request_timeout 408, payload_too_large 413,
+ *     uri_too_long 414, header_fields_too_large 431, not_implemented 501,
+ *     else internal; docs/errors.md); the detail is kept whole.
+ * Any res->body already there is freed first; when memory runs out,
+ * res->body is left NULL with body_len 0. res->route, compute_ms and
+ * allow are the caller's to set. */
+void api_refuse(api_response *res, const char *path, int status,
+                const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+
+/* Parse a qvalue of n bytes at s (not NUL-terminated; RFC 9110 section
+ * 12.4.2: "0" [ "." 0*3DIGIT ] or "1" [ "." 0*3("0") ], the weight grammar
+ * of Accept and Accept-Encoding alike) into thousandths (0 … 1000).
+ * Returns -1 when malformed: empty, a leading digit other than 0 or 1,
+ * more than three decimals, a non-digit, or a value above 1. Public for
+ * the server's Accept-Encoding, the same grammar as the api's Accept
+ * (api/core/accept.c). */
+int api_qvalue_parse(const char *s, size_t n);
+
+/* Length in bytes (1 … 4) of the valid UTF-8 sequence starting at s[0],
+ * reading at most n bytes (n >= 1), or 0 when the sequence is invalid:
+ * a stray continuation byte, an overlong form, a surrogate (U+D800 …
+ * U+DFFF), a code point above U+10FFFF, or a sequence cut off by n
+ * (RFC 3629 section 4). Never fails otherwise; reads nothing past s[n-1].
+ * Public for the server's access log, which escapes text as the api's
+ * JSON writer does (api/text/utf8.c). */
+size_t api_utf8_len(const unsigned char *s, size_t n);
+
 /* Stop every computation: those in progress at their next check, later
  * ones at their first, each answered 503 overloaded ("the server is
  * stopping"). For a server whose drain grace has run out. */

@@ -20,7 +20,6 @@
 
 #include "api.h"
 #include "client_addr.h"
-#include "problem.h"
 
 #define WATCH_PERIOD_MS 250
 /* How often a computing connection is looked at for its client's hang-up:
@@ -110,7 +109,7 @@ static int64_t now_ms(void) {
 static char *make_reply(size_t *len, int status, const char *detail) {
     api_response res;
     memset(&res, 0, sizeof res);
-    api_problem_respond_http(&res, status, detail);
+    api_refuse(&res, NULL, status, "%s", detail);
     if (res.body == NULL)
         return NULL;
     size_t cap = res.body_len + 320;

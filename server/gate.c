@@ -10,8 +10,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "front.h"
-
 struct srv_gate {
     srv_gate_config cfg;
     srv_ratelimit *rl; /* NULL when no per-client limit is set */
@@ -112,42 +110,39 @@ const char *srv_gate_www_authenticate(srv_gate_verdict v) {
 
 void srv_gate_respond(const srv_gate *g, api_response *res, srv_gate_verdict v,
                       const char *path, unsigned retry_after_s) {
-    api_problem p;
-    memset(&p, 0, sizeof p);
+    res->compute_ms = -1;
     switch (v) {
     case SRV_GATE_RATE_LIMITED:
-        api_fail(&p, API_E_RATE_LIMITED, NULL,
-                 "too many requests from your address: the limit is %g per "
-                 "second with bursts of %u; retry after %u s",
-                 g->cfg.rate_per_s, g->cfg.burst, retry_after_s);
+        api_refuse(res, path, 429,
+                   "too many requests from your address: the limit is %g per "
+                   "second with bursts of %u; retry after %u s",
+                   g->cfg.rate_per_s, g->cfg.burst, retry_after_s);
         break;
     case SRV_GATE_TOO_CONCURRENT:
-        api_fail(&p, API_E_RATE_LIMITED, NULL,
-                 "too many requests from your address at once: the limit is "
-                 "%u in flight; retry when one has been answered",
-                 g->cfg.max_concurrent);
+        api_refuse(res, path, 429,
+                   "too many requests from your address at once: the limit "
+                   "is %u in flight; retry when one has been answered",
+                   g->cfg.max_concurrent);
         break;
     case SRV_GATE_UNAUTHORIZED:
-        api_fail(&p, API_E_UNAUTHORIZED, NULL,
-                 "this server needs a token: send the header "
-                 "Authorization: Bearer <token> (ask whoever runs it)");
+        api_refuse(res, path, 401,
+                   "this server needs a token: send the header "
+                   "Authorization: Bearer <token> (ask whoever runs it)");
         break;
     case SRV_GATE_INVALID_TOKEN:
-        api_fail(&p, API_E_UNAUTHORIZED, NULL,
-                 "the bearer token is not one this server accepts");
+        api_refuse(res, path, 401,
+                   "the bearer token is not one this server accepts");
         break;
     case SRV_GATE_OVERLOADED:
-        api_fail(&p, API_E_OVERLOADED, NULL,
-                 "the server is busy: more than %u requests are in flight; "
-                 "retry after %u s",
-                 g->cfg.max_in_flight, retry_after_s);
+        api_refuse(res, path, 503,
+                   "the server is busy: more than %u requests are in flight; "
+                   "retry after %u s",
+                   g->cfg.max_in_flight, retry_after_s);
         break;
     case SRV_GATE_PASS:
-        api_fail(&p, API_E_INTERNAL, NULL, "admitted request refused");
+        api_refuse(res, path, 500, "admitted request refused");
         break;
     }
-    res->compute_ms = -1;
-    api_front_respond_problem(res, &p, path);
 }
 
 int srv_gate_active(const srv_gate *g) {

@@ -9,7 +9,7 @@
 #include <strings.h>
 #include <zlib.h>
 
-#include "accept.h"
+#include "api.h"
 
 static size_t min_bytes = SRV_GZIP_MIN_BYTES; /* 0: never compress */
 

@@ -335,8 +335,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn,
         api_budget_stats(&u);
         api_budget_share_refusal(detail, sizeof detail, r->share_held,
                                  u.total / ADDRESS_SHARE_DIVISOR);
-        return srv_http_answer_refused(r, conn, url, API_E_OVERLOADED, detail,
-                                       0);
+        return srv_http_answer_refused(r, conn, url,
+                                       MHD_HTTP_SERVICE_UNAVAILABLE, detail, 0);
     }
     if (r->budget_refusal)
         return srv_http_answer_no_room(r, conn, url, r->budget_refusal,
@@ -358,8 +358,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn,
         srv_http_over_address_share(r, &held, &share)) {
         char detail[512];
         api_budget_share_refusal(detail, sizeof detail, held, share);
-        return srv_http_answer_refused(r, conn, url, API_E_OVERLOADED, detail,
-                                       0);
+        return srv_http_answer_refused(r, conn, url,
+                                       MHD_HTTP_SERVICE_UNAVAILABLE, detail, 0);
     }
     int run = srv_http_where_to_run(
         flags, r->body_len, srv_http_header(conn, MHD_HTTP_HEADER_ACCEPT));
@@ -445,38 +445,47 @@ unsigned srv_http_connection_limit(void) {
     return limit;
 }
 
-srv_http *srv_http_start(const srv_options *opts, const api_limits *limits,
-                         srv_gate *gate, const srv_tls_keys *tls) {
-    struct sockaddr_storage ss;
-    memset(&ss, 0, sizeof ss);
-    /* MHD_USE_TURBO: read, write and accept before polling where that
-     * is likely to work; 15% less CPU per small request (tests/bench).
-     * MHD_USE_POLL, not epoll: with libmicrohttpd 0.9.75's epoll, about
-     * one in five clients that close mid-upload stays in CLOSE_WAIT with
-     * its body buffer until --timeout (64 of 300 in tests/load); poll
-     * sees every close, at the same CPU per request. */
-    unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_POLL |
-                     MHD_USE_ITC | MHD_USE_ERROR_LOG | MHD_USE_TURBO |
-                     MHD_ALLOW_SUSPEND_RESUME;
-    struct sockaddr_in *v4 = (struct sockaddr_in *)&ss;
-    struct sockaddr_in6 *v6 = (struct sockaddr_in6 *)&ss;
+/* The address to listen on, opts->bind:opts->port, into *ss, with
+ * MHD_USE_IPv6 added to *flags for an IPv6 one. Returns 0, or -1 after
+ * logging why. */
+static int bind_address(const srv_options *opts, struct sockaddr_storage *ss,
+                        unsigned *flags) {
+    memset(ss, 0, sizeof *ss);
+    struct sockaddr_in *v4 = (struct sockaddr_in *)ss;
+    struct sockaddr_in6 *v6 = (struct sockaddr_in6 *)ss;
     if (inet_pton(AF_INET, opts->bind, &v4->sin_addr) == 1) {
         v4->sin_family = AF_INET;
         v4->sin_port = htons((uint16_t)opts->port);
     } else if (inet_pton(AF_INET6, opts->bind, &v6->sin6_addr) == 1) {
         v6->sin6_family = AF_INET6;
         v6->sin6_port = htons((uint16_t)opts->port);
-        flags |= MHD_USE_IPv6;
+        *flags |= MHD_USE_IPv6;
     } else {
         srv_log_message("error", "cannot parse bind address '%s'", opts->bind);
-        return NULL;
+        return -1;
     }
+    return 0;
+}
+
+/* Free what new_server made. */
+static void free_server(srv_http *srv) {
+    srv_conn_slots_free(srv->slots);
+    srv_compute_pool_free(srv->pool);
+    srv_conn_watch_stop(srv->watch);
+    free(srv);
+}
+
+/* The server's state before it listens: its limits and gate, the
+ * connection slots (connections in all, a share per address), the
+ * compute pool and the connection watch. NULL when memory runs out. */
+static srv_http *new_server(const srv_options *opts, const api_limits *limits,
+                            srv_gate *gate, const srv_tls_keys *tls,
+                            unsigned connections) {
     srv_http *srv = calloc(1, sizeof *srv);
     if (srv == NULL)
         return NULL;
     srv->limits = *limits;
     srv->gate = gate;
-    unsigned connections = srv_http_connection_limit();
     unsigned per_address = opts->max_connections_per_address;
     if (per_address == SRV_PER_ADDRESS_AUTO)
         per_address = connections / 8 > 0 ? connections / 8 : 1;
@@ -490,10 +499,7 @@ srv_http *srv_http_start(const srv_options *opts, const api_limits *limits,
                                       opts->min_response_rate,
                                       tls == NULL || tls->cert_pem == NULL);
     if (srv->slots == NULL || srv->pool == NULL || srv->watch == NULL) {
-        srv_conn_slots_free(srv->slots);
-        srv_compute_pool_free(srv->pool);
-        srv_conn_watch_stop(srv->watch);
-        free(srv);
+        free_server(srv);
         return NULL;
     }
     srv->quiesced_fd = MHD_INVALID_SOCKET;
@@ -502,7 +508,16 @@ srv_http *srv_http_start(const srv_options *opts, const api_limits *limits,
     atomic_init(&srv->serving, 0);
     atomic_init(&srv->draining, 0);
     atomic_init(&srv->stopping, 0);
+    return srv;
+}
 
+/* libmicrohttpd's daemon for srv on ss (flags as bind_address left
+ * them), HTTPS with tls when it holds a certificate, opts->threads
+ * workers; NULL when it cannot start (errno says why). */
+static struct MHD_Daemon *start_daemon(srv_http *srv, const srv_options *opts,
+                                       const srv_tls_keys *tls, unsigned flags,
+                                       struct sockaddr_storage *ss,
+                                       unsigned connections) {
     /* HTTPS: libmicrohttpd's GnuTLS back end; the PEM text stays ours */
     struct MHD_OptionItem tls_options[] = {
         {MHD_OPTION_HTTPS_MEM_CERT, 0, NULL},
@@ -527,10 +542,10 @@ srv_http *srv_http_start(const srv_options *opts, const api_limits *limits,
     if (opts->threads <= 1)
         pool_options[0].option = MHD_OPTION_END;
 
-    srv->daemon = MHD_start_daemon(
+    return MHD_start_daemon(
         flags, (uint16_t)opts->port, &on_accept, srv, &on_request, srv,
         MHD_OPTION_EXTERNAL_LOGGER, &mhd_log, srv, MHD_OPTION_ARRAY,
-        tls_options, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&ss,
+        tls_options, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)ss,
         MHD_OPTION_ARRAY, pool_options, MHD_OPTION_CONNECTION_TIMEOUT,
         (unsigned int)opts->timeout_s, MHD_OPTION_CONNECTION_LIMIT, connections,
         MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)CONNECTION_MEMORY_BYTES,
@@ -538,6 +553,27 @@ srv_http *srv_http_start(const srv_options *opts, const api_limits *limits,
         MHD_OPTION_URI_LOG_CALLBACK, &on_uri, srv, MHD_OPTION_NOTIFY_COMPLETED,
         &on_completed, srv, MHD_OPTION_NOTIFY_CONNECTION, &on_connection, srv,
         MHD_OPTION_END);
+}
+
+srv_http *srv_http_start(const srv_options *opts, const api_limits *limits,
+                         srv_gate *gate, const srv_tls_keys *tls) {
+    /* MHD_USE_TURBO: read, write and accept before polling where that
+     * is likely to work; 15% less CPU per small request (tests/bench).
+     * MHD_USE_POLL, not epoll: with libmicrohttpd 0.9.75's epoll, about
+     * one in five clients that close mid-upload stays in CLOSE_WAIT with
+     * its body buffer until --timeout (64 of 300 in tests/load); poll
+     * sees every close, at the same CPU per request. */
+    unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_POLL |
+                     MHD_USE_ITC | MHD_USE_ERROR_LOG | MHD_USE_TURBO |
+                     MHD_ALLOW_SUSPEND_RESUME;
+    struct sockaddr_storage ss;
+    if (bind_address(opts, &ss, &flags) != 0)
+        return NULL;
+    unsigned connections = srv_http_connection_limit();
+    srv_http *srv = new_server(opts, limits, gate, tls, connections);
+    if (srv == NULL)
+        return NULL;
+    srv->daemon = start_daemon(srv, opts, tls, flags, &ss, connections);
     if (srv->daemon == NULL) {
         int in_use = errno == EADDRINUSE;
         srv_log_message("error", "cannot listen on %s port %u%s", opts->bind,
@@ -546,10 +582,7 @@ srv_http *srv_http_start(const srv_options *opts, const api_limits *limits,
                                  "or pick another with --port N (make run "
                                  "PORT=N), or --port 0 for a free one"
                                : "");
-        srv_conn_slots_free(srv->slots);
-        srv_compute_pool_free(srv->pool);
-        srv_conn_watch_stop(srv->watch);
-        free(srv);
+        free_server(srv);
         return NULL;
     }
     const union MHD_DaemonInfo *info =

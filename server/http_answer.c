@@ -5,6 +5,8 @@
  */
 #include "http.h"
 
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "conn_watch.h"
@@ -120,38 +122,32 @@ static ssize_t buffer_read(void *cls, uint64_t pos, char *buf, size_t max) {
                : MHD_CONTENT_READER_END_WITH_ERROR;
 }
 
-enum MHD_Result srv_http_answer(srv_request *r, struct MHD_Connection *conn,
-                                api_response *res, int close_conn) {
-    if (srv_conn_watch_busy(r->watched) != 0)
-        return MHD_NO; /* cut for being slow: it closes unanswered */
-    /* the answer's reservation is held until the request is freed */
-    r->answer_charged += res->charged;
-    if (res == &r->job_response)
-        r->job_counted = 0; /* counted to the address already */
-    else
-        srv_http_address_holds(r, (int64_t)res->charged);
-    res->charged = 0;
-    char *body = res->body;
-    size_t len = res->body_len;
-    res->body = NULL;
-    int streamed = res->stream != NULL;
+/* How the answer goes out compressed, for a client whose Accept-Encoding
+ * takes gzip: a small body compressed here at once (*body and *len
+ * replaced), a large or streamed one as it is sent (r->gz, its state
+ * reserved from the memory budget first, else it goes out as it is); a
+ * job's answer may come compressed already (compute_job). *vary_encoding
+ * is set when the answer depends on Accept-Encoding. Returns 1 when the
+ * answer goes out gzipped. */
+static int choose_gzip(srv_request *r, struct MHD_Connection *conn,
+                       const api_response *res, char **body, size_t *len,
+                       int streamed, int *vary_encoding) {
     /* compressed on the compute thread that made it (compute_job) */
     int gzipped = res == &r->job_response && r->job_gzipped;
     /* raw tensor bytes hardly compress, and their length goes first */
-    int vary_encoding =
-        gzipped || (res->inference_header_length == 0 &&
-                    srv_gzip_eligible(streamed ? SIZE_MAX : len));
+    *vary_encoding = gzipped || (res->inference_header_length == 0 &&
+                                 srv_gzip_eligible(streamed ? SIZE_MAX : *len));
     int wants_gzip =
-        !gzipped && vary_encoding &&
+        !gzipped && *vary_encoding &&
         srv_gzip_accepted(srv_http_header(conn, "Accept-Encoding"));
     /* HEAD too, so that its Content-Length is the one GET would send */
-    if (!streamed && wants_gzip && len < SRV_GZIP_WHOLE_MAX) {
+    if (!streamed && wants_gzip && *len < SRV_GZIP_WHOLE_MAX) {
         char *z;
         size_t zlen;
-        if (srv_gzip_compress(&z, &zlen, body, len) == 0) {
-            free(body);
-            body = z;
-            len = zlen;
+        if (srv_gzip_compress(&z, &zlen, *body, *len) == 0) {
+            free(*body);
+            *body = z;
+            *len = zlen;
             gzipped = 1;
         }
     } else if (wants_gzip &&
@@ -167,11 +163,16 @@ enum MHD_Result srv_http_answer(srv_request *r, struct MHD_Connection *conn,
             api_budget_give(SRV_GZIP_STREAM_BYTES);
         }
     }
+    return gzipped;
+}
+
+/* libmicrohttpd's response for body[0 .. len) (owned from here on), or
+ * for r->stream when streamed: compressed as it is sent (r->gz), read
+ * from the stream, handed over a piece at a time when large, else whole.
+ * NULL when it cannot be made. */
+static struct MHD_Response *make_response(srv_request *r, char *body,
+                                          size_t len, int streamed) {
     struct MHD_Response *resp;
-    if (streamed) { /* r owns the stream until on_completed */
-        r->stream = res->stream;
-        res->stream = NULL;
-    }
     if (r->gz != NULL) {
         if (!streamed) { /* r owns the plain text until on_completed */
             r->plain = body;
@@ -198,8 +199,40 @@ enum MHD_Result srv_http_answer(srv_request *r, struct MHD_Connection *conn,
         if (resp == NULL)
             free(body);
     }
-    if (resp == NULL)
-        return MHD_NO;
+    return resp;
+}
+
+/* The headers of a refusal: WWW-Authenticate for a 401, and Retry-After
+ * for rate_limited and overloaded (the gate's estimate, else a second).
+ * Returns 1 when every header was added. */
+static int add_refusal_headers(struct MHD_Response *resp, const srv_request *r,
+                               const api_response *res) {
+    int ok = 1;
+    if (res->status == MHD_HTTP_UNAUTHORIZED) {
+        const char *www = srv_gate_www_authenticate(r->refused);
+        ok &= MHD_add_response_header(resp, "WWW-Authenticate",
+                                      www != NULL ? www : "Bearer") == MHD_YES;
+    }
+    if (r->retry_after_s > 0 || res->status == MHD_HTTP_TOO_MANY_REQUESTS ||
+        (res->status == MHD_HTTP_SERVICE_UNAVAILABLE &&
+         res->content_type != NULL &&
+         strcmp(res->content_type, "application/problem+json") == 0)) {
+        char retry[16];
+        snprintf(retry, sizeof retry, "%u",
+                 r->retry_after_s > 0 ? r->retry_after_s : 1);
+        ok &= MHD_add_response_header(resp, "Retry-After", retry) == MHD_YES;
+    }
+    return ok;
+}
+
+/* Every header of the answer res to r: the common ones (CORS, security),
+ * its content's, Server-Timing, a refusal's, the lab page's
+ * Content-Security-Policy and Connection: close. Returns 1 when every
+ * header was added. */
+static int add_answer_headers(struct MHD_Response *resp,
+                              struct MHD_Connection *conn, srv_request *r,
+                              const api_response *res, int vary_encoding,
+                              int gzipped, int close_conn) {
     int ok = srv_http_add_common_headers(resp, conn, r, res->vary_accept,
                                          vary_encoding) == 0;
     if (res->content_type != NULL)
@@ -226,33 +259,48 @@ enum MHD_Result srv_http_answer(srv_request *r, struct MHD_Connection *conn,
         srv_format_ms(timing + sizeof "compute;dur=" - 1, res->compute_ms);
         ok &= MHD_add_response_header(resp, "Server-Timing", timing) == MHD_YES;
     }
-    if (res->status == MHD_HTTP_UNAUTHORIZED) {
-        const char *www = srv_gate_www_authenticate(r->refused);
-        ok &= MHD_add_response_header(resp, "WWW-Authenticate",
-                                      www != NULL ? www : "Bearer") == MHD_YES;
-    }
-    /* rate_limited and overloaded: when to try again (the gate's estimate,
-     * else a second) */
-    if (r->retry_after_s > 0 || res->status == MHD_HTTP_TOO_MANY_REQUESTS ||
-        (res->status == MHD_HTTP_SERVICE_UNAVAILABLE &&
-         res->content_type != NULL &&
-         strcmp(res->content_type, "application/problem+json") == 0)) {
-        char retry[16];
-        snprintf(retry, sizeof retry, "%u",
-                 r->retry_after_s > 0 ? r->retry_after_s : 1);
-        ok &= MHD_add_response_header(resp, "Retry-After", retry) == MHD_YES;
-    }
+    ok &= add_refusal_headers(resp, r, res);
     /* the lab page: its own origin only, its inline code by hash */
     const char *csp = srv_csp_lab();
     if (csp != NULL && res->status == MHD_HTTP_OK && res->route != NULL &&
         strcmp(res->route, "/") == 0)
         ok &= MHD_add_response_header(resp, "Content-Security-Policy", csp) ==
               MHD_YES;
-    if (close_conn && r->has_body)
-        r->closing_early = 1;
     if (close_conn || r->close_after || atomic_load(&r->srv->draining))
         ok &= MHD_add_response_header(resp, MHD_HTTP_HEADER_CONNECTION,
                                       "close") == MHD_YES;
+    return ok;
+}
+
+enum MHD_Result srv_http_answer(srv_request *r, struct MHD_Connection *conn,
+                                api_response *res, int close_conn) {
+    if (srv_conn_watch_busy(r->watched) != 0)
+        return MHD_NO; /* cut for being slow: it closes unanswered */
+    /* the answer's reservation is held until the request is freed */
+    r->answer_charged += res->charged;
+    if (res == &r->job_response)
+        r->job_counted = 0; /* counted to the address already */
+    else
+        srv_http_address_holds(r, (int64_t)res->charged);
+    res->charged = 0;
+    char *body = res->body;
+    size_t len = res->body_len;
+    res->body = NULL;
+    int streamed = res->stream != NULL;
+    int vary_encoding;
+    int gzipped =
+        choose_gzip(r, conn, res, &body, &len, streamed, &vary_encoding);
+    if (streamed) { /* r owns the stream until on_completed */
+        r->stream = res->stream;
+        res->stream = NULL;
+    }
+    struct MHD_Response *resp = make_response(r, body, len, streamed);
+    if (resp == NULL)
+        return MHD_NO;
+    int ok = add_answer_headers(resp, conn, r, res, vary_encoding, gzipped,
+                                close_conn);
+    if (close_conn && r->has_body)
+        r->closing_early = 1;
     enum MHD_Result rc = MHD_NO;
     if (ok)
         rc = MHD_queue_response(conn, (unsigned)res->status, resp);
@@ -278,7 +326,7 @@ enum MHD_Result srv_http_answer_problem(srv_request *r,
     api_response res;
     memset(&res, 0, sizeof res);
     res.compute_ms = -1;
-    api_problem_respond_http(&res, status, detail);
+    api_refuse(&res, NULL, status, "%s", detail);
     if (res.body == NULL)
         return MHD_NO;
     enum MHD_Result rc = srv_http_answer(r, conn, &res, close_conn);

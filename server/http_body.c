@@ -6,6 +6,7 @@
  */
 #include "http.h"
 
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 

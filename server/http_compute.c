@@ -5,10 +5,11 @@
  */
 #include "http.h"
 
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "conn_watch.h"
-#include "front.h"
 #include "http_internal.h"
 
 int srv_http_where_to_run(unsigned flags, size_t body_len, const char *accept) {
@@ -26,12 +27,10 @@ int srv_http_where_to_run(unsigned flags, size_t body_len, const char *accept) {
 
 /* A queued job answered 503 overloaded with detail, without computing. */
 static void refuse_job(srv_request *r, const char *detail) {
-    api_problem p;
-    memset(&p, 0, sizeof p);
-    api_fail(&p, API_E_OVERLOADED, NULL, "%s", detail);
     r->job_response.compute_ms = -1;
     r->job_response.route = api_route_of_path(r->job_request.path);
-    api_front_respond_problem(&r->job_response, &p, r->job_request.path);
+    api_refuse(&r->job_response, r->job_request.path,
+               MHD_HTTP_SERVICE_UNAVAILABLE, "%s", detail);
 }
 
 /* A job's answer for a client that takes gzip, compressed here on the
@@ -87,17 +86,14 @@ static void compute_job(void *arg) {
 
 enum MHD_Result srv_http_answer_refused(srv_request *r,
                                         struct MHD_Connection *conn,
-                                        const char *url, api_error code,
+                                        const char *url, int status,
                                         const char *detail, int close_conn) {
-    api_problem p;
-    memset(&p, 0, sizeof p);
-    api_fail(&p, code, NULL, "%s", detail);
     api_response res;
     memset(&res, 0, sizeof res);
     res.compute_ms = -1;
     res.route = api_route_of_path(url);
-    api_front_respond_problem(&res, &p, url);
-    if (code == API_E_OVERLOADED)
+    api_refuse(&res, url, status, "%s", detail);
+    if (status == MHD_HTTP_SERVICE_UNAVAILABLE)
         r->retry_after_s = 1;
     enum MHD_Result rc =
         res.body ? srv_http_answer(r, conn, &res, close_conn) : MHD_NO;
@@ -112,10 +108,11 @@ enum MHD_Result srv_http_answer_no_room(srv_request *r,
                                         uint64_t bytes, int close_conn) {
     char detail[512];
     api_budget_refusal(detail, sizeof detail, room, "the body", bytes);
-    return srv_http_answer_refused(
-        r, conn, url,
-        room == API_BUDGET_NEVER ? API_E_PAYLOAD_TOO_LARGE : API_E_OVERLOADED,
-        detail, close_conn);
+    return srv_http_answer_refused(r, conn, url,
+                                   room == API_BUDGET_NEVER
+                                       ? MHD_HTTP_CONTENT_TOO_LARGE
+                                       : MHD_HTTP_SERVICE_UNAVAILABLE,
+                                   detail, close_conn);
 }
 
 /* The client of a request, as the per-client limits name it
@@ -164,7 +161,8 @@ enum MHD_Result srv_http_compute_off_thread(srv_request *r,
              "the server is busy: %u requests are already waiting to be "
              "computed; retry after 1 s",
              COMPUTE_QUEUE_MAX);
-    return srv_http_answer_refused(r, conn, url, API_E_OVERLOADED, detail, 0);
+    return srv_http_answer_refused(r, conn, url, MHD_HTTP_SERVICE_UNAVAILABLE,
+                                   detail, 0);
 }
 
 enum MHD_Result srv_http_answer_computed(srv_request *r,

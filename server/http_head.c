@@ -6,6 +6,7 @@
 #include "http.h"
 
 #include <netinet/in.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "conn_watch.h"
@@ -185,9 +186,10 @@ static void copy_cut(char *dst, size_t cap, const char *s) {
     dst[n] = '\0';
 }
 
-enum MHD_Result srv_http_on_headers(srv_request *r, struct MHD_Connection *conn,
-                                    const char *url, const char *method,
-                                    const char *version) {
+/* Note what the request line and the connection say of r: its method
+ * and path (cut to fit), its peer, its watch and its request id. */
+static void note_request(srv_request *r, struct MHD_Connection *conn,
+                         const char *url, const char *method) {
     copy_cut(r->method, sizeof r->method, method);
     copy_cut(r->path, sizeof r->path, url);
     atomic_fetch_add(&r->srv->admitted, 1);
@@ -206,41 +208,38 @@ enum MHD_Result srv_http_on_headers(srv_request *r, struct MHD_Connection *conn,
         MHD_get_connection_info(conn, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
     r->watched = sc != NULL ? sc->socket_context : NULL;
     srv_request_id_make(r->request_id, srv_http_header(conn, "X-Request-Id"));
-    /* an ambiguous head: nothing after it may be read as a request */
-    srv_framing framing;
-    srv_framing_init(&framing);
+}
+
+/* The framing of the head (framing.h) into *framing: its headers'
+ * lengths and codings, a NUL byte hidden in the head or the path.
+ * framing->detail says why it is ambiguous, else NULL. */
+static void read_framing(srv_request *r, struct MHD_Connection *conn,
+                         const char *method, const char *version,
+                         srv_framing *framing) {
+    srv_framing_init(framing);
     /* two spans per line, and the request line's three */
     size_t lines =
         (size_t)MHD_get_connection_values(conn, MHD_HEADER_KIND, NULL, NULL);
-    framing_walk walk = {&framing, NULL, 0, 2 * lines + 3};
+    framing_walk walk = {framing, NULL, 0, 2 * lines + 3};
     walk.spans = malloc(walk.cap * sizeof *walk.spans);
     if (walk.spans == NULL)
         walk.cap = 0;
     MHD_get_connection_values_n(conn, MHD_HEADER_KIND, &add_framing, &walk);
-    if (!framing.detail && head_hides_nul(r, conn, method, version, &walk))
-        framing.detail = SRV_FRAMING_NUL_IN_HEAD;
+    if (!framing->detail && head_hides_nul(r, conn, method, version, &walk))
+        framing->detail = SRV_FRAMING_NUL_IN_HEAD;
     free(walk.spans);
-    if (r->nul_in_path && !framing.detail)
-        framing.detail = "the request target's path holds %00, a NUL byte, "
-                         "which no path may contain (RFC 3986 section 7.3)";
-    srv_framing_finish(&framing, version);
-    if (framing.detail != NULL)
-        return srv_http_answer_problem(r, conn, MHD_HTTP_BAD_REQUEST,
-                                       framing.detail, 1);
-    /* -1: no length (chunked, or no body); beyond int64: too large */
-    long long length = !framing.has_length ? -1
-                       : framing.length > (unsigned long long)INT64_MAX
-                           ? INT64_MAX
-                           : (long long)framing.length;
-    const char *te = srv_http_header(conn, MHD_HTTP_HEADER_TRANSFER_ENCODING);
-    int chunked = te != NULL && ends_with_chunked(te);
-    r->has_body = length > 0 || chunked;
-    /* HTTP/1.0 has no chunked coding: read the body, then close (RFC
-     * 9112 section 6.1) */
-    r->close_after = te != NULL && strcmp(version, "HTTP/1.0") == 0;
-    if (srv_conn_watch_head_done(r->watched, r->has_body) != 0)
-        return MHD_NO; /* too late: cut by the header deadline */
+    if (r->nul_in_path && !framing->detail)
+        framing->detail = "the request target's path holds %00, a NUL byte, "
+                          "which no path may contain (RFC 3986 section 7.3)";
+    srv_framing_finish(framing, version);
+}
 
+/* What the head alone answers (r->early), in the order of checks: a
+ * Transfer-Encoding (te, NULL when none) that hides the body's length or
+ * names a coding not understood, a request target or header block over
+ * its limit, a preflight; EARLY_NONE otherwise. */
+static void decide_early(srv_request *r, struct MHD_Connection *conn,
+                         const char *method, const char *te, int chunked) {
     size_t header_bytes = 0;
     MHD_get_connection_values(conn, MHD_HEADER_KIND, &srv_http_add_header_bytes,
                               &header_bytes);
@@ -258,6 +257,65 @@ enum MHD_Result srv_http_on_headers(srv_request *r, struct MHD_Connection *conn,
         r->early = EARLY_HEADERS_TOO_LARGE;
     else if (strcmp(method, MHD_HTTP_METHOD_OPTIONS) == 0)
         r->early = EARLY_PREFLIGHT;
+}
+
+/* Make room for a body the api takes (length: declared, or -1 for
+ * chunked; route_flags: its route's): a chunked body to a route that
+ * takes none is refused unread, as one of a declared length is
+ * (api_precheck); a declared length that can never fit the memory budget
+ * is refused now; one that can gets its buffer, reserved as its bytes
+ * arrive (srv_http_on_body), so that heads which announce large bodies
+ * and send nothing hold nothing. */
+static enum MHD_Result make_room(srv_request *r, struct MHD_Connection *conn,
+                                 const char *url, long long length,
+                                 unsigned route_flags) {
+    if (length < 0 &&
+        !(route_flags & (API_ROUTE_JSON_BODY | API_ROUTE_RAW_BODY)))
+        return srv_http_answer_problem(
+            r, conn, MHD_HTTP_CONTENT_TOO_LARGE,
+            "this route takes no body, and this request "
+            "sends one (chunked); send it without one",
+            1);
+    if (length > 0 &&
+        (unsigned long long)length <= r->srv->limits.max_body_bytes) {
+        api_budget_usage u;
+        api_budget_stats(&u);
+        if (u.total > 0 && (uint64_t)length > u.total)
+            return srv_http_answer_no_room(r, conn, url, API_BUDGET_NEVER,
+                                           (uint64_t)length, 1);
+        r->body = srv_http_body_alloc(r, (size_t)length);
+        if (r->body == NULL)
+            return MHD_NO;
+        r->body_cap = (size_t)length;
+    }
+    return MHD_YES;
+}
+
+enum MHD_Result srv_http_on_headers(srv_request *r, struct MHD_Connection *conn,
+                                    const char *url, const char *method,
+                                    const char *version) {
+    note_request(r, conn, url, method);
+    /* an ambiguous head: nothing after it may be read as a request */
+    srv_framing framing;
+    read_framing(r, conn, method, version, &framing);
+    if (framing.detail != NULL)
+        return srv_http_answer_problem(r, conn, MHD_HTTP_BAD_REQUEST,
+                                       framing.detail, 1);
+    /* -1: no length (chunked, or no body); beyond int64: too large */
+    long long length = !framing.has_length ? -1
+                       : framing.length > (unsigned long long)INT64_MAX
+                           ? INT64_MAX
+                           : (long long)framing.length;
+    const char *te = srv_http_header(conn, MHD_HTTP_HEADER_TRANSFER_ENCODING);
+    int chunked = te != NULL && ends_with_chunked(te);
+    r->has_body = length > 0 || chunked;
+    /* HTTP/1.0 has no chunked coding: read the body, then close (RFC
+     * 9112 section 6.1) */
+    r->close_after = te != NULL && strcmp(version, "HTTP/1.0") == 0;
+    if (srv_conn_watch_head_done(r->watched, r->has_body) != 0)
+        return MHD_NO; /* too late: cut by the header deadline */
+
+    decide_early(r, conn, method, te, chunked);
     if (r->early == EARLY_BAD_FRAMING || r->early == EARLY_CODING_UNKNOWN)
         return srv_http_answer_early(r, conn, url, 1);
     if (r->early != EARLY_NONE)
@@ -291,29 +349,5 @@ enum MHD_Result srv_http_on_headers(srv_request *r, struct MHD_Connection *conn,
         return rc;
     }
     api_response_free(&res);
-    /* a chunked body to a route that takes none: refused unread, as one
-     * of a declared length is (api_precheck) */
-    if (length < 0 &&
-        !(route_flags & (API_ROUTE_JSON_BODY | API_ROUTE_RAW_BODY)))
-        return srv_http_answer_problem(
-            r, conn, MHD_HTTP_CONTENT_TOO_LARGE,
-            "this route takes no body, and this request "
-            "sends one (chunked); send it without one",
-            1);
-    if (length > 0 &&
-        (unsigned long long)length <= r->srv->limits.max_body_bytes) {
-        /* a body that can never fit is refused now; one that can is
-         * reserved as its bytes arrive (srv_http_on_body), so that heads which
-         * announce large bodies and send nothing hold nothing */
-        api_budget_usage u;
-        api_budget_stats(&u);
-        if (u.total > 0 && (uint64_t)length > u.total)
-            return srv_http_answer_no_room(r, conn, url, API_BUDGET_NEVER,
-                                           (uint64_t)length, 1);
-        r->body = srv_http_body_alloc(r, (size_t)length);
-        if (r->body == NULL)
-            return MHD_NO;
-        r->body_cap = (size_t)length;
-    }
-    return MHD_YES;
+    return make_room(r, conn, url, length, route_flags);
 }

@@ -20,7 +20,6 @@
 #include "conn_slots.h"
 #include "gate.h"
 #include "gzip.h"
-#include "problem.h"
 #include "request_id.h"
 
 typedef struct srv_http srv_http; /* http.h */
@@ -301,11 +300,11 @@ enum MHD_Result srv_http_on_headers(srv_request *r, struct MHD_Connection *conn,
  * the compute threads. */
 int srv_http_where_to_run(unsigned flags, size_t body_len, const char *accept);
 
-/* A problem of the api's (code, detail) answered here, for a request the
- * api has not seen: 503 overloaded (with Retry-After 1) or 413. */
+/* A refusal (api_refuse) answered here, for a request the api has not
+ * seen: status 503 overloaded (with Retry-After 1) or 413, and detail. */
 enum MHD_Result srv_http_answer_refused(srv_request *r,
                                         struct MHD_Connection *conn,
-                                        const char *url, api_error code,
+                                        const char *url, int status,
                                         const char *detail, int close_conn);
 
 /* The body of `bytes` bytes finds no room in the memory budget (room:

@@ -10,7 +10,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "utf8.h"
+#include "api.h"
 
 #define LINE_MAX_BYTES 4096
 #define PATH_LOG_MAX 1024 /* bytes of the path kept in a line */

@@ -158,10 +158,6 @@ static unsigned drain(srv_http *srv, unsigned grace_s) {
     return srv_http_in_flight(srv);
 }
 
-/* The shared-lab settings (each off unless given): the admission gate
- * (per-client limits, trusted proxies, tokens, the in-flight cap) and the
- * TLS pair. Returns 0, or -1 after printing why the server must not start
- * with them. Warnings go to *warn (cap bytes; "" when none). */
 /* Caps nest (docs/contract.md, "Sharing one server"): with
  * --max-connections N, one client may hold at most half of the N requests
  * in flight (a quarter when --max-concurrent-per-client is not given), so
@@ -179,6 +175,10 @@ static unsigned nested_per_client(const srv_options *opts) {
     return given > half && half > 0 ? half : given;
 }
 
+/* The shared-lab settings (each off unless given): the admission gate
+ * (per-client limits, trusted proxies, tokens, the in-flight cap) and the
+ * TLS pair. Returns 0, or -1 after printing why the server must not start
+ * with them. Warnings go to *warn (cap bytes; "" when none). */
 static int setup_safety(const srv_options *opts, srv_gate **gate,
                         srv_tls_keys *tls, char *warn, size_t cap) {
     char err[1024];
@@ -271,6 +271,92 @@ static void log_safety(const srv_gate *gate, const char *trusted_proxy) {
         srv_log_message("info", "attnd limits: %s", line + 2);
 }
 
+/* The server-wide memory budget of opts (--memory-budget, else from the
+ * cgroup limit or RAM; *source says which), set for the api and the heaps.
+ * Returns it in bytes (0: none). */
+static uint64_t set_memory_budget(const srv_options *opts,
+                                  const char **source) {
+    uint64_t budget = srv_memory_budget(opts->memory_budget, source);
+    /* half the compute threads may wait for room, so that the others
+     * keep computing what fits */
+    unsigned cores = (unsigned)sysconf(_SC_NPROCESSORS_ONLN);
+    api_budget_set(budget, cores > 3 ? cores / 2 : 1, BUDGET_WAIT_MS);
+    keep_freed_memory(budget);
+    return budget;
+}
+
+/* Start the listeners: the probe port's first (--probe-port; *probe NULL
+ * without one), so that a probe is answered as soon as the main port is
+ * and never refused by its load, then the main port. Returns the daemon,
+ * or NULL after logging why, with nothing started. */
+static srv_http *start_listeners(const srv_options *opts,
+                                 const api_limits *limits, srv_gate *gate,
+                                 srv_tls_keys *tls, srv_probe **probe) {
+    *probe = NULL;
+    if (opts->probe_port != 0) {
+        *probe = srv_probe_start(opts->bind, opts->probe_port, limits, gate);
+        if (*probe == NULL)
+            return NULL;
+    }
+    srv_http *srv = srv_http_start(opts, limits, gate, tls);
+    if (srv == NULL) {
+        srv_probe_stop(*probe);
+        *probe = NULL;
+    }
+    return srv;
+}
+
+/* The lines that say where attnd listens: its port, threads and memory
+ * budget, and the probe port's. */
+static void log_listening(const srv_options *opts, const srv_tls_keys *tls,
+                          srv_http *srv, srv_probe *probe, int blas_threads,
+                          uint64_t budget, const char *budget_source) {
+    const char *host = opts->bind;
+    int v6 = 0;
+    for (const char *p = host; *p; p++)
+        v6 |= *p == ':';
+    char budget_text[96] = "no memory budget";
+    if (budget >= (1u << 20))
+        snprintf(budget_text, sizeof budget_text,
+                 "a memory budget of %.1f MiB, %s",
+                 (double)budget / (1024.0 * 1024.0), budget_source);
+    else if (budget > 0)
+        snprintf(budget_text, sizeof budget_text,
+                 "a memory budget of %llu bytes, %s",
+                 (unsigned long long)budget, budget_source);
+    srv_log_message("info",
+                    "attnd listening on %s://%s%s%s:%u (%u HTTP %s, %d "
+                    "BLAS %s, %s)",
+                    tls->cert_pem != NULL ? "https" : "http", v6 ? "[" : "",
+                    host, v6 ? "]" : "", srv_http_port(srv), opts->threads,
+                    opts->threads == 1 ? "thread" : "threads", blas_threads,
+                    blas_threads == 1 ? "thread" : "threads", budget_text);
+    if (probe != NULL)
+        srv_log_message("info",
+                        "attnd probes on http://%s%s%s:%u (/healthz, "
+                        "/v2/health/*, /metrics)",
+                        v6 ? "[" : "", host, v6 ? "]" : "",
+                        srv_probe_port(probe));
+}
+
+/* Serve until SIGTERM or SIGINT, then drain: readiness 503, no new
+ * connections, in-flight requests finished within grace_s seconds. */
+static void serve_until_stopped(srv_http *srv, unsigned grace_s) {
+    int sig = wait_stop_signal(-1);
+    srv_log_message("info", "attnd: %s, draining (%u in flight)",
+                    sig == SIGTERM  ? "SIGTERM received"
+                    : sig == SIGINT ? "SIGINT received"
+                                    : "cannot wait for signals",
+                    srv_http_in_flight(srv));
+    api_set_ready(0);
+    if (srv_http_quiesce(srv) != 0)
+        srv_log_message("warning", "could not stop accepting connections");
+    unsigned left = drain(srv, grace_s);
+    if (left > 0)
+        srv_log_message("warning", "closing %u unfinished request%s", left,
+                        left == 1 ? "" : "s");
+}
+
 int main(int argc, char **argv) {
     /* attnd run PATH, attnd grade: one request without a server */
     if (argc > 1 && srv_offline_command(argv[1]))
@@ -317,88 +403,26 @@ int main(int argc, char **argv) {
     int blas_threads =
         api_set_threads((int)opts.threads, blas_threads_for(opts.threads));
     api_set_ready(1);
-
     api_limits limits;
-    api_limits_default(&limits);
-    limits.max_body_bytes = opts.max_body_bytes;
-    limits.max_elements = opts.max_elements;
-    limits.max_work = opts.max_work;
-    limits.max_tree_bytes = srv_max_tree_bytes(opts.max_body_bytes);
-    limits.compute_timeout_s = opts.compute_timeout_s;
+    srv_options_limits(&opts, &limits);
     const char *budget_source;
-    uint64_t budget = srv_memory_budget(opts.memory_budget, &budget_source);
-    /* half the compute threads may wait for room, so that the others
-     * keep computing what fits */
-    unsigned cores = (unsigned)sysconf(_SC_NPROCESSORS_ONLN);
-    api_budget_set(budget, cores > 3 ? cores / 2 : 1, BUDGET_WAIT_MS);
-    keep_freed_memory(budget);
+    uint64_t budget = set_memory_budget(&opts, &budget_source);
 
-    if (srv_csp_init() != 0) {
+    srv_probe *probe = NULL;
+    srv_http *srv = NULL;
+    if (srv_csp_init() != 0)
         srv_log_message("error", "cannot hash the lab page for its "
                                  "Content-Security-Policy");
-        srv_gate_free(gate);
-        srv_tls_keys_free(&tls);
-        return 1;
-    }
-    /* the probe listener first: a probe answered as soon as the main
-     * port is, never refused by the main port's load */
-    srv_probe *probe = NULL;
-    if (opts.probe_port != 0) {
-        probe = srv_probe_start(opts.bind, opts.probe_port, &limits, gate);
-        if (probe == NULL) {
-            srv_gate_free(gate);
-            srv_tls_keys_free(&tls);
-            return 1;
-        }
-    }
-    srv_http *srv = srv_http_start(&opts, &limits, gate, &tls);
+    else
+        srv = start_listeners(&opts, &limits, gate, &tls, &probe);
     if (srv == NULL) {
-        srv_probe_stop(probe);
         srv_gate_free(gate);
         srv_tls_keys_free(&tls);
         return 1;
     }
-    const char *host = opts.bind;
-    int v6 = 0;
-    for (const char *p = host; *p; p++)
-        v6 |= *p == ':';
-    char budget_text[96] = "no memory budget";
-    if (budget >= (1u << 20))
-        snprintf(budget_text, sizeof budget_text,
-                 "a memory budget of %.1f MiB, %s",
-                 (double)budget / (1024.0 * 1024.0), budget_source);
-    else if (budget > 0)
-        snprintf(budget_text, sizeof budget_text,
-                 "a memory budget of %llu bytes, %s",
-                 (unsigned long long)budget, budget_source);
-    srv_log_message("info",
-                    "attnd listening on %s://%s%s%s:%u (%u HTTP %s, %d "
-                    "BLAS %s, %s)",
-                    tls.cert_pem != NULL ? "https" : "http", v6 ? "[" : "",
-                    host, v6 ? "]" : "", srv_http_port(srv), opts.threads,
-                    opts.threads == 1 ? "thread" : "threads", blas_threads,
-                    blas_threads == 1 ? "thread" : "threads", budget_text);
-    if (probe != NULL)
-        srv_log_message("info",
-                        "attnd probes on http://%s%s%s:%u (/healthz, "
-                        "/v2/health/*, /metrics)",
-                        v6 ? "[" : "", host, v6 ? "]" : "",
-                        srv_probe_port(probe));
+    log_listening(&opts, &tls, srv, probe, blas_threads, budget, budget_source);
     log_safety(gate, opts.trusted_proxy);
-
-    int sig = wait_stop_signal(-1);
-    srv_log_message("info", "attnd: %s, draining (%u in flight)",
-                    sig == SIGTERM  ? "SIGTERM received"
-                    : sig == SIGINT ? "SIGINT received"
-                                    : "cannot wait for signals",
-                    srv_http_in_flight(srv));
-    api_set_ready(0);
-    if (srv_http_quiesce(srv) != 0)
-        srv_log_message("warning", "could not stop accepting connections");
-    unsigned left = drain(srv, opts.shutdown_grace_s);
-    if (left > 0)
-        srv_log_message("warning", "closing %u unfinished request%s", left,
-                        left == 1 ? "" : "s");
+    serve_until_stopped(srv, opts.shutdown_grace_s);
     srv_http_stop(srv);
     /* last: readiness answered (503) while the main port drains */
     srv_probe_stop(probe);

@@ -35,8 +35,8 @@
  *     the chunks the daemon sends, uncompressed.
  *
  * attnd grade --question DIR adds a question folder's settings and
- * request to each submission of stdin before the batch reads it (the
- * section "attnd grade --question DIR" below).
+ * request to each submission of stdin before the batch reads it
+ * (offline_question.c).
  */
 #include "offline.h"
 
@@ -47,25 +47,15 @@
 #include <string.h>
 #include <unistd.h>
 
-#include <jansson.h>
-
 #include "api.h"
-#include "batch_scan.h"
-#include "fastpath.h"
-#include "front.h"
 #include "memory_budget.h"
+#include "offline_internal.h"
 #include "options.h"
-#include "problem.h"
-#include "route.h"
-#include "suggest.h"
 
 /* the path POST /grade/batch, which attnd grade runs */
 #define GRADE_BATCH_PATH "/grade/batch"
 /* bytes copied from a streamed answer at a time */
 #define COPY_BLOCK ((size_t)64 << 10)
-/* the files of a question folder (attnd grade --question DIR) */
-#define QUESTION_FILE "question.json"
-#define REQUEST_FILE "request.json"
 /* bytes read from stdin at first; the buffer doubles from there */
 #define READ_FIRST ((size_t)64 << 10)
 
@@ -155,6 +145,48 @@ static void usage(FILE *out, int grade) {
                   : "application/json");
 }
 
+/* The member of a that the option name[0 .. n) sets, an option of
+ * attnd run and grade of their own: --content-type, --accept, and for
+ * grade --format and --question; NULL for any other. */
+static const char **own_option(offline_args *a, int grade, const char *name,
+                               size_t n) {
+    if (n == 14 && strncmp(name, "--content-type", n) == 0)
+        return &a->content_type;
+    if (n == 8 && strncmp(name, "--accept", n) == 0)
+        return &a->accept;
+    if (grade && n == 8 && strncmp(name, "--format", n) == 0)
+        return &a->format;
+    if (grade && n == 10 && strncmp(name, "--question", n) == 0)
+        return &a->question;
+    return NULL;
+}
+
+/* Take argv[*i], an argument that is no option of attnd run's own (nor
+ * --help): a daemon's limit (--max-work 1e9) or the path. Returns 0, or
+ * -1 after printing why. */
+static int take_arg(offline_args *a, int grade, int argc, char **argv, int *i) {
+    const char *arg = argv[*i];
+    if (strncmp(arg, "--", 2) == 0)
+        return srv_options_take(&a->opts, argc, argv, i, limit_flags, a->who) ==
+                       SRV_OPT_RUN
+                   ? 0
+                   : -1;
+    if (grade || a->target != NULL) {
+        fprintf(stderr, "%s: unexpected argument '%s' (try %s --help)\n",
+                a->who, arg, a->who);
+        return -1;
+    }
+    if (arg[0] != '/') {
+        fprintf(stderr,
+                "%s: the path '%s' does not begin with / (e.g. "
+                "/attention/dot)\n",
+                a->who, arg);
+        return -1;
+    }
+    a->target = arg;
+    return 0;
+}
+
 /* Parse argv (argv[0] the command) into a. Returns -1 to exit with
  * SRV_OFFLINE_USAGE (message printed), 1 to exit 0 (--help printed), 0 to
  * go on. */
@@ -168,19 +200,11 @@ static int parse_args(offline_args *a, int argc, char **argv) {
         return -1;
     for (int i = 1; i < argc; i++) {
         const char *arg = argv[i];
-        const char **own = NULL;
         if (strcmp(arg, "--help") == 0 || strcmp(arg, "-h") == 0) {
             usage(stdout, grade);
             return 1;
         }
-        if (strcmp(arg, "--content-type") == 0)
-            own = &a->content_type;
-        else if (strcmp(arg, "--accept") == 0)
-            own = &a->accept;
-        else if (grade && strcmp(arg, "--format") == 0)
-            own = &a->format;
-        else if (grade && strcmp(arg, "--question") == 0)
-            own = &a->question;
+        const char **own = own_option(a, grade, arg, strlen(arg));
         if (own != NULL) {
             if (i + 1 >= argc) {
                 fprintf(stderr, "%s: option '%s' needs a value\n", a->who, arg);
@@ -189,46 +213,14 @@ static int parse_args(offline_args *a, int argc, char **argv) {
             *own = argv[++i];
             continue;
         }
-        if (strncmp(arg, "--", 2) == 0 && strchr(arg, '=') != NULL) {
-            /* --content-type=TYPE and the like */
-            size_t n = (size_t)(strchr(arg, '=') - arg);
-            const char *value = arg + n + 1;
-            if (n == 14 && strncmp(arg, "--content-type", n) == 0) {
-                a->content_type = value;
-                continue;
-            }
-            if (n == 8 && strncmp(arg, "--accept", n) == 0) {
-                a->accept = value;
-                continue;
-            }
-            if (grade && n == 8 && strncmp(arg, "--format", n) == 0) {
-                a->format = value;
-                continue;
-            }
-            if (grade && n == 10 && strncmp(arg, "--question", n) == 0) {
-                a->question = value;
-                continue;
-            }
-        }
-        if (strncmp(arg, "--", 2) == 0) {
-            if (srv_options_take(&a->opts, argc, argv, &i, limit_flags,
-                                 a->who) != SRV_OPT_RUN)
-                return -1;
+        const char *eq = strchr(arg, '=');
+        if (strncmp(arg, "--", 2) == 0 && eq != NULL &&
+            (own = own_option(a, grade, arg, (size_t)(eq - arg))) != NULL) {
+            *own = eq + 1; /* --content-type=TYPE and the like */
             continue;
         }
-        if (grade || a->target != NULL) {
-            fprintf(stderr, "%s: unexpected argument '%s' (try %s --help)\n",
-                    a->who, arg, a->who);
+        if (take_arg(a, grade, argc, argv, &i) != 0)
             return -1;
-        }
-        if (arg[0] != '/') {
-            fprintf(stderr,
-                    "%s: the path '%s' does not begin with / (e.g. "
-                    "/attention/dot)\n",
-                    a->who, arg);
-            return -1;
-        }
-        a->target = arg;
     }
     if (a->question != NULL && a->question[0] == '\0') {
         fprintf(stderr, "%s: --question needs a folder\n", a->who);
@@ -306,16 +298,7 @@ static char *encode_query_value(const char *value) {
     return out;
 }
 
-/* A body read from stdin and what it holds of the memory budget. */
-typedef struct {
-    char *text;       /* malloc'd; NULL when empty, freed or refused */
-    size_t len;       /* its length (a refused body's whole length) */
-    uint64_t charged; /* bytes of the budget its buffer holds */
-    int refused;      /* API_BUDGET_NEVER: the buffer found no room */
-} offline_body;
-
-/* Give back what b holds, buffer and budget. */
-static void body_release(offline_body *b) {
+void srv_offline_body_release(offline_body *b) {
     free(b->text);
     b->text = NULL;
     api_budget_give(b->charged);
@@ -332,14 +315,7 @@ static size_t grown_cap(size_t cap, uint64_t total) {
     return next;
 }
 
-/* All of in (stdin, or a question folder's file) into b (b->text NULL
- * when it is empty), its buffer reserved from the memory budget as it
- * grows, as the daemon reserves a body's.
- * A body that outgrows the whole budget is read to its end and dropped:
- * b->refused API_BUDGET_NEVER, b->len its whole length (the daemon's
- * answer names it). Returns 0, or -1 with errno set (ENOMEM when memory
- * runs out). */
-static int read_stream(FILE *in, offline_body *b) {
+int srv_offline_read(FILE *in, offline_body *b) {
     api_budget_usage u;
     api_budget_stats(&u);
     size_t cap = 0, n = 0;
@@ -366,7 +342,7 @@ static int read_stream(FILE *in, offline_body *b) {
             char *grown = next > cap ? realloc(buf, next) : NULL;
             if (grown == NULL) {
                 b->text = buf;
-                body_release(b);
+                srv_offline_body_release(b);
                 errno = ENOMEM;
                 return -1;
             }
@@ -380,7 +356,7 @@ static int read_stream(FILE *in, offline_body *b) {
     }
     if (b->refused) { /* the rest is read and counted, not kept */
         b->text = buf;
-        body_release(b);
+        srv_offline_body_release(b);
         buf = NULL;
         char drop[4096];
         size_t got;
@@ -390,7 +366,7 @@ static int read_stream(FILE *in, offline_body *b) {
     if (ferror(in)) {
         int saved = errno != 0 ? errno : EIO;
         b->text = buf;
-        body_release(b);
+        srv_offline_body_release(b);
         errno = saved;
         return -1;
     }
@@ -407,7 +383,7 @@ static int read_stream(FILE *in, offline_body *b) {
  * share of the budget before the answer is computed (as the daemon
  * does). */
 static void free_body(void *ctx) {
-    body_release(ctx);
+    srv_offline_body_release(ctx);
 }
 
 /* Write the answer's body to out: res->body, or its stream read to the
@@ -456,20 +432,14 @@ write_failed:
 
 /* The limits of a: the daemon's, but for the body (see the top). */
 static void limits_of(const offline_args *a, api_limits *limits) {
-    api_limits_default(limits);
-    limits->max_body_bytes = a->opts.max_body_bytes;
-    limits->max_elements = a->opts.max_elements;
-    limits->max_work = a->opts.max_work;
+    srv_options_limits(&a->opts, limits);
     /* the daemon's rule, four times the body limit; without one, four
      * times the daemon's default limit, not the budget (see the top) */
-    size_t body_limit = a->opts.max_body_bytes;
-    if (body_limit == SIZE_MAX) {
+    if (a->opts.max_body_bytes == SIZE_MAX) {
         srv_options daemon;
         srv_options_default(&daemon);
-        body_limit = daemon.max_body_bytes;
+        limits->max_tree_bytes = srv_max_tree_bytes(daemon.max_body_bytes);
     }
-    limits->max_tree_bytes = srv_max_tree_bytes(body_limit);
-    limits->compute_timeout_s = a->opts.compute_timeout_s;
 }
 
 /* The Content-Type of attnd grade's body: a JSON array when its first
@@ -494,487 +464,10 @@ static void refuse_body(api_response *res, const offline_body *body,
                         const char *what, const char *path) {
     char detail[512];
     api_budget_refusal(detail, sizeof detail, body->refused, what, body->len);
-    api_problem p;
-    memset(&p, 0, sizeof p);
-    api_fail(&p,
-             body->refused == API_BUDGET_NEVER ? API_E_PAYLOAD_TOO_LARGE
-                                               : API_E_OVERLOADED,
-             NULL, "%s", detail);
     res->compute_ms = -1;
     res->route = api_route_of_path(path);
-    api_front_respond_problem(res, &p, path);
-}
-
-/* ------------------------------------------- attnd grade --question DIR
- *
- * A question folder (docs/offline.md) holds question.json, the members of
- * a grading request that every submission of the question shares, and
- * request.json, the request the students answer. Each submission of
- * stdin then gives only what is its own ({"id", "answer"}; other members
- * too), and the batch's body is stdin with, before the closing '}' of
- * each submission, question.json's members and "request": request.json:
- *
- *   {"id": "ada", "answer": {...}}
- *   -> {"id": "ada", "answer": {...},"endpoint":...,"request":{...}}
- *
- * Nothing else in the body moves: blank lines, line numbers, array
- * elements and a submission's own bytes stay where they were, so the
- * batch's problems (a line that is not JSON, not an object) read as for
- * the body without --question. A submission that gives a member the
- * question gives too has it twice, which the batch refuses as that
- * submission's problem (invalid_json, "an object gives a member twice"):
- * the question's settings are never replaced by a line's, nor the
- * reverse. The submissions are not parsed here; the batch parses each
- * one, as it would parse it without --question.
- *
- * Both files are read whole, each its buffer and its JSON tree reserved
- * from the memory budget (the tree bounded as a body's), checked, and
- * kept as text: the members to add (question.json's re-written compactly,
- * request.json's as it is, its line ends made spaces, which JSON allows
- * only as white space, so that a submission stays on one line). The body
- * so built is reserved from the budget before it is made. */
-
-/* question.json's members: those of a grading request (grade.c) but the
- * ones each submission gives (id, answer), request.json's (request) and
- * the command line's (format: --format). */
-static const char *const question_members[] = {
-    "endpoint",   "fields",        "compare", "points", "credit",
-    "visibility", "show_expected", "rtol",    "atol"};
-#define N_QUESTION_MEMBERS                                                     \
-    (sizeof question_members / sizeof question_members[0])
-
-/* What a question folder's file holds of the budget for its JSON tree
- * (an api_tree_gate): the tree is bounded as a body's. */
-typedef struct {
-    size_t max;       /* limits.max_tree_bytes (0: none) */
-    uint64_t bytes;   /* the last tree asked for */
-    uint64_t charged; /* of the budget */
-    int over;         /* bytes > max */
-    int room;         /* API_BUDGET_* of the last reservation */
-} file_tree;
-
-static int admit_file_tree(void *ctx, uint64_t bytes) {
-    file_tree *t = ctx;
-    api_budget_give(t->charged); /* a second text replaces the first */
-    t->charged = 0;
-    t->bytes = bytes;
-    if (t->max > 0 && bytes > t->max) {
-        t->over = 1;
-        return -1;
-    }
-    t->room = api_budget_take(bytes, 0);
-    if (t->room != API_BUDGET_OK)
-        return -1;
-    t->charged = bytes;
-    return 0;
-}
-
-/* dir/name in a malloc'd string, or NULL when memory runs out. */
-static char *folder_file(const char *dir, const char *name) {
-    size_t n = strlen(dir);
-    char *path = malloc(n + 1 + strlen(name) + 1);
-    if (path != NULL)
-        sprintf(path, "%s%s%s", dir, n > 0 && dir[n - 1] == '/' ? "" : "/",
-                name);
-    return path;
-}
-
-/* JSON's white space. */
-static int json_space(char c) {
-    return c == ' ' || c == '\t' || c == '\n' || c == '\r';
-}
-
-/* The JSON object in the file at path, parsed as a body is: the file's
- * bytes into *file and its tree admitted by *tree (both reserved from the
- * memory budget, the tree bounded by limits), the tensors of route's
- * fields read by *fast when route is given. Returns the object, or NULL
- * after printing why (naming the file) with nothing held. The caller
- * releases the object, *fast, tree->charged and *file. */
-static json_t *load_folder_file(const char *who, const char *path,
-                                const api_limits *limits,
-                                const api_route *route, api_fastpath *fast,
-                                file_tree *tree, offline_body *file) {
-    memset(file, 0, sizeof *file);
-    FILE *in = fopen(path, "rb");
-    if (in == NULL) {
-        fprintf(stderr, "%s: cannot read %s: %s\n", who, path, strerror(errno));
-        return NULL;
-    }
-    int rc = read_stream(in, file);
-    int saved = errno;
-    fclose(in);
-    if (rc != 0) {
-        fprintf(stderr, "%s: cannot read %s: %s\n", who, path, strerror(saved));
-        return NULL;
-    }
-    if (file->refused) {
-        char detail[512];
-        api_budget_refusal(detail, sizeof detail, file->refused, path,
-                           file->len);
-        fprintf(stderr, "%s: %s\n", who, detail);
-        return NULL;
-    }
-    if (file->text != NULL && file->charged > file->len) {
-        /* kept for the whole batch: its room beyond the text is given back */
-        char *fit = realloc(file->text, file->len);
-        if (fit != NULL) {
-            file->text = fit;
-            api_budget_give(file->charged - file->len);
-            file->charged = file->len;
-        }
-    }
-    const char *nul =
-        file->text != NULL ? memchr(file->text, '\0', file->len) : NULL;
-    if (nul != NULL) {
-        fprintf(stderr,
-                "%s: %s is not valid JSON: a raw NUL byte at byte %zu\n", who,
-                path, (size_t)(nul - file->text));
-        body_release(file);
-        return NULL;
-    }
-    memset(tree, 0, sizeof *tree);
-    tree->max = limits->max_tree_bytes;
-    api_tree_gate gate = {admit_file_tree, tree};
-    json_error_t error;
-    json_t *root = api_fastpath_load(
-        fast, route != NULL ? api_route_fast_fields(route) : NULL,
-        file->text != NULL ? file->text : "", file->len,
-        JSON_DECODE_ANY | JSON_ALLOW_NUL | JSON_REJECT_DUPLICATES, &gate,
-        &error);
-    if (root == NULL) {
-        if (tree->over)
-            fprintf(stderr,
-                    "%s: %s would take about %llu MiB of memory as a tree of "
-                    "values, over the limit of %zu MiB (four times "
-                    "--max-body-bytes)\n",
-                    who, path, (unsigned long long)(tree->bytes >> 20),
-                    tree->max >> 20);
-        else if (fast->refused) {
-            char detail[512];
-            api_budget_refusal(detail, sizeof detail, tree->room, path,
-                               tree->bytes);
-            fprintf(stderr, "%s: %s (its JSON tree)\n", who, detail);
-        } else
-            fprintf(stderr,
-                    "%s: %s is not valid JSON: %s (line %d, column %d)\n", who,
-                    path, error.text, error.line, error.column);
-    } else if (!json_is_object(root)) {
-        fprintf(stderr, "%s: %s holds %s, not a JSON object {...}\n", who, path,
-                api_json_kind(root));
-        json_decref(root);
-        root = NULL;
-    }
-    if (root == NULL) {
-        api_fastpath_release(fast);
-        api_budget_give(tree->charged);
-        tree->charged = 0;
-        body_release(file);
-    }
-    return root;
-}
-
-/* Check question.json's members; returns 0, or -1 after printing why. */
-static int check_question(const char *who, const char *path,
-                          const json_t *question) {
-    const char *key;
-    json_t *value;
-    json_object_foreach((json_t *)question, key, value) {
-        size_t i = 0;
-        while (i < N_QUESTION_MEMBERS && strcmp(key, question_members[i]))
-            i++;
-        if (i < N_QUESTION_MEMBERS)
-            continue;
-        const char *why = NULL;
-        if (!strcmp(key, "request"))
-            why = "the request the students answer is request.json, beside it";
-        else if (!strcmp(key, "answer") || !strcmp(key, "id"))
-            why = "each submission on stdin gives its own";
-        else if (!strcmp(key, "format"))
-            why = "the answer's form is attnd grade's --format";
-        char names[256], hint[API_SUGGEST_TEXT];
-        api_join_names(names, sizeof names, question_members,
-                       N_QUESTION_MEMBERS);
-        if (why != NULL)
-            fprintf(stderr, "%s: %s: `%s` is not a question's setting: %s\n",
-                    who, path, key, why);
-        else
-            fprintf(stderr,
-                    "%s: %s: unknown member `%s`%s A question's settings "
-                    "are: %s\n",
-                    who, path, key,
-                    api_did_you_mean(hint, key, strlen(key), question_members,
-                                     N_QUESTION_MEMBERS),
-                    names);
-        return -1;
-    }
-    return 0;
-}
-
-/* Read dir's question.json and request.json into *settings: the text
- * added to each submission (question.json's members, then "request":
- * request.json), reserved from the memory budget. Returns 0, or -1 after
- * printing why. */
-static int load_question(const char *who, const char *dir,
-                         const api_limits *limits, offline_body *settings) {
-    memset(settings, 0, sizeof *settings);
-    int rc = -1;
-    char *members = NULL;
-    api_fastpath q_fast, r_fast;
-    file_tree q_tree, r_tree;
-    char *q_path = folder_file(dir, QUESTION_FILE);
-    char *r_path = folder_file(dir, REQUEST_FILE);
-    offline_body q_file, r_file;
-    memset(&q_file, 0, sizeof q_file);
-    memset(&r_file, 0, sizeof r_file);
-    if (q_path == NULL || r_path == NULL) {
-        fprintf(stderr, "%s: out of memory\n", who);
-        goto done;
-    }
-    /* question.json: its members, written compactly without the braces */
-    json_t *question =
-        load_folder_file(who, q_path, limits, NULL, &q_fast, &q_tree, &q_file);
-    if (question == NULL)
-        goto done;
-    const char *endpoint =
-        json_string_value(json_object_get(question, "endpoint"));
-    const api_route *route = endpoint != NULL ? api_route_find(endpoint) : NULL;
-    if (check_question(who, q_path, question) == 0) {
-        members = json_dumps(question, JSON_COMPACT);
-        if (members == NULL)
-            fprintf(stderr, "%s: out of memory\n", who);
-    }
-    json_decref(question);
-    api_fastpath_release(&q_fast);
-    api_budget_give(q_tree.charged);
-    body_release(&q_file);
-    if (members == NULL)
-        goto done;
-    /* request.json: checked as JSON, its text kept */
-    json_t *request =
-        load_folder_file(who, r_path, limits, route, &r_fast, &r_tree, &r_file);
-    if (request == NULL)
-        goto done;
-    json_decref(request);
-    api_fastpath_release(&r_fast);
-    api_budget_give(r_tree.charged);
-    /* the text: members (without '{' and '}'), ",", "request":, the
-     * request's text from its '{' to its '}' */
-    size_t m_len = strlen(members) - 2;
-    const char *r = r_file.text;
-    size_t r_start = 0, r_end = r_file.len;
-    while (json_space(r[r_start]))
-        r_start++;
-    while (json_space(r[r_end - 1]))
-        r_end--;
-    size_t len =
-        m_len + (m_len > 0) + strlen("\"request\":") + (r_end - r_start);
-    int room = api_budget_take(len, 0);
-    if (room != API_BUDGET_OK) {
-        char detail[512];
-        api_budget_refusal(detail, sizeof detail, room, r_path, len);
-        fprintf(stderr, "%s: %s\n", who, detail);
-        goto done;
-    }
-    settings->charged = len;
-    settings->text = malloc(len);
-    if (settings->text == NULL) {
-        fprintf(stderr, "%s: out of memory\n", who);
-        body_release(settings);
-        goto done;
-    }
-    char *out = settings->text;
-    memcpy(out, members + 1, m_len);
-    out += m_len;
-    if (m_len > 0)
-        *out++ = ',';
-    memcpy(out, "\"request\":", strlen("\"request\":"));
-    out += strlen("\"request\":");
-    for (size_t i = r_start; i < r_end; i++) /* one line */
-        *out++ = r[i] == '\n' || r[i] == '\r' ? ' ' : r[i];
-    settings->len = len;
-    rc = 0;
-done:
-    body_release(&r_file);
-    free(members);
-    free(q_path);
-    free(r_path);
-    return rc;
-}
-
-/* Where the object text[0 .. len) holds closes: the index of its last
- * '}', with *empty set when only white space lies between its '{' and
- * it; SIZE_MAX when the text, white space aside, does not begin with '{'
- * and end with '}'. Such a submission is passed on as it is, and the
- * batch says what is wrong with it; one that does and still is not an
- * object stays wrong with the settings added (they hold no quote or
- * bracket that could close what the submission left open, and no comma
- * that could mend it). */
-static size_t object_close(const char *text, size_t len, int *empty) {
-    size_t first = 0, last = len;
-    while (first < len && json_space(text[first]))
-        first++;
-    while (last > first && json_space(text[last - 1]))
-        last--;
-    if (last - first < 2 || text[first] != '{' || text[last - 1] != '}')
-        return SIZE_MAX;
-    size_t inner = first + 1;
-    while (inner < last - 1 && json_space(text[inner]))
-        inner++;
-    *empty = inner == last - 1;
-    return last - 1;
-}
-
-/* The body of the batch: in[0 .. len) in form with settings added to each
- * submission that is an object (see above), into out (NULL: only
- * counted); *total gets its length. Returns 0, or -1 when the length
- * would pass SIZE_MAX. */
-static int add_settings(const char *in, size_t len, api_batch_form form,
-                        const offline_body *settings, char *out,
-                        size_t *total) {
-    api_batch_scanner scan;
-    api_batch_item item;
-    size_t where, copied = 0, at = 0, extra = 0;
-    const char *why;
-    api_batch_scan_start(&scan, in, len, form);
-    while (api_batch_scan_next(&scan, &item, NULL, 0, &where, &why) ==
-           API_BATCH_ITEM) {
-        int empty;
-        size_t close = object_close(in + item.start, item.len, &empty);
-        if (close == SIZE_MAX)
-            continue;
-        close += item.start;
-        size_t add = settings->len + (empty ? 0 : 1);
-        if (add > SIZE_MAX - len - extra)
-            return -1;
-        extra += add;
-        if (out != NULL) {
-            memcpy(out + at, in + copied, close - copied);
-            at += close - copied;
-            if (!empty)
-                out[at++] = ',';
-            memcpy(out + at, settings->text, settings->len);
-            at += settings->len;
-        }
-        copied = close; /* the '}' goes with what follows */
-    }
-    if (out != NULL)
-        memcpy(out + at, in + copied, len - copied);
-    *total = len + extra;
-    return 0;
-}
-
-/* body (stdin, of Content-Type content_type) replaced by the batch's
- * body with settings added to its submissions, reserved from the memory
- * budget; a body that finds no room is left refused (body->refused, its
- * length body->len) and *what names it. A body of a type the batch does
- * not take, refused or empty, is left as it is. Returns 0, or -1 when
- * memory runs out. */
-static int build_batch(offline_body *body, const char *content_type,
-                       const offline_body *settings, const char **what) {
-    const char *type =
-        api_route_body_type(api_route_find(GRADE_BATCH_PATH), content_type);
-    if (type == NULL || body->refused || body->text == NULL)
-        return 0;
-    api_batch_form form = strcmp(type, "application/json") == 0
-                              ? API_BATCH_ARRAY
-                              : API_BATCH_LINES;
-    offline_body built;
-    memset(&built, 0, sizeof built);
-    if (add_settings(body->text, body->len, form, settings, NULL, &built.len))
-        built.len = SIZE_MAX;
-    int room = api_budget_take(built.len, 0);
-    *what = "the body built with the question's settings and request";
-    if (room != API_BUDGET_OK) {
-        body_release(body);
-        body->refused = room;
-        body->len = built.len;
-        return 0;
-    }
-    built.charged = built.len;
-    built.text = malloc(built.len > 0 ? built.len : 1);
-    if (built.text == NULL) {
-        body_release(&built);
-        return -1;
-    }
-    add_settings(body->text, body->len, form, settings, built.text, &built.len);
-    body_release(body);
-    *body = built;
-    return 0;
-}
-
-/* Grade an empty answer with the question's settings and request, once,
- * before any student's: a setting the grader refuses (a misspelt field in
- * "fields", an unknown comparison, points naming no field) or a request
- * the endpoint refuses would otherwise fail every submission alike, each
- * a 0 the student reads. Only "nothing to grade" (422 at /answer) may come
- * back, or, when question.json leaves the endpoint to each submission,
- * its absence (422 at /endpoint). Returns 0, or -1 after printing the problem
- * and the file it is in. */
-static int try_question(const char *who, const char *dir,
-                        const api_limits *limits,
-                        const offline_body *settings) {
-    static const char empty[] = ",\"answer\":{}}";
-    size_t len = 1 + settings->len + sizeof empty - 1;
-    int room = api_budget_take(len, 0);
-    if (room != API_BUDGET_OK) {
-        char detail[512];
-        api_budget_refusal(detail, sizeof detail, room, dir, len);
-        fprintf(stderr, "%s: %s\n", who, detail);
-        return -1;
-    }
-    char *body = malloc(len);
-    if (body == NULL) {
-        api_budget_give(len);
-        fprintf(stderr, "%s: out of memory\n", who);
-        return -1;
-    }
-    body[0] = '{';
-    memcpy(body + 1, settings->text, settings->len);
-    memcpy(body + 1 + settings->len, empty, sizeof empty - 1);
-    api_request req;
-    memset(&req, 0, sizeof req);
-    req.method = "POST";
-    req.path = "/grade";
-    req.content_type = "application/json";
-    req.body = body;
-    req.body_len = len;
-    req.limits = limits;
-    req.may_wait = 1;
-    api_response res;
-    memset(&res, 0, sizeof res);
-    api_handle(&req, &res);
-    free(body);
-    api_budget_give(len);
-    json_t *problem = res.status >= 400 && res.body != NULL
-                          ? json_loadb(res.body, res.body_len, 0, NULL)
-                          : NULL;
-    const char *pointer =
-        json_string_value(json_object_get(problem, "pointer"));
-    const char *code = json_string_value(json_object_get(problem, "code"));
-    /* a question.json without "endpoint" leaves it to each submission:
-     * then nothing past it can be tried before one arrives */
-    int fine = res.status < 400 ||
-               (res.status == 422 && pointer != NULL &&
-                (strcmp(pointer, "/answer") == 0 ||
-                 (strcmp(pointer, "/endpoint") == 0 && code != NULL &&
-                  strcmp(code, "missing_field") == 0)));
-    if (!fine) {
-        /* a pointer into the request names its place in request.json */
-        int in_request =
-            pointer != NULL && strncmp(pointer, "/request", 8) == 0;
-        const char *file = in_request ? REQUEST_FILE : QUESTION_FILE;
-        if (in_request)
-            pointer = pointer[8] != '\0' ? pointer + 8 : NULL;
-        const char *detail =
-            json_string_value(json_object_get(problem, "detail"));
-        fprintf(stderr, "%s: %s/%s: %s%s%s: %s\n", who, dir, file,
-                code != NULL ? code : "error", pointer != NULL ? " at " : "",
-                pointer != NULL ? pointer : "",
-                detail != NULL ? detail : "the question cannot be graded");
-    }
-    json_decref(problem);
-    api_response_free(&res);
-    return fine ? 0 : -1;
+    api_refuse(res, path, body->refused == API_BUDGET_NEVER ? 413 : 503, "%s",
+               detail);
 }
 
 /* Hand the request to the api and write its answer; returns SRV_OFFLINE_*.
@@ -982,11 +475,12 @@ static int try_question(const char *who, const char *dir,
  * attnd grade --question adds to each submission. */
 static int answer(const offline_args *a, const char *path, const char *query,
                   const offline_body *settings) {
-    const api_route *route = api_route_find(path);
-    const char *method = route != NULL ? route->method : "GET";
+    const char *method = api_route_method(path);
+    if (method == NULL)
+        method = "GET";
     offline_body body;
     memset(&body, 0, sizeof body);
-    if (strcmp(method, "GET") != 0 && read_stream(stdin, &body) != 0) {
+    if (strcmp(method, "GET") != 0 && srv_offline_read(stdin, &body) != 0) {
         fprintf(stderr, "%s: cannot read the body from stdin: %s\n", a->who,
                 strerror(errno));
         return SRV_OFFLINE_USAGE;
@@ -1004,9 +498,9 @@ static int answer(const offline_args *a, const char *path, const char *query,
                                ? batch_content_type(body.text, req_len(&body))
                                : "application/json";
     const char *what = "the body";
-    if (settings != NULL &&
-        build_batch(&body, req.content_type, settings, &what) != 0) {
-        body_release(&body);
+    if (settings != NULL && srv_offline_question_batch(&body, req.content_type,
+                                                       settings, &what) != 0) {
+        srv_offline_body_release(&body);
         fprintf(stderr, "%s: out of memory\n", a->who);
         return SRV_OFFLINE_USAGE;
     }
@@ -1024,7 +518,7 @@ static int answer(const offline_args *a, const char *path, const char *query,
         refuse_body(&res, &body, what, path);
     else
         api_handle(&req, &res);
-    body_release(&body);
+    srv_offline_body_release(&body);
     int ok = res.status >= 200 && res.status < 300;
     int rc = write_body(a->who, &res, ok ? stdout : stderr);
     if (rc != 0)
@@ -1089,14 +583,12 @@ int srv_offline_main(int argc, char **argv) {
     if (a.question != NULL) { /* the question folder, before stdin */
         api_limits limits;
         limits_of(&a, &limits);
-        if (load_question(a.who, a.question, &limits, &settings) != 0 ||
-            try_question(a.who, a.question, &limits, &settings) != 0) {
-            body_release(&settings);
+        if (srv_offline_question_load(a.who, a.question, &limits, &settings) !=
+            0)
             goto done;
-        }
     }
     rc = answer(&a, path, query, a.question != NULL ? &settings : NULL);
-    body_release(&settings);
+    srv_offline_body_release(&settings);
 done:
     free(path);
     free(query);

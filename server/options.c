@@ -167,6 +167,15 @@ size_t srv_max_tree_bytes(size_t max_body_bytes) {
     return max_body_bytes > SIZE_MAX / 4 ? SIZE_MAX : max_body_bytes * 4;
 }
 
+void srv_options_limits(const srv_options *opts, api_limits *limits) {
+    api_limits_default(limits);
+    limits->max_body_bytes = opts->max_body_bytes;
+    limits->max_elements = opts->max_elements;
+    limits->max_work = opts->max_work;
+    limits->max_tree_bytes = srv_max_tree_bytes(opts->max_body_bytes);
+    limits->compute_timeout_s = opts->compute_timeout_s;
+}
+
 static void usage(FILE *out) {
     fprintf(out, "usage: attnd [--option VALUE ...] [--healthcheck]\n"
                  "       attnd run PATH [--accept TYPE] < BODY\n"
@@ -265,24 +274,39 @@ static int valid_address(const char *s) {
     return inet_pton(AF_INET, s, buf) == 1 || inet_pton(AF_INET6, s, buf) == 1;
 }
 
+/* Store the integer option sp (OPT_UINT, OPT_SIZE or OPT_U64) from
+ * value, within sp->min ... sp->max (K/M/G suffixes but for OPT_UINT).
+ * Returns 0, or -1 after printing why (naming source). */
+static int apply_number(srv_options *opts, const opt_spec *sp,
+                        const char *value, const char *source) {
+    uint64_t v = 0;
+    if (parse_u64(value, sp->kind != OPT_UINT, &v) != 0 || v < sp->min ||
+        v > sp->max) {
+        fprintf(stderr,
+                "attnd: %s: invalid value '%s' (expected an integer "
+                "from %" PRIu64 " to %" PRIu64 "%s)\n",
+                source, value, sp->min, sp->max,
+                sp->kind != OPT_UINT ? ", K/M/G suffix allowed" : "");
+        return -1;
+    }
+    char *field = (char *)opts + sp->offset;
+    if (sp->kind == OPT_UINT)
+        *(unsigned *)(void *)field = (unsigned)v;
+    else if (sp->kind == OPT_SIZE)
+        *(size_t *)(void *)field = (size_t)v;
+    else
+        *(uint64_t *)(void *)field = v;
+    return 0;
+}
+
 /* Store value for spec into opts; returns 0, or -1 after printing why. */
 static int apply(srv_options *opts, const opt_spec *sp, const char *value,
                  const char *source) {
-    uint64_t v = 0;
     switch (sp->kind) {
     case OPT_UINT:
     case OPT_SIZE:
     case OPT_U64:
-        if (parse_u64(value, sp->kind != OPT_UINT, &v) != 0 || v < sp->min ||
-            v > sp->max) {
-            fprintf(stderr,
-                    "attnd: %s: invalid value '%s' (expected an integer "
-                    "from %" PRIu64 " to %" PRIu64 "%s)\n",
-                    source, value, sp->min, sp->max,
-                    sp->kind != OPT_UINT ? ", K/M/G suffix allowed" : "");
-            return -1;
-        }
-        break;
+        return apply_number(opts, sp, value, source);
     case OPT_ADDR:
         if (strlen(value) >= sizeof opts->bind || !valid_address(value)) {
             fprintf(stderr,
@@ -347,13 +371,6 @@ static int apply(srv_options *opts, const opt_spec *sp, const char *value,
         }
         return 0;
     }
-    char *field = (char *)opts + sp->offset;
-    if (sp->kind == OPT_UINT)
-        *(unsigned *)(void *)field = (unsigned)v;
-    else if (sp->kind == OPT_SIZE)
-        *(size_t *)(void *)field = (size_t)v;
-    else
-        *(uint64_t *)(void *)field = v;
     return 0;
 }
 

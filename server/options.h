@@ -11,6 +11,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "api.h"
+
 typedef enum { SRV_LOG_TEXT = 0, SRV_LOG_JSON } srv_log_format;
 
 #define SRV_PER_ADDRESS_AUTO 0xffffffffu
@@ -58,6 +60,11 @@ typedef struct {
  * not fit. The daemon's rule; the offline commands apply it too
  * (offline.c). */
 size_t srv_max_tree_bytes(size_t max_body_bytes);
+
+/* The api's limits of opts (limits filled whole): api_limits_default,
+ * then --max-body-bytes, --max-elements, --max-work, the JSON tree's
+ * bound from the body's (srv_max_tree_bytes) and --compute-timeout. */
+void srv_options_limits(const srv_options *opts, api_limits *limits);
 
 /* What srv_options_parse decided. */
 typedef enum {

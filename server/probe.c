@@ -20,10 +20,8 @@
 
 #include "conn_watch.h"
 #include "framing.h"
-#include "front.h"
 #include "log.h"
 #include "metrics.h"
-#include "problem.h"
 #include "ratelimit.h"
 #include "request_id.h"
 
@@ -211,37 +209,29 @@ static enum MHD_Result decide(srv_probe *p, probe_request *r,
     res.compute_ms = -1;
     const char *route = api_route_of_path(path);
     if (too_often(p, conn)) {
-        api_problem pr;
-        memset(&pr, 0, sizeof pr);
-        api_fail(&pr, API_E_RATE_LIMITED, NULL,
-                 "the probe port answers at most %d requests a second from "
-                 "one address (bursts of %d); retry after 1 s",
-                 SRV_PROBE_RATE, SRV_PROBE_BURST);
-        api_front_respond_problem(&res, &pr, path);
+        api_refuse(&res, path, MHD_HTTP_TOO_MANY_REQUESTS,
+                   "the probe port answers at most %d requests a second "
+                   "from one address (bursts of %d); retry after 1 s",
+                   SRV_PROBE_RATE, SRV_PROBE_BURST);
         res.route = route != NULL ? route : "other";
     } else if (route == NULL ||
                !(api_route_flags(route) & API_ROUTE_UNLIMITED)) {
-        api_problem pr;
-        memset(&pr, 0, sizeof pr);
-        api_fail(&pr, API_E_NOT_FOUND, NULL,
-                 "the probe port answers GET and HEAD of %s only; every "
-                 "other route is on the main port",
-                 p->paths);
-        api_front_respond_problem(&res, &pr, path); /* /v2: {"error"} */
+        api_refuse(&res, path, MHD_HTTP_NOT_FOUND, /* /v2: {"error"} */
+                   "the probe port answers GET and HEAD of %s only; every "
+                   "other route is on the main port",
+                   p->paths);
         res.route = "other";
     } else if (strcmp(r->method, MHD_HTTP_METHOD_GET) != 0 &&
                strcmp(r->method, MHD_HTTP_METHOD_HEAD) != 0) {
-        api_problem pr;
-        memset(&pr, 0, sizeof pr);
-        api_fail(&pr, API_E_METHOD_NOT_ALLOWED, NULL,
-                 "%s answers GET and HEAD only", route);
-        api_front_respond_problem(&res, &pr, path);
+        api_refuse(&res, path, MHD_HTTP_METHOD_NOT_ALLOWED,
+                   "%s answers GET and HEAD only", route);
         res.allow = PROBE_METHODS;
         res.route = route;
     } else if (body) {
-        api_problem_respond_http(&res, MHD_HTTP_CONTENT_TOO_LARGE,
-                                 "a probe takes no body, and this request "
-                                 "sends one; send it without one");
+        /* an error of HTTP itself: problem+json whatever the path */
+        api_refuse(&res, NULL, MHD_HTTP_CONTENT_TOO_LARGE,
+                   "a probe takes no body, and this request sends one; "
+                   "send it without one");
         res.route = route;
     }
     if (res.status != 0) {

@@ -9,15 +9,13 @@
 
 #include <stddef.h>
 
+#include "api.h"
+
 /* Media types the weight routes can answer. */
 #define API_CT_SVG "image/svg+xml"
 
-/* Parse a qvalue of n bytes at s (not NUL-terminated; RFC 9110 section
- * 12.4.2: "0" [ "." 0*3DIGIT ] or "1" [ "." 0*3("0") ], the weight grammar
- * of Accept and Accept-Encoding alike) into thousandths (0 … 1000).
- * Returns -1 when malformed: empty, a leading digit other than 0 or 1,
- * more than three decimals, a non-digit, or a value above 1. */
-int api_qvalue_parse(const char *s, size_t n);
+/* api_qvalue_parse, the weight of a range, is declared in api.h: public,
+ * for the server's Accept-Encoding. */
 
 /* The quality, in thousandths (0 … 1000), that the Accept header value
  * `accept` gives the media type `type` (e.g. "image/svg+xml"; no

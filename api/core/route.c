@@ -67,6 +67,11 @@ const char *api_route_of_path(const char *path) {
     return r ? r->path : NULL;
 }
 
+const char *api_route_method(const char *path) {
+    const api_route *r = api_route_find(path);
+    return r ? r->method : NULL;
+}
+
 size_t api_route_count(void) {
     return api_routes_count;
 }

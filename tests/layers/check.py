@@ -9,7 +9,10 @@ its floor, the floors below and api/api.h. Within a layer, modules (a .c
 and its .h) must not include each other in a cycle. A module's edges are
 the project headers that its .c or .h includes with "...". System
 headers stay with the layer that owns the library: <cblas.h> in lib/,
-<microhttpd.h> in server/, and <jansson.h> never in lib/.
+<microhttpd.h> in server/, and <jansson.h> never in lib/. server/ sees
+api/ only through api/'s public headers, those at its top (api/api.h,
+and api/question.h for the offline grader): a floor's headers are the
+api's own.
 
 usage: python3 tests/layers/check.py [ROOT]
 """
@@ -54,6 +57,12 @@ def headers(root):
     return found
 
 
+def public(where):
+    """api/'s public headers: those at its top, in no floor."""
+    return sorted(name for name, (layer, fl) in where.items()
+                  if layer == "api" and fl is None)
+
+
 def sources(root):
     for layer in LAYERS:
         for path, name in files(root, layer):
@@ -80,6 +89,11 @@ def main():
             if LAYERS.index(target) > LAYERS.index(layer):
                 failures.append(f"{path} includes {target}/{inc}: "
                                 f"{layer}/ may not see {target}/")
+            elif layer == "server" and target == "api" and target_floor:
+                failures.append(f"{path} includes api/{target_floor}/{inc}: "
+                                "server/ sees api/ through its public "
+                                "headers only (" + ", ".join(
+                                    f"api/{h}" for h in public(where)) + ")")
             elif (floor(path) and target_floor and
                   FLOORS.index(target_floor) > FLOORS.index(floor(path))):
                 failures.append(f"{path} includes api/{target_floor}/{inc}: "
@@ -116,7 +130,10 @@ def main():
                [f for f in failures if "sees no floor" in f]),
               ("system headers stay with their layer: <cblas.h> in lib/, "
                "<microhttpd.h> in server/, <jansson.h> not in lib/",
-               [f for f in failures if "only" in f and "may" in f])]
+               [f for f in failures if "only" in f and "may" in f]),
+              ("server/ sees api/ through its public headers only "
+               "(those at api/'s top)",
+               [f for f in failures if "public headers only" in f])]
     for title, bad in checks:
         n += 1
         print(("not ok" if bad else "ok") + f" {n} - {title}")
