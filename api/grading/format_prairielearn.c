@@ -60,34 +60,83 @@ static int has_note(const api_grade_item *item) {
     return api_grade_item_note(item) != NULL;
 }
 
-int api_grade_write_prairielearn(const api_grade_item *items, size_t n,
-                                 const api_lms_limits *lim, api_buf *out) {
-    size_t start = out->len;
+/* The batch's score (0 to 1): the points earned over those there were
+ * to earn, 1 only when every submission earned all it was worth; and
+ * how many submissions were graded, answered with a problem, and carry a
+ * note for the instructor (*graded, *problems, *notes, zeroed). */
+static double score_of(const api_grade_item *items, size_t n, size_t *graded,
+                       size_t *problems, size_t *notes) {
     api_points_sum earned = {0}, possible = {0};
-    size_t graded = 0, problems = 0, notes = 0;
     int all_full = 1; /* every submission earned all it was worth */
-    api_buf text = {0};
     for (size_t i = 0; i < n; i++) {
         const api_grade *g = items[i].grade;
         if (g) {
             api_points_add(&earned, g->earned);
             api_points_add(&possible, g->possible);
             all_full &= g->earned == g->possible;
-            graded++;
-            notes += api_grade_item_note(&items[i]) != NULL;
+            (*graded)++;
+            *notes += api_grade_item_note(&items[i]) != NULL;
         } else {
             api_points_add(&possible, items[i].problem_points);
             all_full = 0;
-            problems++;
+            (*problems)++;
         }
     }
     double e = api_points_total(&earned), p = api_points_total(&possible);
     /* full marks only for points there were to earn: 0 of 0 is no 1 */
-    double score = !(p > 0) ? 0 : all_full && graded ? 1 : e / p;
+    double score = !(p > 0) ? 0 : all_full && *graded ? 1 : e / p;
     if (!(score >= 0)) /* NaN: both sums overflowed */
         score = 0;
     if (score > 1)
         score = 1;
+    return score;
+}
+
+/* One test of the document: the field f of item's grade, or (f NULL)
+ * the submission answered with a problem; text is scratch space. */
+static void put_test(api_buf *out, api_buf *text, const api_grade_item *item,
+                     const api_grade_field *f, const api_lms_limits *lim) {
+    const api_grade *g = item->grade;
+    double max = f ? f->points : item->problem_points;
+    api_buf_puts(out, "{\"name\":");
+    api_grade_put_test_name(out, item, f ? f->name : NULL, lim->name);
+    if (!lim->bare) {
+        api_buf_puts(out, ",\"description\":");
+        if (f) {
+            api_buf_puts(text, "the answer's ");
+            api_buf_puts(text, f->name);
+            api_buf_puts(text, ", against ");
+            api_buf_puts(text, g->endpoint);
+            api_buf_puts(text, "'s own answer");
+        } else {
+            api_buf_puts(text, "the grading request of this submission");
+        }
+        api_lms_put_text(out, text, lim->text);
+    }
+    api_buf_puts(out, ",\"points\":");
+    api_grade_put_number(out, f ? bounded(f->points * f->score, max) : 0);
+    api_buf_puts(out, ",\"max_points\":");
+    api_grade_put_number(out, max);
+    api_buf_puts(out, !f        ? ",\"message\":\"not graded\""
+                      : f->pass ? ",\"message\":\"pass\""
+                                : ",\"message\":\"fail\"");
+    if (!lim->bare) {
+        api_buf_puts(out, ",\"output\":");
+        if (f)
+            api_grade_field_summary(text, g, f);
+        else
+            api_grade_item_summary(text, item);
+        api_lms_put_text(out, text, lim->text);
+    }
+    api_buf_putc(out, '}');
+}
+
+int api_grade_write_prairielearn(const api_grade_item *items, size_t n,
+                                 const api_lms_limits *lim, api_buf *out) {
+    size_t start = out->len;
+    size_t graded = 0, problems = 0, notes = 0;
+    api_buf text = {0};
+    double score = score_of(items, n, &graded, &problems, &notes);
     api_buf_puts(out, graded || n == 0 ? "{\"gradable\":true"
                                        : "{\"gradable\":false");
     api_buf_puts(out, ",\"score\":");
@@ -100,45 +149,10 @@ int api_grade_write_prairielearn(const api_grade_item *items, size_t n,
         const api_grade *g = items[i].grade;
         size_t count = g ? g->n_fields : 1;
         for (size_t k = 0; k < count; k++) {
-            const api_grade_field *f = g ? &g->fields[k] : NULL;
-            double max = f ? f->points : items[i].problem_points;
             if (!first)
                 api_buf_putc(out, ',');
             first = 0;
-            api_buf_puts(out, "{\"name\":");
-            api_grade_put_test_name(out, &items[i], f ? f->name : NULL,
-                                    lim->name);
-            if (!lim->bare) {
-                api_buf_puts(out, ",\"description\":");
-                if (f) {
-                    api_buf_puts(&text, "the answer's ");
-                    api_buf_puts(&text, f->name);
-                    api_buf_puts(&text, ", against ");
-                    api_buf_puts(&text, g->endpoint);
-                    api_buf_puts(&text, "'s own answer");
-                } else {
-                    api_buf_puts(&text,
-                                 "the grading request of this submission");
-                }
-                api_lms_put_text(out, &text, lim->text);
-            }
-            api_buf_puts(out, ",\"points\":");
-            api_grade_put_number(out,
-                                 f ? bounded(f->points * f->score, max) : 0);
-            api_buf_puts(out, ",\"max_points\":");
-            api_grade_put_number(out, max);
-            api_buf_puts(out, !f        ? ",\"message\":\"not graded\""
-                              : f->pass ? ",\"message\":\"pass\""
-                                        : ",\"message\":\"fail\"");
-            if (!lim->bare) {
-                api_buf_puts(out, ",\"output\":");
-                if (f)
-                    api_grade_field_summary(&text, g, f);
-                else
-                    api_grade_item_summary(&text, &items[i]);
-                api_lms_put_text(out, &text, lim->text);
-            }
-            api_buf_putc(out, '}');
+            put_test(out, &text, &items[i], g ? &g->fields[k] : NULL, lim);
         }
         over = out->len - start > API_LMS_DOC_MAX;
     }

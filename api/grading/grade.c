@@ -377,6 +377,63 @@ static int check_named(const grader *g, const json_t *body) {
     return 0;
 }
 
+/* The endpoint's own typed answer to request (for a GET endpoint, to the
+ * query built from it) into *reference (zeroed), g->reference pointed at
+ * it and what it cost noted. Returns 0, or -1 with g->p set, its pointer
+ * under /request. */
+static int compute_reference(grader *g, api_call *call,
+                             const api_grade_references *references,
+                             const json_t *request, api_result *reference) {
+    api_problem *p = g->p;
+    int rc;
+    uint64_t ops_before = call->cost.ops;
+    double ms_before = api_clock_ms();
+    if ((g->route->flags & API_ROUTE_JSON_BODY)) {
+        rc = reference_of(call, references, g->route, request, NULL, reference);
+    } else {
+        api_buf query = {0};
+        rc = build_query(&query, request, p);
+        if (rc == 0 && query.failed)
+            rc = api_fail(p, API_E_INTERNAL, NULL, "out of memory");
+        if (rc == 0)
+            rc = reference_of(call, references, g->route, NULL,
+                              query.data ? query.data : "", reference);
+        api_buf_free(&query);
+    }
+    if (rc) {
+        api_invoke_prefix_pointer(p, "/request");
+        return -1;
+    }
+    g->reference = reference;
+    g->reference_ops = call->cost.ops - ops_before;
+    g->reference_ms = api_clock_ms() - ms_before;
+    return 0;
+}
+
+/* The grade of body concluded once its fields are graded into out: the
+ * verdict, the mistake behind a failure, the fields in the order listed,
+ * the id, each field's points and the scores. Returns 0, or -1 with g->p
+ * set. */
+static int conclude(grader *g, api_call *call,
+                    const api_grade_references *references, const json_t *body,
+                    api_grade *out) {
+    int rc = 0;
+    out->pass = g->all_pass;
+    snprintf(out->endpoint, sizeof out->endpoint, "%s", g->route->path);
+    if (!g->all_pass)
+        api_grader_find_misconception(g, call, references,
+                                      json_object_get(body, "request"));
+    if (g->fields_list && order_as_listed(g))
+        rc = -1;
+    api_grader_copy_id(out, body);
+    if (rc == 0)
+        rc = api_grader_assign_points(g, body);
+    api_grade_score(out);
+    if (out->id_json.failed || out->id_text.failed)
+        rc = api_fail(g->p, API_E_INTERNAL, NULL, "out of memory");
+    return rc;
+}
+
 /* api_grade_run with g zeroed; what g holds is released by the caller. */
 static int grade_run(grader *g, api_call *call, const json_t *body,
                      const api_grade_references *references, api_grade *out) {
@@ -408,33 +465,12 @@ static int grade_run(grader *g, api_call *call, const json_t *body,
     const json_t *request = json_object_get(body, "request");
     api_result reference;
     memset(&reference, 0, sizeof reference);
-    int rc;
-    uint64_t ops_before = call->cost.ops;
-    double ms_before = api_clock_ms();
-    if ((g->route->flags & API_ROUTE_JSON_BODY)) {
-        rc =
-            reference_of(call, references, g->route, request, NULL, &reference);
-    } else {
-        api_buf query = {0};
-        rc = build_query(&query, request, p);
-        if (rc == 0 && query.failed)
-            rc = api_fail(p, API_E_INTERNAL, NULL, "out of memory");
-        if (rc == 0)
-            rc = reference_of(call, references, g->route, NULL,
-                              query.data ? query.data : "", &reference);
-        api_buf_free(&query);
-    }
-    if (rc) {
-        api_invoke_prefix_pointer(p, "/request");
+    if (compute_reference(g, call, references, request, &reference))
         return -1;
-    }
-    g->reference = &reference;
-    g->reference_ops = call->cost.ops - ops_before;
-    g->reference_ms = api_clock_ms() - ms_before;
 
     /* 4. every field named or given is in the reference; then grade them,
      *    name the mistake behind a failure, and score */
-    rc = check_named(g, body);
+    int rc = check_named(g, body);
     if (rc == 0)
         rc = api_grader_run_phase(g, PHASE_PRESENT, answer);
     /* nothing to grade: no field given, none listed, none in a rubric
@@ -454,20 +490,8 @@ static int grade_run(grader *g, api_call *call, const json_t *body,
     if (rc == 0)
         rc = g->fields_list ? add_missing(g)
                             : add_missing_points(g, body, answer);
-    if (rc == 0) {
-        out->pass = g->all_pass;
-        snprintf(out->endpoint, sizeof out->endpoint, "%s", g->route->path);
-        if (!g->all_pass)
-            api_grader_find_misconception(g, call, references, request);
-        if (g->fields_list && order_as_listed(g))
-            rc = -1;
-        api_grader_copy_id(out, body);
-        if (rc == 0)
-            rc = api_grader_assign_points(g, body);
-        api_grade_score(out);
-        if (out->id_json.failed || out->id_text.failed)
-            rc = api_fail(p, API_E_INTERNAL, NULL, "out of memory");
-    }
+    if (rc == 0)
+        rc = conclude(g, call, references, body, out);
     reference_done(references, &reference);
     if (rc) {
         api_grade_free(out);

@@ -41,7 +41,7 @@ struct api_misconception;
  * With a provider, the body's "request" is read only to check that it is
  * an object and through these functions (for a GET endpoint, as the query
  * built from it): a batch that holds every answer of a request hands {}
- * in its place (batch.c). */
+ * in its place (batch_submission.c). */
 typedef struct api_grade_references {
     int (*answer)(void *ctx, api_call *call, const api_route *route,
                   const json_t *request, const char *query,

@@ -60,6 +60,77 @@ static int field_matches(const grader *g, const api_result *result,
 #define SEARCH_FLOOR ((uint64_t)1 << 24)
 #define SEARCH_FLOOR_MS 100.0
 
+/* The bounds of one search, and what it has spent so far. */
+typedef struct {
+    uint64_t spent;    /* operations counted by the mistakes tried */
+    uint64_t price;    /* the most one has counted (the reference's first) */
+    uint64_t budget;   /* operations the search may count (0: no bound) */
+    double timeout_ms; /* --compute-timeout from the grade's start (0: none) */
+    double slowest;    /* the longest one has taken (ms) */
+    double started_ms; /* when the search began (api_clock_ms) */
+    double search_ms;  /* the search's own time (ms) */
+} search_bounds;
+
+/* The mistakes of one answer together do at most SEARCH_SHARE times
+ * the reference's work (or SEARCH_FLOOR operations, which every
+ * classroom exercise fits whole), and never more than one request may
+ * (--max-work): a wrong answer to a large request costs its sender a
+ * few references, not the whole catalogue's. Each is priced at the
+ * most one has counted so far
+ * (the reference's to begin with), and the search stops before one
+ * that would not fit, naming the best of those tried; so it does
+ * before one that, at the longest time one has taken, would take the
+ * search past SEARCH_SHARE times the reference's time. A mistake
+ * computed outside a route (a fit run the mistaken way, a softmax
+ * along the other axis) counts no operations of its own, so each that
+ * answers is counted at least at the price; one that does not apply
+ * counts what it did. Time is bounded likewise: the search stops
+ * before a mistake that, at the longest time one has taken (the
+ * reference's to begin with), would end beyond --compute-timeout from
+ * the start of the grade. */
+static void start_search(search_bounds *s, const grader *g,
+                         const api_call *call) {
+    s->spent = 0;
+    s->price = g->reference_ops;
+    s->budget = g->reference_ops > SEARCH_FLOOR / SEARCH_SHARE
+                    ? SEARCH_SHARE * g->reference_ops
+                    : SEARCH_FLOOR;
+    if (call->limits && call->limits->max_work &&
+        call->limits->max_work < s->budget)
+        s->budget = call->limits->max_work;
+    s->timeout_ms = call->limits && call->limits->compute_timeout_s
+                        ? 1000.0 * call->limits->compute_timeout_s
+                        : 0;
+    s->slowest = g->reference_ms;
+    s->started_ms = api_clock_ms();
+    s->search_ms = SEARCH_SHARE * g->reference_ms > SEARCH_FLOOR_MS
+                       ? SEARCH_SHARE * g->reference_ms
+                       : SEARCH_FLOOR_MS;
+}
+
+/* After a mistake tried from now (api_clock_ms) that counted ops and
+ * returned rc: what it spent, and the price and time of the next. */
+static void count_tried(search_bounds *s, uint64_t ops, int rc, double now) {
+    s->spent +=
+        ops > s->price || rc == API_MISTAKE_NOT_APPLICABLE ? ops : s->price;
+    if (ops > s->price)
+        s->price = ops;
+    if (api_clock_ms() - now > s->slowest)
+        s->slowest = api_clock_ms() - now;
+}
+
+/* The failed fields the mistake's answer wrong explains, marked in
+ * these (field_matches); returns how many. */
+static size_t count_explained(const grader *g, const api_result *wrong,
+                              unsigned char *these) {
+    size_t count = 0;
+    for (size_t f = 0; f < g->n_failed; f++) {
+        these[f] = (unsigned char)field_matches(g, wrong, &g->failed[f]);
+        count += these[f];
+    }
+    return count;
+}
+
 void api_grader_find_misconception(grader *g, api_call *call,
                                    const api_grade_references *refs,
                                    const json_t *request) {
@@ -71,45 +142,15 @@ void api_grader_find_misconception(grader *g, api_call *call,
     unsigned char explains[API_RESULT_ITEMS_MAX] = {0};
     size_t best_count = 0;
     api_problem saved = call->problem;
-    /* The mistakes of one answer together do at most SEARCH_SHARE times
-     * the reference's work (or SEARCH_FLOOR operations, which every
-     * classroom exercise fits whole), and never more than one request may
-     * (--max-work): a wrong answer to a large request costs its sender a
-     * few references, not the whole catalogue's. Each is priced at the
-     * most one has counted so far
-     * (the reference's to begin with), and the search stops before one
-     * that would not fit, naming the best of those tried; so it does
-     * before one that, at the longest time one has taken, would take the
-     * search past SEARCH_SHARE times the reference's time. A mistake
-     * computed outside a route (a fit run the mistaken way, a softmax
-     * along the other axis) counts no operations of its own, so each that
-     * answers is counted at least at the price; one that does not apply
-     * counts what it did. Time is bounded likewise: the search stops
-     * before a mistake that, at the longest time one has taken (the
-     * reference's to begin with), would end beyond --compute-timeout from
-     * the start of the grade. */
-    uint64_t spent = 0, price = g->reference_ops;
-    uint64_t budget = g->reference_ops > SEARCH_FLOOR / SEARCH_SHARE
-                          ? SEARCH_SHARE * g->reference_ops
-                          : SEARCH_FLOOR;
-    if (call->limits && call->limits->max_work &&
-        call->limits->max_work < budget)
-        budget = call->limits->max_work;
-    double timeout_ms = call->limits && call->limits->compute_timeout_s
-                            ? 1000.0 * call->limits->compute_timeout_s
-                            : 0;
-    double slowest = g->reference_ms;
-    double search_started = api_clock_ms();
-    double search_ms = SEARCH_SHARE * g->reference_ms > SEARCH_FLOOR_MS
-                           ? SEARCH_SHARE * g->reference_ms
-                           : SEARCH_FLOOR_MS;
+    search_bounds s;
+    start_search(&s, g, call);
     for (size_t m = 0; m < n; m++) {
-        if (budget && (spent > budget || price > budget - spent))
+        if (s.budget && (s.spent > s.budget || s.price > s.budget - s.spent))
             break;
         double now = api_clock_ms();
-        if (timeout_ms > 0 && now - g->started_ms + slowest > timeout_ms)
+        if (s.timeout_ms > 0 && now - g->started_ms + s.slowest > s.timeout_ms)
             break;
-        if (now - search_started + slowest > search_ms)
+        if (now - s.started_ms + s.slowest > s.search_ms)
             break;
         uint64_t before = call->cost.ops;
         api_result wrong;
@@ -119,12 +160,7 @@ void api_grader_find_misconception(grader *g, api_call *call,
                       : list[m].answer(call, request, g->reference, &wrong);
         if (rc == API_MISTAKE_ANSWERED) {
             unsigned char these[API_RESULT_ITEMS_MAX] = {0};
-            size_t count = 0;
-            for (size_t f = 0; f < g->n_failed; f++) {
-                these[f] =
-                    (unsigned char)field_matches(g, &wrong, &g->failed[f]);
-                count += these[f];
-            }
+            size_t count = count_explained(g, &wrong, these);
             if (count > best_count) {
                 best = &list[m];
                 best_count = count;
@@ -135,12 +171,7 @@ void api_grader_find_misconception(grader *g, api_call *call,
             refs->release(refs->ctx, &wrong);
         else
             api_result_free(&wrong);
-        uint64_t ops = call->cost.ops - before;
-        spent += ops > price || rc == API_MISTAKE_NOT_APPLICABLE ? ops : price;
-        if (ops > price)
-            price = ops;
-        if (api_clock_ms() - now > slowest)
-            slowest = api_clock_ms() - now;
+        count_tried(&s, call->cost.ops - before, rc, now);
     }
     call->problem = saved;
     g->grade->misconception = best;

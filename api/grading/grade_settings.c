@@ -22,10 +22,11 @@ static const char *const members[] = {
     "endpoint, request, answer, rtol, atol, id, points, credit, format, "      \
     "compare, fields, visibility, show_expected"
 
-int api_grader_check_members(const json_t *body, api_problem *p) {
+/* unknown_field: a member /grade does not take, with what it means when
+ * it is another tool's name, else the closest known one. */
+static int check_unknown_members(const json_t *body, api_problem *p) {
     const char *key;
     const json_t *v;
-    /* unknown_field */
     json_object_foreach((json_t *)body, key, v) {
         int known = 0;
         for (size_t i = 0; i < N_MEMBERS && !known; i++)
@@ -47,7 +48,11 @@ int api_grader_check_members(const json_t *body, api_problem *p) {
             "unknown field `%s` in /grade%s Known fields: " MEMBER_LIST, key,
             api_did_you_mean(hint, key, strlen(key), members, N_MEMBERS));
     }
-    /* missing_field (null = absent) */
+    return 0;
+}
+
+/* missing_field (null = absent): endpoint, request and answer. */
+static int check_missing_members(const json_t *body, api_problem *p) {
     for (size_t i = 0; i < 3; i++)
         if (json_is_null(json_object_get(body, members[i])) ||
             !json_object_get(body, members[i])) {
@@ -59,8 +64,12 @@ int api_grader_check_members(const json_t *body, api_problem *p) {
                             "\"answer\": {...}}",
                             members[i]);
         }
-    /* wrong_type */
-    v = json_object_get(body, "endpoint");
+    return 0;
+}
+
+/* wrong_type of endpoint, request and answer. */
+static int check_required_types(const json_t *body, api_problem *p) {
+    const json_t *v = json_object_get(body, "endpoint");
     if (!json_is_string(v))
         return api_fail(p, API_E_WRONG_TYPE, "/endpoint",
                         "endpoint must be a route's path such as "
@@ -79,6 +88,13 @@ int api_grader_check_members(const json_t *body, api_problem *p) {
                         "answer must be an object of the fields to grade, "
                         "named as the endpoint answers them; got %s",
                         api_json_kind(v));
+    return 0;
+}
+
+/* wrong_type (null = absent) of rtol, atol, id and points, and the id's
+ * length. */
+static int check_tolerances_id_points(const json_t *body, api_problem *p) {
+    const json_t *v;
     for (size_t i = 3; i < 5; i++) {
         v = api_field_value(body, members[i]);
         if (v && !json_is_number(v)) {
@@ -108,6 +124,13 @@ int api_grader_check_members(const json_t *body, api_problem *p) {
                         "(split equally over its graded fields) or an object "
                         "of points per field, {\"output\": 2}; got %s",
                         api_json_kind(v));
+    return 0;
+}
+
+/* wrong_type (null = absent) of credit, format, visibility, compare,
+ * show_expected and fields. */
+static int check_option_types(const json_t *body, api_problem *p) {
+    const json_t *v;
     static const struct {
         const char *name, *choices;
     } choices[] = {
@@ -148,6 +171,13 @@ int api_grader_check_members(const json_t *body, api_problem *p) {
                         "%s",
                         api_json_kind(v));
     return 0;
+}
+
+int api_grader_check_members(const json_t *body, api_problem *p) {
+    if (check_unknown_members(body, p) || check_missing_members(body, p) ||
+        check_required_types(body, p) || check_tolerances_id_points(body, p))
+        return -1;
+    return check_option_types(body, p);
 }
 
 /* Room for the gradable routes' paths (the table has 23 routes). */

@@ -87,7 +87,21 @@ typedef struct api_misconception {
 const api_misconception *api_misconceptions_of(const api_route *route,
                                                size_t *n);
 
-/* Each route's own list (misconceptions_<route>.c). */
+/* How many mistakes each route's catalogue holds. Each entry is also a
+ * row of docs/misconceptions.md's tables and a mistake that
+ * tests/grading/catalogue_np.py computes in numpy (its <ROUTE>_CODES),
+ * for tests/grading/mistakes_<route>.py to check that /grade names it:
+ * a catalogue of another length than its count here does not compile
+ * (misconceptions_<route>.c), so that an entry added or taken out is
+ * added or taken out there too. */
+#define API_MISCONCEPTIONS_DOT_N 15
+#define API_MISCONCEPTIONS_ADDITIVE_N 3
+#define API_MISCONCEPTIONS_MULTIHEAD_N 4
+#define API_MISCONCEPTIONS_NW_N 7
+#define API_MISCONCEPTIONS_SOFTMAX_N 3
+
+/* Each route's own list (misconceptions_<route>.c), of
+ * API_MISCONCEPTIONS_<ROUTE>_N entries. */
 extern const api_misconception api_misconceptions_dot[];
 extern const size_t api_misconceptions_dot_count;
 extern const api_misconception api_misconceptions_additive[];

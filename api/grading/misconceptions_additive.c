@@ -327,3 +327,10 @@ const api_misconception api_misconceptions_additive[] = {
 };
 const size_t api_misconceptions_additive_count =
     sizeof api_misconceptions_additive / sizeof api_misconceptions_additive[0];
+_Static_assert(
+    sizeof api_misconceptions_additive /
+            sizeof api_misconceptions_additive[0] ==
+        API_MISCONCEPTIONS_ADDITIVE_N,
+    "the additive catalogue's length is not API_MISCONCEPTIONS_ADDITIVE_N "
+    "(misconceptions.h): change it with docs/misconceptions.md "
+    "and tests/grading/catalogue_np.py");

@@ -652,3 +652,9 @@ const api_misconception api_misconceptions_dot[] = {
 };
 const size_t api_misconceptions_dot_count =
     sizeof api_misconceptions_dot / sizeof api_misconceptions_dot[0];
+_Static_assert(sizeof api_misconceptions_dot /
+                       sizeof api_misconceptions_dot[0] ==
+                   API_MISCONCEPTIONS_DOT_N,
+               "the dot catalogue's length is not API_MISCONCEPTIONS_DOT_N "
+               "(misconceptions.h): change it with docs/misconceptions.md "
+               "and tests/grading/catalogue_np.py");

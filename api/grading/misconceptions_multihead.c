@@ -263,3 +263,10 @@ const api_misconception api_misconceptions_multihead[] = {
 const size_t api_misconceptions_multihead_count =
     sizeof api_misconceptions_multihead /
     sizeof api_misconceptions_multihead[0];
+_Static_assert(
+    sizeof api_misconceptions_multihead /
+            sizeof api_misconceptions_multihead[0] ==
+        API_MISCONCEPTIONS_MULTIHEAD_N,
+    "the multihead catalogue's length is not API_MISCONCEPTIONS_MULTIHEAD_N "
+    "(misconceptions.h): change it with docs/misconceptions.md "
+    "and tests/grading/catalogue_np.py");

@@ -390,3 +390,8 @@ const api_misconception api_misconceptions_nw[] = {
 };
 const size_t api_misconceptions_nw_count =
     sizeof api_misconceptions_nw / sizeof api_misconceptions_nw[0];
+_Static_assert(sizeof api_misconceptions_nw / sizeof api_misconceptions_nw[0] ==
+                   API_MISCONCEPTIONS_NW_N,
+               "the nw catalogue's length is not API_MISCONCEPTIONS_NW_N "
+               "(misconceptions.h): change it with docs/misconceptions.md "
+               "and tests/grading/catalogue_np.py");

@@ -137,3 +137,9 @@ const api_misconception api_misconceptions_softmax[] = {
 };
 const size_t api_misconceptions_softmax_count =
     sizeof api_misconceptions_softmax / sizeof api_misconceptions_softmax[0];
+_Static_assert(
+    sizeof api_misconceptions_softmax / sizeof api_misconceptions_softmax[0] ==
+        API_MISCONCEPTIONS_SOFTMAX_N,
+    "the softmax catalogue's length is not API_MISCONCEPTIONS_SOFTMAX_N "
+    "(misconceptions.h): change it with docs/misconceptions.md "
+    "and tests/grading/catalogue_np.py");
