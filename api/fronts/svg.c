@@ -147,6 +147,13 @@ static void put_fmt(api_buf *out, const char *fmt, ...) {
         api_buf_append(out, s, (size_t)n < sizeof s ? (size_t)n : sizeof s - 1);
 }
 
+/* ` name="x"`, x a coordinate (put_num). */
+static void put_num_attr(api_buf *out, const char *name, double x) {
+    put_fmt(out, " %s=\"", name);
+    put_num(out, x);
+    api_buf_putc(out, '"');
+}
+
 /* The most SVG text a panel's frame and a cell take (measured: 1.1 to
  * 1.8 KB per panel of one to four cells, 72 to 122 bytes per cell of
  * grids with values and tooltips). */
@@ -463,16 +470,13 @@ static void axis_titles(api_buf *out, const layout *L) {
  * axis titles. */
 static void panel_axes(api_buf *out, const api_svg_heatmap *h,
                        const layout *L) {
-    api_buf_puts(out, "<rect class=\"frame\" x=\"");
-    put_num(out, L->left);
-    api_buf_puts(out, "\" y=\"");
-    put_num(out, PANEL_TOP);
-    api_buf_puts(out, "\" width=\"");
-    put_num(out, L->gw);
-    api_buf_puts(out, "\" height=\"");
-    put_num(out, L->gh);
-    api_buf_puts(out, "\" fill=\"none\" stroke=\"#000000\" "
-                      "stroke-width=\"1\"/>\n");
+    api_buf_puts(out, "<rect class=\"frame\"");
+    put_num_attr(out, "x", L->left);
+    put_num_attr(out, "y", PANEL_TOP);
+    put_num_attr(out, "width", L->gw);
+    put_num_attr(out, "height", L->gh);
+    api_buf_puts(out,
+                 " fill=\"none\" stroke=\"#000000\" stroke-width=\"1\"/>\n");
     api_buf_puts(out,
                  "<g class=\"ticks\" font-size=\"13\" fill=\"#000000\">\n");
     key_ticks(out, h, L);
