@@ -2,12 +2,12 @@
  * dispatch.c — the request layer's entry points (see api.h): route lookup,
  * method, content type, body size, JSON syntax and root type, in the
  * contract's order (docs/contract.md "Order of checks"), then the route's
- * handler.
+ * handler. A front that frames a route's body its own way (a JSON header,
+ * then bytes: front.h) takes over its Content-Type, its header's length
+ * and what a syntax error in it means; no front is named here.
  */
 #include "api.h"
 
-#include <ctype.h>
-#include <limits.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,6 +16,7 @@
 
 #include "budget.h"
 #include "call.h"
+#include "content_type.h"
 #include "fastpath.h"
 #include "front.h"
 #include "labels.h"
@@ -60,147 +61,9 @@ void api_response_free(api_response *res) {
     res->stream = NULL;
 }
 
-static const char *skip_ows(const char *s) {
-    while (*s == ' ' || *s == '\t')
-        s++;
-    return s;
-}
-
-/* Content-Type is `type` (application/json: RFC 8259 section 11), media
- * type case-insensitive (RFC 9110 section 8.3.1), parameters allowed; for
- * JSON (and JSON Lines) a charset parameter must say utf-8 (JSON is
- * UTF-8, RFC 8259 section 8.1). */
-static int is_content_type(const char *ct, const char *type) {
-    int json = strcmp(type, API_CT_OCTET_STREAM) != 0;
-    size_t type_len = strlen(type);
-    if (!ct)
-        return 0;
-    ct = skip_ows(ct);
-    if (strncasecmp(ct, type, type_len) != 0)
-        return 0;
-    ct = skip_ows(ct + type_len);
-    while (*ct == ';') {
-        ct = skip_ows(ct + 1);
-        const char *name = ct;
-        while (*ct && *ct != '=' && *ct != ';')
-            ct++;
-        size_t name_len = (size_t)(ct - name);
-        while (name_len &&
-               (name[name_len - 1] == ' ' || name[name_len - 1] == '\t'))
-            name_len--;
-        const char *value = "";
-        size_t value_len = 0;
-        if (*ct == '=') {
-            ct = skip_ows(ct + 1);
-            int quoted = *ct == '"';
-            if (quoted)
-                ct++;
-            value = ct;
-            while (*ct && (quoted ? *ct != '"' : *ct != ';'))
-                ct++;
-            value_len = (size_t)(ct - value);
-            if (quoted && *ct == '"')
-                ct++;
-            while (
-                !quoted && value_len &&
-                (value[value_len - 1] == ' ' || value[value_len - 1] == '\t'))
-                value_len--;
-            ct = skip_ows(ct);
-        }
-        if (json && name_len == 7 && !strncasecmp(name, "charset", 7) &&
-            !(value_len == 5 && !strncasecmp(value, "utf-8", 5)))
-            return 0;
-        if (*ct && *ct != ';')
-            return 0;
-    }
-    return *ct == '\0';
-}
-
-/* The JSON header's length on a route of the binary tensor data
- * extension: Inference-Header-Content-Length (decimal digits, blanks
- * around them), at most the body's length when that is known
- * (content_length >= 0); without the header, the whole body. Returns 0,
- * or -1 with a 400 in p. */
-static int header_length(const api_request *req, long long content_length,
-                         size_t *len, api_problem *p) {
-    const char *s = req->inference_header_length;
-    *len = content_length >= 0 ? (size_t)content_length : 0;
-    if (!s)
-        return 0;
-    const char *digits = skip_ows(s), *end = digits;
-    unsigned long long v = 0;
-    int too_big = 0;
-    for (; *end >= '0' && *end <= '9'; end++) {
-        too_big |= v > (ULLONG_MAX - 9) / 10;
-        v = v * 10 + (unsigned)(*end - '0');
-    }
-    if (*skip_ows(end) == ',') /* the server joins repeated lines so */
-        return api_fail(p, API_E_INVALID_JSON, NULL,
-                        "Inference-Header-Content-Length is given more than "
-                        "once (\"%.40s\"): send the JSON header's length "
-                        "once",
-                        s);
-    if (end == digits || *skip_ows(end) != '\0')
-        return api_fail(p, API_E_INVALID_JSON, NULL,
-                        "Inference-Header-Content-Length must be the JSON "
-                        "header's length in bytes (decimal digits); got "
-                        "\"%.40s\"",
-                        s);
-    if (v == 0 && !too_big)
-        return api_fail(p, API_E_INVALID_JSON, NULL,
-                        "Inference-Header-Content-Length is 0: the body "
-                        "starts with the JSON inference request, whose "
-                        "length in bytes this header gives; binary tensor "
-                        "data follows it");
-    if (content_length >= 0 &&
-        (too_big || v > (unsigned long long)content_length))
-        return api_fail(p, API_E_INVALID_JSON, NULL,
-                        "Inference-Header-Content-Length says the JSON header "
-                        "has %s%llu bytes, but the whole body has %lld",
-                        too_big ? "over " : "", too_big ? ULLONG_MAX : v,
-                        content_length);
-    *len = (size_t)v;
-    return 0;
-}
-
-/* A syntax error in a JSON header that binary tensor data follows: say
- * where the header ends, since a wrong length is the likely cause. */
-static void header_note(api_problem *p, size_t json_len) {
-    size_t n = strlen(p->detail);
-    snprintf(p->detail + n, sizeof p->detail - n,
-             " (the JSON header is the body's first %zu bytes, as "
-             "Inference-Header-Content-Length says)",
-             json_len);
-}
-
-/* A v2 body that is not JSON to its end (a NUL byte, or text after the
- * object) when its JSON object ends before: binary tensor data with no
- * Inference-Header-Content-Length, or with a length past the object's
- * end. Returns 1 with p rewritten to say which length to send, else 0. */
-static int header_hint(const api_request *req, size_t json_len,
-                       api_problem *p) {
-    size_t end = api_json_object_end(req->body, json_len);
-    if (end == 0 || end >= json_len)
-        return 0;
-    memset(p, 0, sizeof *p); /* this replaces the syntax error */
-    if (!req->inference_header_length)
-        api_fail(p, API_E_INVALID_JSON, NULL,
-                 "the body's JSON object ends at byte %zu and %zu more bytes "
-                 "follow: for binary tensor data after it, send "
-                 "Inference-Header-Content-Length: %zu",
-                 end, req->body_len - end, end);
-    else
-        api_fail(p, API_E_INVALID_JSON, NULL,
-                 "Inference-Header-Content-Length says the JSON header has "
-                 "%zu bytes, but its object ends at byte %zu: send "
-                 "Inference-Header-Content-Length: %zu",
-                 json_len, end, end);
-    return 1;
-}
-
 const char *api_route_body_type(const api_route *r, const char *content_type) {
     for (const char *const *t = r->body_types; t && *t; t++)
-        if (is_content_type(content_type, *t))
+        if (api_content_type_is(content_type, *t))
             return *t;
     return NULL;
 }
@@ -219,12 +82,10 @@ static void join_body_types(const api_route *r, char *dst, size_t cap) {
                                 r->body_types[i]);
 }
 
-/* Header-level checks shared by api_precheck and api_handle: 404, 405,
- * 415, 413. Returns 0 to go on (*route set), 1 when res holds the answer
- * to OPTIONS, -1 with p set. */
-static int check_headers(const api_request *req, const api_limits *limits,
-                         long long content_length, const api_route **route,
-                         api_response *res, api_problem *p) {
+/* The route and its method: 404 and 405. Returns 0 to go on (*route
+ * set), 1 when res holds the answer to OPTIONS, -1 with p set. */
+static int check_route(const api_request *req, const api_route **route,
+                       api_response *res, api_problem *p) {
     const char *method = req->method ? req->method : "";
     *route = NULL;
     if (!strcmp(method, "OPTIONS") && req->path && !strcmp(req->path, "*")) {
@@ -254,17 +115,16 @@ static int check_headers(const api_request *req, const api_limits *limits,
                         "%s answers %s; not %.20s", r->path, res->allow,
                         method);
     }
+    return 0;
+}
+
+/* The body's Content-Type and Content-Encoding: 415. framing: the front
+ * that frames r's JSON body, or NULL. Returns 0, or -1 with p set. */
+static int check_body_type(const api_request *req, const api_route *r,
+                           const api_front *framing, api_response *res,
+                           api_problem *p) {
     int json_body = (r->flags & API_ROUTE_JSON_BODY) != 0;
     int raw_body = (r->flags & API_ROUTE_RAW_BODY) != 0;
-    /* a route that takes no body refuses one by its length, before a byte
-     * of it is read or held (docs/contract.md, "Sharing one server") */
-    if (!json_body && !raw_body && content_length > 0)
-        return api_fail(p, API_E_PAYLOAD_TOO_LARGE, NULL,
-                        "%s %s takes no body, and this one has %lld byte%s; "
-                        "send the request without one",
-                        r->method, r->path, content_length,
-                        content_length == 1 ? "" : "s");
-    int tensor_protocol = (r->flags & API_ROUTE_TENSOR_PROTOCOL) != 0;
     if (raw_body && api_route_body_type(r, req->content_type) == NULL) {
         char types[256];
         join_body_types(r, types, sizeof types);
@@ -272,20 +132,14 @@ static int check_headers(const api_request *req, const api_limits *limits,
                         "send the body as Content-Type: %s (UTF-8); got %.100s",
                         types, req->content_type ? req->content_type : "none");
     }
-    /* Triton's clients send a body with binary tensors as either type, or
-     * with none (its Python client) */
-    if (json_body && !is_content_type(req->content_type, API_CT_JSON) &&
-        !(tensor_protocol &&
-          (!req->content_type ||
-           is_content_type(req->content_type, API_CT_OCTET_STREAM))))
+    if (framing) {
+        if (framing->check_body_type(req, p) != 0)
+            return -1;
+    } else if (json_body &&
+               !api_content_type_is(req->content_type, API_CT_JSON))
         return api_fail(p, API_E_UNSUPPORTED_MEDIA_TYPE, NULL,
-                        tensor_protocol
-                            ? "send the body as Content-Type: application/json "
-                              "(UTF-8), or application/octet-stream for a JSON "
-                              "header followed by binary tensor data; got "
-                              "%.100s"
-                            : "send the body as Content-Type: application/json "
-                              "(UTF-8); got %.100s",
+                        "send the body as Content-Type: application/json "
+                        "(UTF-8); got %.100s",
                         req->content_type ? req->content_type : "none");
     if ((json_body || raw_body) && req->content_encoding &&
         strcasecmp(req->content_encoding, "identity") != 0) {
@@ -297,9 +151,42 @@ static int check_headers(const api_request *req, const api_limits *limits,
                         "gzip)",
                         req->content_encoding);
     }
+    return 0;
+}
+
+/* The front that frames the JSON body of route r, or NULL (none does, or
+ * r takes no JSON body). */
+static const api_front *framing_of(const api_route *r) {
+    return (r->flags & API_ROUTE_JSON_BODY) ? api_front_framing(r) : NULL;
+}
+
+/* Header-level checks shared by api_precheck and api_handle: 404, 405,
+ * 415, 413, and a front's framing of the body (its JSON header's length).
+ * Returns 0 to go on (*route set), 1 when res holds the answer to
+ * OPTIONS, -1 with p set. */
+static int check_headers(const api_request *req, const api_limits *limits,
+                         long long content_length, const api_route **route,
+                         api_response *res, api_problem *p) {
+    int rc = check_route(req, route, res, p);
+    if (rc != 0)
+        return rc;
+    const api_route *r = *route;
+    int json_body = (r->flags & API_ROUTE_JSON_BODY) != 0;
+    int raw_body = (r->flags & API_ROUTE_RAW_BODY) != 0;
+    /* a route that takes no body refuses one by its length, before a byte
+     * of it is read or held (docs/contract.md, "Sharing one server") */
+    if (!json_body && !raw_body && content_length > 0)
+        return api_fail(p, API_E_PAYLOAD_TOO_LARGE, NULL,
+                        "%s %s takes no body, and this one has %lld byte%s; "
+                        "send the request without one",
+                        r->method, r->path, content_length,
+                        content_length == 1 ? "" : "s");
+    const api_front *framing = framing_of(r);
+    if (check_body_type(req, r, framing, res, p) != 0)
+        return -1;
     size_t header_len;
-    if (json_body && tensor_protocol &&
-        header_length(req, content_length, &header_len, p) != 0)
+    if (framing &&
+        framing->header_length(req, content_length, &header_len, p) != 0)
         return -1;
     if (content_length >= 0 &&
         (unsigned long long)content_length > limits->max_body_bytes)
@@ -411,6 +298,99 @@ static void start_call(api_call *call) {
     memset((char *)call + at, 0, sizeof *call - at);
 }
 
+/* The JSON text of a JSON-body route's request parsed into call->body
+ * (*root, which the caller frees, as fast): the whole body, or the header
+ * that the route's front frames before other bytes, which call->binary
+ * then points to. Returns 0, or -1 with call->problem set (a body that is
+ * not JSON, or not an object). */
+static int read_body(api_call *call, tree_check *tree, api_fastpath *fast,
+                     json_t **root) {
+    const api_request *req = call->req;
+    const api_front *framing = framing_of(call->route);
+    /* the JSON text: the whole body, or the header before the bytes
+     * (check_headers has checked its length) */
+    size_t json_len = req->body_len;
+    if (framing)
+        framing->header_length(req, (long long)req->body_len, &json_len,
+                               &call->problem);
+    if (json_len < req->body_len) {
+        call->binary = (const unsigned char *)req->body + json_len;
+        call->binary_len = req->body_len - json_len;
+        call->body_held = 1; /* until the route has read the tensors */
+    }
+    /* JSON text never holds a raw NUL byte (RFC 8259: control characters
+     * are escaped in strings and are not whitespace); jansson 2.14 loses
+     * one that follows a character it had to read back (the end of a
+     * number), so "123\0" would parse as 123. */
+    const char *nul = req->body ? memchr(req->body, '\0', json_len) : NULL;
+    if (nul) {
+        api_fail(&call->problem, API_E_INVALID_JSON, NULL,
+                 "the body is not valid JSON: a raw NUL byte at byte "
+                 "%zu (inside a string write \\u0000)",
+                 (size_t)(nul - req->body));
+        if (framing)
+            framing->explain_not_json(req, json_len, 1, &call->problem);
+        return -1;
+    }
+    json_error_t error;
+    api_tree_gate gate = {admit_tree, tree};
+    size_t flags = JSON_DECODE_ANY | JSON_ALLOW_NUL;
+    if (call->route->flags & API_ROUTE_UNIQUE_MEMBERS)
+        flags |= JSON_REJECT_DUPLICATES;
+    *root = api_fastpath_load(fast, api_route_fast_fields(call->route),
+                              req->body, json_len, flags, &gate, &error);
+    int rc = 0;
+    if (!*root) {
+        if (!fast->refused) { /* else admit_tree said why */
+            api_problem_from_json_error(&call->problem, &error, req->body,
+                                        json_len);
+            if (framing)
+                framing->explain_not_json(req, json_len, 0, &call->problem);
+        }
+        rc = -1;
+    } else if (!json_is_object(*root))
+        rc = api_fail(&call->problem, API_E_WRONG_TYPE, "",
+                      "the body must be a JSON object {...}; got %s",
+                      api_json_kind(*root));
+    call->body = *root;
+    /* the text is not read again; bytes after it are, by the handler, and
+     * go with the request */
+    if (req->body_done && call->binary_len == 0)
+        req->body_done(req->body_ctx);
+    return rc;
+}
+
+/* res from the call's answer (rc 0: call->out, which keeps its share of
+ * the ledger while it is held) or its problem, in the path's front's form. */
+static void respond(api_call *call, int rc, api_ledger *ledger,
+                    api_response *res) {
+    if (rc == 0) {
+        res->status = call->status;
+        res->content_type =
+            call->content_type ? call->content_type : API_CT_JSON;
+        res->compute_ms = call->compute_ms;
+        res->inference_header_length = call->inference_header_length;
+        res->item_problems = call->item_problems;
+        if (api_stream_has_holes(&call->out) && !call->out.failed)
+            res->stream = api_stream_take(&call->out);
+        else
+            res->body = api_buf_release(&call->out, &res->body_len);
+        if (res->stream || res->body) {
+            /* the answer keeps its reservation while it is held */
+            res->charged = api_ledger_settle(ledger, held_bytes(res));
+            return;
+        }
+        api_fail(&call->problem, API_E_INTERNAL, NULL,
+                 "out of memory while writing the answer");
+    }
+    api_buf_free(&call->out);
+    api_ledger_settle(ledger, 0);
+    if (call->problem.code == API_E_NONE)
+        api_fail(&call->problem, API_E_INTERNAL, NULL, "unexpected failure");
+    res->compute_ms = -1;
+    api_front_respond_problem(res, &call->problem, call->req->path);
+}
+
 static void handle(const api_request *req, api_response *res) {
     api_limits defaults;
     const api_limits *limits = limits_of(req, &defaults);
@@ -432,62 +412,10 @@ static void handle(const api_request *req, api_response *res) {
     if (rc > 0)
         return;
     call.route = route;
-    /* the JSON text: the whole body, or the header before binary tensor
-     * data (check_headers has checked the length) */
-    size_t json_len = req->body_len;
-    if (rc == 0 && (route->flags & API_ROUTE_TENSOR_PROTOCOL))
-        header_length(req, (long long)req->body_len, &json_len, &call.problem);
-    if (json_len < req->body_len) {
-        call.binary = (const unsigned char *)req->body + json_len;
-        call.binary_len = req->body_len - json_len;
-        call.body_held = 1; /* until the route has read the tensors */
-    }
     json_t *root = NULL;
     api_fastpath fast = {0}; /* numeric arrays read without jansson */
-    /* JSON text never holds a raw NUL byte (RFC 8259: control characters
-     * are escaped in strings and are not whitespace); jansson 2.14 loses
-     * one that follows a character it had to read back (the end of a
-     * number), so "123\0" would parse as 123. */
-    const char *nul = req->body ? memchr(req->body, '\0', json_len) : NULL;
-    int tensor_protocol = (route && route->flags & API_ROUTE_TENSOR_PROTOCOL);
-    if (rc == 0 && (route->flags & API_ROUTE_JSON_BODY) && nul) {
-        rc = -1;
-        if (!tensor_protocol || !header_hint(req, json_len, &call.problem))
-            api_fail(&call.problem, API_E_INVALID_JSON, NULL,
-                     "the body is not valid JSON: a raw NUL byte at byte "
-                     "%zu (inside a string write \\u0000)",
-                     (size_t)(nul - req->body));
-    } else if (rc == 0 && (route->flags & API_ROUTE_JSON_BODY)) {
-        json_error_t error;
-        api_tree_gate gate = {admit_tree, &tree};
-        size_t flags = JSON_DECODE_ANY | JSON_ALLOW_NUL;
-        if (route->flags & API_ROUTE_UNIQUE_MEMBERS)
-            flags |= JSON_REJECT_DUPLICATES;
-        root = api_fastpath_load(&fast, api_route_fast_fields(route), req->body,
-                                 json_len, flags, &gate, &error);
-        if (!root) {
-            if (!fast.refused) /* else admit_tree said why */
-                api_problem_from_json_error(&call.problem, &error, req->body,
-                                            json_len);
-            if (!fast.refused && tensor_protocol &&
-                (api_front_explain_empty(req->path, req->body, json_len,
-                                         &call.problem) ||
-                 header_hint(req, json_len, &call.problem)))
-                ; /* nothing sent, or the JSON ends before: what to send */
-            else if (!fast.refused && json_len < req->body_len)
-                header_note(&call.problem, json_len);
-        } else if (!json_is_object(root))
-            rc = api_fail(&call.problem, API_E_WRONG_TYPE, "",
-                          "the body must be a JSON object {...}; got %s",
-                          api_json_kind(root));
-        if (!root)
-            rc = -1;
-        call.body = root;
-        /* the text is not read again; binary tensor data is, by the
-         * handler, and goes with the request */
-        if (req->body_done && call.binary_len == 0)
-            req->body_done(req->body_ctx);
-    }
+    if (rc == 0 && (route->flags & API_ROUTE_JSON_BODY))
+        rc = read_body(&call, &tree, &fast, &root);
     if (rc == 0)
         rc = route->handler(&call);
     if (rc == 0 && call.result.n > 0)
@@ -504,30 +432,7 @@ static void handle(const api_request *req, api_response *res) {
         res->deferred = 1;
         return;
     }
-    if (rc == 0) {
-        res->status = call.status;
-        res->content_type = call.content_type ? call.content_type : API_CT_JSON;
-        res->compute_ms = call.compute_ms;
-        res->inference_header_length = call.inference_header_length;
-        res->item_problems = call.item_problems;
-        if (api_stream_has_holes(&call.out) && !call.out.failed)
-            res->stream = api_stream_take(&call.out);
-        else
-            res->body = api_buf_release(&call.out, &res->body_len);
-        if (res->stream || res->body) {
-            /* the answer keeps its reservation while it is held */
-            res->charged = api_ledger_settle(&ledger, held_bytes(res));
-            return;
-        }
-        api_fail(&call.problem, API_E_INTERNAL, NULL,
-                 "out of memory while writing the answer");
-    }
-    api_buf_free(&call.out);
-    api_ledger_settle(&ledger, 0);
-    if (call.problem.code == API_E_NONE)
-        api_fail(&call.problem, API_E_INTERNAL, NULL, "unexpected failure");
-    res->compute_ms = -1;
-    api_front_respond_problem(res, &call.problem, req->path);
+    respond(&call, rc, &ledger, res);
 }
 
 void api_handle(const api_request *req, api_response *res) {

@@ -8,8 +8,7 @@
 
 typedef struct {
     const char *name;  /* the foreign name */
-    const char *needs; /* the advice fits routes with this field (NULL:
-                          every route) */
+    const char *needs; /* the advice fits routes with this field */
     const char *says;  /* follows "`name` " */
 } foreign_name;
 
@@ -157,42 +156,45 @@ static const foreign_name table[] = {
     {"bias", "b_q",
      "is PyTorch's switch; attnd takes the biases themselves, `b_q`, `b_k`, "
      "`b_v` and `b_o`, with given W_q, W_k, W_v and W_o (absent: no bias)"},
-    /* an answer's members at the top of a /grade body (the one route with
-     * a field `answer`), where they go inside the answer */
-    {"output", "answer", ON_GRADE},
-    {"weights", "answer", ON_GRADE},
-    {"scores", "answer", ON_GRADE},
-    {"params", "answer", ON_GRADE},
-    {"grads", "answer", ON_GRADE},
-    {"predictions", "answer", ON_GRADE},
-    {"history", "answer", ON_GRADE},
-    {"loss", "answer", ON_GRADE},
-    {"grad_w", "answer", ON_GRADE},
-    /* an answer's members, sent back as a request: on every route (no
-     * spelling of theirs is a request field's, whatever edit distance
-     * says: `output` is not `grad_output`) */
-    {"output", NULL, ANSWER_MEMBER},
-    {"weights", NULL, ANSWER_MEMBER},
-    {"scores", NULL, ANSWER_MEMBER},
-    {"params", NULL, ANSWER_MEMBER},
-    {"grads", NULL, ANSWER_MEMBER},
-    {"predictions", NULL, ANSWER_MEMBER},
-    {"history", NULL, ANSWER_MEMBER},
-    {"loss", NULL, ANSWER_MEMBER},
-    {"grad_w", NULL, ANSWER_MEMBER},
 };
+
+/* The top-level members of attnd's answers (answers.h) that a request
+ * may bring back: on /grade (the one route with a field `answer`) they go
+ * inside the answer; on any other route that does not take one as a field
+ * (/softmax/masked takes `scores`) it is what attnd answers, and not a
+ * misspelt field, whatever edit distance says (`output` is not
+ * `grad_output`). No row of the table above has their names.
+ * tests/unit/test_api_foreign_names.c holds this list to the routes'
+ * answer tables. */
+static const char *const answer_members[] = {
+    "output",      "weights", "scores", "params", "grads",
+    "predictions", "history", "loss",   "grad_w",
+};
+
+static int has_name(const char *const *names, size_t n, const char *name) {
+    for (size_t j = 0; j < n; j++)
+        if (!strcmp(names[j], name))
+            return 1;
+    return 0;
+}
+
+const char *const *api_foreign_answer_members(size_t *n) {
+    *n = sizeof answer_members / sizeof answer_members[0];
+    return answer_members;
+}
 
 const char *api_foreign_name(const char *key, const char *const *names,
                              size_t n) {
     for (size_t i = 0; i < sizeof table / sizeof table[0]; i++) {
         if (strcmp(table[i].name, key))
             continue;
-        if (table[i].needs == NULL)
+        if (has_name(names, n, table[i].needs))
             return table[i].says;
-        for (size_t j = 0; j < n; j++)
-            if (!strcmp(names[j], table[i].needs))
-                return table[i].says;
         /* a later entry of the same name may fit this route */
     }
+    size_t n_members;
+    const char *const *members = api_foreign_answer_members(&n_members);
+    if (has_name(members, n_members, key))
+        return has_name(names, n, "answer") ? ON_GRADE : ANSWER_MEMBER;
     return NULL;
 }

@@ -22,4 +22,9 @@
 const char *api_foreign_name(const char *key, const char *const *names,
                              size_t n);
 
+/* The members of attnd's answers that api_foreign_name names as such,
+ * names[0 … *n-1]: static, never NULL. Each is the top-level member of
+ * some route's answer table (answers.h); a test holds the two together. */
+const char *const *api_foreign_answer_members(size_t *n);
+
 #endif /* API_FOREIGN_NAMES_H */

@@ -15,14 +15,13 @@ void api_front_respond_problem(api_response *res, const api_problem *p,
     api_problem_respond(res, p);
 }
 
-int api_front_explain_empty(const char *path, const char *body, size_t len,
-                            api_problem *p) {
+const api_front *api_front_framing(const struct api_route *r) {
     for (size_t i = 0; i < api_fronts_count; i++) {
         const api_front *f = api_fronts[i];
-        if (f->explain_empty && f->explain_empty(path, body, len, p))
-            return 1;
+        if (f->frames_body && f->frames_body(r))
+            return f;
     }
-    return 0;
+    return NULL;
 }
 
 const api_front *api_front_for_heatmap(const api_call *call) {

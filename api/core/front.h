@@ -2,7 +2,8 @@
  * front.h — the fronts: other ways in and out of the same routes than
  * problem+json and JSON answers. The Open Inference Protocol's front
  * (kserve.h) writes errors under /v2 as {"error": "message"} (docs/
- * contract.md section 12); the SVG front (svg.h) draws a result's
+ * contract.md section 12) and reads its infer body as a JSON header that
+ * binary tensor data may follow; the SVG front (svg.h) draws a result's
  * heatmap when Accept asks for image/svg+xml. The server's own refusals
  * (gate.h) come through here too, so that both layers answer a path alike.
  *
@@ -27,11 +28,23 @@ typedef struct {
      * any res->body already there freed first */
     void (*respond_error)(api_response *res, const api_problem *p,
                           const char *path);
-    /* for a body to path whose JSON text body[0 .. len) is empty or
-     * blank (body may be NULL): 1 with p saying what the front reads,
-     * else 0 with p untouched */
-    int (*explain_empty)(const char *path, const char *body, size_t len,
-                         api_problem *p);
+    /* 1 when this front frames route r's JSON body its own way: a JSON
+     * header that other bytes may follow (the v2 front's binary tensor
+     * data). The next three members, then all set, take over that body's
+     * checks: */
+    int (*frames_body)(const struct api_route *r);
+    /* its Content-Type (415), in place of application/json alone: 0, or
+     * -1 with p set */
+    int (*check_body_type)(const api_request *req, api_problem *p);
+    /* the length of the JSON header the body starts with (content_length:
+     * the body's, < 0 while unknown): 0 with *len set, or -1 with p set */
+    int (*header_length)(const api_request *req, long long content_length,
+                         size_t *len, api_problem *p);
+    /* p says why the header body[0 .. json_len) is not JSON (nul 1: a raw
+     * NUL byte in it, 0: jansson's syntax error); rewritten or added to
+     * where the framing explains it */
+    void (*explain_not_json)(const api_request *req, size_t json_len, int nul,
+                             api_problem *p);
     /* 1 when the call asks for this front's form of a result that has a
      * heatmap (result.h) */
     int (*wants_heatmap)(const api_call *call);
@@ -51,10 +64,9 @@ extern const size_t api_fronts_count;
 void api_front_respond_problem(api_response *res, const api_problem *p,
                                const char *path);
 
-/* 1 with p set when path's front explains an empty or blank body
- * (api_front.explain_empty), else 0. */
-int api_front_explain_empty(const char *path, const char *body, size_t len,
-                            api_problem *p);
+/* The front that frames route r's JSON body (api_front.frames_body), or
+ * NULL: the body is JSON to its end, sent as application/json. */
+const api_front *api_front_framing(const struct api_route *r);
 
 /* The front whose form of a heatmap the call asks for, or NULL (JSON). */
 const api_front *api_front_for_heatmap(const api_call *call);

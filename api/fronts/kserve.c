@@ -27,7 +27,7 @@
 
 static kserve_model models[MODELS_MAX];
 static size_t n_models;
-static char model_list[MODELS_MAX * (NAME_MAX + 2)]; /* "a, b, c" */
+static char model_list[MODELS_MAX * (KSERVE_NAME_MAX + 2)]; /* "a, b, c" */
 static pthread_once_t models_once = PTHREAD_ONCE_INIT;
 
 /* The batched rank a tensor field shows: its spec's, else the highest
@@ -61,7 +61,7 @@ static void derive_model(kserve_model *m, const api_route *r) {
                 if (f->object->fields[j].kind == API_FIELD_STRINGS)
                     continue; /* labels: for pictures, which v2 has not */
                 char *flat = m->flat[m->n_params];
-                snprintf(flat, NAME_MAX, "%s_%s", f->name,
+                snprintf(flat, KSERVE_NAME_MAX, "%s_%s", f->name,
                          f->object->fields[j].name);
                 m->params[m->n_params++] = flat;
             }
@@ -315,5 +315,8 @@ const api_route api_route_v2_infer = {
 const api_front api_front_kserve = {
     .owns = api_kserve_path,
     .respond_error = api_kserve_respond_error,
-    .explain_empty = api_kserve_empty_body,
+    .frames_body = api_kserve_frames_body,
+    .check_body_type = api_kserve_check_body_type,
+    .header_length = api_kserve_header_length,
+    .explain_not_json = api_kserve_explain_not_json,
 };

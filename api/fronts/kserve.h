@@ -58,8 +58,9 @@ void api_kserve_respond_error(api_response *res, const api_problem *p,
 int api_kserve_empty_body(const char *path, const char *body, size_t len,
                           api_problem *p);
 
-/* The front (front.h): errors under /v2 in the protocol's form, and its infer
- * routes' empty bodies explained. */
+/* The front (front.h): errors under /v2 in the protocol's form, and the
+ * infer route's body framed as a JSON header that binary tensor data may
+ * follow, its empty bodies explained (kserve_body.c). */
 extern const api_front api_front_kserve;
 
 #endif /* API_KSERVE_H */

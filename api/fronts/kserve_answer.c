@@ -139,29 +139,26 @@ static void put_output(api_buf *out, const api_result *r,
     api_buf_putc(out, '}');
 }
 
-int api_kserve_write_response(api_call *call, const kserve_infer *k,
-                              const api_result *answer,
-                              const api_arena *arena) {
+/* The outputs to send, as indexes into outs (pick[0 .. *n)): every one
+ * when wanted is NULL, else those it names, in its order. Returns 0, or
+ * -1 with call->problem set when one is not in this answer. */
+static int pick_outputs(size_t *pick, size_t *n, api_call *call,
+                        const kserve_infer *k, const kserve_outputs *outs,
+                        const json_t *wanted) {
     const api_answer_table *table = k->model->route->answer;
-    kserve_outputs outs;
-    collect_outputs(&outs, answer, table);
-    /* none listed, or an empty list: every output, as Triton answers */
-    const json_t *wanted = api_field_value(k->request, "outputs");
-    if (json_array_size(wanted) == 0)
-        wanted = NULL;
-    size_t pick[MAX_OUTPUTS], n = 0;
-    kserve_output_form forms[MAX_OUTPUTS];
+    size_t count = 0;
     if (!wanted)
-        for (n = 0; n < outs.n; n++)
-            pick[n] = n;
-    for (size_t i = 0; i < json_array_size(wanted) && n < MAX_OUTPUTS; i++) {
+        for (count = 0; count < outs->n; count++)
+            pick[count] = count;
+    for (size_t i = 0; i < json_array_size(wanted) && count < MAX_OUTPUTS;
+         i++) {
         const char *name = json_string_value(
             json_object_get(json_array_get(wanted, i), "name"));
         size_t j = 0;
-        while (j < outs.n && strcmp(outs.o[j].name, name) != 0)
+        while (j < outs->n && strcmp(outs->o[j].name, name) != 0)
             j++;
-        if (j < outs.n) {
-            pick[n++] = j;
+        if (j < outs->n) {
+            pick[count++] = j;
             continue;
         }
         const api_answer_field *f =
@@ -174,6 +171,23 @@ int api_kserve_write_response(api_call *call, const kserve_infer *k,
                         name, k->model->name,
                         f && f->needs ? f->needs : "other inputs");
     }
+    *n = count;
+    return 0;
+}
+
+int api_kserve_write_response(api_call *call, const kserve_infer *k,
+                              const api_result *answer,
+                              const api_arena *arena) {
+    kserve_outputs outs;
+    collect_outputs(&outs, answer, k->model->route->answer);
+    /* none listed, or an empty list: every output, as Triton answers */
+    const json_t *wanted = api_field_value(k->request, "outputs");
+    if (json_array_size(wanted) == 0)
+        wanted = NULL;
+    size_t pick[MAX_OUTPUTS], n = 0;
+    kserve_output_form forms[MAX_OUTPUTS];
+    if (pick_outputs(pick, &n, call, k, &outs, wanted))
+        return -1;
     int any_binary = 0;
     for (size_t i = 0; i < n; i++) {
         const kserve_output *o = &outs.o[pick[i]];

@@ -1,9 +1,9 @@
 /*
  * kserve_internal.h — the v2 front's models and the steps its files share
  * (fronts/kserve*.c alone include this): kserve.c keeps the models, their
- * metadata and the handler, kserve_request.c turns the protocol's request
- * into the route's own, and kserve_answer.c the route's answer into the
- * protocol's outputs.
+ * metadata and the handler, kserve_body.c reads how an inference body is
+ * framed, kserve_request.c turns the protocol's request into the route's
+ * own, and kserve_answer.c the route's answer into the protocol's outputs.
  */
 #ifndef API_KSERVE_INTERNAL_H
 #define API_KSERVE_INTERNAL_H
@@ -27,7 +27,7 @@ enum {
     MODELS_MAX = 8,
     INPUTS_MAX = API_FIELDS_MAX,
     PARAMS_MAX = API_FIELDS_MAX,
-    NAME_MAX = 32
+    KSERVE_NAME_MAX = 32
 };
 
 typedef struct {
@@ -43,7 +43,7 @@ typedef struct {
     size_t n_inputs;
     const char *params[PARAMS_MAX]; /* parameters, fit_* flattened */
     size_t n_params;
-    char flat[PARAMS_MAX][NAME_MAX]; /* the flattened names' text */
+    char flat[PARAMS_MAX][KSERVE_NAME_MAX]; /* the flattened names' text */
 } kserve_model;
 
 /* Where a tensor field of the translated request came from. */
@@ -112,5 +112,35 @@ void api_kserve_map_pointer(const kserve_infer *k, api_problem *p);
  * counts its text once. arena is the result's (stream.h). */
 int api_kserve_write_response(api_call *call, const kserve_infer *k,
                               const api_result *answer, const api_arena *arena);
+
+/* The body's framing, as the front (front.h) takes it over for the infer
+ * route (API_ROUTE_TENSOR_PROTOCOL): a JSON header, then binary tensor
+ * data (kserve_binary.h). */
+
+/* 1 when r is the infer route, whose body this front frames, else 0. */
+int api_kserve_frames_body(const struct api_route *r);
+
+/* The infer body's Content-Type: application/json, application/
+ * octet-stream or none at all, as Triton's clients send it. Returns 0, or
+ * -1 with p set to 415 unsupported_media_type. */
+int api_kserve_check_body_type(const api_request *req, api_problem *p);
+
+/* The JSON header's length: Inference-Header-Content-Length (decimal
+ * digits, blanks around them), at most the body's length when that is
+ * known (content_length >= 0); without the header, the whole body
+ * (content_length, or 0 when unknown). Returns 0 with *len set, or -1
+ * with p set to 400 invalid_json: the header given twice, not digits, 0,
+ * or more than the body. */
+int api_kserve_header_length(const api_request *req, long long content_length,
+                             size_t *len, api_problem *p);
+
+/* p says why the JSON header body[0 .. json_len) is not JSON: a raw NUL
+ * byte in it (nul 1) or jansson's syntax error (nul 0). Rewritten to say
+ * what to send when the framing explains it: an empty body (what the
+ * route reads), a JSON object that ends before the header does (the
+ * Inference-Header-Content-Length to send); else, for a syntax error in a
+ * header that bytes follow, the header's length added to the detail. */
+void api_kserve_explain_not_json(const api_request *req, size_t json_len,
+                                 int nul, api_problem *p);
 
 #endif /* API_KSERVE_INTERNAL_H */

@@ -131,76 +131,65 @@ static int misplaced_route_fields(const kserve_model *m, const json_t *req,
     return 0;
 }
 
-int api_kserve_check_unknown(const kserve_infer *k) {
-    /* model_name: Triton's clients repeat the path's model in the body */
-    static const char *const root[] = {"id", "model_name", "parameters",
-                                       "inputs", "outputs"};
+/* unknown_field for the parameter `key` (at pointer), which is neither
+ * the route's nor the front's: where it goes instead, when it is an input,
+ * tensor_format, fit or a name of PyTorch's, else the parameters there
+ * are. */
+static int unknown_parameter(const kserve_model *m, const char *key,
+                             const char *pointer, api_problem *p) {
+    if (model_input(m, key) >= 0)
+        return api_fail(p, API_E_UNKNOWN_FIELD, pointer,
+                        "%s is a tensor: send it in inputs as "
+                        "{\"name\": \"%s\", \"shape\", \"datatype\", "
+                        "\"data\"}",
+                        key, key);
+    if (!strcmp(key, "tensor_format"))
+        return api_fail(p, API_E_UNKNOWN_FIELD, pointer,
+                        "outputs always carry a shape and flat "
+                        "row-major data; tensor_format has no "
+                        "meaning here");
+    if (!strcmp(key, "fit") && model_param(m, "fit_epochs") >= 0)
+        return api_fail(p, API_E_UNKNOWN_FIELD, pointer,
+                        "parameters are flat on this front: fit's "
+                        "members are the parameters fit_epochs, fit_lr "
+                        "and fit_data");
+    /* PyTorch's names: the route's fields are its parameters and its
+     * inputs here */
+    const char *fields[PARAMS_MAX + INPUTS_MAX];
+    size_t n_fields = 0;
+    for (size_t i = 0; i < m->n_params; i++)
+        fields[n_fields++] = m->params[i];
+    for (size_t i = 0; i < m->n_inputs; i++)
+        fields[n_fields++] = m->inputs[i].name;
+    const char *foreign = api_foreign_name(key, fields, n_fields);
+    if (foreign)
+        return api_fail(p, API_E_UNKNOWN_FIELD, pointer,
+                        "unknown parameter `%s` for %s: `%s` %s", key, m->name,
+                        key, foreign);
+    /* the route's parameters, then the front's own */
+    const char *known[PARAMS_MAX + 2];
+    size_t n_known = 0;
+    for (size_t i = 0; i < m->n_params; i++)
+        known[n_known++] = m->params[i];
+    known[n_known++] = "binary_data_output";
+    known[n_known++] = "output_datatype";
+    char hint[API_SUGGEST_TEXT], list[640];
+    api_join_names(list, sizeof list, known, n_known);
+    return api_fail(p, API_E_UNKNOWN_FIELD, pointer,
+                    "unknown parameter `%s` for %s%s Its parameters: %s "
+                    "(GET /v2/models/%s lists the inputs)",
+                    key, m->name,
+                    api_did_you_mean(hint, key, strlen(key), known, n_known),
+                    list, m->name);
+}
+
+/* unknown_field in each input: its members, its parameters' and its
+ * name, which must be one of the model's inputs. */
+static int unknown_in_inputs(const kserve_model *m, const json_t *req,
+                             api_problem *p) {
     static const char *const input_keys[] = {"name", "shape", "datatype",
                                              "parameters", "data"};
     static const char *const input_params[] = {"binary_data_size"};
-    static const char *const output_keys[] = {"name", "parameters"};
-    static const char *const output_params[] = {"binary_data", "datatype"};
-    const kserve_model *m = k->model;
-    const json_t *req = k->request;
-    api_problem *p = k->p;
-    if (misplaced_route_fields(m, req, p) ||
-        unknown_keys(req, root, 5, "", "the inference request", p))
-        return -1;
-    const json_t *params = json_object_get(req, "parameters");
-    const char *key;
-    const json_t *v;
-    json_object_foreach((json_t *)params, key, v) {
-        if (model_param(m, key) >= 0 || is_protocol_param(key))
-            continue;
-        api_pointer ptr;
-        api_pointer_init(&ptr, "/parameters");
-        api_pointer_push_key(&ptr, key, strlen(key));
-        if (model_input(m, key) >= 0)
-            return api_fail(p, API_E_UNKNOWN_FIELD, ptr.s,
-                            "%s is a tensor: send it in inputs as "
-                            "{\"name\": \"%s\", \"shape\", \"datatype\", "
-                            "\"data\"}",
-                            key, key);
-        if (!strcmp(key, "tensor_format"))
-            return api_fail(p, API_E_UNKNOWN_FIELD, ptr.s,
-                            "outputs always carry a shape and flat "
-                            "row-major data; tensor_format has no "
-                            "meaning here");
-        if (!strcmp(key, "fit") && model_param(m, "fit_epochs") >= 0)
-            return api_fail(p, API_E_UNKNOWN_FIELD, ptr.s,
-                            "parameters are flat on this front: fit's "
-                            "members are the parameters fit_epochs, fit_lr "
-                            "and fit_data");
-        /* PyTorch's names: the route's fields are its parameters and its
-         * inputs here */
-        const char *fields[PARAMS_MAX + INPUTS_MAX];
-        size_t n_fields = 0;
-        for (size_t i = 0; i < m->n_params; i++)
-            fields[n_fields++] = m->params[i];
-        for (size_t i = 0; i < m->n_inputs; i++)
-            fields[n_fields++] = m->inputs[i].name;
-        const char *foreign = api_foreign_name(key, fields, n_fields);
-        if (foreign)
-            return api_fail(p, API_E_UNKNOWN_FIELD, ptr.s,
-                            "unknown parameter `%s` for %s: `%s` %s", key,
-                            m->name, key, foreign);
-        /* the route's parameters, then the front's own */
-        const char *known[PARAMS_MAX + 2];
-        size_t n_known = 0;
-        for (size_t i = 0; i < m->n_params; i++)
-            known[n_known++] = m->params[i];
-        known[n_known++] = "binary_data_output";
-        known[n_known++] = "output_datatype";
-        char hint[API_SUGGEST_TEXT], list[640];
-        api_join_names(list, sizeof list, known, n_known);
-        return api_fail(
-            p, API_E_UNKNOWN_FIELD, ptr.s,
-            "unknown parameter `%s` for %s%s Its parameters: %s "
-            "(GET /v2/models/%s lists the inputs)",
-            key, m->name,
-            api_did_you_mean(hint, key, strlen(key), known, n_known), list,
-            m->name);
-    }
     for (size_t i = 0; object_at(req, "inputs", i); i++) {
         const json_t *in = object_at(req, "inputs", i);
         char base[64];
@@ -236,6 +225,15 @@ int api_kserve_check_unknown(const kserve_infer *k) {
             m->name, s,
             api_did_you_mean(hint, s, strlen(s), names, m->n_inputs), m->name);
     }
+    return 0;
+}
+
+/* unknown_field in each requested output: its members, its parameters'
+ * and its name, which must be a member of the route's answer. */
+static int unknown_in_outputs(const kserve_model *m, const json_t *req,
+                              api_problem *p) {
+    static const char *const output_keys[] = {"name", "parameters"};
+    static const char *const output_params[] = {"binary_data", "datatype"};
     const api_answer_table *t = m->route->answer;
     for (size_t i = 0; object_at(req, "outputs", i); i++) {
         const json_t *out = object_at(req, "outputs", i);
@@ -270,6 +268,31 @@ int api_kserve_check_unknown(const kserve_infer *k) {
             m->name);
     }
     return 0;
+}
+
+int api_kserve_check_unknown(const kserve_infer *k) {
+    /* model_name: Triton's clients repeat the path's model in the body */
+    static const char *const root[] = {"id", "model_name", "parameters",
+                                       "inputs", "outputs"};
+    const kserve_model *m = k->model;
+    const json_t *req = k->request;
+    api_problem *p = k->p;
+    if (misplaced_route_fields(m, req, p) ||
+        unknown_keys(req, root, 5, "", "the inference request", p))
+        return -1;
+    const json_t *params = json_object_get(req, "parameters");
+    const char *key;
+    const json_t *v;
+    json_object_foreach((json_t *)params, key, v) {
+        if (model_param(m, key) >= 0 || is_protocol_param(key))
+            continue;
+        api_pointer ptr;
+        api_pointer_init(&ptr, "/parameters");
+        api_pointer_push_key(&ptr, key, strlen(key));
+        return unknown_parameter(m, key, ptr.s, p);
+    }
+    return unknown_in_inputs(m, req, p) || unknown_in_outputs(m, req, p) ? -1
+                                                                         : 0;
 }
 
 int api_kserve_check_missing(const kserve_infer *k) {

@@ -147,6 +147,13 @@ static void put_fmt(api_buf *out, const char *fmt, ...) {
         api_buf_append(out, s, (size_t)n < sizeof s ? (size_t)n : sizeof s - 1);
 }
 
+/* ` name="x"`, x a coordinate (put_num). */
+static void put_num_attr(api_buf *out, const char *name, double x) {
+    put_fmt(out, " %s=\"", name);
+    put_num(out, x);
+    api_buf_putc(out, '"');
+}
+
 /* The most SVG text a panel's frame and a cell take (measured: 1.1 to
  * 1.8 KB per panel of one to four cells, 72 to 122 bytes per cell of
  * grids with values and tooltips). */
@@ -365,23 +372,10 @@ static void panel_cells(api_buf *out, const api_svg_heatmap *h, const layout *L,
     api_buf_puts(out, "</g>\n");
 }
 
-/* Frame, ticks with the original indices (or the token labels), and the
- * axis titles. */
-static void panel_axes(api_buf *out, const api_svg_heatmap *h,
-                       const layout *L) {
-    api_buf_puts(out, "<rect class=\"frame\" x=\"");
-    put_num(out, L->left);
-    api_buf_puts(out, "\" y=\"");
-    put_num(out, PANEL_TOP);
-    api_buf_puts(out, "\" width=\"");
-    put_num(out, L->gw);
-    api_buf_puts(out, "\" height=\"");
-    put_num(out, L->gh);
-    api_buf_puts(out, "\" fill=\"none\" stroke=\"#000000\" "
-                      "stroke-width=\"1\"/>\n");
-    api_buf_puts(out,
-                 "<g class=\"ticks\" font-size=\"13\" fill=\"#000000\">\n");
-    const json_t *kls = h->labels.keys, *qls = h->labels.queries;
+/* The keys' ticks under the panel: the key's index, or its label written
+ * upwards. */
+static void key_ticks(api_buf *out, const api_svg_heatmap *h, const layout *L) {
+    const json_t *kls = h->labels.keys;
     size_t step = tick_step(h->Nk, max_ticks(kls, L->gw));
     double bottom = PANEL_TOP + L->gh;
     for (size_t k = 0; k < h->Nk; k += step) {
@@ -415,7 +409,13 @@ static void panel_axes(api_buf *out, const api_svg_heatmap *h,
         put_num(out, bottom + 19);
         put_fmt(out, "\" text-anchor=\"middle\">%zu</text>\n", k);
     }
-    step = tick_step(h->Nq, max_ticks(qls, L->gh));
+}
+
+/* The queries' ticks left of the panel: the query's index, or its label. */
+static void query_ticks(api_buf *out, const api_svg_heatmap *h,
+                        const layout *L) {
+    const json_t *qls = h->labels.queries;
+    size_t step = tick_step(h->Nq, max_ticks(qls, L->gh));
     for (size_t q = 0; q < h->Nq; q += step) {
         double y = PANEL_TOP + ((double)q + 0.5) * L->gh / (double)h->Nq;
         api_buf_puts(out, "<line x1=\"");
@@ -442,8 +442,12 @@ static void panel_axes(api_buf *out, const api_svg_heatmap *h,
             put_fmt(out, "%zu", q);
         api_buf_puts(out, "</text>\n");
     }
-    api_buf_puts(out, "</g>\n");
-    /* axis titles */
+}
+
+/* "Keys" under the panel and "Queries" left of it, centred on the panel
+ * as shown (at least its minimum size). */
+static void axis_titles(api_buf *out, const layout *L) {
+    double bottom = PANEL_TOP + L->gh;
     double gw_shown = L->gw > PANEL_MIN_W ? L->gw : PANEL_MIN_W;
     double gh_shown = L->gh > PANEL_MIN_H ? L->gh : PANEL_MIN_H;
     api_buf_puts(out, "<text class=\"axis-title\" x=\"");
@@ -460,6 +464,25 @@ static void panel_axes(api_buf *out, const api_svg_heatmap *h,
     api_buf_putc(out, ',');
     put_num(out, cy);
     api_buf_puts(out, ") rotate(-90)\">Queries</text>\n");
+}
+
+/* Frame, ticks with the original indices (or the token labels), and the
+ * axis titles. */
+static void panel_axes(api_buf *out, const api_svg_heatmap *h,
+                       const layout *L) {
+    api_buf_puts(out, "<rect class=\"frame\"");
+    put_num_attr(out, "x", L->left);
+    put_num_attr(out, "y", PANEL_TOP);
+    put_num_attr(out, "width", L->gw);
+    put_num_attr(out, "height", L->gh);
+    api_buf_puts(out,
+                 " fill=\"none\" stroke=\"#000000\" stroke-width=\"1\"/>\n");
+    api_buf_puts(out,
+                 "<g class=\"ticks\" font-size=\"13\" fill=\"#000000\">\n");
+    key_ticks(out, h, L);
+    query_ticks(out, h, L);
+    api_buf_puts(out, "</g>\n");
+    axis_titles(out, L);
 }
 
 /* A round step (1, 2, 2.5 or 5 times a power of ten) giving 3 to 6 ticks

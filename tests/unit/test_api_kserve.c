@@ -11,7 +11,8 @@
  *    and the same numbers, and there is no other output.
  * 2. The models' metadata lists inputs the route knows, and the route has
  *    no field the front cannot carry (every field is an input or a
- *    parameter); server metadata and readiness; the binary extension.
+ *    parameter); server metadata and readiness; the binary extension,
+ *    whose body framing the dispatcher reaches through the front table.
  * Run from the repository root (tests/run.sh does).
  */
 #include <dirent.h>
@@ -30,6 +31,8 @@
 #include <math.h>
 
 #include "api.h"
+#include "front.h"
+#include "kserve.h"
 #include "route.h"
 
 #define CASES_DIR "tests/cases"
@@ -589,6 +592,27 @@ static void test_fp32_output_range(void **state) {
     }
 }
 
+/* The infer route's body, a JSON header that binary tensor data may
+ * follow, is the v2 front's to frame (front.h), and no other route's: the
+ * dispatcher reaches it through the front table alone. */
+static void test_framing_through_the_front(void **state) {
+    (void)state;
+    size_t framed = 0;
+    for (size_t i = 0; i < api_route_count(); i++) {
+        const api_route *r = api_route_at(i);
+        const api_front *f = api_front_framing(r);
+        if (!f)
+            continue;
+        assert_ptr_equal(f, &api_front_kserve);
+        assert_string_equal(r->path, "/v2/models/{model}/infer");
+        assert_non_null(f->check_body_type);
+        assert_non_null(f->header_length);
+        assert_non_null(f->explain_not_json);
+        framed++;
+    }
+    assert_int_equal(framed, 1);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_every_case_through_the_front),
@@ -597,6 +621,7 @@ int main(void) {
         cmocka_unit_test(test_id_and_methods),
         cmocka_unit_test(test_binary_non_finite),
         cmocka_unit_test(test_fp32_output_range),
+        cmocka_unit_test(test_framing_through_the_front),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

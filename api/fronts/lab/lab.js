@@ -6,6 +6,10 @@
  * regression on the textbook's dataset (d2l 11.2): the data, the true
  * curve, average pooling, the Gaussian kernel at w = 1 and with w fitted,
  * the weights over the test grid, and the fit's loss per epoch.
+ * The routes, and what the page offers each (the controls, heads as
+ * rows), come from that attnd's OpenAPI document (GET /openapi.json) at
+ * load, from the fields each route takes; no route is listed here but in
+ * the examples' own.
  * Plain browser JavaScript, no libraries; every request goes to the attnd
  * that served the page, with "Authorization: Bearer" when a token is set.
  */
@@ -458,18 +462,6 @@
   var toyValues = fill([2, 10, 4], function (i) { return i[1] * 4 + i[2]; });
   var EXAMPLES = [
     {
-      path: '/regression/nw', name: 'NW worked example (seed)',
-      body: { x_train: [1, 2, 4], y_train: [0, 3, 1], x_query: [2.5], w: 0.5, y_query: [3] }
-    },
-    {
-      path: '/regression/nw', name: 'NW: one gradient step on w',
-      body: { x_train: [1, 2, 4], y_train: [0, 3, 1], x_query: [2.5], w: 0.5, y_query: [3], fit: { epochs: 1, lr: 0.1, data: 'query' } }
-    },
-    {
-      path: '/regression/nw', name: 'NW: average pooling (constant kernel)',
-      body: { x_train: [1, 2, 4], y_train: [0, 3, 1], x_query: [0, 1, 2, 3, 4, 5], kernel: 'constant' }
-    },
-    {
       path: '/attention/dot', name: "d2l toy: keys ones, valid_lens [2, 6]",
       body: { queries: [[[0.5, -1]], [[2, 0.25]]], keys: toyKeys, values: toyValues, valid_lens: [2, 6] }
     },
@@ -507,6 +499,14 @@
       }
     },
     {
+      path: '/attention/multihead', name: 'Multi-head: 2 heads, valid_lens [3, 2]',
+      body: {
+        queries: fill([2, 4, 4], function (i) { return wiggle(i[0] * 16 + i[1] * 4 + i[2] + 11); }),
+        keys: fill([2, 6, 4], function (i) { return wiggle(i[0] * 24 + i[1] * 4 + i[2] + 51); }),
+        num_heads: 2, num_hiddens: 8, seed: 0, valid_lens: [3, 2]
+      }
+    },
+    {
       path: '/softmax/masked', name: 'Identity (seed §3): diagonal scores 1000',
       body: { scores: eye(10, 1000) }
     },
@@ -515,16 +515,39 @@
       body: { scores: fill([6, 6], function (i) { return wiggle(i[0] * 6 + i[1] + 3); }), causal: true }
     },
     {
-      path: '/attention/multihead', name: 'Multi-head: 2 heads, valid_lens [3, 2]',
-      body: {
-        queries: fill([2, 4, 4], function (i) { return wiggle(i[0] * 16 + i[1] * 4 + i[2] + 11); }),
-        keys: fill([2, 6, 4], function (i) { return wiggle(i[0] * 24 + i[1] * 4 + i[2] + 51); }),
-        num_heads: 2, num_hiddens: 8, seed: 0, valid_lens: [3, 2]
-      }
+      path: '/regression/nw', name: 'NW worked example (seed)',
+      body: { x_train: [1, 2, 4], y_train: [0, 3, 1], x_query: [2.5], w: 0.5, y_query: [3] }
+    },
+    {
+      path: '/regression/nw', name: 'NW: one gradient step on w',
+      body: { x_train: [1, 2, 4], y_train: [0, 3, 1], x_query: [2.5], w: 0.5, y_query: [3], fit: { epochs: 1, lr: 0.1, data: 'query' } }
+    },
+    {
+      path: '/regression/nw', name: 'NW: average pooling (constant kernel)',
+      body: { x_train: [1, 2, 4], y_train: [0, 3, 1], x_query: [0, 1, 2, 3, 4, 5], kernel: 'constant' }
     }
   ];
-  var KNOWN_ROUTES = ['/attention/dot', '/attention/additive', '/attention/multihead', '/softmax/masked', '/regression/nw'];
-  var HEAD_ROUTES = { '/attention/multihead': true };
+  /* The routes the lab has examples for, in the order of their first
+   * example: the endpoint list until the server's own is read, and its
+   * head after that. */
+  function exampleRoutes() {
+    return EXAMPLES.reduce(function (list, e) {
+      if (list.indexOf(e.path) < 0) list.push(e.path);
+      return list;
+    }, []);
+  }
+
+  /* The fields each POST route takes (path → {field: true}), read from the
+   * server's OpenAPI document at load (readRoutes); what the page offers a
+   * route follows from them, so that no route is listed here. */
+  var routeFields = Object.create(null);
+  function takes(path, fields) {
+    var f = routeFields[path];
+    return !!f && fields.every(function (n) { return f[n] === true; });
+  }
+  /* A route whose weights have a heads axis after the batch (B, H, Nq, Nk):
+   * one that splits its queries into num_heads heads. */
+  function splitsHeads(path) { return takes(path, ['queries', 'num_heads']); }
 
   /* ------------------------------------------------------------------ */
   /* The editor: locating an RFC 6901 pointer in the request text        */
@@ -706,8 +729,21 @@
   /* The request tab                                                     */
   /* ------------------------------------------------------------------ */
 
-  var routes = KNOWN_ROUTES.slice();
+  var routes = exampleRoutes();
   var available = null; /* POST paths the server lists, once known */
+
+  /* available and routeFields from the OpenAPI document's paths: its POST
+   * routes without a template ({model}), and the properties of each one's
+   * JSON request body. */
+  function readRoutes(paths) {
+    available = Object.keys(paths).filter(function (p) { return paths[p].post && p.indexOf('{') < 0; });
+    available.forEach(function (p) {
+      var body = paths[p].post.requestBody, json = body && body.content && body.content['application/json'];
+      var props = json && json.schema && json.schema.properties, f = Object.create(null);
+      Object.keys(props || {}).forEach(function (n) { f[n] = true; });
+      routeFields[p] = f;
+    });
+  }
 
   function fillEndpoints() {
     var sel = $('endpoint'), keep = sel.value;
@@ -802,15 +838,15 @@
   function showHeatmap(path, weights, labels) {
     var box = clear($('heatmap'));
     if (!weights) return;
-    var panels = panelsOf(weights, HEAD_ROUTES[path]);
+    var heads = splitsHeads(path), panels = panelsOf(weights, heads);
     if (!panels || !panels.length || !panels[0].m.length) return;
     var t0 = performance.now();
     var mask = editableMask(path, editorBody());
     var root = heatmap(panels, {
-      title: path + ' weights', perRow: HEAD_ROUTES[path] && shapeOf(nested(weights)).length === 4 ? shapeOf(nested(weights))[1] : undefined,
+      title: path + ' weights', perRow: heads && shapeOf(nested(weights)).length === 4 ? shapeOf(nested(weights))[1] : undefined,
       labels: labels,
       onHover: function (t) { $('readout').textContent = t; },
-      onClick: function (h) { if ($('ctl-mask').checked && CONTROL_ROUTES[path]) toggleMask(h.q, h.k); }
+      onClick: function (h) { if ($('ctl-mask').checked && hasControls(path)) toggleMask(h.q, h.k); }
     });
     /* the keys attn_mask hides: dashed outlines (their weights are 0) */
     if (mask) {
@@ -878,7 +914,13 @@
   /* The request tab's controls: scale (dot), causal, valid_lens         */
   /* ------------------------------------------------------------------ */
 
-  var CONTROL_ROUTES = { '/attention/dot': 1, '/attention/additive': 1, '/attention/multihead': 1, '/softmax/masked': 1 };
+  /* The controls serve a route that takes the fields they edit (causal,
+   * valid_lens, attn_mask) and whose sizes bodyDims reads: from queries
+   * and keys, or from scores. */
+  function hasControls(path) {
+    return takes(path, ['causal', 'valid_lens', 'attn_mask']) &&
+      (takes(path, ['queries', 'keys']) || takes(path, ['scores']));
+  }
 
   /* The shape of a tensor field as sent: nested arrays or {shape, data}. */
   function fieldShape(v) {
@@ -908,7 +950,7 @@
   /* The controls from the editor's JSON (after an example or an edit). */
   function syncControls() {
     var path = $('endpoint').value, b = editorBody(), dims = b && bodyDims(path, b);
-    $('controls').hidden = !CONTROL_ROUTES[path] || !dims;
+    $('controls').hidden = !hasControls(path) || !dims;
     if ($('controls').hidden) return;
     var dot = path === '/attention/dot';
     $('ctl-scale-row').hidden = $('ctl-scale-hint').hidden = !dot;
@@ -948,7 +990,7 @@
    * (Nq, Nk), the same for every example and head (docs/attention.md);
    * else null. */
   function editableMask(path, b) {
-    var dims = b && CONTROL_ROUTES[path] && bodyDims(path, b), m = b && b.attn_mask;
+    var dims = b && hasControls(path) && bodyDims(path, b), m = b && b.attn_mask;
     if (!dims || !Array.isArray(m) || m.length !== dims.Nq) return null;
     return m.every(function (row) {
       return Array.isArray(row) && row.length === dims.Nk && row.every(function (x) { return typeof x === 'boolean'; });
@@ -1529,18 +1571,23 @@
     $('palette').value = palette;
     showTab(TABS.indexOf(location.hash.slice(1)) >= 0 ? location.hash.slice(1) : 'request');
 
-    /* The routes this server has, from its OpenAPI document. */
+    /* The routes this server has, and the fields each takes, from its
+     * OpenAPI document. */
     call('GET', '/openapi.json').then(function (r) {
       if (!r.json || !r.json.paths) return;
-      available = Object.keys(r.json.paths).filter(function (p) { return r.json.paths[p].post && p.indexOf('{') < 0; });
+      readRoutes(r.json.paths);
       if (!available.length) return;
-      var keep = $('endpoint').value, ex = $('example').value;
-      routes = KNOWN_ROUTES.filter(function (p) { return available.indexOf(p) >= 0; })
-        .concat(available.filter(function (p) { return KNOWN_ROUTES.indexOf(p) < 0; }));
+      var keep = $('endpoint').value, ex = $('example').value, known = exampleRoutes();
+      routes = known.filter(function (p) { return available.indexOf(p) >= 0; })
+        .concat(available.filter(function (p) { return known.indexOf(p) < 0; }));
       fillEndpoints();
-      if (keep !== $('endpoint').value) fillExamples(); else $('example').value = ex;
+      if (keep !== $('endpoint').value) fillExamples();
+      else {
+        $('example').value = ex;
+        syncControls();
+      }
       document.body.setAttribute('data-routes', routes.join(' '));
-    }).catch(function () { /* keep the built-in list */ }).then(function () {
+    }).catch(function () { /* keep the examples' routes */ }).then(function () {
       document.body.setAttribute('data-ready', '1');
     });
   }
