@@ -52,9 +52,10 @@ static void derive_model(kserve_model *m, const api_route *r) {
     for (size_t i = 0; s && i < s->n; i++) {
         const api_field *f = &s->fields[i];
         if (f->kind == API_FIELD_TENSOR && m->n_inputs < INPUTS_MAX) {
-            m->inputs[m->n_inputs++] =
-                (kserve_input){f->name, f->tensor->integral ? "INT64" : "FP64",
-                               batched_rank(f->tensor)};
+            m->inputs[m->n_inputs++] = (kserve_input){
+                f->name,
+                (f->tensor->flags & API_TENSOR_INTEGRAL) ? "INT64" : "FP64",
+                batched_rank(f->tensor)};
         } else if (f->kind == API_FIELD_OBJECT) {
             for (size_t j = 0; j < f->object->n && m->n_params < PARAMS_MAX;
                  j++) {
