@@ -465,6 +465,7 @@ static void handle(const api_request *req, api_response *res) {
             flags |= JSON_REJECT_DUPLICATES;
         root = api_fastpath_load(&fast, api_route_fast_fields(route), req->body,
                                  json_len, flags, &gate, &error);
+        fast.nested_data = tensor_protocol; /* its "data" may be nested */
         if (!root) {
             if (!fast.refused) /* else admit_tree said why */
                 api_problem_from_json_error(&call.problem, &error, req->body,

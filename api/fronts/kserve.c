@@ -256,9 +256,7 @@ static int handle_v2_infer(api_call *call) {
     api_fastpath_begin(&k.bytes);
     int rc = api_kserve_translate(&k);
     if (rc == 0) {
-        api_tensor_allow_nested_data(1); /* the protocol allows it */
         rc = api_invoke_result(call, k.model->route, k.body, NULL, &answer);
-        api_tensor_allow_nested_data(0);
         if (rc)
             api_kserve_map_pointer(&k, k.p);
     }

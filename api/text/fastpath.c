@@ -102,8 +102,10 @@ json_t *api_fastpath_load(api_fastpath *fp, const char *const *fields,
         api_fastpath_release(fp);
         return load_gated(fp, body, len, flags, gate, error, 1);
     }
-    for (size_t i = 0; i < fp->n_arrays; i++)
+    for (size_t i = 0; i < fp->n_arrays; i++) {
         fp->arrays[i].data = fp->numbers + fp->arrays[i].first;
+        fp->arrays[i].doc = fp;
+    }
     free(fp->text); /* jansson copied what it kept */
     fp->text = NULL;
     fp->outer = current;
@@ -176,6 +178,7 @@ json_t *api_fastpath_adopt_bytes(api_fastpath *fp, const unsigned char *bytes,
                   bytes_type == API_DT_BOOL;
     a->bytes = bytes;
     a->bytes_type = bytes_type;
+    a->doc = fp;
     /* fp keeps a reference until it is released, so that no other value
      * takes the address while it resolves */
     a->placeholder = json_incref(placeholder);

@@ -198,19 +198,14 @@ static int check_types_fast(const api_fastpath_array *fa,
     return 0;
 }
 
-static _Thread_local int nested_data_ok;
-
-void api_tensor_allow_nested_data(int on) {
-    nested_data_ok = on;
-}
-
 /* The same for the "data" of a {"shape", "data"} tensor (ptr at it),
- * whose numbers count in row-major order: the v2 front passes its nested
- * data so, flattened; elsewhere "data" is flat. */
+ * whose numbers count in row-major order: a request of the tensor
+ * protocol (the v2 front) may send its data nested, and its document says
+ * so (api_fastpath.nested_data); elsewhere "data" is flat. */
 static int check_flat_fast(const api_fastpath_array *fa,
                            const api_tensor_spec *spec, api_pointer *ptr,
                            api_problem *p) {
-    if (fa->rank > 1 && !nested_data_ok) {
+    if (fa->rank > 1 && !fa->doc->nested_data) {
         api_pointer_push_index(ptr, 0);
         return api_fail(p, API_E_WRONG_TYPE, ptr->s,
                         "\"data\" is flat (row-major numbers); %s is an "

@@ -70,17 +70,13 @@ int api_tensor_check_keys(const json_t *v, const char *pointer, api_problem *p);
 int api_tensor_check_missing(const json_t *v, const char *pointer,
                              api_problem *p);
 
-/* Whether a "data" that the fast path read as a nested array counts as
- * flat, in row-major order, on this thread: off (wrong_type, as for a
- * nested "data" jansson parsed), except while the v2 front runs a route,
- * whose protocol allows nested data. */
-void api_tensor_allow_nested_data(int on);
-
 /* wrong_type for: a value that is neither array, object nor (when rank 0
  * is allowed) number; an entry that is not a number or a nested array
  * (pointer at the entry); a non-integral entry when spec->flags has
  * API_TENSOR_INTEGRAL; a flat "shape" that is not an array of integers or
- * a "data" that is not an array of numbers. Nesting deeper than
+ * a "data" that is not an array of numbers (nested numbers that the fast
+ * path read pass, row-major, when their document allows it:
+ * api_fastpath.nested_data, fastpath.h). Nesting deeper than
  * API_SHAPE_MAX is left to api_tensor_decode (a rank error). Returns 0 or
  * -1 (p set). */
 int api_tensor_check_types(const json_t *v, const api_tensor_spec *spec,
