@@ -339,6 +339,8 @@ static int read_body(api_call *call, tree_check *tree, api_fastpath *fast,
         flags |= JSON_REJECT_DUPLICATES;
     *root = api_fastpath_load(fast, api_route_fast_fields(call->route),
                               req->body, json_len, flags, &gate, &error);
+    /* the Open Inference Protocol's "data" may be nested */
+    fast->nested_data = (call->route->flags & API_ROUTE_TENSOR_PROTOCOL) != 0;
     int rc = 0;
     if (!*root) {
         if (!fast->refused) { /* else admit_tree said why */

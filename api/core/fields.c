@@ -328,7 +328,7 @@ size_t api_schema_real_tensors(const api_schema *s, const char **names,
     size_t n = 0;
     for (size_t i = 0; s && i < s->n && n + 1 < cap; i++)
         if (s->fields[i].kind == API_FIELD_TENSOR &&
-            !s->fields[i].tensor->integral)
+            !(s->fields[i].tensor->flags & API_TENSOR_INTEGRAL))
             names[n++] = s->fields[i].name;
     if (cap)
         names[n] = NULL;

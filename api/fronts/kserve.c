@@ -52,9 +52,10 @@ static void derive_model(kserve_model *m, const api_route *r) {
     for (size_t i = 0; s && i < s->n; i++) {
         const api_field *f = &s->fields[i];
         if (f->kind == API_FIELD_TENSOR && m->n_inputs < INPUTS_MAX) {
-            m->inputs[m->n_inputs++] =
-                (kserve_input){f->name, f->tensor->integral ? "INT64" : "FP64",
-                               batched_rank(f->tensor)};
+            m->inputs[m->n_inputs++] = (kserve_input){
+                f->name,
+                (f->tensor->flags & API_TENSOR_INTEGRAL) ? "INT64" : "FP64",
+                batched_rank(f->tensor)};
         } else if (f->kind == API_FIELD_OBJECT) {
             for (size_t j = 0; j < f->object->n && m->n_params < PARAMS_MAX;
                  j++) {
@@ -255,9 +256,7 @@ static int handle_v2_infer(api_call *call) {
     api_fastpath_begin(&k.bytes);
     int rc = api_kserve_translate(&k);
     if (rc == 0) {
-        api_tensor_allow_nested_data(1); /* the protocol allows it */
         rc = api_invoke_result(call, k.model->route, k.body, NULL, &answer);
-        api_tensor_allow_nested_data(0);
         if (rc)
             api_kserve_map_pointer(&k, k.p);
     }

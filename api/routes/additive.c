@@ -26,14 +26,14 @@
 #include "trace.h"
 
 static const api_tensor_spec queries_spec = {
-    "queries", API_RANK(2) | API_RANK(3), 0,
+    "queries", API_RANK(2) | API_RANK(3), API_TENSOR_MASKED_SCORES,
     "(B, Nq, dq) or unbatched (Nq, dq)", 0};
-static const api_tensor_spec keys_spec = {"keys", API_RANK(2) | API_RANK(3), 0,
-                                          "(B, Nk, dk) or unbatched (Nk, dk)",
-                                          0};
+static const api_tensor_spec keys_spec = {
+    "keys", API_RANK(2) | API_RANK(3), API_TENSOR_MASKED_SCORES,
+    "(B, Nk, dk) or unbatched (Nk, dk)", 0};
 static const api_tensor_spec values_spec = {
-    "values", API_RANK(2) | API_RANK(3), 0, "(B, Nk, dv) or unbatched (Nk, dv)",
-    0};
+    "values", API_RANK(2) | API_RANK(3), API_TENSOR_MASKED_SCORES,
+    "(B, Nk, dv) or unbatched (Nk, dv)", 0};
 static const api_tensor_spec W_q_spec = {"W_q", API_RANK(2), 0, "(h, dq)", 0};
 static const api_tensor_spec W_k_spec = {"W_k", API_RANK(2), 0, "(h, dk)", 0};
 static const api_tensor_spec w_v_spec = {"w_v", API_RANK(1), 0, "(h)", 0};

@@ -13,7 +13,7 @@
 #include "limit.h"
 
 const api_tensor_spec api_attention_lens_spec = {
-    "valid_lens", API_RANK(0) | API_RANK(1) | API_RANK(2), 1,
+    "valid_lens", API_RANK(0) | API_RANK(1) | API_RANK(2), API_TENSOR_INTEGRAL,
     "(B) or (B, Nq); unbatched a scalar or (Nq)", 1};
 
 const api_tensor_spec api_attention_attn_mask_spec = {

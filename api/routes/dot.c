@@ -25,13 +25,14 @@
 #include "trace.h"
 
 static const api_tensor_spec queries_spec = {
-    "queries", API_RANK(2) | API_RANK(3), 0, "(B, Nq, d) or unbatched (Nq, d)",
-    0};
-static const api_tensor_spec keys_spec = {"keys", API_RANK(2) | API_RANK(3), 0,
+    "queries", API_RANK(2) | API_RANK(3), API_TENSOR_MASKED_SCORES,
+    "(B, Nq, d) or unbatched (Nq, d)", 0};
+static const api_tensor_spec keys_spec = {"keys", API_RANK(2) | API_RANK(3),
+                                          API_TENSOR_MASKED_SCORES,
                                           "(B, Nk, d) or unbatched (Nk, d)", 0};
 static const api_tensor_spec values_spec = {
-    "values", API_RANK(2) | API_RANK(3), 0, "(B, Nk, dv) or unbatched (Nk, dv)",
-    0};
+    "values", API_RANK(2) | API_RANK(3), API_TENSOR_MASKED_SCORES,
+    "(B, Nk, dv) or unbatched (Nk, dv)", 0};
 
 /* The contract's field table (docs/contract.md section 2), in its order. */
 static const api_field fields[] = {

@@ -6,7 +6,7 @@
 #include "limit.h"
 
 const api_tensor_spec api_grad_output_spec = {
-    "grad_output", API_RANK(2) | API_RANK(3), 0,
+    "grad_output", API_RANK(2) | API_RANK(3), API_TENSOR_MASKED_SCORES,
     "the output's: (B, Nq, d_out) or unbatched (Nq, d_out)", 0};
 
 int api_grads_cross(const api_tensor *g, int batched, size_t B, size_t Nq,

@@ -24,8 +24,8 @@
 #include "tensor.h"
 
 static const api_tensor_spec scores_spec = {
-    "scores", API_RANK(2) | API_RANK(3), 0, "(B, Nq, Nk) or unbatched (Nq, Nk)",
-    0};
+    "scores", API_RANK(2) | API_RANK(3), API_TENSOR_MASKED_SCORES,
+    "(B, Nq, Nk) or unbatched (Nq, Nk)", 0};
 
 /* The contract's field table (docs/contract.md section 10), in its order. */
 static const api_field fields[] = {

@@ -49,7 +49,8 @@ typedef struct {
      * by the caller; read them with api_fastpath_at / api_fastpath_read */
     const unsigned char *bytes;
     int bytes_type;
-    const json_t *placeholder; /* an adopted array's own placeholder */
+    const json_t *placeholder;      /* an adopted array's own placeholder */
+    const struct api_fastpath *doc; /* the document it was read into */
 } api_fastpath_array;
 
 /* The state of one body: what was read, and the text jansson parsed.
@@ -65,6 +66,11 @@ typedef struct api_fastpath {
     int active;                       /* placeholders resolve to arrays */
     int refused;                      /* the tree gate said no */
     int adopted; /* begun by api_fastpath_begin: arrays of bytes */
+    /* 1: the body of a request of the tensor protocol (the v2 front),
+     * whose "data" may be nested: a nested array read here counts as
+     * flat "data" in row-major order (tensor.h). Set by the caller after
+     * the load. */
+    int nested_data;
 } api_fastpath;
 
 /* Asked before jansson parses a text, with the bytes its tree would take

@@ -1,6 +1,8 @@
 /*
  * mask_json.c — the JSON codec of boolean and float masks (see
- * mask_json.h).
+ * mask_json.h): the kinds of the entries are checked and read here; the
+ * shapes, nested or flat, by the tensor codec's own decoder (tensor.h),
+ * told that a mask's entries are any value but an array.
  */
 #include "mask_json.h"
 
@@ -122,25 +124,9 @@ int api_mask_check_types(const json_t *v, const api_tensor_spec *spec,
                                   : "true/false or of numbers (null = "
                                     "-infinity)",
                         api_json_kind(v));
-    const json_t *shape = json_object_get(v, "shape");
     const json_t *data = json_object_get(v, "data");
-    size_t mark = api_pointer_push_key(&ptr, "shape", 5);
-    if (!json_is_array(shape))
-        return api_fail(p, API_E_WRONG_TYPE, ptr.s,
-                        "\"shape\" must be an array of integers; got %s",
-                        api_json_kind(shape));
-    for (size_t i = 0; i < json_array_size(shape); i++) {
-        const json_t *d = json_array_get(shape, i);
-        double x = json_number_value(d);
-        if (json_is_integer(d) ||
-            (json_is_real(d) && isfinite(x) && x == floor(x)))
-            continue;
-        api_pointer_push_index(&ptr, i);
-        return api_fail(p, API_E_WRONG_TYPE, ptr.s,
-                        "\"shape\" entries must be integers; %s is %s", ptr.s,
-                        json_is_number(d) ? "not" : api_json_kind(d));
-    }
-    api_pointer_pop(&ptr, mark);
+    if (api_tensor_check_shape_types(v, &ptr, p))
+        return -1;
     api_pointer_push_key(&ptr, "data", 4);
     if (!json_is_array(data))
         return api_fail(p, API_E_WRONG_TYPE, ptr.s,
@@ -164,126 +150,6 @@ int api_mask_check_types(const json_t *v, const api_tensor_spec *spec,
 
 /* --------------------------------------------- phase: shapes and sizes */
 
-static const char *shape_text(char *s, size_t cap, const size_t *shape,
-                              size_t rank) {
-    size_t n = 0;
-    s[n++] = '[';
-    for (size_t i = 0; i < rank && n + 24 < cap; i++)
-        n += (size_t)snprintf(s + n, cap - n, "%s%zu", i ? ", " : "", shape[i]);
-    snprintf(s + n, cap - n, "]");
-    return s;
-}
-
-static int rank_error(const api_tensor_spec *spec, const char *pointer,
-                      const size_t *shape, size_t rank, int known,
-                      api_problem *p) {
-    char got[160];
-    long long expected[API_SHAPE_MAX];
-    size_t er = 0;
-    for (size_t r = 0; r <= API_SHAPE_MAX; r++)
-        if (spec->ranks & API_RANK(r))
-            er = r;
-    for (size_t i = 0; i < er; i++)
-        expected[i] = -1;
-    if (known)
-        api_fail(p, API_E_SHAPE_MISMATCH, pointer,
-                 "%s must have shape %s; got rank %zu, shape %s", spec->name,
-                 spec->shapes, rank, shape_text(got, sizeof got, shape, rank));
-    else
-        api_fail(p, API_E_SHAPE_MISMATCH, pointer,
-                 "%s must have shape %s; got arrays nested more than %d deep",
-                 spec->name, spec->shapes, API_SHAPE_MAX);
-    api_problem_shapes_z(p, expected, er, known ? shape : NULL, rank);
-    return -1;
-}
-
-/* Every row matches the first-child shape, in document order. */
-static int walk_ragged(const json_t *a, size_t level, const size_t *shape,
-                       size_t rank, const api_tensor_spec *spec,
-                       api_pointer *ptr, api_problem *p) {
-    size_t n = json_array_size(a);
-    if (n != shape[level])
-        return api_fail(p, API_E_RAGGED_ARRAY, ptr->s,
-                        "%s is ragged: the row at %s has %zu %s but its "
-                        "first sibling has %zu; every row of one level must "
-                        "have the same length",
-                        spec->name, ptr->s, n,
-                        api_plural(n, "entry", "entries"), shape[level]);
-    int leaf = level + 1 == rank;
-    for (size_t i = 0; i < n; i++) {
-        const json_t *e = json_array_get(a, i);
-        int is_array = json_is_array(e);
-        if (leaf && !is_array)
-            continue;
-        size_t mark = api_pointer_push_index(ptr, i);
-        if (leaf || !is_array)
-            return api_fail(p, API_E_RAGGED_ARRAY, ptr->s,
-                            "%s is ragged: %s is %s where its first sibling "
-                            "is %s",
-                            spec->name, ptr->s, leaf ? "an array" : "an entry",
-                            leaf ? "an entry" : "an array");
-        if (walk_ragged(e, level + 1, shape, rank, spec, ptr, p))
-            return -1;
-        api_pointer_pop(ptr, mark);
-    }
-    return 0;
-}
-
-static int decode_nested(api_tensor *t, const json_t *v,
-                         const api_tensor_spec *spec, const char *pointer,
-                         size_t max_elements, api_problem *p) {
-    const json_t *x = v;
-    int empty = 0;
-    t->rank = 0;
-    while (json_is_array(x)) {
-        if (t->rank == API_SHAPE_MAX)
-            return rank_error(spec, pointer, t->shape, t->rank, 0, p);
-        size_t n = json_array_size(x);
-        t->shape[t->rank++] = n;
-        if (n == 0) {
-            empty = 1;
-            break;
-        }
-        x = json_array_get(x, 0);
-    }
-    unsigned deeper = spec->ranks & ~(API_RANK(t->rank) - 1u);
-    if (empty ? deeper == 0 : !(spec->ranks & API_RANK(t->rank)))
-        return rank_error(spec, pointer, t->shape, t->rank, 1, p);
-    api_pointer ptr;
-    api_pointer_init(&ptr, pointer);
-    if (!empty && walk_ragged(v, 0, t->shape, t->rank, spec, &ptr, p))
-        return -1;
-    size_t count = 1;
-    int overflow = 0;
-    for (size_t i = 0; i < t->rank; i++) {
-        if (t->shape[i] && count > SIZE_MAX / t->shape[i])
-            overflow = 1;
-        else
-            count *= t->shape[i];
-    }
-    t->count = empty ? 0 : count;
-    if (overflow || t->count > max_elements) {
-        char shape[160];
-        return api_fail(p, API_E_PAYLOAD_TOO_LARGE, pointer,
-                        "%s declares %s%zu elements (shape %s); the limit is "
-                        "%zu per tensor (--max-elements)",
-                        spec->name, overflow ? "more than " : "",
-                        overflow ? SIZE_MAX : t->count,
-                        shape_text(shape, sizeof shape, t->shape, t->rank),
-                        max_elements);
-    }
-    if (empty) {
-        char shape[160];
-        return api_fail(p, API_E_INVALID_VALUE, pointer,
-                        "%s has shape %s: every dimension must be at least 1",
-                        spec->name,
-                        shape_text(shape, sizeof shape, t->shape, t->rank));
-    }
-    t->src = v;
-    t->flat = 0;
-    return 0;
-}
-
 /* The first entry of a decoded mask (count >= 1). */
 static const json_t *first_entry(const api_tensor *t) {
     const json_t *x = t->src;
@@ -302,7 +168,8 @@ int api_mask_decode(api_tensor *t, api_mask_kind *kind, const json_t *v,
      * the entries of "data" */
     int rc = json_is_object(v)
                  ? api_tensor_decode(t, v, spec, pointer, max_elements, p)
-                 : decode_nested(t, v, spec, pointer, max_elements, p);
+                 : api_tensor_decode_nested(t, v, spec, API_LEAVES_MASK,
+                                            pointer, max_elements, p);
     if (rc)
         return -1;
     *kind = json_is_boolean(first_entry(t)) ? API_MASK_BOOL : API_MASK_FLOAT;

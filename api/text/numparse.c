@@ -158,25 +158,30 @@ static api_num_kind read_with_strtod(double *out, const char *s, size_t n) {
     return API_NUM_REAL;
 }
 
-api_num_kind api_num_parse(double *out, size_t *used, const char *s,
-                           size_t len) {
-    const char *p = s, *end = s + len;
-    int negative = p < end && *p == '-';
-    p += negative;
-    *used = 0;
-    if (p == end || !is_digit(*p))
-        return API_NUM_INVALID;
+/* The parts of a number literal that decide its value: w holds its first
+ * SIG_MAX significant digits, so that w · 10^q is the value when nsig ≤
+ * SIG_MAX; integer: no fraction and no exponent. */
+typedef struct {
+    uint64_t w;
+    int nsig;
+    int64_t q;
+    int integer;
+} decimal;
 
-    /* 1. digits: w gets the first SIG_MAX significant ones; w · 10^q is the
-     *    value when nsig ≤ SIG_MAX */
+/* 1. The digits of the unsigned literal at p (a digit), its fraction and
+ * its exponent into d. Returns the end of the literal, or NULL when the
+ * grammar fails (a leading zero, "1.", "1e"). Inline: this is the loop
+ * every number of a tensor goes through. */
+static inline const char *read_decimal(decimal *d, const char *p,
+                                       const char *end) {
     uint64_t w = 0;
     int nsig = 0;
     int64_t q = 0;
-    int integer = 1;
+    d->integer = 1;
     if (*p == '0') {
         p++;
         if (p < end && is_digit(*p))
-            return API_NUM_INVALID; /* leading zero */
+            return NULL; /* leading zero */
     } else {
         for (; end - p >= 8 && nsig <= SIG_MAX - 8 && are_eight_digits(p);
              p += 8, nsig += 8)
@@ -189,10 +194,10 @@ api_num_kind api_num_parse(double *out, size_t *used, const char *s,
         }
     }
     if (p < end && *p == '.') {
-        integer = 0;
+        d->integer = 0;
         p++;
         if (p == end || !is_digit(*p))
-            return API_NUM_INVALID;
+            return NULL;
         for (; p < end && *p == '0' && nsig == 0; p++)
             q--; /* zeros before the first significant digit */
         for (; end - p >= 8 && nsig <= SIG_MAX - 8 && are_eight_digits(p);
@@ -206,38 +211,37 @@ api_num_kind api_num_parse(double *out, size_t *used, const char *s,
         }
     }
     if (p < end && (*p == 'e' || *p == 'E')) {
-        integer = 0;
+        d->integer = 0;
         p++;
         int exp_negative = 0;
         if (p < end && (*p == '+' || *p == '-'))
             exp_negative = *p++ == '-';
         if (p == end || !is_digit(*p))
-            return API_NUM_INVALID;
+            return NULL;
         int64_t e = 0;
         for (; p < end && is_digit(*p); p++)
             if (e < EXP_SATURATE)
                 e = e * 10 + (*p - '0');
         q += exp_negative ? -e : e;
     }
-    *used = (size_t)(p - s);
+    d->w = w;
+    d->nsig = nsig;
+    d->q = q;
+    return p;
+}
 
-    /* 2. integer literals are int64 values, as jansson stores them */
-    if (integer) {
-        if (nsig > SIG_MAX ||
-            (nsig == SIG_MAX && w > TWO_POW_63 - 1 + (uint64_t)negative))
-            return API_NUM_BIG_INTEGER;
-        int64_t v = negative ? (int64_t)(0 - w) : (int64_t)w;
-        *out = (double)v;
-        return API_NUM_INTEGER;
-    }
-
-    /* 3. reals */
+/* 3. The real d (the literal s[0 .. used), for strtod) into *out:
+ * Clinger's exact path, Eisel–Lemire, or strtod. */
+static inline api_num_kind read_real(double *out, const decimal *d,
+                                     int negative, const char *s, size_t used) {
+    uint64_t w = d->w;
+    int64_t q = d->q;
     if (w == 0) {
         *out = with_sign(0.0, negative);
         return API_NUM_REAL;
     }
-    if (nsig > SIG_MAX)
-        return read_with_strtod(out, s, *used);
+    if (d->nsig > SIG_MAX)
+        return read_with_strtod(out, s, used);
     if (w <= TWO_POW_53 && q >= -22 && q <= 22) {
         double x = (double)w;
         x = q < 0 ? x / exact_pow10[-q] : x * exact_pow10[q];
@@ -251,14 +255,40 @@ api_num_kind api_num_parse(double *out, size_t *used, const char *s,
         return API_NUM_REAL;
     }
     if (q < API_NUM_POW10_MIN)
-        return read_with_strtod(out, s, *used);
+        return read_with_strtod(out, s, used);
     uint64_t bits;
     int rc = eisel_lemire(&bits, w, (int)q);
     if (rc < 0)
         return API_NUM_OVERFLOW;
     if (rc == 0)
-        return read_with_strtod(out, s, *used);
+        return read_with_strtod(out, s, used);
     bits |= (uint64_t)negative << 63;
     memcpy(out, &bits, sizeof *out);
     return API_NUM_REAL;
+}
+
+api_num_kind api_num_parse(double *out, size_t *used, const char *s,
+                           size_t len) {
+    const char *p = s, *end = s + len;
+    int negative = p < end && *p == '-';
+    p += negative;
+    *used = 0;
+    if (p == end || !is_digit(*p))
+        return API_NUM_INVALID;
+    decimal d;
+    p = read_decimal(&d, p, end);
+    if (p == NULL)
+        return API_NUM_INVALID;
+    *used = (size_t)(p - s);
+
+    /* 2. integer literals are int64 values, as jansson stores them */
+    if (d.integer) {
+        if (d.nsig > SIG_MAX ||
+            (d.nsig == SIG_MAX && d.w > TWO_POW_63 - 1 + (uint64_t)negative))
+            return API_NUM_BIG_INTEGER;
+        int64_t v = negative ? (int64_t)(0 - d.w) : (int64_t)d.w;
+        *out = (double)v;
+        return API_NUM_INTEGER;
+    }
+    return read_real(out, &d, negative, s, *used);
 }

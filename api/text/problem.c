@@ -258,14 +258,16 @@ static const char *missing_comma(const json_error_t *error) {
     return NULL;
 }
 
-void api_problem_from_json_error(api_problem *p, const json_error_t *error,
-                                 const char *body, size_t len) {
+/* What is wrong with the body as text, before its grammar: empty, a byte
+ * order mark, a byte that is not UTF-8. Returns 1 when p is filled. */
+static int text_error(api_problem *p, const json_error_t *error,
+                      const char *body, size_t len) {
     if (body == NULL || only_whitespace(body, len)) {
         api_fail(p, API_E_INVALID_JSON, NULL,
                  "the body is empty: this route reads one JSON object "
                  "{...} of its fields (listed in /openapi.json), sent with "
                  "Content-Type: application/json");
-        return;
+        return 1;
     }
     /* RFC 8259 section 8.1: no byte order mark before JSON text (an
      * editor's "UTF-8 with BOM", PowerShell's Out-File) */
@@ -273,7 +275,7 @@ void api_problem_from_json_error(api_problem *p, const json_error_t *error,
         api_fail(p, API_E_INVALID_JSON, NULL,
                  "the body is not valid JSON: it starts with a byte order "
                  "mark (EF BB BF); send the JSON without it");
-        return;
+        return 1;
     }
     if (json_error_code(error) == json_error_invalid_utf8) {
         size_t at = first_non_utf8(body, len);
@@ -283,9 +285,17 @@ void api_problem_from_json_error(api_problem *p, const json_error_t *error,
                      "0x%02x at offset %zu (line %d) is not: encode the text "
                      "as UTF-8 (a lone byte from 0x80 up is often Latin-1)",
                      (unsigned char)body[at], at, error->line);
-            return;
+            return 1;
         }
     }
+    return 0;
+}
+
+/* The usual slips of JSON written by hand: a number beyond the doubles, a
+ * trailing comma, a missing comma, NaN or Infinity. Returns 1 when p is
+ * filled. */
+static int slip_error(api_problem *p, const json_error_t *error,
+                      const char *body, size_t len) {
     size_t at, n;
     if (json_error_code(error) == json_error_numeric_overflow &&
         strstr(error->text, "real number overflow") &&
@@ -296,7 +306,7 @@ void api_problem_from_json_error(api_problem *p, const json_error_t *error,
                  "double range, about ±1.8e308; send a finite double",
                  (int)(n > 24 ? 24 : n), body + at, n > 24 ? "..." : "",
                  error->line, error->column, error->position);
-        return;
+        return 1;
     }
     char close = trailing_comma(error, body, len);
     if (close) {
@@ -305,7 +315,7 @@ void api_problem_from_json_error(api_problem *p, const json_error_t *error,
                  "column %d, byte %d): JSON allows no trailing comma; delete "
                  "it",
                  close, error->line, error->column, error->position);
-        return;
+        return 1;
     }
     const char *token = missing_comma(error);
     if (token) {
@@ -314,7 +324,7 @@ void api_problem_from_json_error(api_problem *p, const json_error_t *error,
                  "(line %d, column %d, byte %d): JSON puts one between two "
                  "members of an object and between two elements of an array",
                  token, error->line, error->column, error->position);
-        return;
+        return 1;
     }
     if (non_finite_literal(error, body, len)) {
         api_fail(p, API_E_INVALID_JSON, NULL,
@@ -325,8 +335,14 @@ void api_problem_from_json_error(api_problem *p, const json_error_t *error,
                  "json.dumps(x, "
                  "allow_nan=False) finds them",
                  error->line, error->column, error->position);
-        return;
+        return 1;
     }
+    return 0;
+}
+
+/* Valid JSON that attnd does not read: a member given twice (where the
+ * route refuses it), a key holding NUL. Returns 1 when p is filled. */
+static int unread_error(api_problem *p, const json_error_t *error) {
     if (json_error_code(error) == json_error_duplicate_key) {
         /* jansson says: duplicate object key near '"name"' */
         const char *near = strstr(error->text, "near ");
@@ -336,7 +352,7 @@ void api_problem_from_json_error(api_problem *p, const json_error_t *error,
                  "copy replaces the one that is graded",
                  near ? ": " : "", near ? near + 5 : "", error->line,
                  error->column, error->position);
-        return;
+        return 1;
     }
     if (json_error_code(error) == json_error_null_byte_in_key) {
         /* valid JSON (RFC 8259 allows it), which attnd does not read:
@@ -346,8 +362,16 @@ void api_problem_from_json_error(api_problem *p, const json_error_t *error,
                  "%d): no field name has one, and attnd reads no key that "
                  "does; a string value may hold it",
                  error->line, error->column, error->position);
-        return;
+        return 1;
     }
+    return 0;
+}
+
+void api_problem_from_json_error(api_problem *p, const json_error_t *error,
+                                 const char *body, size_t len) {
+    if (text_error(p, error, body, len) || slip_error(p, error, body, len) ||
+        unread_error(p, error))
+        return;
     api_fail(p, API_E_INVALID_JSON, NULL,
              "the body is not valid JSON: %s (line %d, column %d, byte %d)",
              error->text, error->line, error->column, error->position);

@@ -29,6 +29,11 @@ static int is_integral(const json_t *v) {
     return isfinite(x) && x == floor(x);
 }
 
+/* Whether spec asks for integers (API_TENSOR_INTEGRAL). */
+static int integers_only(const api_tensor_spec *spec) {
+    return (spec->flags & API_TENSOR_INTEGRAL) != 0;
+}
+
 /* "[2, 3, 4]" into s (cap bytes). */
 static const char *shape_text(char *s, size_t cap, const size_t *shape,
                               size_t rank) {
@@ -126,22 +131,12 @@ static int non_integral_error(const api_tensor_spec *spec, api_pointer *ptr,
                     ptr->s);
 }
 
-/* Whether a null in tensor name is likely a masked score sent back: the
- * tensors of the routes that mask (attention and /softmax/masked). */
-static int masked_field(const char *name) {
-    static const char *const names[] = {"scores", "queries", "keys", "values",
-                                        "grad_output"};
-    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
-        if (!strcmp(name, names[i]))
-            return 1;
-    return 0;
-}
-
 static int entry_type_error(const api_tensor_spec *spec, const json_t *e,
                             api_pointer *ptr, api_problem *p) {
     if (json_is_number(e))
         return non_integral_error(spec, ptr, p);
-    if (json_is_null(e) && !spec->integral && masked_field(spec->name))
+    if (json_is_null(e) && !integers_only(spec) &&
+        (spec->flags & API_TENSOR_MASKED_SCORES))
         return api_fail(p, API_E_WRONG_TYPE, ptr->s,
                         "%s entries must be numbers; %s is null: attnd "
                         "prints a masked score as null, and takes masks as "
@@ -162,7 +157,7 @@ static int walk_types(const json_t *a, size_t depth,
     for (size_t i = 0; i < n; i++) {
         const json_t *e = json_array_get(a, i);
         if (json_is_number(e)) {
-            if (!spec->integral || is_integral(e))
+            if (!integers_only(spec) || is_integral(e))
                 continue;
         } else if (json_is_array(e)) {
             if (depth >= API_SHAPE_MAX)
@@ -190,7 +185,7 @@ _Static_assert(API_FASTPATH_RANK_MAX == API_SHAPE_MAX,
 static int check_types_fast(const api_fastpath_array *fa,
                             const api_tensor_spec *spec, const char *pointer,
                             api_problem *p) {
-    for (size_t i = 0; spec->integral && i < fa->count; i++) {
+    for (size_t i = 0; integers_only(spec) && i < fa->count; i++) {
         double x = api_fastpath_at(fa, i);
         if (isfinite(x) && x == floor(x))
             continue;
@@ -203,32 +198,48 @@ static int check_types_fast(const api_fastpath_array *fa,
     return 0;
 }
 
-static _Thread_local int nested_data_ok;
-
-void api_tensor_allow_nested_data(int on) {
-    nested_data_ok = on;
-}
-
 /* The same for the "data" of a {"shape", "data"} tensor (ptr at it),
- * whose numbers count in row-major order: the v2 front passes its nested
- * data so, flattened; elsewhere "data" is flat. */
+ * whose numbers count in row-major order: a request of the tensor
+ * protocol (the v2 front) may send its data nested, and its document says
+ * so (api_fastpath.nested_data); elsewhere "data" is flat. */
 static int check_flat_fast(const api_fastpath_array *fa,
                            const api_tensor_spec *spec, api_pointer *ptr,
                            api_problem *p) {
-    if (fa->rank > 1 && !nested_data_ok) {
+    if (fa->rank > 1 && !fa->doc->nested_data) {
         api_pointer_push_index(ptr, 0);
         return api_fail(p, API_E_WRONG_TYPE, ptr->s,
                         "\"data\" is flat (row-major numbers); %s is an "
                         "array",
                         ptr->s);
     }
-    for (size_t i = 0; spec->integral && i < fa->count; i++) {
+    for (size_t i = 0; integers_only(spec) && i < fa->count; i++) {
         double x = api_fastpath_at(fa, i);
         if (isfinite(x) && x == floor(x))
             continue;
         api_pointer_push_index(ptr, i);
         return non_integral_error(spec, ptr, p);
     }
+    return 0;
+}
+
+int api_tensor_check_shape_types(const json_t *v, api_pointer *ptr,
+                                 api_problem *p) {
+    const json_t *shape = json_object_get(v, "shape");
+    size_t mark = api_pointer_push_key(ptr, "shape", 5);
+    if (!json_is_array(shape))
+        return api_fail(p, API_E_WRONG_TYPE, ptr->s,
+                        "\"shape\" must be an array of integers; got %s",
+                        api_json_kind(shape));
+    for (size_t i = 0; i < json_array_size(shape); i++) {
+        const json_t *d = json_array_get(shape, i);
+        if (is_integral(d))
+            continue;
+        api_pointer_push_index(ptr, i);
+        return api_fail(p, API_E_WRONG_TYPE, ptr->s,
+                        "\"shape\" entries must be integers; %s is %s", ptr->s,
+                        json_is_number(d) ? "not" : api_json_kind(d));
+    }
+    api_pointer_pop(ptr, mark);
     return 0;
 }
 
@@ -242,7 +253,7 @@ int api_tensor_check_types(const json_t *v, const api_tensor_spec *spec,
     if (json_is_array(v))
         return walk_types(v, 1, spec, &ptr, p);
     if (json_is_number(v) && (spec->ranks & API_RANK(0))) {
-        if (spec->integral && !is_integral(v))
+        if (integers_only(spec) && !is_integral(v))
             return entry_type_error(spec, v, &ptr, p);
         return 0;
     }
@@ -251,23 +262,9 @@ int api_tensor_check_types(const json_t *v, const api_tensor_spec *spec,
                         "%s must be a tensor %s: nested arrays of numbers or "
                         "{\"shape\", \"data\"}; got %s",
                         spec->name, spec->shapes, api_json_kind(v));
-    const json_t *shape = json_object_get(v, "shape");
     const json_t *data = json_object_get(v, "data");
-    size_t mark = api_pointer_push_key(&ptr, "shape", 5);
-    if (!json_is_array(shape))
-        return api_fail(p, API_E_WRONG_TYPE, ptr.s,
-                        "\"shape\" must be an array of integers; got %s",
-                        api_json_kind(shape));
-    for (size_t i = 0; i < json_array_size(shape); i++) {
-        const json_t *d = json_array_get(shape, i);
-        if (is_integral(d))
-            continue;
-        api_pointer_push_index(&ptr, i);
-        return api_fail(p, API_E_WRONG_TYPE, ptr.s,
-                        "\"shape\" entries must be integers; %s is %s", ptr.s,
-                        json_is_number(d) ? "not" : api_json_kind(d));
-    }
-    api_pointer_pop(&ptr, mark);
+    if (api_tensor_check_shape_types(v, &ptr, p))
+        return -1;
     api_pointer_push_key(&ptr, "data", 4);
     const api_fastpath_array *fd = api_fastpath_find(data);
     if (fd) /* the v2 front's data, read without jansson: numbers only */
@@ -279,7 +276,7 @@ int api_tensor_check_types(const json_t *v, const api_tensor_spec *spec,
     size_t n = json_array_size(data);
     for (size_t i = 0; i < n; i++) {
         const json_t *e = json_array_get(data, i);
-        if (json_is_number(e) && (!spec->integral || is_integral(e)))
+        if (json_is_number(e) && (!integers_only(spec) || is_integral(e)))
             continue;
         api_pointer_push_index(&ptr, i);
         if (json_is_array(e))
@@ -298,7 +295,7 @@ int api_tensor_check_types(const json_t *v, const api_tensor_spec *spec,
  * order. level < rank; a is the row at ptr. */
 static int walk_ragged(const json_t *a, size_t level, const size_t *shape,
                        size_t rank, const api_tensor_spec *spec,
-                       api_pointer *ptr, api_problem *p) {
+                       api_leaves leaves, api_pointer *ptr, api_problem *p) {
     size_t n = json_array_size(a);
     if (n != shape[level])
         return api_fail(p, API_E_RAGGED_ARRAY, ptr->s,
@@ -308,36 +305,46 @@ static int walk_ragged(const json_t *a, size_t level, const size_t *shape,
                         spec->name, ptr->s, n,
                         api_plural(n, "entry", "entries"), shape[level]);
     int leaf = level + 1 == rank;
+    const char *a_leaf = leaves == API_LEAVES_MASK ? "an entry" : "a number";
     for (size_t i = 0; i < n; i++) {
         const json_t *e = json_array_get(a, i);
-        if (leaf && json_is_number(e))
+        int is_leaf =
+            leaves == API_LEAVES_MASK ? !json_is_array(e) : json_is_number(e);
+        if (leaf && is_leaf)
             continue;
         size_t mark = api_pointer_push_index(ptr, i);
         if (leaf || !json_is_array(e)) {
-            if (!json_is_array(e) && !json_is_number(e))
+            if (!json_is_array(e) && !is_leaf)
                 return entry_type_error(spec, e, ptr, p);
             return api_fail(p, API_E_RAGGED_ARRAY, ptr->s,
                             "%s is ragged: %s is %s where its first sibling "
                             "is %s",
-                            spec->name, ptr->s, leaf ? "an array" : "a number",
-                            leaf ? "a number" : "an array");
+                            spec->name, ptr->s, leaf ? "an array" : a_leaf,
+                            leaf ? a_leaf : "an array");
         }
-        if (walk_ragged(e, level + 1, shape, rank, spec, ptr, p))
+        if (walk_ragged(e, level + 1, shape, rank, spec, leaves, ptr, p))
             return -1;
         api_pointer_pop(ptr, mark);
     }
     return 0;
 }
 
+/* How a declared size beyond size_t is said: "more than 2^64", or, for
+ * the rows of a mask before an empty one, "more than 18446744073709551615"
+ * (SIZE_MAX). */
+enum { SIZE_FITS = 0, SIZE_OVER_2_64 = 1, SIZE_OVER_SIZE_MAX = 2 };
+
 /* Size (2.), zero-dimension (4.) checks shared by both forms; len(data)
- * (3.) sits between them for the flat form. */
+ * (3.) sits between them for the flat form. overflow: a SIZE_* value. */
 static int check_size(const api_tensor *t, const api_tensor_spec *spec,
                       const char *pointer, size_t max_elements, int overflow,
                       api_problem *p) {
     char shape[160], count[32];
     if (!overflow && t->count <= max_elements)
         return 0;
-    if (overflow)
+    if (overflow == SIZE_OVER_SIZE_MAX)
+        snprintf(count, sizeof count, "more than %zu", SIZE_MAX);
+    else if (overflow)
         snprintf(count, sizeof count, "more than 2^64");
     else
         snprintf(count, sizeof count, "%zu", t->count);
@@ -362,7 +369,21 @@ static int check_zero(const api_tensor *t, const api_tensor_spec *spec,
     return 0;
 }
 
-/* count = product of the shape; returns 1 on 64-bit overflow. */
+/* Whether the dimensions before a zero one overflow size_t: a tensor's
+ * count is 0 then, but a mask with an empty row counts the rows before it
+ * (the rows are not compared then, so they may be many). */
+static int leading_overflow(const api_tensor *t) {
+    size_t c = 1;
+    for (size_t i = 0; i < t->rank && t->shape[i] != 0; i++) {
+        if (c > SIZE_MAX / t->shape[i])
+            return 1;
+        c *= t->shape[i];
+    }
+    return 0;
+}
+
+/* count = product of the shape; returns 1 (SIZE_OVER_2_64) on 64-bit
+ * overflow. */
 static int shape_count(api_tensor *t) {
     size_t c = 1;
     int zero = 0;
@@ -382,9 +403,10 @@ static int shape_count(api_tensor *t) {
     return 0;
 }
 
-static int decode_nested(api_tensor *t, const json_t *v,
-                         const api_tensor_spec *spec, const char *pointer,
-                         size_t max_elements, api_problem *p) {
+int api_tensor_decode_nested(api_tensor *t, const json_t *v,
+                             const api_tensor_spec *spec, api_leaves leaves,
+                             const char *pointer, size_t max_elements,
+                             api_problem *p) {
     const json_t *x = v;
     int empty = 0;
     t->rank = 0;
@@ -399,7 +421,7 @@ static int decode_nested(api_tensor *t, const json_t *v,
         }
         x = json_array_get(x, 0);
     }
-    if (!empty && !json_is_number(x)) {
+    if (leaves == API_LEAVES_NUMBERS && !empty && !json_is_number(x)) {
         api_pointer ptr;
         api_pointer_init(&ptr, pointer);
         for (size_t i = 0; i < t->rank; i++)
@@ -411,13 +433,16 @@ static int decode_nested(api_tensor *t, const json_t *v,
     unsigned deeper = spec->ranks & ~(API_RANK(t->rank) - 1u);
     if (empty ? deeper == 0 : !(spec->ranks & API_RANK(t->rank)))
         return rank_error(spec, pointer, t->shape, t->rank, 1, p);
-    if (t->rank > 0) {
+    /* a mask's rows are compared only when none is empty */
+    if (t->rank > 0 && !(leaves == API_LEAVES_MASK && empty)) {
         api_pointer ptr;
         api_pointer_init(&ptr, pointer);
-        if (walk_ragged(v, 0, t->shape, t->rank, spec, &ptr, p))
+        if (walk_ragged(v, 0, t->shape, t->rank, spec, leaves, &ptr, p))
             return -1;
     }
     int overflow = shape_count(t);
+    if (leaves == API_LEAVES_MASK && empty && leading_overflow(t))
+        overflow = SIZE_OVER_SIZE_MAX;
     if (check_size(t, spec, pointer, max_elements, overflow, p) ||
         check_zero(t, spec, pointer, p))
         return -1;
@@ -517,7 +542,8 @@ int api_tensor_decode(api_tensor *t, const json_t *v,
     if (json_is_object(v))
         return decode_flat(t, v, spec, pointer, max_elements, p);
     if (json_is_array(v) || json_is_number(v))
-        return decode_nested(t, v, spec, pointer, max_elements, p);
+        return api_tensor_decode_nested(t, v, spec, API_LEAVES_NUMBERS, pointer,
+                                        max_elements, p);
     return api_fail(p, API_E_WRONG_TYPE, pointer,
                     "%s must be a tensor %s; got %s", spec->name, spec->shapes,
                     api_json_kind(v));

@@ -34,7 +34,7 @@
 typedef struct {
     const char *name;   /* field name for details: "queries" */
     unsigned ranks;     /* bit r set: rank r is allowed (API_RANK(3) | ...) */
-    int integral;       /* 1: entries must be integers or integral reals */
+    unsigned flags;     /* API_TENSOR_INTEGRAL, API_TENSOR_MASKED_SCORES */
     const char *shapes; /* shape names for details: "(B, Nq, d) or (Nq, d)" */
     unsigned batched_rank; /* the rank of its batched form, as the Open
                               Inference Protocol's metadata shows it
@@ -42,6 +42,14 @@ typedef struct {
 } api_tensor_spec;
 
 #define API_RANK(r) (1u << (r))
+
+/* api_tensor_spec.flags: */
+/* entries must be integers or integral reals (valid_lens) */
+#define API_TENSOR_INTEGRAL 1u
+/* a tensor of a route that masks (the attention routes, /softmax/masked):
+ * attnd prints a masked score as null, so a null entry is likely one sent
+ * back, and the wrong_type detail says how to mask instead */
+#define API_TENSOR_MASKED_SCORES 2u
 
 /* A decoded (validated) tensor: its shape and where its numbers are. */
 typedef struct {
@@ -62,20 +70,25 @@ int api_tensor_check_keys(const json_t *v, const char *pointer, api_problem *p);
 int api_tensor_check_missing(const json_t *v, const char *pointer,
                              api_problem *p);
 
-/* Whether a "data" that the fast path read as a nested array counts as
- * flat, in row-major order, on this thread: off (wrong_type, as for a
- * nested "data" jansson parsed), except while the v2 front runs a route,
- * whose protocol allows nested data. */
-void api_tensor_allow_nested_data(int on);
-
 /* wrong_type for: a value that is neither array, object nor (when rank 0
  * is allowed) number; an entry that is not a number or a nested array
- * (pointer at the entry); a non-integral entry when spec->integral; a flat
- * "shape" that is not an array of integers or a "data" that is not an
- * array of numbers. Nesting deeper than API_SHAPE_MAX is left to
- * api_tensor_decode (a rank error). Returns 0 or -1 (p set). */
+ * (pointer at the entry); a non-integral entry when spec->flags has
+ * API_TENSOR_INTEGRAL; a flat "shape" that is not an array of integers or
+ * a "data" that is not an array of numbers (nested numbers that the fast
+ * path read pass, row-major, when their document allows it:
+ * api_fastpath.nested_data, fastpath.h). Nesting deeper than
+ * API_SHAPE_MAX is left to api_tensor_decode (a rank error). Returns 0 or
+ * -1 (p set). */
 int api_tensor_check_types(const json_t *v, const api_tensor_spec *spec,
                            const char *pointer, api_problem *p);
+
+/* The wrong_type check of a flat form's "shape", shared with masks
+ * (mask_json.h): the "shape" of the object v must be an array of integers
+ * (integral reals count); the pointer is ptr (v's) + "/shape", or its
+ * first entry that is not one. ptr is as it was on success. Returns 0 or
+ * -1 (p set). */
+int api_tensor_check_shape_types(const json_t *v, api_pointer *ptr,
+                                 api_problem *p);
 
 /* Shape checks in the contract's order, allocating nothing:
  *  1. rank not in spec->ranks -> shape_mismatch at pointer (expected: -1
@@ -93,6 +106,26 @@ int api_tensor_check_types(const json_t *v, const api_tensor_spec *spec,
 int api_tensor_decode(api_tensor *t, const json_t *v,
                       const api_tensor_spec *spec, const char *pointer,
                       size_t max_elements, api_problem *p);
+
+/* What the leaves of nested arrays are, for api_tensor_decode_nested. */
+typedef enum {
+    API_LEAVES_NUMBERS, /* a tensor's: numbers */
+    API_LEAVES_MASK     /* a mask's: any value but an array (booleans,
+                           numbers and null, whose kinds
+                           api_mask_check_types has checked: mask_json.h) */
+} api_leaves;
+
+/* api_tensor_decode's checks of nested arrays v (not a fast-path
+ * placeholder) in the same order and words, for leaves of either kind.
+ * With API_LEAVES_MASK: the first leaf's kind is not checked, a row that
+ * holds an array where its first sibling holds a leaf is ragged with "an
+ * entry" (not "a number"), and rows are compared only when none of the
+ * first rows is empty (an empty row is the zero-dimension error). Fills t
+ * and returns 0, or returns -1 (p set). */
+int api_tensor_decode_nested(api_tensor *t, const json_t *v,
+                             const api_tensor_spec *spec, api_leaves leaves,
+                             const char *pointer, size_t max_elements,
+                             api_problem *p);
 
 /* Copy t->count numbers, row-major, into dst (the caller's buffer of at
  * least t->count doubles). JSON integers are converted to the nearest

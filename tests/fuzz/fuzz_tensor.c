@@ -26,11 +26,12 @@
 #define TENSOR_MAX_ELEMENTS ((size_t)1 << 16)
 
 static const api_tensor_spec tensor_specs[] = {
-    {"queries", API_RANK(2) | API_RANK(3), 0, "(B, Nq, d) or (Nq, d)", 0},
+    {"queries", API_RANK(2) | API_RANK(3), API_TENSOR_MASKED_SCORES,
+     "(B, Nq, d) or (Nq, d)", 0},
     {"x_train", API_RANK(1), 0, "(n)", 0},
     {"y_train", API_RANK(1) | API_RANK(2), 0, "(n) or (n, dv)", 1},
-    {"valid_lens", API_RANK(0) | API_RANK(1) | API_RANK(2), 1, "(B) or (B, Nq)",
-     1},
+    {"valid_lens", API_RANK(0) | API_RANK(1) | API_RANK(2), API_TENSOR_INTEGRAL,
+     "(B) or (B, Nq)", 1},
     {"any", 0x1ff, 0, "rank 0 to 8", 0},
 };
 
@@ -160,7 +161,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     api_tensor_read(x, &t);
     for (size_t i = 0; i < t.count; i++) {
         fuzz_check(isfinite(x[i]), "entry %zu is not finite", i);
-        if (spec->integral)
+        if (spec->flags & API_TENSOR_INTEGRAL)
             fuzz_check(x[i] == floor(x[i]), "entry %zu is not integral", i);
     }
     /* pointers of a few entries: the first, the last and one in between */

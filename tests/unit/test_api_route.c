@@ -431,7 +431,7 @@ static void test_front_fast_paths(void **state) {
             for (size_t j = 0; s && j < s->n; j++)
                 if (!strcmp(s->fields[j].name, name) &&
                     (s->fields[j].kind != API_FIELD_TENSOR ||
-                     s->fields[j].tensor->integral))
+                     (s->fields[j].tensor->flags & API_TENSOR_INTEGRAL)))
                     fail_msg("%s: %s has a field %s that is not a tensor of "
                              "real numbers",
                              *p, api_route_at(i)->path, name);

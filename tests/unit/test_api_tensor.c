@@ -22,9 +22,11 @@
 #include "tensor.h"
 
 static const api_tensor_spec attn_spec = {"queries", API_RANK(2) | API_RANK(3),
-                                          0, "(B, Nq, d) or (Nq, d)", 0};
+                                          API_TENSOR_MASKED_SCORES,
+                                          "(B, Nq, d) or (Nq, d)", 0};
 static const api_tensor_spec lens_spec = {
-    "valid_lens", API_RANK(0) | API_RANK(1) | API_RANK(2), 1, "(B)", 0};
+    "valid_lens", API_RANK(0) | API_RANK(1) | API_RANK(2), API_TENSOR_INTEGRAL,
+    "(B)", 0};
 
 static json_t *parse(const char *text) {
     json_error_t err;
