@@ -25,35 +25,21 @@
 #include "route.h"
 #include "trace.h"
 
-static const api_tensor_spec queries_spec = {
-    "queries", API_RANK(2) | API_RANK(3), API_TENSOR_MASKED_SCORES,
-    "(B, Nq, dq) or unbatched (Nq, dq)", 0};
-static const api_tensor_spec keys_spec = {
-    "keys", API_RANK(2) | API_RANK(3), API_TENSOR_MASKED_SCORES,
-    "(B, Nk, dk) or unbatched (Nk, dk)", 0};
-static const api_tensor_spec values_spec = {
-    "values", API_RANK(2) | API_RANK(3), API_TENSOR_MASKED_SCORES,
-    "(B, Nk, dv) or unbatched (Nk, dv)", 0};
 static const api_tensor_spec W_q_spec = {"W_q", API_RANK(2), 0, "(h, dq)", 0};
 static const api_tensor_spec W_k_spec = {"W_k", API_RANK(2), 0, "(h, dk)", 0};
 static const api_tensor_spec w_v_spec = {"w_v", API_RANK(1), 0, "(h)", 0};
 
 /* The contract's field table (docs/contract.md section 3), in its order. */
 static const api_field fields[] = {
-    {"queries", API_FIELD_TENSOR, 1, &queries_spec, NULL},
-    {"keys", API_FIELD_TENSOR, 1, &keys_spec, NULL},
-    {"values", API_FIELD_TENSOR, 1, &values_spec, NULL},
+    {"queries", API_FIELD_TENSOR, 1, &api_attention_queries_spec, NULL},
+    {"keys", API_FIELD_TENSOR, 1, &api_attention_keys_spec, NULL},
+    {"values", API_FIELD_TENSOR, 1, &api_attention_values_spec, NULL},
     {"W_q", API_FIELD_TENSOR, 0, &W_q_spec, NULL},
     {"W_k", API_FIELD_TENSOR, 0, &W_k_spec, NULL},
     {"w_v", API_FIELD_TENSOR, 0, &w_v_spec, NULL},
     {"num_hiddens", API_FIELD_INTEGER, 0, NULL, NULL},
     {"seed", API_FIELD_INTEGER, 0, NULL, NULL},
-    {"valid_lens", API_FIELD_TENSOR, 0, &api_attention_lens_spec, NULL},
-    {"attn_mask", API_FIELD_MASK, 0, &api_attention_attn_mask_spec, NULL},
-    {"key_padding_mask", API_FIELD_BOOL_MASK, 0,
-     &api_attention_key_padding_spec, NULL},
-    {"causal", API_FIELD_BOOL_OR_STRING, 0, NULL, NULL},
-    {"fully_masked", API_FIELD_STRING, 0, NULL, NULL},
+    API_ATTENTION_MASK_FIELDS,
     {"return_weights", API_FIELD_BOOL, 0, NULL, NULL},
     {"return_scores", API_FIELD_BOOL, 0, NULL, NULL},
     {"diagnostics", API_FIELD_BOOL, 0, NULL, NULL},
@@ -70,29 +56,14 @@ static const api_schema schema = {"/attention/additive", fields,
 static const char *const param_names[3] = {"W_q", "W_k", "w_v"};
 
 /* All three matrices, or none of them and num_hiddens. */
-static int check_params_present(const json_t *body, int *given,
-                                api_problem *p) {
-    int n = 0;
-    for (int i = 0; i < 3; i++)
-        n += api_field_value(body, param_names[i]) != NULL;
-    *given = n == 3;
-    if (n == 0 && !api_field_value(body, "num_hiddens"))
-        return api_fail(p, API_E_MISSING_FIELD, "/num_hiddens",
-                        "additive attention needs its parameters: W_q (h, "
-                        "dq), W_k (h, dk) and w_v (h), or num_hiddens = h "
-                        "(and seed) to draw them");
-    for (int i = 0; n > 0 && n < 3 && i < 3; i++)
-        if (!api_field_value(body, param_names[i])) {
-            char ptr[8];
-            ptr[0] = '/';
-            strcpy(ptr + 1, param_names[i]);
-            return api_fail(p, API_E_MISSING_FIELD, ptr,
-                            "give all three of W_q, W_k and w_v, or none of "
-                            "them and num_hiddens; %s is missing",
-                            param_names[i]);
-        }
-    return 0;
-}
+static const api_attention_params params_rule = {
+    param_names,
+    3,
+    "num_hiddens",
+    "additive attention needs its parameters: W_q (h, dq), W_k (h, dk) and "
+    "w_v (h), or num_hiddens = h (and seed) to draw them",
+    "give all three of W_q, W_k and w_v, or none of them and num_hiddens",
+    "W_q, W_k and w_v"};
 
 /* W_q (h, dq), W_k (h, dk), w_v (h) against queries, keys and each other. */
 static int cross_params(const api_tensor *W, const api_attention *a,
@@ -212,9 +183,8 @@ typedef struct {
 /* Steps 1–5 of the contract's order of checks (fields.h): fields, tensors,
  * cross-field shapes, sizes and work (charged), then the remaining values
  * up to valid_lens. Returns 0, or -1 with call->problem set. */
-static int decode(api_call *call, additive_request *r) {
-    static const api_tensor_spec *const specs[3] = {&queries_spec, &keys_spec,
-                                                    &values_spec};
+static int decode(api_call *call, void *req) {
+    additive_request *r = req;
     static const api_tensor_spec *const param_specs[3] = {&W_q_spec, &W_k_spec,
                                                           &w_v_spec};
     api_problem *p = &call->problem;
@@ -223,13 +193,11 @@ static int decode(api_call *call, additive_request *r) {
     api_attention *a = &r->a;
 
     /* 1. unknown_field, missing_field (with the parameters rule), types */
-    if (api_fields_unknown(body, &schema, "", p) ||
-        api_fields_missing(body, &schema, "", p) ||
-        check_params_present(body, &r->given, p) ||
-        api_fields_types(body, &schema, "", p))
+    if (api_attention_check_fields(body, &schema, &params_rule, &r->given, p))
         return -1;
     /* 2. tensors in table order */
-    if (api_attention_decode_qkv(a, body, specs, max_elements, p))
+    if (api_attention_decode_qkv(a, body, api_attention_qkv_specs, max_elements,
+                                 p))
         return -1;
     for (int i = 0; i < 3; i++) {
         int present;
@@ -237,9 +205,7 @@ static int decode(api_call *call, additive_request *r) {
                              param_specs[i], max_elements, p))
             return -1;
     }
-    if (api_attention_decode_lens(a, body, max_elements, p) ||
-        api_attention_decode_masks(a, body, max_elements, p) ||
-        api_attention_decode_grad(a, body, max_elements, p))
+    if (api_attention_decode_extras(a, body, max_elements, p))
         return -1;
     /* 3. cross-field shapes */
     int given = r->given;
@@ -249,18 +215,12 @@ static int decode(api_call *call, additive_request *r) {
         api_attention_cross_masks(a, 0, p) || api_attention_cross_grad(a, p))
         return -1;
     /* 4. derived sizes and work */
-    int64_t num_hiddens = 0;
-    int hiddens_big = api_field_int(body, "num_hiddens", 0, &num_hiddens);
+    int64_t num_hiddens;
+    if (api_attention_read_hiddens(body, given, r->W[0].shape[0], &num_hiddens,
+                                   &r->h, p))
+        return -1;
     int seed_big = api_field_int(body, "seed", 0, &r->seed);
-    if (hiddens_big) /* beyond int64: no size to check it against */
-        return api_fail(p, API_E_INVALID_VALUE, "/num_hiddens",
-                        "num_hiddens is the number of hidden units h, an "
-                        "integer from 1 to 2^63 - 1");
-    size_t h = given ? r->W[0].shape[0]
-               : num_hiddens > 0 && !hiddens_big
-                   ? (size_t)num_hiddens
-                   : (size_t)(num_hiddens > 0 ? SIZE_MAX : 1);
-    r->h = h;
+    size_t h = r->h;
     size_t wq[2] = {h, a->dq}, wk[2] = {h, a->dk};
     size_t pq[2] = {a->B * a->Nq, h}, pk[2] = {a->B * a->Nk, h};
     api_trace_init(&r->trace, API_TRACE_ADDITIVE, body, h);
@@ -279,29 +239,16 @@ static int decode(api_call *call, additive_request *r) {
         return -1;
 
     /* 5. remaining values in table order, up to valid_lens */
-    if (given && api_field_value(body, "num_hiddens"))
-        return api_fail(p, API_E_INVALID_VALUE, "/num_hiddens",
-                        "give W_q, W_k and w_v, or num_hiddens (and seed) to "
-                        "draw them — not both");
-    if (!given && num_hiddens < 1)
-        return api_fail(p, API_E_INVALID_VALUE, "/num_hiddens",
-                        "num_hiddens is the number of hidden units h, at "
-                        "least 1");
-    if (given && api_field_value(body, "seed"))
-        return api_fail(p, API_E_INVALID_VALUE, "/seed",
-                        "seed draws the parameters; with W_q, W_k and w_v "
-                        "given, leave it out");
-    if (seed_big || r->seed < 0)
-        return api_fail(p, API_E_INVALID_VALUE, "/seed",
-                        "seed is an integer from 0 to 2^63 - 1");
-    return 0;
+    return api_attention_check_drawn(body, &params_rule, given, num_hiddens,
+                                     seed_big, r->seed, p);
 }
 
 /* Steps 6–7: one allocation, valid_lens and the mask, then the
  * parameters: given, or Xavier-uniform in the order W_q, W_k, w_v from one
  * generator (w_v drawn as a (1, h) matrix). Returns 0, or -1 with
  * call->problem set and nothing held. */
-static int prepare(api_call *call, additive_request *r) {
+static int prepare(api_call *call, void *req) {
+    additive_request *r = req;
     api_problem *p = &call->problem;
     api_attention *a = &r->a;
     size_t h = r->h;
@@ -340,11 +287,9 @@ static int prepare(api_call *call, additive_request *r) {
 }
 
 /* Step 8: forward, and backward with grad_output. */
-static attn_status compute(api_call *call, additive_request *r,
-                           attn_fault *fault) {
+static attn_status compute(void *req, attn_fault *fault) {
+    additive_request *r = req;
     api_attention *a = &r->a;
-    api_call_inputs_read(call);
-    double t0 = api_clock_ms();
     attn_status st = attn_additive_forward(
         a->out, a->weights, api_trace_scores(&r->trace, a), a->qd, a->kd, a->vd,
         r->Wq, r->Wk, r->wv, &a->mask, a->B, a->Nq, a->Nk, a->dq, a->dk, a->dv,
@@ -356,14 +301,12 @@ static attn_status compute(api_call *call, additive_request *r,
             a->grad_q, a->grad_k, a->grad_v, r->gWq, r->gWk, r->gwv,
             a->grad_out, a->weights, a->qd, a->kd, a->vd, r->Wq, r->Wk, r->wv,
             &a->mask, a->B, a->Nq, a->Nk, a->dq, a->dk, a->dv, r->h, fault);
-    if (st == ATTN_OK)
-        api_attention_diagnose(a);
-    call->compute_ms = api_clock_ms() - t0;
     return st;
 }
 
 /* Step 9: the typed result (result.h), which keeps the allocation. */
-static void answer_result(api_call *call, additive_request *r) {
+static void answer_result(api_call *call, void *req) {
+    additive_request *r = req;
     api_attention *a = &r->a;
     api_result *res = &call->result;
     api_attention_answer(a, res, &r->arena, "Additive attention weights");
@@ -387,18 +330,10 @@ static void answer_result(api_call *call, additive_request *r) {
 }
 
 static int handle_additive(api_call *call) {
+    static const api_attention_steps steps = {decode, prepare, compute,
+                                              answer_result};
     additive_request r;
-    memset(&r, 0, sizeof r);
-    if (decode(call, &r) || prepare(call, &r))
-        return -1;
-    attn_fault fault = {0};
-    attn_status st = compute(call, &r, &fault);
-    if (api_attention_fault(&r.a, st, &fault, &call->problem)) {
-        api_arena_free(&r.arena);
-        return -1;
-    }
-    answer_result(call, &r);
-    return 0;
+    return api_attention_handle(call, &steps, &r, sizeof r, &r.a, &r.arena);
 }
 
 /* The route table's entry (route.h). */

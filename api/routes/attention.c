@@ -24,6 +24,19 @@ const api_tensor_spec api_attention_key_padding_spec = {
     "key_padding_mask", API_RANK(1) | API_RANK(2), 0, "(B, Nk), unbatched (Nk)",
     2};
 
+const api_tensor_spec api_attention_queries_spec = {
+    "queries", API_RANK(2) | API_RANK(3), API_TENSOR_MASKED_SCORES,
+    "(B, Nq, dq) or unbatched (Nq, dq)", 0};
+const api_tensor_spec api_attention_keys_spec = {
+    "keys", API_RANK(2) | API_RANK(3), API_TENSOR_MASKED_SCORES, "(B, Nk, dk) or unbatched (Nk, dk)",
+    0};
+const api_tensor_spec api_attention_values_spec = {
+    "values", API_RANK(2) | API_RANK(3), API_TENSOR_MASKED_SCORES, "(B, Nk, dv) or unbatched (Nk, dv)",
+    0};
+const api_tensor_spec *const api_attention_qkv_specs[3] = {
+    &api_attention_queries_spec, &api_attention_keys_spec,
+    &api_attention_values_spec};
+
 int api_attention_decode_qkv(api_attention *a, const json_t *body,
                              const api_tensor_spec *const specs[3],
                              size_t max_elements, api_problem *p) {
@@ -66,6 +79,15 @@ int api_attention_decode_grad(api_attention *a, const json_t *body,
                               size_t max_elements, api_problem *p) {
     return api_field_tensor(&a->grad, &a->has_grad, body, "grad_output",
                             &api_grad_output_spec, max_elements, p);
+}
+
+int api_attention_decode_extras(api_attention *a, const json_t *body,
+                                size_t max_elements, api_problem *p) {
+    return api_attention_decode_lens(a, body, max_elements, p) ||
+                   api_attention_decode_masks(a, body, max_elements, p) ||
+                   api_attention_decode_grad(a, body, max_elements, p)
+               ? -1
+               : 0;
 }
 
 static int mismatch(api_problem *p, const char *pointer,
@@ -574,4 +596,96 @@ void api_attention_answer_extras(api_attention *a, api_result *r,
 uint64_t api_attention_work_dot(const api_attention *a) {
     size_t dims[3] = {a->B, a->Nq, a->Nk};
     return api_work_mul(api_work_prod(dims, 3), api_work_add(a->dq, a->dv));
+}
+
+int api_attention_check_fields(const json_t *body, const api_schema *schema,
+                               const api_attention_params *params, int *given,
+                               api_problem *p) {
+    if (api_fields_unknown(body, schema, "", p) ||
+        api_fields_missing(body, schema, "", p))
+        return -1;
+    int n = 0;
+    for (int i = 0; i < params->n; i++)
+        n += api_field_value(body, params->names[i]) != NULL;
+    *given = n == params->n;
+    char ptr[32];
+    if (n == 0 && !api_field_value(body, params->alt)) {
+        snprintf(ptr, sizeof ptr, "/%s", params->alt);
+        return api_fail(p, API_E_MISSING_FIELD, ptr, "%s", params->none);
+    }
+    for (int i = 0; n > 0 && n < params->n && i < params->n; i++)
+        if (!api_field_value(body, params->names[i])) {
+            snprintf(ptr, sizeof ptr, "/%s", params->names[i]);
+            return api_fail(p, API_E_MISSING_FIELD, ptr, "%s; %s is missing",
+                            params->all, params->names[i]);
+        }
+    return api_fields_types(body, schema, "", p) ? -1 : 0;
+}
+
+int api_attention_read_hiddens(const json_t *body, int given, size_t given_h,
+                               int64_t *num_hiddens, size_t *h,
+                               api_problem *p) {
+    *num_hiddens = 0;
+    if (api_field_int(body, "num_hiddens", 0, num_hiddens))
+        return api_fail(p, API_E_INVALID_VALUE, "/num_hiddens",
+                        "num_hiddens is the number of hidden units h, an "
+                        "integer from 1 to 2^63 - 1");
+    *h = given ? given_h : *num_hiddens > 0 ? (size_t)*num_hiddens : 1;
+    return 0;
+}
+
+int api_attention_check_drawn(const json_t *body,
+                              const api_attention_params *params, int given,
+                              int64_t num_hiddens, int seed_big, int64_t seed,
+                              api_problem *p) {
+    if (given && api_field_value(body, "num_hiddens"))
+        return api_fail(p, API_E_INVALID_VALUE, "/num_hiddens",
+                        "give %s, or num_hiddens (and seed) to draw them — "
+                        "not both",
+                        params->list);
+    if (!given && num_hiddens < 1)
+        return api_fail(p, API_E_INVALID_VALUE, "/num_hiddens",
+                        "num_hiddens is the number of hidden units h, at "
+                        "least 1");
+    if (given && api_field_value(body, "seed"))
+        return api_fail(p, API_E_INVALID_VALUE, "/seed",
+                        "seed draws the parameters; with %s given, leave it "
+                        "out",
+                        params->list);
+    if (seed_big || seed < 0)
+        return api_fail(p, API_E_INVALID_VALUE, "/seed",
+                        "seed is an integer from 0 to 2^63 - 1");
+    return 0;
+}
+
+int api_attention_handle(api_call *call, const api_attention_steps *steps,
+                         void *req, size_t size, api_attention *a,
+                         api_arena *arena) {
+    memset(req, 0, size);
+    if (steps->decode(call, req) || steps->prepare(call, req))
+        return -1;
+    attn_fault fault = {0};
+    api_call_inputs_read(call);
+    double t0 = api_clock_ms();
+    attn_status st = steps->compute(req, &fault);
+    if (st == ATTN_OK)
+        api_attention_diagnose(a);
+    call->compute_ms = api_clock_ms() - t0;
+    if (api_attention_fault(a, st, &fault, &call->problem)) {
+        api_arena_free(arena);
+        return -1;
+    }
+    steps->answer(call, req);
+    return 0;
+}
+
+void api_attention_answer_scale(const api_attention *a, api_result *r,
+                                double scale) {
+    api_result_item *it = api_result_number(r, "scale", scale);
+    char detail[120];
+    snprintf(detail, sizeof detail,
+             "scale rounded to %d digits is beyond the largest double; use "
+             "more digits",
+             a->fmt.precision);
+    api_result_fail_text(r, it, "/precision", detail);
 }

@@ -22,7 +22,9 @@
 #include "arena.h"
 #include "attn.h"
 #include "buf.h"
+#include "call.h"
 #include "diagnostics.h"
+#include "fields.h"
 #include "grads.h"
 #include "mask_json.h"
 #include "masks.h"
@@ -32,6 +34,26 @@
 
 /* valid_lens as every attention route accepts it. */
 extern const api_tensor_spec api_attention_lens_spec;
+
+/* queries (B, Nq, dq), keys (B, Nk, dk), values (B, Nk, dv), or each
+ * unbatched, as the routes whose queries and keys may differ in features
+ * take them (additive, multihead); in that order. */
+extern const api_tensor_spec api_attention_queries_spec;
+extern const api_tensor_spec api_attention_keys_spec;
+extern const api_tensor_spec api_attention_values_spec;
+extern const api_tensor_spec *const api_attention_qkv_specs[3];
+
+/* The masking fields of a field table (fields.h), in the contract's
+ * order: valid_lens, attn_mask, key_padding_mask, causal, fully_masked. */
+/* clang-format off */
+#define API_ATTENTION_MASK_FIELDS                                              \
+    {"valid_lens", API_FIELD_TENSOR, 0, &api_attention_lens_spec, NULL},       \
+    {"attn_mask", API_FIELD_MASK, 0, &api_attention_attn_mask_spec, NULL},     \
+    {"key_padding_mask", API_FIELD_BOOL_MASK, 0,                               \
+     &api_attention_key_padding_spec, NULL},                                   \
+    {"causal", API_FIELD_BOOL_OR_STRING, 0, NULL, NULL},                       \
+    {"fully_masked", API_FIELD_STRING, 0, NULL, NULL}
+/* clang-format on */
 
 /* PyTorch's masks as every attention route accepts them (docs/contract.md
  * section 1, "Masking"): attn_mask (Nq, Nk), (B, Nq, Nk), or on multihead
@@ -93,6 +115,11 @@ int api_attention_decode_masks(api_attention *a, const json_t *body,
 /* The tensor phase for grad_output (absent is fine): sets has_grad. */
 int api_attention_decode_grad(api_attention *a, const json_t *body,
                               size_t max_elements, api_problem *p);
+
+/* The tensor phase for the fields after the inputs, in table order:
+ * valid_lens, the masks, grad_output (each as above). */
+int api_attention_decode_extras(api_attention *a, const json_t *body,
+                                size_t max_elements, api_problem *p);
 
 /* Cross-field shapes of keys (against queries: rank, B, and d when
  * same_d) and values (against keys: rank, B, Nk): shape_mismatch at the
@@ -188,5 +215,74 @@ void api_attention_answer_extras(api_attention *a, api_result *r,
 /* Multiply-adds of Q Kᵀ and weights·V: B·Nq·Nk·(d + dv), saturating
  * (the forward pass alone; see api_grads_work). */
 uint64_t api_attention_work_dot(const api_attention *a);
+
+/* The parameters a route takes given or drawn (additive, multihead,
+ * self): all of the weights names[0 … n-1], or none of them and the
+ * field alt ("num_hiddens", "d_k") that sizes the drawn ones. */
+typedef struct {
+    const char *const *names;
+    int n;
+    const char *alt;
+    const char *none; /* the detail when neither is given */
+    const char *all;  /* "give all three of …, or none of them and …" */
+    const char *list; /* the weights as details name them: "W_q, W_k and w_v" */
+} api_attention_params;
+
+/* Step 1 of a route whose parameters are given or drawn: unknown_field,
+ * missing_field (with the parameters' rule: missing_field at /alt when
+ * neither, at the first weight missing when some are given), then
+ * wrong_type, over the whole body (fields.h). *given is 1 when all the
+ * weights are given. Returns 0, or -1 with p set. */
+int api_attention_check_fields(const json_t *body, const api_schema *schema,
+                               const api_attention_params *params, int *given,
+                               api_problem *p);
+
+/* num_hiddens, the hidden units h of parameters drawn: invalid_value
+ * when beyond int64 (there is no size to check it against). *h is the
+ * given weights' given_h, else num_hiddens when it is positive, else 1
+ * (api_attention_check_drawn refuses it later, in table order). Returns
+ * 0, or -1 with p set. */
+int api_attention_read_hiddens(const json_t *body, int given, size_t given_h,
+                               int64_t *num_hiddens, size_t *h, api_problem *p);
+
+/* Step 5's checks of parameters given or drawn from num_hiddens and seed
+ * (additive, multihead), in table order: num_hiddens with given weights,
+ * num_hiddens below 1 to draw them, seed with given weights, seed out of
+ * range (seed_big: beyond int64); each invalid_value at its field.
+ * Returns 0, or -1 with p set. */
+int api_attention_check_drawn(const json_t *body,
+                              const api_attention_params *params, int given,
+                              int64_t num_hiddens, int seed_big, int64_t seed,
+                              api_problem *p);
+
+/* The steps of an attention route's handler, each taking the route's
+ * own request (req), in the contract's order of checks. */
+typedef struct {
+    /* 1–5: fields, tensors, cross-field shapes, sizes and work (charged),
+     * the values before the allocation. Returns 0 or -1 (call->problem). */
+    int (*decode)(api_call *call, void *req);
+    /* 6–7: the one allocation, the values read into it. Returns 0, or -1
+     * with call->problem set and nothing held. */
+    int (*prepare)(api_call *call, void *req);
+    /* 8: the library's passes (timed by api_attention_handle). */
+    attn_status (*compute)(void *req, attn_fault *fault);
+    /* 9: the typed result (result.h), which takes the allocation. */
+    void (*answer)(api_call *call, void *req);
+} api_attention_steps;
+
+/* Run steps on req (size bytes, zeroed first), whose api_attention is a
+ * and whose allocation is arena: decode, prepare, then, once the inputs are
+ * read (api_call_inputs_read), compute and the diagnostics, timed in
+ * call->compute_ms; a library failure becomes the contract's problem
+ * (api_attention_fault) and frees arena; else answer. Returns 0
+ * (call->result filled) or -1 (call->problem set). */
+int api_attention_handle(api_call *call, const api_attention_steps *steps,
+                         void *req, size_t size, api_attention *a,
+                         api_arena *arena);
+
+/* Add "scale" to r: a value that rounds beyond the largest double at the
+ * answer's precision fails it with invalid_value at /precision. */
+void api_attention_answer_scale(const api_attention *a, api_result *r,
+                                double scale);
 
 #endif /* API_ATTENTION_H */

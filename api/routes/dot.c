@@ -39,12 +39,7 @@ static const api_field fields[] = {
     {"queries", API_FIELD_TENSOR, 1, &queries_spec, NULL},
     {"keys", API_FIELD_TENSOR, 1, &keys_spec, NULL},
     {"values", API_FIELD_TENSOR, 1, &values_spec, NULL},
-    {"valid_lens", API_FIELD_TENSOR, 0, &api_attention_lens_spec, NULL},
-    {"attn_mask", API_FIELD_MASK, 0, &api_attention_attn_mask_spec, NULL},
-    {"key_padding_mask", API_FIELD_BOOL_MASK, 0,
-     &api_attention_key_padding_spec, NULL},
-    {"causal", API_FIELD_BOOL_OR_STRING, 0, NULL, NULL},
-    {"fully_masked", API_FIELD_STRING, 0, NULL, NULL},
+    API_ATTENTION_MASK_FIELDS,
     {"scale", API_FIELD_NUMBER, 0, NULL, NULL},
     {"return_weights", API_FIELD_BOOL, 0, NULL, NULL},
     {"return_scores", API_FIELD_BOOL, 0, NULL, NULL},
@@ -74,105 +69,121 @@ static void cost_dot(const api_call *call, const void *shapes, api_cost *cost) {
     api_trace_cost(&t, a, cost);
 }
 
-static int handle_dot(api_call *call) {
+/* One request, decoded: the attention's shared parts, its trace and
+ * scale, then the one allocation they lie in. */
+typedef struct {
+    api_attention a;
+    api_trace trace; /* "trace": true (trace.h) */
+    double scale;
+    api_arena arena;
+} dot_request;
+
+/* Steps 1–4 of the contract's order of checks (fields.h): fields,
+ * tensors, cross-field shapes, sizes and the cost (charged, cost_dot).
+ * Returns 0, or -1 with call->problem set. */
+static int decode(api_call *call, void *req) {
     static const api_tensor_spec *const specs[3] = {&queries_spec, &keys_spec,
                                                     &values_spec};
+    dot_request *r = req;
     api_problem *p = &call->problem;
     const json_t *body = call->body;
     size_t max_elements = call->limits->max_elements;
-    api_attention a;
-    memset(&a, 0, sizeof a);
+    api_attention *a = &r->a;
 
     /* 1. unknown_field, missing_field, wrong_type over the whole body */
     if (api_fields_check(body, &schema, "", p))
         return -1;
     /* 2. each tensor in table order: rank, ragged, size, len(data), zero */
-    if (api_attention_decode_qkv(&a, body, specs, max_elements, p) ||
-        api_attention_decode_lens(&a, body, max_elements, p) ||
-        api_attention_decode_masks(&a, body, max_elements, p) ||
-        api_attention_decode_grad(&a, body, max_elements, p))
+    if (api_attention_decode_qkv(a, body, specs, max_elements, p) ||
+        api_attention_decode_extras(a, body, max_elements, p))
         return -1;
     /* 3. cross-field shapes */
-    if (api_attention_cross_qkv(&a, 1, p) ||
-        api_attention_cross_lens(&a, 0, p) ||
-        api_attention_cross_masks(&a, 0, p) || api_attention_cross_grad(&a, p))
+    if (api_attention_cross_qkv(a, 1, p) || api_attention_cross_lens(a, 0, p) ||
+        api_attention_cross_masks(a, 0, p) || api_attention_cross_grad(a, p))
         return -1;
     /* 4. derived sizes and the cost (cost_dot) */
-    api_attention_read_flags(&a, body);
-    api_trace trace;
-    api_trace_init(&trace, API_TRACE_DOT, body, 0);
-    if (api_attention_check_sizes(&a, max_elements, p) ||
-        api_trace_check_sizes(&trace, &a, max_elements, p) ||
-        api_route_charge(call, &a))
+    api_attention_read_flags(a, body);
+    api_trace_init(&r->trace, API_TRACE_DOT, body, 0);
+    if (api_attention_check_sizes(a, max_elements, p) ||
+        api_trace_check_sizes(&r->trace, a, max_elements, p) ||
+        api_route_charge(call, a))
         return -1;
+    return 0;
+}
 
-    /* 5. one allocation, inputs read */
-    api_arena arena = {0};
-    api_attention_plan(&a, &arena);
-    api_trace_plan(&trace, &a, &arena);
-    if (api_arena_alloc(&arena))
+/* Steps 5–6: one allocation, inputs read, then the remaining values in
+ * table order (valid_lens, the mask, scale, the output format). Returns
+ * 0, or -1 with call->problem set and nothing held. */
+static int prepare(api_call *call, void *req) {
+    dot_request *r = req;
+    api_problem *p = &call->problem;
+    const json_t *body = call->body;
+    api_attention *a = &r->a;
+    api_attention_plan(a, &r->arena);
+    api_trace_plan(&r->trace, a, &r->arena);
+    if (api_arena_alloc(&r->arena))
         return api_fail(p, API_E_INTERNAL, NULL, "out of memory");
-    api_attention_take(&a, &arena);
-    api_trace_take(&trace, &a, &arena);
+    api_attention_take(a, &r->arena);
+    api_trace_take(&r->trace, a, &r->arena);
 
-    /* 6. remaining values, in table order */
-    double scale = api_field_number(body, "scale", -1);
+    r->scale = api_field_number(body, "scale", -1);
     int rc =
-        api_attention_check_lens(&a, p) || api_attention_read_mask(&a, body, p);
+        api_attention_check_lens(a, p) || api_attention_read_mask(a, body, p);
     if (rc == 0 && api_field_value(body, "scale") &&
-        !(isfinite(scale) && scale > 0))
+        !(isfinite(r->scale) && r->scale > 0))
         rc = api_fail(p, API_E_INVALID_VALUE, "/scale",
                       "scale multiplies Q Kᵀ and must be a finite number > 0 "
                       "(default 1/sqrt(d); temperature = 1/scale)");
     if (rc == 0)
-        rc = api_tensor_format_read(&a.fmt, body, p);
+        rc = api_tensor_format_read(&a->fmt, body, p);
     if (rc) {
-        api_arena_free(&arena);
+        api_arena_free(&r->arena);
         return -1;
     }
     if (!api_field_value(body, "scale"))
-        scale = attn_dot_default_scale(a.dq);
-
-    /* 7. compute */
-    api_call_inputs_read(call);
-    attn_fault fault = {0};
-    double t0 = api_clock_ms();
-    attn_status st = attn_dot_forward(
-        a.out, a.weights, api_trace_scores(&trace, &a), a.qd, a.kd, a.vd,
-        &a.mask, scale, a.B, a.Nq, a.Nk, a.dq, a.dv, &fault);
-    if (st == ATTN_OK)
-        st = api_trace_dot(&trace, &a);
-    if (st == ATTN_OK && a.has_grad)
-        st = attn_dot_backward(a.grad_q, a.grad_k, a.grad_v, a.grad_out,
-                               a.weights, a.qd, a.kd, a.vd, &a.mask, scale, a.B,
-                               a.Nq, a.Nk, a.dq, a.dv, &fault);
-    if (st == ATTN_OK)
-        api_attention_diagnose(&a);
-    call->compute_ms = api_clock_ms() - t0;
-
-    /* 8. answer: the typed result (result.h), or the first problem */
-    if (api_attention_fault(&a, st, &fault, p)) {
-        api_arena_free(&arena);
-        return -1;
-    }
-    api_result *res = &call->result;
-    api_attention_answer(&a, res, &arena,
-                         "Scaled dot-product attention weights");
-    api_result_item *s = api_result_number(res, "scale", scale);
-    char detail[120];
-    snprintf(detail, sizeof detail,
-             "scale rounded to %d digits is beyond the largest double; use "
-             "more digits",
-             a.fmt.precision);
-    api_result_fail_text(res, s, "/precision", detail);
-    const api_grad_entry grads[3] = {
-        {"grads.queries", a.grad_q, a.q.shape, a.q.rank},
-        {"grads.keys", a.grad_k, a.k.shape, a.k.rank},
-        {"grads.values", a.grad_v, a.v.shape, a.v.rank},
-    };
-    api_attention_answer_extras(&a, res, a.has_grad ? grads : NULL, 3);
-    api_trace_answer(&trace, &a, res);
+        r->scale = attn_dot_default_scale(a->dq);
     return 0;
+}
+
+/* Step 7: forward (and the trace), and backward with grad_output. */
+static attn_status compute(void *req, attn_fault *fault) {
+    dot_request *r = req;
+    api_attention *a = &r->a;
+    attn_status st = attn_dot_forward(
+        a->out, a->weights, api_trace_scores(&r->trace, a), a->qd, a->kd, a->vd,
+        &a->mask, r->scale, a->B, a->Nq, a->Nk, a->dq, a->dv, fault);
+    if (st == ATTN_OK)
+        st = api_trace_dot(&r->trace, a);
+    if (st == ATTN_OK && a->has_grad)
+        st = attn_dot_backward(a->grad_q, a->grad_k, a->grad_v, a->grad_out,
+                               a->weights, a->qd, a->kd, a->vd, &a->mask,
+                               r->scale, a->B, a->Nq, a->Nk, a->dq, a->dv,
+                               fault);
+    return st;
+}
+
+/* Step 8: the typed result (result.h), which keeps the allocation. */
+static void answer_result(api_call *call, void *req) {
+    dot_request *r = req;
+    api_attention *a = &r->a;
+    api_result *res = &call->result;
+    api_attention_answer(a, res, &r->arena,
+                         "Scaled dot-product attention weights");
+    api_attention_answer_scale(a, res, r->scale);
+    const api_grad_entry grads[3] = {
+        {"grads.queries", a->grad_q, a->q.shape, a->q.rank},
+        {"grads.keys", a->grad_k, a->k.shape, a->k.rank},
+        {"grads.values", a->grad_v, a->v.shape, a->v.rank},
+    };
+    api_attention_answer_extras(a, res, a->has_grad ? grads : NULL, 3);
+    api_trace_answer(&r->trace, a, res);
+}
+
+static int handle_dot(api_call *call) {
+    static const api_attention_steps steps = {decode, prepare, compute,
+                                              answer_result};
+    dot_request r;
+    return api_attention_handle(call, &steps, &r, sizeof r, &r.a, &r.arena);
 }
 
 /* The route table's entry (route.h). */

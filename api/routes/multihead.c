@@ -37,15 +37,6 @@
 #include "route.h"
 #include "trace.h"
 
-static const api_tensor_spec queries_spec = {
-    "queries", API_RANK(2) | API_RANK(3), API_TENSOR_MASKED_SCORES,
-    "(B, Nq, dq) or unbatched (Nq, dq)", 0};
-static const api_tensor_spec keys_spec = {
-    "keys", API_RANK(2) | API_RANK(3), API_TENSOR_MASKED_SCORES,
-    "(B, Nk, dk) or unbatched (Nk, dk)", 0};
-static const api_tensor_spec values_spec = {
-    "values", API_RANK(2) | API_RANK(3), API_TENSOR_MASKED_SCORES,
-    "(B, Nk, dv) or unbatched (Nk, dv)", 0};
 static const api_tensor_spec W_q_spec = {"W_q", API_RANK(2), 0, "(h, dq)", 0};
 static const api_tensor_spec W_k_spec = {"W_k", API_RANK(2), 0, "(h, dk)", 0};
 static const api_tensor_spec W_v_spec = {"W_v", API_RANK(2), 0, "(h, dv)", 0};
@@ -58,9 +49,9 @@ static const api_tensor_spec b_o_spec = {"b_o", API_RANK(1), 0, "(d_out)", 0};
 
 /* The contract's field table (docs/contract.md section 6), in its order. */
 static const api_field fields[] = {
-    {"queries", API_FIELD_TENSOR, 1, &queries_spec, NULL},
-    {"keys", API_FIELD_TENSOR, 0, &keys_spec, NULL},
-    {"values", API_FIELD_TENSOR, 0, &values_spec, NULL},
+    {"queries", API_FIELD_TENSOR, 1, &api_attention_queries_spec, NULL},
+    {"keys", API_FIELD_TENSOR, 0, &api_attention_keys_spec, NULL},
+    {"values", API_FIELD_TENSOR, 0, &api_attention_values_spec, NULL},
     {"num_heads", API_FIELD_INTEGER, 1, NULL, NULL},
     {"W_q", API_FIELD_TENSOR, 0, &W_q_spec, NULL},
     {"W_k", API_FIELD_TENSOR, 0, &W_k_spec, NULL},
@@ -72,12 +63,7 @@ static const api_field fields[] = {
     {"b_o", API_FIELD_TENSOR, 0, &b_o_spec, NULL},
     {"num_hiddens", API_FIELD_INTEGER, 0, NULL, NULL},
     {"seed", API_FIELD_INTEGER, 0, NULL, NULL},
-    {"valid_lens", API_FIELD_TENSOR, 0, &api_attention_lens_spec, NULL},
-    {"attn_mask", API_FIELD_MASK, 0, &api_attention_attn_mask_spec, NULL},
-    {"key_padding_mask", API_FIELD_BOOL_MASK, 0,
-     &api_attention_key_padding_spec, NULL},
-    {"causal", API_FIELD_BOOL_OR_STRING, 0, NULL, NULL},
-    {"fully_masked", API_FIELD_STRING, 0, NULL, NULL},
+    API_ATTENTION_MASK_FIELDS,
     {"return_weights", API_FIELD_BOOL, 0, NULL, NULL},
     {"diagnostics", API_FIELD_BOOL, 0, NULL, NULL},
     {"grad_output", API_FIELD_TENSOR, 0, &api_grad_output_spec, NULL},
@@ -110,25 +96,16 @@ static const api_tensor_spec *const param_specs[N_PARAMS] = {
 
 /* All four weight matrices, or none of them and num_hiddens (missing_field
  * phase; biases are optional either way). */
-static int check_params_present(const json_t *body, int *given,
-                                api_problem *p) {
-    int n = 0;
-    for (int i = P_WQ; i <= P_WO; i++)
-        n += api_field_value(body, param_names[i]) != NULL;
-    *given = n == 4;
-    if (n == 0 && !api_field_value(body, "num_hiddens"))
-        return api_fail(p, API_E_MISSING_FIELD, "/num_hiddens",
-                        "multi-head attention needs its parameters: W_q "
-                        "(h, dq), W_k (h, dk), W_v (h, dv) and W_o (d_out, "
-                        "h), or num_hiddens = h (and seed) to draw them");
-    for (int i = P_WQ; n > 0 && n < 4 && i <= P_WO; i++)
-        if (!api_field_value(body, param_names[i]))
-            return api_fail(p, API_E_MISSING_FIELD, param_pointers[i],
-                            "give all four of W_q, W_k, W_v and W_o, or none "
-                            "of them and num_hiddens; %s is missing",
-                            param_names[i]);
-    return 0;
-}
+static const api_attention_params params_rule = {
+    param_names,
+    4,
+    "num_hiddens",
+    "multi-head attention needs its parameters: W_q (h, dq), W_k (h, dk), "
+    "W_v (h, dv) and W_o (d_out, h), or num_hiddens = h (and seed) to draw "
+    "them",
+    "give all four of W_q, W_k, W_v and W_o, or none of them and "
+    "num_hiddens",
+    "W_q, W_k, W_v and W_o"};
 
 /* shape_mismatch at a parameter with expected/got. */
 static int param_mismatch(api_problem *p, int i, const long long *expected,
@@ -291,34 +268,21 @@ typedef struct {
     api_trace trace; /* "trace": true (trace.h) */
 } multihead_request;
 
-/* Steps 1–5 of the contract's order of checks (fields.h): fields, tensors,
- * cross-field shapes, sizes and work (charged), then the remaining
- * values up to valid_lens. Returns 0, or -1 with call->problem set. */
-static int decode(api_call *call, multihead_request *m) {
-    static const api_tensor_spec *const specs[3] = {&queries_spec, &keys_spec,
-                                                    &values_spec};
-    api_problem *p = &call->problem;
-    const json_t *body = call->body;
-    size_t max_elements = call->limits->max_elements;
+/* Step 2, the tensors in table order: queries, keys, values, the
+ * parameters, then valid_lens, the masks, grad_output; keys default to
+ * queries and values to keys (self-attention). Returns 0, or -1 with p
+ * set. */
+static int decode_tensors(multihead_request *m, const json_t *body,
+                          size_t max_elements, api_problem *p) {
     api_attention *a = &m->a;
-    api_tensor *P = m->P;
-
-    /* 1. unknown_field, missing_field (with the parameters rule), types */
-    if (api_fields_unknown(body, &schema, "", p) ||
-        api_fields_missing(body, &schema, "", p) ||
-        check_params_present(body, &m->given, p) ||
-        api_fields_types(body, &schema, "", p))
-        return -1;
-    /* 2. tensors in table order */
-    if (api_attention_decode_qkv(a, body, specs, max_elements, p))
+    if (api_attention_decode_qkv(a, body, api_attention_qkv_specs, max_elements,
+                                 p))
         return -1;
     for (int i = 0; i < N_PARAMS; i++)
-        if (api_field_tensor(&P[i], &m->present[i], body, param_names[i],
+        if (api_field_tensor(&m->P[i], &m->present[i], body, param_names[i],
                              param_specs[i], max_elements, p))
             return -1;
-    if (api_attention_decode_lens(a, body, max_elements, p) ||
-        api_attention_decode_masks(a, body, max_elements, p) ||
-        api_attention_decode_grad(a, body, max_elements, p))
+    if (api_attention_decode_extras(a, body, max_elements, p))
         return -1;
     /* self-attention: keys default to queries, values to keys */
     a->keys_defaulted = !api_field_value(body, "keys");
@@ -327,29 +291,93 @@ static int decode(api_call *call, multihead_request *m) {
         a->k = a->q;
     if (a->values_defaulted)
         a->v = a->k;
+    return 0;
+}
+
+/* Step 4's derived sizes: output and weights, the drawn weights, the
+ * projections, a trace's tensors; over max_elements -> 413. */
+static int check_sizes(multihead_request *m, size_t max_elements,
+                       api_problem *p) {
+    const api_attention *a = &m->a;
+    size_t h = m->h;
+    size_t wq[2] = {h, a->dq}, wk[2] = {h, a->dk}, wv[2] = {h, a->dv},
+           wo[2] = {h, h};
+    size_t pq[2] = {a->B * a->Nq, h}, pk[2] = {a->B * a->Nk, h};
+    if (api_attention_check_sizes(a, max_elements, p) ||
+        (!m->given && (api_limit_elements("W_q", wq, 2, max_elements, p) ||
+                       api_limit_elements("W_k", wk, 2, max_elements, p) ||
+                       api_limit_elements("W_v", wv, 2, max_elements, p) ||
+                       api_limit_elements("W_o", wo, 2, max_elements, p))) ||
+        api_limit_elements("projected queries (B·Nq, h)", pq, 2, max_elements,
+                           p) ||
+        api_limit_elements("projected keys and values (B·Nk, h)", pk, 2,
+                           max_elements, p) ||
+        api_trace_check_sizes(&m->trace, a, max_elements, p))
+        return -1;
+    return 0;
+}
+
+/* Step 5's checks of num_heads (its range first: no h divides a number
+ * beyond int64; at least 1; dividing h when h is known) and of biases
+ * with drawn parameters, which have none. Returns 0, or -1 with p set. */
+static int check_heads(const multihead_request *m, int64_t num_heads,
+                       int heads_big, int heads_ok, int h_known,
+                       api_problem *p) {
+    if (heads_big) /* its range first: no h divides it */
+        return api_fail(p, API_E_INVALID_VALUE, "/num_heads",
+                        "num_heads is out of range: the number of heads H "
+                        "is an integer from 1 to 2^63 - 1 that divides h");
+    if (num_heads < 1)
+        return api_fail(p, API_E_INVALID_VALUE, "/num_heads",
+                        "num_heads is the number of heads H, at least 1");
+    if (h_known && (!heads_ok || m->h % m->a.H != 0))
+        return api_fail(p, API_E_INVALID_VALUE, "/num_heads",
+                        "num_heads must divide h = %zu: each head gets h / "
+                        "H contiguous features of the projections",
+                        m->h);
+    for (int i = P_BQ; !m->given && i <= P_BO; i++)
+        if (m->present[i])
+            return api_fail(p, API_E_INVALID_VALUE, param_pointers[i],
+                            "drawn parameters (num_hiddens) have no biases; "
+                            "give W_q, W_k, W_v and W_o to use %s",
+                            param_names[i]);
+    return 0;
+}
+
+/* Steps 1–5 of the contract's order of checks (fields.h): fields, tensors,
+ * cross-field shapes, sizes and work (charged), then the remaining
+ * values up to valid_lens. Returns 0, or -1 with call->problem set. */
+static int decode(api_call *call, void *req) {
+    multihead_request *m = req;
+    api_problem *p = &call->problem;
+    const json_t *body = call->body;
+    size_t max_elements = call->limits->max_elements;
+    api_attention *a = &m->a;
+    api_tensor *P = m->P;
+
+    /* 1. unknown_field, missing_field (with the parameters rule), types */
+    if (api_attention_check_fields(body, &schema, &params_rule, &m->given, p))
+        return -1;
+    /* 2. tensors in table order */
+    if (decode_tensors(m, body, max_elements, p))
+        return -1;
 
     /* 3. cross-field shapes */
     int given = m->given;
     if (api_attention_cross_qkv(a, 0, p) ||
         (given && cross_params(P, m->present, a, p)))
         return -1;
-    int64_t num_heads = 0, num_hiddens = 0;
+    int64_t num_heads = 0, num_hiddens;
     int heads_big = api_field_int(body, "num_heads", 0, &num_heads);
-    int hiddens_big = api_field_int(body, "num_hiddens", 0, &num_hiddens);
+    if (api_attention_read_hiddens(body, given, P[P_WQ].shape[0], &num_hiddens,
+                                   &m->h, p))
+        return -1;
     int seed_big = api_field_int(body, "seed", 0, &m->seed);
-    if (hiddens_big) /* beyond int64: no size to check it against */
-        return api_fail(p, API_E_INVALID_VALUE, "/num_hiddens",
-                        "num_hiddens is the number of hidden units h, an "
-                        "integer from 1 to 2^63 - 1");
-    size_t h = given ? P[P_WQ].shape[0]
-               : num_hiddens > 0 && !hiddens_big
-                   ? (size_t)num_hiddens
-                   : (size_t)(num_hiddens > 0 ? SIZE_MAX : 1);
-    m->h = h;
+    size_t h = m->h;
     /* h is known when given, or drawn with a valid num_hiddens; otherwise
      * num_hiddens is refused below and grad_output has nothing to match */
-    int h_known = given || (api_field_value(body, "num_hiddens") &&
-                            num_hiddens >= 1 && !hiddens_big);
+    int h_known =
+        given || (api_field_value(body, "num_hiddens") && num_hiddens >= 1);
     a->d_out = given ? P[P_WO].shape[0] : h;
     a->heads = 1;
     /* attn_mask may be per head, (B·H, Nq, Nk), once H is a count */
@@ -363,20 +391,8 @@ static int decode(api_call *call, multihead_request *m) {
      * num_heads is refused below, so the weights are sized with one. */
     int heads_ok = !heads_big && num_heads >= 1 && (uint64_t)num_heads <= h;
     a->H = heads_ok ? (size_t)num_heads : 1;
-    size_t wq[2] = {h, a->dq}, wk[2] = {h, a->dk}, wv[2] = {h, a->dv},
-           wo[2] = {h, h};
     api_trace_init(&m->trace, API_TRACE_MULTIHEAD, body, h);
-    size_t pq[2] = {a->B * a->Nq, h}, pk[2] = {a->B * a->Nk, h};
-    if (api_attention_check_sizes(a, max_elements, p) ||
-        (!given && (api_limit_elements("W_q", wq, 2, max_elements, p) ||
-                    api_limit_elements("W_k", wk, 2, max_elements, p) ||
-                    api_limit_elements("W_v", wv, 2, max_elements, p) ||
-                    api_limit_elements("W_o", wo, 2, max_elements, p))) ||
-        api_limit_elements("projected queries (B·Nq, h)", pq, 2, max_elements,
-                           p) ||
-        api_limit_elements("projected keys and values (B·Nk, h)", pk, 2,
-                           max_elements, p) ||
-        api_trace_check_sizes(&m->trace, a, max_elements, p))
+    if (check_sizes(m, max_elements, p))
         return -1;
     api_attention_read_flags(a, body);
     const multihead_shapes shapes = {a, h, m->present, given};
@@ -384,47 +400,18 @@ static int decode(api_call *call, multihead_request *m) {
         return -1;
 
     /* 5. remaining values in table order, up to valid_lens */
-    if (heads_big) /* its range first: no h divides it */
-        return api_fail(p, API_E_INVALID_VALUE, "/num_heads",
-                        "num_heads is out of range: the number of heads H "
-                        "is an integer from 1 to 2^63 - 1 that divides h");
-    if (num_heads < 1)
-        return api_fail(p, API_E_INVALID_VALUE, "/num_heads",
-                        "num_heads is the number of heads H, at least 1");
-    if (h_known && (!heads_ok || h % a->H != 0))
-        return api_fail(p, API_E_INVALID_VALUE, "/num_heads",
-                        "num_heads must divide h = %zu: each head gets h / "
-                        "H contiguous features of the projections",
-                        h);
-    for (int i = P_BQ; !given && i <= P_BO; i++)
-        if (m->present[i])
-            return api_fail(p, API_E_INVALID_VALUE, param_pointers[i],
-                            "drawn parameters (num_hiddens) have no biases; "
-                            "give W_q, W_k, W_v and W_o to use %s",
-                            param_names[i]);
-    if (given && api_field_value(body, "num_hiddens"))
-        return api_fail(p, API_E_INVALID_VALUE, "/num_hiddens",
-                        "give W_q, W_k, W_v and W_o, or num_hiddens (and "
-                        "seed) to draw them — not both");
-    if (!given && num_hiddens < 1)
-        return api_fail(p, API_E_INVALID_VALUE, "/num_hiddens",
-                        "num_hiddens is the number of hidden units h, at "
-                        "least 1");
-    if (given && api_field_value(body, "seed"))
-        return api_fail(p, API_E_INVALID_VALUE, "/seed",
-                        "seed draws the parameters; with W_q, W_k, W_v and "
-                        "W_o given, leave it out");
-    if (seed_big || m->seed < 0)
-        return api_fail(p, API_E_INVALID_VALUE, "/seed",
-                        "seed is an integer from 0 to 2^63 - 1");
-    return 0;
+    if (check_heads(m, num_heads, heads_big, heads_ok, h_known, p))
+        return -1;
+    return api_attention_check_drawn(body, &params_rule, given, num_hiddens,
+                                     seed_big, m->seed, p);
 }
 
 /* Steps 6–7: one allocation (inputs, outputs, parameters and, with
  * grad_output, their gradients), valid_lens and the mask, then the
  * parameters read or drawn (Xavier-uniform W_q, W_k, W_v, W_o). Returns
  * 0, or -1 with call->problem set and nothing held. */
-static int prepare(api_call *call, multihead_request *m) {
+static int prepare(api_call *call, void *req) {
+    multihead_request *m = req;
     api_problem *p = &call->problem;
     api_attention *a = &m->a;
     size_t count[N_PARAMS];
@@ -462,16 +449,14 @@ static int prepare(api_call *call, multihead_request *m) {
 
 /* Step 8: forward, and backward with grad_output; a defaulted tensor's
  * gradient goes to its source. */
-static attn_status compute(api_call *call, multihead_request *m,
-                           attn_fault *fault) {
+static attn_status compute(void *req, attn_fault *fault) {
+    multihead_request *m = req;
     api_attention *a = &m->a;
     double *const *w = m->param, *const *g = m->grad;
     const attn_multihead_params params = {w[P_WQ], w[P_WK], w[P_WV], w[P_WO],
                                           w[P_BQ], w[P_BK], w[P_BV], w[P_BO]};
     const attn_multihead_grads grads = {g[P_WQ], g[P_WK], g[P_WV], g[P_WO],
                                         g[P_BQ], g[P_BK], g[P_BV], g[P_BO]};
-    api_call_inputs_read(call);
-    double t0 = api_clock_ms();
     attn_status st = attn_multihead_forward(
         a->out, a->weights, api_trace_scores(&m->trace, a), a->qd, a->kd, a->vd,
         &params, &a->mask, a->B, a->Nq, a->Nk, a->dq, a->dk, a->dv, m->h, a->H,
@@ -488,15 +473,13 @@ static attn_status compute(api_call *call, multihead_request *m,
         if (a->keys_defaulted)
             api_grads_accumulate(a->grad_q, a->grad_k, a->k.count);
     }
-    if (st == ATTN_OK)
-        api_attention_diagnose(a);
-    call->compute_ms = api_clock_ms() - t0;
     return st;
 }
 
 /* Step 9: the typed result (result.h), which keeps the allocation: one
  * heatmap panel per head, drawn parameters, gradients. */
-static void answer_result(api_call *call, multihead_request *m) {
+static void answer_result(api_call *call, void *req) {
+    multihead_request *m = req;
     api_attention *a = &m->a;
     api_result *res = &call->result;
     size_t h = m->h, d_out = a->d_out;
@@ -526,18 +509,10 @@ static void answer_result(api_call *call, multihead_request *m) {
 }
 
 static int handle_multihead(api_call *call) {
+    static const api_attention_steps steps = {decode, prepare, compute,
+                                              answer_result};
     multihead_request m;
-    memset(&m, 0, sizeof m);
-    if (decode(call, &m) || prepare(call, &m))
-        return -1;
-    attn_fault fault = {0};
-    attn_status st = compute(call, &m, &fault);
-    if (api_attention_fault(&m.a, st, &fault, &call->problem)) {
-        api_arena_free(&m.arena);
-        return -1;
-    }
-    answer_result(call, &m);
-    return 0;
+    return api_attention_handle(call, &steps, &m, sizeof m, &m.a, &m.arena);
 }
 
 /* The route table's entry (route.h). */

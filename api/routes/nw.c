@@ -472,6 +472,78 @@ static void cost_nw(const api_call *call, const void *shapes, api_cost *cost) {
     api_trace_nw_cost(trace, r->m, r->n, r->dv, cost);
 }
 
+/* The request's one allocation, carved: its inputs (read from the
+ * request), predictions, weights, the history of a fit and a trace's
+ * buffers; then what the passes answer besides them. */
+typedef struct {
+    api_arena arena;
+    double *x_train, *y_train, *x_query, *y_query, *pred, *weights;
+    attn_nw_epoch *history; /* NULL without fit */
+    api_trace_nw trace;
+    double loss, grad_w;
+} nw_buffers;
+
+/* Step 5: one allocation (plan's order), the inputs read into it.
+ * Returns 0, or -1 with p set and nothing held. */
+static int prepare(nw_buffers *b, const nw_request *r, const json_t *body,
+                   api_problem *p) {
+    size_t epochs = history_epochs(body), history_slots = 0;
+    api_arena *arena = &b->arena;
+    plan(r, epochs, b->trace.on, arena, &history_slots);
+    if (api_arena_alloc(arena))
+        return api_fail(p, API_E_INTERNAL, NULL, "out of memory");
+    b->x_train = api_arena_take(arena, r->n);
+    b->y_train = api_arena_take(arena, r->n * r->dv);
+    b->x_query = api_arena_take(arena, r->m);
+    b->y_query = r->has_y_query ? api_arena_take(arena, r->m * r->dv) : NULL;
+    b->pred = api_arena_take(arena, r->m * r->dv);
+    b->weights = api_arena_take(arena, r->m * r->n);
+    b->history = epochs ? api_arena_take(arena, history_slots) : NULL;
+    api_trace_nw_take(&b->trace, r->m, r->n, arena);
+    api_tensor_read(b->x_train, &r->x_train);
+    api_tensor_read(b->y_train, &r->y_train);
+    api_tensor_read(b->x_query, &r->x_query);
+    if (b->y_query)
+        api_tensor_read(b->y_query, &r->y_query);
+    return 0;
+}
+
+/* Step 7: w from its rule, fit w (gaussian), then predict (and loss) at
+ * it, timed in call->compute_ms. Returns -1 with p set when the rule
+ * cannot choose w (bandwidth_fault; the time then unset), else 0 with
+ * *st the passes' status. */
+static int compute(api_call *call, nw_request *r, nw_buffers *b,
+                   attn_fault *fault, attn_status *st, api_problem *p) {
+    double h;
+    int gaussian = r->kernel == ATTN_KERNEL_GAUSSIAN;
+    api_call_inputs_read(call);
+    double t0 = api_clock_ms();
+    *st = ATTN_OK;
+    if (r->has_rule) {
+        *st = attn_nw_bandwidth(&h, &r->w, b->x_train, b->y_train, r->kernel,
+                                r->bw_rule, r->n, r->dv);
+        if (bandwidth_fault(r, *st, p))
+            return -1;
+    }
+    if (r->fit)
+        *st = attn_nw_fit(&r->w, b->history, r->w, r->lr, (size_t)r->epochs,
+                          r->data, b->x_train, b->y_train, b->x_query,
+                          b->y_query, r->n, r->m, r->dv, fault);
+    if (*st == ATTN_OK)
+        *st = attn_nw_predict(b->pred, b->weights, b->x_query, b->x_train,
+                              b->y_train, r->kernel, r->w, r->m, r->n, r->dv,
+                              fault);
+    if (*st == ATTN_OK && b->trace.on) /* at the w predicted with */
+        *st = attn_nw_trace(b->trace.distances, b->trace.scores, b->x_query,
+                            b->x_train, r->kernel, r->w, r->m, r->n);
+    if (*st == ATTN_OK && b->y_query)
+        *st = attn_nw_loss(&b->loss, gaussian ? &b->grad_w : NULL, b->x_query,
+                           b->y_query, b->x_train, b->y_train, r->kernel, r->w,
+                           r->m, r->n, r->dv, fault);
+    call->compute_ms = api_clock_ms() - t0;
+    return 0;
+}
+
 static int handle_nw(api_call *call) {
     api_problem *p = &call->problem;
     const json_t *body = call->body;
@@ -490,81 +562,35 @@ static int handle_nw(api_call *call) {
         return -1;
     /* 4. derived sizes and work */
     size_t sw[2] = {r.m, r.n}, sp[2] = {r.m, r.dv};
-    api_trace_nw trace = {api_trace_asked(body), NULL, NULL};
+    nw_buffers b;
+    memset(&b, 0, sizeof b);
+    b.trace = (api_trace_nw){api_trace_asked(body), NULL, NULL};
     if (api_limit_elements("weights", sw, 2, max_elements, p) ||
         api_limit_elements("predictions", sp, 2, max_elements, p) ||
         api_route_charge(call, &r)) /* cost_nw */
         return -1;
-
     /* 5. one allocation, inputs read */
-    size_t epochs = history_epochs(body), history_slots = 0;
-    api_arena arena = {0};
-    plan(&r, epochs, trace.on, &arena, &history_slots);
-    if (api_arena_alloc(&arena))
-        return api_fail(p, API_E_INTERNAL, NULL, "out of memory");
-    double *x_train = api_arena_take(&arena, r.n);
-    double *y_train = api_arena_take(&arena, r.n * r.dv);
-    double *x_query = api_arena_take(&arena, r.m);
-    double *y_query = r.has_y_query ? api_arena_take(&arena, r.m * r.dv) : NULL;
-    double *pred = api_arena_take(&arena, r.m * r.dv);
-    double *weights = api_arena_take(&arena, r.m * r.n);
-    attn_nw_epoch *history =
-        epochs ? api_arena_take(&arena, history_slots) : NULL;
-    api_trace_nw_take(&trace, r.m, r.n, &arena);
-    api_tensor_read(x_train, &r.x_train);
-    api_tensor_read(y_train, &r.y_train);
-    api_tensor_read(x_query, &r.x_query);
-    if (y_query)
-        api_tensor_read(y_query, &r.y_query);
-
+    if (prepare(&b, &r, body, p))
+        return -1;
     /* 6. remaining values */
-    if (read_values(&r, body, x_train, p)) {
-        api_arena_free(&arena);
+    if (read_values(&r, body, b.x_train, p)) {
+        api_arena_free(&b.arena);
         return -1;
     }
-
-    /* 7. compute: w from its rule, fit w (gaussian), then predict (and
-     * loss) at it */
+    /* 7. compute; 8. answer */
     attn_fault fault = {0};
-    double loss = 0, grad_w = 0, h;
-    int gaussian = r.kernel == ATTN_KERNEL_GAUSSIAN;
-    api_call_inputs_read(call);
-    double t0 = api_clock_ms();
-    attn_status st = ATTN_OK;
-    if (r.has_rule) {
-        st = attn_nw_bandwidth(&h, &r.w, x_train, y_train, r.kernel, r.bw_rule,
-                               r.n, r.dv);
-        if (bandwidth_fault(&r, st, p)) {
-            api_arena_free(&arena);
-            return -1;
-        }
-    }
-    if (r.fit)
-        st = attn_nw_fit(&r.w, history, r.w, r.lr, (size_t)r.epochs, r.data,
-                         x_train, y_train, x_query, y_query, r.n, r.m, r.dv,
-                         &fault);
-    if (st == ATTN_OK)
-        st = attn_nw_predict(pred, weights, x_query, x_train, y_train, r.kernel,
-                             r.w, r.m, r.n, r.dv, &fault);
-    if (st == ATTN_OK && trace.on) /* at the w predicted with */
-        st = attn_nw_trace(trace.distances, trace.scores, x_query, x_train,
-                           r.kernel, r.w, r.m, r.n);
-    if (st == ATTN_OK && y_query)
-        st = attn_nw_loss(&loss, gaussian ? &grad_w : NULL, x_query, y_query,
-                          x_train, y_train, r.kernel, r.w, r.m, r.n, r.dv,
-                          &fault);
-    call->compute_ms = api_clock_ms() - t0;
-
-    /* 8. answer */
-    if (nw_fault(&r, st, &fault, history, p)) {
-        api_arena_free(&arena);
+    attn_status st;
+    if (compute(call, &r, &b, &fault, &st, p) ||
+        nw_fault(&r, st, &fault, b.history, p)) {
+        api_arena_free(&b.arena);
         return -1;
     }
-    fill_answer(&r, &call->result, &arena, pred, weights,
-                y_query ? &loss : NULL, y_query && gaussian ? &grad_w : NULL,
-                history);
-    api_trace_nw_answer(&trace, &call->result, weights, pred, r.m, r.n, sp,
-                        r.y_train.rank);
+    int gaussian = r.kernel == ATTN_KERNEL_GAUSSIAN;
+    fill_answer(&r, &call->result, &b.arena, b.pred, b.weights,
+                b.y_query ? &b.loss : NULL,
+                b.y_query && gaussian ? &b.grad_w : NULL, b.history);
+    api_trace_nw_answer(&b.trace, &call->result, b.weights, b.pred, r.m, r.n,
+                        sp, r.y_train.rank);
     return 0;
 }
 

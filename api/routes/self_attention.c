@@ -54,12 +54,7 @@ static const api_field fields[] = {
     {"seed", API_FIELD_INTEGER, 0, NULL, NULL},
     {"init_std", API_FIELD_NUMBER, 0, NULL, NULL},
     {"scale", API_FIELD_NUMBER, 0, NULL, NULL},
-    {"valid_lens", API_FIELD_TENSOR, 0, &api_attention_lens_spec, NULL},
-    {"attn_mask", API_FIELD_MASK, 0, &api_attention_attn_mask_spec, NULL},
-    {"key_padding_mask", API_FIELD_BOOL_MASK, 0,
-     &api_attention_key_padding_spec, NULL},
-    {"causal", API_FIELD_BOOL_OR_STRING, 0, NULL, NULL},
-    {"fully_masked", API_FIELD_STRING, 0, NULL, NULL},
+    API_ATTENTION_MASK_FIELDS,
     {"return_weights", API_FIELD_BOOL, 0, NULL, NULL},
     {"trace", API_FIELD_BOOL, 0, NULL, NULL},
     {"grad_output", API_FIELD_TENSOR, 0, &api_grad_output_spec, NULL},
@@ -121,25 +116,14 @@ typedef struct {
 
 /* All three weight matrices, or none of them and d_k (missing_field
  * phase). */
-static int check_params_present(const json_t *body, int *given,
-                                api_problem *p) {
-    int n = 0;
-    for (int i = 0; i < N_PARAMS; i++)
-        n += api_field_value(body, param_names[i]) != NULL;
-    *given = n == N_PARAMS;
-    if (n == 0 && !api_field_value(body, "d_k"))
-        return api_fail(p, API_E_MISSING_FIELD, "/d_k",
-                        "self-attention needs its weights: W_Q, W_K and W_V "
-                        "(d_model, d_k) each, or d_k (and seed) to draw them "
-                        "as the notes do");
-    for (int i = 0; n > 0 && n < N_PARAMS && i < N_PARAMS; i++)
-        if (!api_field_value(body, param_names[i]))
-            return api_fail(p, API_E_MISSING_FIELD, param_pointers[i],
-                            "give all three of W_Q, W_K and W_V, or none of "
-                            "them and d_k; %s is missing",
-                            param_names[i]);
-    return 0;
-}
+static const api_attention_params params_rule = {
+    param_names,
+    N_PARAMS,
+    "d_k",
+    "self-attention needs its weights: W_Q, W_K and W_V (d_model, d_k) "
+    "each, or d_k (and seed) to draw them as the notes do",
+    "give all three of W_Q, W_K and W_V, or none of them and d_k",
+    "W_Q, W_K and W_V"};
 
 /* W_Q (d_model, d_k) against x, then W_K and W_V against W_Q. */
 static int cross_params(self_request *s, api_problem *p) {
@@ -237,20 +221,61 @@ static void cost_self(const api_call *call, const void *shapes,
                      api_grads_work(forward_work(s), s->a.has_grad));
 }
 
+/* Step 5, the values in table order: d_k (at least 1 to draw; not with
+ * given weights), seed (np.random.seed's range; not with given weights),
+ * init_std, scale (default 1/sqrt(d_k)). dk_ok: d_k is a count; seed_big:
+ * seed is beyond int64. Returns 0, or -1 with p set. */
+static int check_values(self_request *s, const json_t *body, int dk_ok,
+                        int seed_big, api_problem *p) {
+    if (!s->given && !dk_ok)
+        return api_fail(p, API_E_INVALID_VALUE, "/d_k",
+                        "d_k is the number of features of Q, K and V (the "
+                        "columns of the drawn W_Q, W_K, W_V), at least 1");
+    if (s->given && api_field_value(body, "d_k"))
+        return api_fail(p, API_E_INVALID_VALUE, "/d_k",
+                        "give W_Q, W_K and W_V, or d_k (and seed) to draw "
+                        "them — not both; with the weights, d_k is their "
+                        "columns");
+    if (s->given && api_field_value(body, "seed"))
+        return api_fail(p, API_E_INVALID_VALUE, "/seed",
+                        "seed draws the weights; with W_Q, W_K and W_V "
+                        "given, leave it out");
+    if (seed_big || s->seed < 0 || s->seed > (int64_t)UINT32_MAX)
+        return api_fail(p, API_E_INVALID_VALUE, "/seed",
+                        "seed is np.random.seed's integer, from 0 to 2^32 - 1 "
+                        "= 4294967295");
+    s->init_std = api_field_number(body, "init_std", NOTES_INIT_STD);
+    if (s->given && api_field_value(body, "init_std"))
+        return api_fail(p, API_E_INVALID_VALUE, "/init_std",
+                        "init_std scales the drawn weights; with W_Q, W_K "
+                        "and W_V given, leave it out");
+    if (!(isfinite(s->init_std) && s->init_std > 0))
+        return api_fail(p, API_E_INVALID_VALUE, "/init_std",
+                        "init_std multiplies the standard normals of the "
+                        "drawn weights and must be a finite number > 0 "
+                        "(default 0.1, the notes')");
+    s->scale = api_field_number(body, "scale", -1);
+    if (api_field_value(body, "scale") && !(isfinite(s->scale) && s->scale > 0))
+        return api_fail(p, API_E_INVALID_VALUE, "/scale",
+                        "scale multiplies Q Kᵀ and must be a finite number > 0 "
+                        "(default 1/sqrt(d_k))");
+    if (!api_field_value(body, "scale"))
+        s->scale = attn_dot_default_scale(s->d_k);
+    return 0;
+}
+
 /* Steps 1–5 of the contract's order of checks (fields.h): fields,
  * tensors, cross-field shapes, sizes and work (charged), then the values
  * of d_k, seed, init_std and scale. Returns 0, or -1 with p set. */
-static int decode(api_call *call, self_request *s) {
+static int decode(api_call *call, void *req) {
+    self_request *s = req;
     api_problem *p = &call->problem;
     const json_t *body = call->body;
     size_t max_elements = call->limits->max_elements;
     api_attention *a = &s->a;
 
     /* 1. unknown_field, missing_field (with the weights rule), types */
-    if (api_fields_unknown(body, &schema, "", p) ||
-        api_fields_missing(body, &schema, "", p) ||
-        check_params_present(body, &s->given, p) ||
-        api_fields_types(body, &schema, "", p))
+    if (api_attention_check_fields(body, &schema, &params_rule, &s->given, p))
         return -1;
     /* 2. tensors in table order */
     int present_x = 0;
@@ -261,9 +286,7 @@ static int decode(api_call *call, self_request *s) {
         if (api_field_tensor(&s->P[i], &s->present[i], body, param_names[i],
                              param_specs[i], max_elements, p))
             return -1;
-    if (api_attention_decode_lens(a, body, max_elements, p) ||
-        api_attention_decode_masks(a, body, max_elements, p) ||
-        api_attention_decode_grad(a, body, max_elements, p))
+    if (api_attention_decode_extras(a, body, max_elements, p))
         return -1;
 
     /* 3. cross-field shapes: the weights against x, then valid_lens, the
@@ -302,41 +325,7 @@ static int decode(api_call *call, self_request *s) {
         return -1;
 
     /* 5. remaining values in table order, up to scale */
-    if (!s->given && !dk_ok)
-        return api_fail(p, API_E_INVALID_VALUE, "/d_k",
-                        "d_k is the number of features of Q, K and V (the "
-                        "columns of the drawn W_Q, W_K, W_V), at least 1");
-    if (s->given && api_field_value(body, "d_k"))
-        return api_fail(p, API_E_INVALID_VALUE, "/d_k",
-                        "give W_Q, W_K and W_V, or d_k (and seed) to draw "
-                        "them — not both; with the weights, d_k is their "
-                        "columns");
-    if (s->given && api_field_value(body, "seed"))
-        return api_fail(p, API_E_INVALID_VALUE, "/seed",
-                        "seed draws the weights; with W_Q, W_K and W_V "
-                        "given, leave it out");
-    if (seed_big || s->seed < 0 || s->seed > (int64_t)UINT32_MAX)
-        return api_fail(p, API_E_INVALID_VALUE, "/seed",
-                        "seed is np.random.seed's integer, from 0 to 2^32 - 1 "
-                        "= 4294967295");
-    s->init_std = api_field_number(body, "init_std", NOTES_INIT_STD);
-    if (s->given && api_field_value(body, "init_std"))
-        return api_fail(p, API_E_INVALID_VALUE, "/init_std",
-                        "init_std scales the drawn weights; with W_Q, W_K "
-                        "and W_V given, leave it out");
-    if (!(isfinite(s->init_std) && s->init_std > 0))
-        return api_fail(p, API_E_INVALID_VALUE, "/init_std",
-                        "init_std multiplies the standard normals of the "
-                        "drawn weights and must be a finite number > 0 "
-                        "(default 0.1, the notes')");
-    s->scale = api_field_number(body, "scale", -1);
-    if (api_field_value(body, "scale") && !(isfinite(s->scale) && s->scale > 0))
-        return api_fail(p, API_E_INVALID_VALUE, "/scale",
-                        "scale multiplies Q Kᵀ and must be a finite number > 0 "
-                        "(default 1/sqrt(d_k))");
-    if (!api_field_value(body, "scale"))
-        s->scale = attn_dot_default_scale(s->d_k);
-    return 0;
+    return check_values(s, body, dk_ok, seed_big, p);
 }
 
 /* valid_lens as integers, in place, as api_attention_take converts them
@@ -361,7 +350,8 @@ static void take_lens(api_attention *a, api_arena *arena) {
  * or drawn: np.random.seed(seed), np.random.randn(d_model, d_k) * init_std
  * for W_Q, W_K, W_V in turn. Returns 0, or -1 with p set and nothing
  * held. */
-static int prepare(api_call *call, self_request *s) {
+static int prepare(api_call *call, void *req) {
+    self_request *s = req;
     api_problem *p = &call->problem;
     api_attention *a = &s->a;
     api_arena *arena = &s->arena;
@@ -436,11 +426,10 @@ static void fill_trace(self_request *s) {
 }
 
 /* Step 8: forward, and backward with grad_output. */
-static attn_status compute(api_call *call, self_request *s, attn_fault *fault) {
+static attn_status compute(void *req, attn_fault *fault) {
+    self_request *s = req;
     api_attention *a = &s->a;
     double *const *w = s->param;
-    api_call_inputs_read(call);
-    double t0 = api_clock_ms();
     attn_status st =
         attn_self_forward(a->out, a->weights, s->trace ? s->t[T_QK] : NULL,
                           s->trace ? s->t[T_SCALED] : NULL, s->q, s->k, s->v,
@@ -453,22 +442,16 @@ static attn_status compute(api_call *call, self_request *s, attn_fault *fault) {
             &a->mask, s->scale, a->B, a->Nq, s->d_model, s->d_k, fault);
     if (st == ATTN_OK && s->trace)
         fill_trace(s);
-    call->compute_ms = api_clock_ms() - t0;
     return st;
 }
 
 /* Step 9: the typed result (result.h), which keeps the allocation. */
-static void answer_result(api_call *call, self_request *s) {
+static void answer_result(api_call *call, void *req) {
+    self_request *s = req;
     api_attention *a = &s->a;
     api_result *res = &call->result;
     api_attention_answer(a, res, &s->arena, "Self-attention weights");
-    api_result_item *it = api_result_number(res, "scale", s->scale);
-    char detail[120];
-    snprintf(detail, sizeof detail,
-             "scale rounded to %d digits is beyond the largest double; use "
-             "more digits",
-             a->fmt.precision);
-    api_result_fail_text(res, it, "/precision", detail);
+    api_attention_answer_scale(a, res, s->scale);
     size_t wshape[2] = {s->d_model, s->d_k};
     if (!s->given)
         for (int i = 0; i < N_PARAMS; i++)
@@ -492,18 +475,10 @@ static void answer_result(api_call *call, self_request *s) {
 }
 
 static int handle_self(api_call *call) {
+    static const api_attention_steps steps = {decode, prepare, compute,
+                                              answer_result};
     self_request s;
-    memset(&s, 0, sizeof s);
-    if (decode(call, &s) || prepare(call, &s))
-        return -1;
-    attn_fault fault = {0};
-    attn_status st = compute(call, &s, &fault);
-    if (api_attention_fault(&s.a, st, &fault, &call->problem)) {
-        api_arena_free(&s.arena);
-        return -1;
-    }
-    answer_result(call, &s);
-    return 0;
+    return api_attention_handle(call, &steps, &s, sizeof s, &s.a, &s.arena);
 }
 
 #define ANSWER_TRACE "\"trace\": true"

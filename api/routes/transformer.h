@@ -1,8 +1,9 @@
 /*
  * transformer.h — what POST /transformer/encoder and POST
- * /transformer/decoder share (transformer.c): the request's
- * hyper-parameters, PyTorch's state_dict (given, or drawn from a seed),
- * grad_output, trace, and the answer. Each route's entry, field table
+ * /transformer/decoder share (transformer.c, whose steps are listed in
+ * transformer_steps.h): the request's hyper-parameters, PyTorch's
+ * state_dict (given, or drawn from a seed), grad_output, trace, and the
+ * answer. Each route's entry, field table
  * and input tensors are in its own file (transformer_encoder.c,
  * transformer_decoder.c).
  */
@@ -32,7 +33,7 @@ extern const api_tensor_spec api_xf_tgt_mask_spec, api_xf_memory_mask_spec;
 extern const api_tensor_spec api_xf_tgt_kpm_spec, api_xf_memory_kpm_spec;
 
 /* One of the two routes. */
-typedef struct {
+typedef struct api_xf_route {
     int decoder;              /* 0: encoder, 1: decoder */
     const api_schema *schema; /* its field table (state_dict's object is
                                  an empty schema; the keys depend on
