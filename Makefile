@@ -21,6 +21,7 @@ PKG_LIBS   = $(call pkg_once,PKG_LIBS,--libs)
 # (tests/layers/check.py checks the include lines too). api/'s folders are
 # floors (docs/architecture.md), lowest first: text, core, routes,
 # grading, fronts; each compiles seeing api.h, itself and the floors below.
+# server/ sees its own headers and api/'s public ones (api.h, question.h).
 API_DIRS := api api/text api/core api/routes api/grading api/fronts
 API_INC  := $(addprefix -iquote ,$(API_DIRS))
 CPPFLAGS += -D_GNU_SOURCE -MMD -MP
@@ -32,6 +33,7 @@ $(BUILD)/api/text/%.o: LAYER_INC = $(call floor_inc,text)
 $(BUILD)/api/core/%.o: LAYER_INC = -iquote lib $(call floor_inc,text core)
 $(BUILD)/api/routes/%.o: LAYER_INC = -iquote lib $(call floor_inc,text core routes)
 $(BUILD)/api/grading/%.o: LAYER_INC = -iquote lib $(call floor_inc,text core routes grading)
+$(BUILD)/server/%.o: LAYER_INC = -iquote api
 ALL_CFLAGS = -std=c11 $(WARN) $(CFLAGS) $(PKG_CFLAGS) $(EXTRA_CFLAGS)
 LDLIBS  += $(PKG_LIBS) -lm -lpthread
 
