@@ -31,9 +31,7 @@ static const api_tensor_spec w_v_spec = {"w_v", API_RANK(1), 0, "(h)", 0};
 
 /* The contract's field table (docs/contract.md section 3), in its order. */
 static const api_field fields[] = {
-    {"queries", API_FIELD_TENSOR, 1, &api_attention_queries_spec, NULL},
-    {"keys", API_FIELD_TENSOR, 1, &api_attention_keys_spec, NULL},
-    {"values", API_FIELD_TENSOR, 1, &api_attention_values_spec, NULL},
+    API_ATTENTION_QKV_FIELDS,
     {"W_q", API_FIELD_TENSOR, 0, &W_q_spec, NULL},
     {"W_k", API_FIELD_TENSOR, 0, &W_k_spec, NULL},
     {"w_v", API_FIELD_TENSOR, 0, &w_v_spec, NULL},
@@ -42,12 +40,7 @@ static const api_field fields[] = {
     API_ATTENTION_MASK_FIELDS,
     {"return_weights", API_FIELD_BOOL, 0, NULL, NULL},
     {"return_scores", API_FIELD_BOOL, 0, NULL, NULL},
-    {"diagnostics", API_FIELD_BOOL, 0, NULL, NULL},
-    {"grad_output", API_FIELD_TENSOR, 0, &api_grad_output_spec, NULL},
-    {"labels", API_FIELD_OBJECT, 0, NULL, &api_labels_schema},
-    {"trace", API_FIELD_BOOL, 0, NULL, NULL},
-    {"tensor_format", API_FIELD_STRING, 0, NULL, NULL},
-    {"precision", API_FIELD_INTEGER, 0, NULL, NULL},
+    API_ATTENTION_ANSWER_FIELDS,
 };
 
 static const api_schema schema = {"/attention/additive", fields,

@@ -55,6 +55,28 @@ extern const api_tensor_spec *const api_attention_qkv_specs[3];
     {"fully_masked", API_FIELD_STRING, 0, NULL, NULL}
 /* clang-format on */
 
+/* The queries, keys and values of a field table, all required, with the
+ * shared specs (api_attention_queries_spec, ...). */
+/* clang-format off */
+#define API_ATTENTION_QKV_FIELDS                                               \
+    {"queries", API_FIELD_TENSOR, 1, &api_attention_queries_spec, NULL},       \
+    {"keys", API_FIELD_TENSOR, 1, &api_attention_keys_spec, NULL},             \
+    {"values", API_FIELD_TENSOR, 1, &api_attention_values_spec, NULL}
+/* clang-format on */
+
+/* The last rows of the dot, additive and multihead field tables, in the
+ * contract's order: the options of the answer (diagnostics, gradients,
+ * labels, trace, format, precision). */
+/* clang-format off */
+#define API_ATTENTION_ANSWER_FIELDS                                            \
+    {"diagnostics", API_FIELD_BOOL, 0, NULL, NULL},                            \
+    {"grad_output", API_FIELD_TENSOR, 0, &api_grad_output_spec, NULL},         \
+    {"labels", API_FIELD_OBJECT, 0, NULL, &api_labels_schema},                 \
+    {"trace", API_FIELD_BOOL, 0, NULL, NULL},                                  \
+    {"tensor_format", API_FIELD_STRING, 0, NULL, NULL},                        \
+    {"precision", API_FIELD_INTEGER, 0, NULL, NULL}
+/* clang-format on */
+
 /* PyTorch's masks as every attention route accepts them (docs/contract.md
  * section 1, "Masking"): attn_mask (Nq, Nk), (B, Nq, Nk), or on multihead
  * (B·H, Nq, Nk) (unbatched (Nq, Nk) or (H, Nq, Nk)), booleans (true = NOT

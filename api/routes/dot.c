@@ -43,12 +43,7 @@ static const api_field fields[] = {
     {"scale", API_FIELD_NUMBER, 0, NULL, NULL},
     {"return_weights", API_FIELD_BOOL, 0, NULL, NULL},
     {"return_scores", API_FIELD_BOOL, 0, NULL, NULL},
-    {"diagnostics", API_FIELD_BOOL, 0, NULL, NULL},
-    {"grad_output", API_FIELD_TENSOR, 0, &api_grad_output_spec, NULL},
-    {"labels", API_FIELD_OBJECT, 0, NULL, &api_labels_schema},
-    {"trace", API_FIELD_BOOL, 0, NULL, NULL},
-    {"tensor_format", API_FIELD_STRING, 0, NULL, NULL},
-    {"precision", API_FIELD_INTEGER, 0, NULL, NULL},
+    API_ATTENTION_ANSWER_FIELDS,
 };
 
 static const api_schema schema = {"/attention/dot", fields,
