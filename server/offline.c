@@ -315,7 +315,7 @@ static size_t grown_cap(size_t cap, uint64_t total) {
     return next;
 }
 
-int srv_offline_read(FILE *in, offline_body *b) {
+int srv_offline_read(FILE *in, offline_body *b, uint64_t max) {
     api_budget_usage u;
     api_budget_stats(&u);
     size_t cap = 0, n = 0;
@@ -353,6 +353,13 @@ int srv_offline_read(FILE *in, offline_body *b) {
         n += got;
         if (got == 0)
             break;
+        if (max > 0 && n > max) {
+            b->over_max = 1;
+            b->text = buf;
+            srv_offline_body_release(b);
+            b->len = n;
+            return 0;
+        }
     }
     if (b->refused) { /* the rest is read and counted, not kept */
         b->text = buf;
@@ -480,7 +487,7 @@ static int answer(const offline_args *a, const char *path, const char *query,
         method = "GET";
     offline_body body;
     memset(&body, 0, sizeof body);
-    if (strcmp(method, "GET") != 0 && srv_offline_read(stdin, &body) != 0) {
+    if (strcmp(method, "GET") != 0 && srv_offline_read(stdin, &body, 0) != 0) {
         fprintf(stderr, "%s: cannot read the body from stdin: %s\n", a->who,
                 strerror(errno));
         return SRV_OFFLINE_USAGE;

@@ -20,6 +20,7 @@ typedef struct {
     size_t len;       /* its length (a refused body's whole length) */
     uint64_t charged; /* bytes of the budget its buffer holds */
     int refused;      /* API_BUDGET_NEVER: the buffer found no room */
+    int over_max;     /* 1: cut where it passed the reader's max */
 } offline_body;
 
 /* Give back what b holds, buffer and budget; b is then empty (refused
@@ -31,9 +32,11 @@ void srv_offline_body_release(offline_body *b);
  * grows, as the daemon reserves a body's.
  * A body that outgrows the whole budget is read to its end and dropped:
  * b->refused API_BUDGET_NEVER, b->len its whole length (the daemon's
- * answer names it). Returns 0, or -1 with errno set (ENOMEM when memory
- * runs out). */
-int srv_offline_read(FILE *in, offline_body *b);
+ * answer names it). max > 0: a text longer than max bytes is dropped
+ * as soon as it passes max, unread beyond (b->over_max 1), so that a
+ * file without end (a FIFO, /dev/zero) is refused, not read forever.
+ * Returns 0, or -1 with errno set (ENOMEM when memory runs out). */
+int srv_offline_read(FILE *in, offline_body *b, uint64_t max);
 
 /* Read the question folder dir (its question.json and request.json,
  * limits as a body's) into *settings: the text added to each

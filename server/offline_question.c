@@ -77,22 +77,43 @@ static int reserve(const char *who, const char *what, size_t len) {
     return -1;
 }
 
+/* The most bytes a question's file may hold: a request's body limit,
+ * for the file goes into every submission's body; without one (the
+ * offline default), the bound of a body's JSON tree, which a file larger
+ * than that hardly keeps. A file without end (a FIFO, /dev/zero) is
+ * refused there instead of read forever. */
+static uint64_t folder_file_max(const api_limits *limits) {
+    uint64_t max = limits->max_body_bytes;
+    if (limits->max_tree_bytes > 0 && limits->max_tree_bytes < max)
+        max = limits->max_tree_bytes;
+    return max;
+}
+
 /* The file at path into *file, its buffer reserved from the memory budget
  * and kept for the whole batch. Returns 0, or -1 after printing why
  * (naming the file) with nothing held. */
 static int read_folder_file(const char *who, const char *path,
-                            offline_body *file) {
+                            const api_limits *limits, offline_body *file) {
     memset(file, 0, sizeof *file);
     FILE *in = fopen(path, "rb");
     if (in == NULL) {
         fprintf(stderr, "%s: cannot read %s: %s\n", who, path, strerror(errno));
         return -1;
     }
-    int rc = srv_offline_read(in, file);
+    uint64_t max = folder_file_max(limits);
+    int rc = srv_offline_read(in, file, max);
     int saved = errno;
     fclose(in);
     if (rc != 0) {
         fprintf(stderr, "%s: cannot read %s: %s\n", who, path, strerror(saved));
+        return -1;
+    }
+    if (file->over_max) {
+        fprintf(stderr,
+                "%s: %s is over %llu bytes, the most a question's file may "
+                "hold (--max-body-bytes, or without it the bound of a "
+                "body's JSON tree)\n",
+                who, path, (unsigned long long)max);
         return -1;
     }
     if (file->refused) {
@@ -168,7 +189,7 @@ static int load_question(const char *who, const char *dir,
         goto done;
     }
     /* question.json: its members, written compactly */
-    if (read_folder_file(who, q_path, &q_file) != 0)
+    if (read_folder_file(who, q_path, limits, &q_file) != 0)
         goto done;
     int checked = api_question_settings(q_file.text, q_file.len, q_path, limits,
                                         &members, &route, &why);
@@ -178,7 +199,7 @@ static int load_question(const char *who, const char *dir,
         goto done;
     }
     /* request.json: checked as JSON, its text kept */
-    if (read_folder_file(who, r_path, &r_file) != 0)
+    if (read_folder_file(who, r_path, limits, &r_file) != 0)
         goto done;
     if (api_question_request(r_file.text, r_file.len, r_path, route, limits,
                              &why) != 0) {

@@ -416,4 +416,20 @@ attnd grade --question "$TMP/large" --memory-budget 16K <"$TMP/forty.ndjson" \
     >"$TMP/out" 2>"$TMP/err"
 check "  a request.json over the whole budget (16K): exit 1, naming it" \
     sh -c "[ $? -eq 1 ] && grep -q 'large/request.json would take .* more than the server.s whole memory budget' '$TMP/err'"
+
+# 9. a question's file without end (a FIFO, /dev/zero) is refused where it
+# passes the most a question's file may hold, not read for ever
+mkdir -p "$TMP/endless"
+ln -s /dev/zero "$TMP/endless/question.json"
+cp "$TMP/large/request.json" "$TMP/endless/request.json"
+timeout 20 "$ATTND" grade --question "$TMP/endless" --max-body-bytes 1M \
+    <"$TMP/forty.ndjson" >"$TMP/out" 2>"$TMP/err"
+RC=$?
+check "a question.json that is /dev/zero, --max-body-bytes 1M: exit 1 at once, naming it and the limit" \
+    sh -c "[ $RC -eq 1 ] && grep -q 'endless/question.json is over 1048576 bytes, the most a question.s file may hold' '$TMP/err'"
+timeout 20 "$ATTND" grade --question "$TMP/endless" <"$TMP/forty.ndjson" \
+    >"$TMP/out" 2>"$TMP/err"
+RC=$?
+check "  and without a body limit: exit 1 at 64 MiB (the JSON tree's bound)" \
+    sh -c "[ $RC -eq 1 ] && grep -q 'endless/question.json is over 67108864 bytes' '$TMP/err'"
 echo "1..$T"
