@@ -450,8 +450,12 @@ static const char *http_code(int status) {
         return "uri_too_long";
     case 431:
         return "header_fields_too_large";
+    case 429:
+        return "rate_limited";
     case 501:
         return "not_implemented";
+    case 503:
+        return "overloaded";
     default:
         return "internal";
     }

@@ -69,6 +69,7 @@ def main():
                 data = s.recv(4096)
                 if data.startswith(b"HTTP/1.1 503 ") and \
                         b"Retry-After: 1" in data and \
+                        b'"code":"overloaded"' in data and \
                         b"--max-connections-per-address" in data:
                     answered += 1
                 elif data:
@@ -79,8 +80,8 @@ def main():
                 pass
         report(alive == 8, "one address holds at most its 8 slots from "
                "accept, whatever its headers", "%d of 40 held" % alive)
-        report(answered >= 16, "the others are answered 503 with "
-               "Retry-After: 1 naming the option and closed (16 at a time "
+        report(answered >= 16, "the others are answered 503 overloaded "
+               "with Retry-After: 1 naming the option and closed (16 at a time "
                "at least; past that, closed at accept): %d answered"
                % answered)
         ok = sum(served(port, "127.0.0.2") for _ in range(50))
