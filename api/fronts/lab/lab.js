@@ -1572,8 +1572,17 @@
     showTab(TABS.indexOf(location.hash.slice(1)) >= 0 ? location.hash.slice(1) : 'request');
 
     /* The routes this server has, and the fields each takes, from its
-     * OpenAPI document. */
-    call('GET', '/openapi.json').then(function (r) {
+     * OpenAPI document; asked again a second later, up to three times,
+     * while a busy server or a class's rate limit turns it away (503,
+     * 429), for without it the page offers no controls. */
+    function loadRoutes(tries) {
+      return call('GET', '/openapi.json').then(function (r) {
+        if ((r.status !== 429 && r.status !== 503) || tries <= 1) return r;
+        return new Promise(function (later) { setTimeout(later, 1000); })
+          .then(function () { return loadRoutes(tries - 1); });
+      });
+    }
+    loadRoutes(4).then(function (r) {
       if (!r.json || !r.json.paths) return;
       readRoutes(r.json.paths);
       if (!available.length) return;
