@@ -326,8 +326,9 @@ static int read_body(api_call *call, tree_check *tree, api_fastpath *fast,
     if (nul) {
         api_fail(&call->problem, API_E_INVALID_JSON, NULL,
                  "the body is not valid JSON: a raw NUL byte at byte "
-                 "%zu (inside a string write \\u0000)",
-                 (size_t)(nul - req->body));
+                 "%zu (%s)",
+                 (size_t)(nul - req->body),
+                 api_json_nul_hint(req->body, (size_t)(nul - req->body)));
         if (framing)
             framing->explain_not_json(req, json_len, 1, &call->problem);
         return -1;

@@ -200,8 +200,9 @@ static int parse_submission(batch *b, const api_batch_item *it,
     if (nul) {
         api_fail(p, API_E_INVALID_JSON, NULL,
                  "not valid JSON: a raw NUL byte at byte %zu of the "
-                 "submission (inside a string write \\u0000)",
-                 (size_t)(nul - text));
+                 "submission (%s)",
+                 (size_t)(nul - text),
+                 api_json_nul_hint(text, (size_t)(nul - text)));
         locate(p, it);
         return -1;
     }

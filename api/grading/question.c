@@ -115,8 +115,9 @@ static json_t *parse_file(const char *text, size_t len, const char *name,
                           api_fastpath *fast, file_tree *tree, char **why) {
     const char *nul = text != NULL ? memchr(text, '\0', len) : NULL;
     if (nul != NULL) {
-        *why = message("%s is not valid JSON: a raw NUL byte at byte %zu", name,
-                       (size_t)(nul - text));
+        *why = message("%s is not valid JSON: a raw NUL byte at byte %zu (%s)",
+                       name, (size_t)(nul - text),
+                       api_json_nul_hint(text, (size_t)(nul - text)));
         return NULL;
     }
     memset(tree, 0, sizeof *tree);

@@ -367,6 +367,18 @@ static int unread_error(api_problem *p, const json_error_t *error) {
     return 0;
 }
 
+const char *api_json_nul_hint(const char *text, size_t pos) {
+    int in_string = 0;
+    for (size_t i = 0; i < pos; i++) {
+        if (in_string && text[i] == '\\')
+            i++; /* the escaped character */
+        else if (text[i] == '"')
+            in_string = !in_string;
+    }
+    return in_string ? "inside a string write \\u0000"
+                     : "JSON allows none outside strings";
+}
+
 void api_problem_from_json_error(api_problem *p, const json_error_t *error,
                                  const char *body, size_t len) {
     if (text_error(p, error, body, len) || slip_error(p, error, body, len) ||

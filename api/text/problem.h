@@ -87,6 +87,13 @@ void api_problem_shapes_z(api_problem *p, const long long *expected,
 /* one when n is 1, else many: "1 example", "2 examples" in a detail. */
 const char *api_plural(size_t n, const char *one, const char *many);
 
+/* What to do about a raw NUL byte at text[pos], for the invalid_json
+ * detail: "inside a string write \u0000" when pos lies inside a string
+ * literal (scanned from text's start, escapes skipped), else "JSON allows
+ * none outside strings" (RFC 8259 section 7: control characters are
+ * escaped in strings, and are not whitespace). A static string. */
+const char *api_json_nul_hint(const char *text, size_t pos);
+
 /* The one place where a jansson parse error becomes the wire's 400
  * invalid_json. body[0 .. len) is the text jansson read; the detail says
  * "the body is empty" for an empty (or blank) body; names a byte order

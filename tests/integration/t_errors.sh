@@ -24,7 +24,13 @@ check_problem "trailing garbage is 400 invalid_json" 400 invalid_json
 printf '{"queries": [[1]], "keys": [[1]],\000 "values": [[1]]}' >"$TMP/nul.json"
 post_file /attention/dot "$TMP/nul.json"
 check_problem "a raw NUL byte is 400 invalid_json" 400 invalid_json
+check "  outside a string: the detail says JSON allows none there" \
+    jq -e '.detail | endswith("a raw NUL byte at byte 33 (JSON allows none outside strings)")' "$TMP/body"
 check_alive "a raw NUL byte"
+printf '{"queries": [[1]], "keys": [[1]], "values": [[1]], "labels": {"queries": "a\000b"}}' >"$TMP/nul.json"
+post_file /attention/dot "$TMP/nul.json"
+check "  inside a string: the detail says to write \\u0000" \
+    jq -e '.detail | endswith("(inside a string write \\u0000)")' "$TMP/body"
 
 # 100000 '[' — answered at once, without recursion trouble
 head -c 100000 /dev/zero | tr '\0' '[' >"$TMP/deep.json"

@@ -92,7 +92,8 @@ static void test_settings(void **state) {
                                            &members, &route, &why_text),
                      -1);
     assert_string_equal(why_text,
-                        "f is not valid JSON: a raw NUL byte at byte 5");
+                        "f is not valid JSON: a raw NUL byte at byte 5 (JSON "
+                        "allows none outside strings)");
     free(why_text);
     /* a tree over its bound */
     limits.max_tree_bytes = 64;
