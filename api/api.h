@@ -234,8 +234,10 @@ const char *api_route_method(const char *path);
  *     none may come): problem+json whatever the path, with the status,
  *     its title (RFC 9110 section 15) and a code named after it
  *     (bad_request 400, request_timeout 408, payload_too_large 413,
- *     uri_too_long 414, header_fields_too_large 431, not_implemented 501,
- *     else internal; docs/errors.md); the detail is kept whole.
+ *     uri_too_long 414, rate_limited 429, header_fields_too_large 431,
+ *     not_implemented 501, overloaded 503 (an address over its
+ *     connections), else internal; docs/errors.md); the detail is kept
+ *     whole.
  * Any res->body already there is freed first; when memory runs out,
  * res->body is left NULL with body_len 0. res->route, compute_ms and
  * allow are the caller's to set. */

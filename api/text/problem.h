@@ -122,8 +122,9 @@ void api_problem_respond(api_response *res, const api_problem *p);
  * transfer coding not understood, a client too slow): problem+json with
  * the status, its title (RFC 9110 section 15), a "code" named after the
  * status (bad_request 400, request_timeout 408, payload_too_large 413,
- * uri_too_long 414, header_fields_too_large 431, not_implemented 501;
- * docs/errors.md) and detail. Frees any res->body first; a body that
+ * uri_too_long 414, rate_limited 429, header_fields_too_large 431,
+ * not_implemented 501, overloaded 503, else internal; docs/errors.md)
+ * and detail. Frees any res->body first; a body that
  * cannot be allocated leaves res->body NULL. */
 void api_problem_respond_http(api_response *res, int status,
                               const char *detail);
