@@ -114,7 +114,8 @@ void api_problem_write(api_buf *out, const api_problem *p);
 
 /* Fill res (status, content type, body) for p; a body that cannot be
  * allocated leaves res->body NULL with body_len 0. Any res->body already
- * there is freed first. Used by the server for its own 401/429/503 too. */
+ * there is freed first. The server's own refusals come here too, through
+ * api_refuse (api.h) and their path's front. */
 void api_problem_respond(api_response *res, const api_problem *p);
 
 /* Fill res for an error of HTTP itself, found before any route is asked
