@@ -28,11 +28,11 @@ const api_tensor_spec api_attention_queries_spec = {
     "queries", API_RANK(2) | API_RANK(3), API_TENSOR_MASKED_SCORES,
     "(B, Nq, dq) or unbatched (Nq, dq)", 0};
 const api_tensor_spec api_attention_keys_spec = {
-    "keys", API_RANK(2) | API_RANK(3), API_TENSOR_MASKED_SCORES, "(B, Nk, dk) or unbatched (Nk, dk)",
-    0};
+    "keys", API_RANK(2) | API_RANK(3), API_TENSOR_MASKED_SCORES,
+    "(B, Nk, dk) or unbatched (Nk, dk)", 0};
 const api_tensor_spec api_attention_values_spec = {
-    "values", API_RANK(2) | API_RANK(3), API_TENSOR_MASKED_SCORES, "(B, Nk, dv) or unbatched (Nk, dv)",
-    0};
+    "values", API_RANK(2) | API_RANK(3), API_TENSOR_MASKED_SCORES,
+    "(B, Nk, dv) or unbatched (Nk, dv)", 0};
 const api_tensor_spec *const api_attention_qkv_specs[3] = {
     &api_attention_queries_spec, &api_attention_keys_spec,
     &api_attention_values_spec};
@@ -447,18 +447,6 @@ int api_attention_check_lens(const api_attention *a, api_problem *p) {
     return 0;
 }
 
-/* The pointer of row `row` (the entries before the last axis) of t. */
-static void row_pointer(api_pointer *ptr, const char *base, const api_tensor *t,
-                        size_t row) {
-    size_t last = t->shape[t->rank - 1];
-    api_tensor_entry_pointer(ptr, base, t, row * last);
-    if (!t->flat) { /* drop the last index: the row itself */
-        char *slash = strrchr(ptr->s, '/');
-        if (slash)
-            *slash = '\0';
-    }
-}
-
 /* A row that only attn_mask or key_padding_mask leaves without a key,
  * under "error": invalid_value at the mask's row. */
 static int fully_masked_by_pattern(const api_attention *a,
@@ -477,7 +465,7 @@ static int fully_masked_by_pattern(const api_attention *a,
     api_pointer ptr;
     if (fault->by_mask == ATTN_BY_KEY_PADDING) {
         if (a->batched)
-            row_pointer(&ptr, "/key_padding_mask", &a->masks.kpm, b);
+            api_tensor_row_pointer(&ptr, "/key_padding_mask", &a->masks.kpm, b);
         else
             api_pointer_init(&ptr, "/key_padding_mask");
         return api_fail(p, API_E_INVALID_VALUE, ptr.s,
@@ -490,7 +478,7 @@ static int fully_masked_by_pattern(const api_attention *a,
                   : a->masks.layout == ATTN_MASK_PER_EXAMPLE ? b
                                                              : 0;
     size_t row = a->masks.amask.rank == 3 ? slab * a->Nq + i : i;
-    row_pointer(&ptr, "/attn_mask", &a->masks.amask, row);
+    api_tensor_row_pointer(&ptr, "/attn_mask", &a->masks.amask, row);
     return api_fail(
         p, API_E_INVALID_VALUE, ptr.s,
         "%s sees no key: attn_mask%s leaves it none (%s) and fully_masked is "

@@ -102,18 +102,6 @@ attn_status api_xf_compute(api_call *call, xf_request *m, attn_fault *fault) {
     return st;
 }
 
-/* The pointer of row `row` (the entries before the last axis) of t. */
-static void row_pointer(api_pointer *ptr, const char *base, const api_tensor *t,
-                        size_t row) {
-    size_t last = t->shape[t->rank - 1];
-    api_tensor_entry_pointer(ptr, base, t, row * last);
-    if (!t->flat) { /* drop the last index: the row itself */
-        char *slash = strrchr(ptr->s, '/');
-        if (slash)
-            *slash = '\0';
-    }
-}
-
 /* A row that the masks leave without a key under fully_masked "error":
  * invalid_value at the key padding mask's row or the attn_mask's row of
  * the block whose mask empties it (the self-attention's when its mask
@@ -142,7 +130,7 @@ static int fully_masked_problem(const xf_request *m, const attn_fault *fault,
     api_pointer ptr;
     if (fault->by_mask == ATTN_BY_KEY_PADDING && x->m.has_kpm) {
         if (m->batched)
-            row_pointer(&ptr, x->kpm_ptr, &x->m.kpm, b);
+            api_tensor_row_pointer(&ptr, x->kpm_ptr, &x->m.kpm, b);
         else
             api_pointer_init(&ptr, x->kpm_ptr);
         return api_fail(p, API_E_INVALID_VALUE, ptr.s,
@@ -154,7 +142,7 @@ static int fully_masked_problem(const xf_request *m, const attn_fault *fault,
     if (x->m.has_amask) {
         size_t slab = x->m.layout == ATTN_MASK_PER_HEAD ? b * c->H + t : 0;
         size_t row = x->m.amask.rank == 3 ? slab * c->N + i : i;
-        row_pointer(&ptr, x->mask_ptr, &x->m.amask, row);
+        api_tensor_row_pointer(&ptr, x->mask_ptr, &x->m.amask, row);
         return api_fail(p, API_E_INVALID_VALUE, ptr.s,
                         "%s sees no key in the %s: %s%s leaves it none (%s) "
                         "and fully_masked is \"error\"; use \"zero\" or "

@@ -594,6 +594,17 @@ void api_tensor_entry_pointer(api_pointer *ptr, const char *base,
         api_pointer_push_index(ptr, idx[i]);
 }
 
+void api_tensor_row_pointer(api_pointer *ptr, const char *base,
+                            const api_tensor *t, size_t row) {
+    size_t last = t->shape[t->rank - 1];
+    api_tensor_entry_pointer(ptr, base, t, row * last);
+    if (!t->flat) { /* drop the last index: the row itself */
+        char *slash = strrchr(ptr->s, '/');
+        if (slash)
+            *slash = '\0';
+    }
+}
+
 /* ------------------------------------------------------------ writing */
 
 int api_tensor_format_read(api_tensor_format *fmt, const json_t *obj,

@@ -138,6 +138,13 @@ void api_tensor_read(double *dst, const api_tensor *t);
 void api_tensor_entry_pointer(api_pointer *ptr, const char *base,
                               const api_tensor *t, size_t index);
 
+/* The RFC 6901 pointer of row `row` of t (the entries before its last
+ * axis, row-major; t of rank >= 1) as the request wrote it: base/i0/...
+ * without the last index for nested arrays; for the flat form, which has
+ * no rows, the pointer of the row's first entry (base/data/index). */
+void api_tensor_row_pointer(api_pointer *ptr, const char *base,
+                            const api_tensor *t, size_t row);
+
 /* How response tensors and numbers are printed (docs/contract.md "Responses").
  */
 typedef struct {
