@@ -5,6 +5,7 @@
 
 #include <errno.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -82,14 +83,19 @@ int api_query_parse(char **storage, const char *query, api_query_param *params,
             api_pointer ptr;
             api_pointer_init(&ptr, "");
             api_pointer_push_key(&ptr, s, name_len);
-            char hint[API_SUGGEST_TEXT], known[256];
+            char hint[API_SUGGEST_TEXT], known[256], whole[64];
             api_join_names(known, sizeof known, names, m);
-            return api_fail(p, API_E_UNKNOWN_FIELD, ptr.s,
-                            "unknown query parameter %s%s Known parameters: "
-                            "%s",
-                            ptr.s + 1,
-                            api_did_you_mean(hint, s, name_len, names, m),
-                            known);
+            /* a name too long for a pointer leaves it at the root, "" */
+            const char *named = ptr.s + 1;
+            if (ptr.s[0] == '\0') {
+                snprintf(whole, sizeof whole, "of %zu bytes", name_len);
+                named = whole;
+            }
+            return api_fail(
+                p, API_E_UNKNOWN_FIELD, ptr.s,
+                "unknown query parameter %s%s Known parameters: "
+                "%s",
+                named, api_did_you_mean(hint, s, name_len, names, m), known);
         }
         /* "5%00x" must not read as "5": such a value is no number and no
          * allowed string */

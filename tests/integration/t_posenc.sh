@@ -73,6 +73,12 @@ http GET '/encoding/positional?num_steps=3&d=-2'
 check_problem "d -2: invalid_value /d" 422 invalid_value /d
 http GET '/encoding/positional?num_steps=3&d=4&dim=4'
 check_problem "an unknown parameter: unknown_field /dim" 422 unknown_field /dim
+LONG=$(head -c 1500 /dev/zero | tr '\0' x)
+http GET "/encoding/positional?$LONG=1"
+check_problem "an unknown parameter too long for a pointer: unknown_field at the root" \
+    422 unknown_field ""
+check "  its detail gives its length, not bytes past the pointer's end" \
+    jq -e '.detail | startswith("unknown query parameter of 1500 bytes")' "$TMP/body"
 http GET '/encoding/positional?num_steps=3&d=4&tensor_format=csv'
 check_problem "tensor_format csv: invalid_value" 422 invalid_value \
     /tensor_format
