@@ -184,3 +184,19 @@ void api_budget_share_refusal(char *buf, size_t cap, uint64_t held,
              "retry",
              h, whole, s);
 }
+
+int api_ledger_admit_tree(api_ledger *tree, uint64_t bytes, size_t max,
+                          const char *whose, const char *limit_note,
+                          const char *what, api_problem *p) {
+    api_ledger_settle(tree, 0); /* a second text replaces the first */
+    if (max > 0 && bytes > max)
+        return api_fail(p, API_E_PAYLOAD_TOO_LARGE, NULL,
+                        "%s JSON would take about %llu MiB of memory as a "
+                        "tree of values, over the limit of %zu MiB%s: it "
+                        "holds too many values outside arrays of numbers; "
+                        "send each tensor as (nested) arrays of numbers or as "
+                        "{\"shape\", \"data\"}",
+                        whose, (unsigned long long)(bytes >> 20), max >> 20,
+                        limit_note);
+    return api_ledger_reserve(tree, bytes, what, p);
+}

@@ -44,6 +44,18 @@ typedef struct {
 int api_ledger_reserve(api_ledger *ledger, uint64_t bytes, const char *what,
                        api_problem *p);
 
+/* A tree gate's step (fastpath.h) for a JSON text whose tree would take
+ * `bytes` (json_tree.h), the text replacing any before it in tree: more
+ * than max (> 0) is 413 payload_too_large, "<whose> JSON would take about
+ * N MiB of memory as a tree of values, over the limit of M MiB<limit_note>:
+ * it holds too many values outside arrays of numbers; ..." (whose: "the
+ * body's"; limit_note: "" or " (four times --max-body-bytes)"); else the
+ * bytes are reserved in tree as `what` (api_ledger_reserve). Returns 0,
+ * or -1 with p set. */
+int api_ledger_admit_tree(api_ledger *tree, uint64_t bytes, size_t max,
+                          const char *whose, const char *limit_note,
+                          const char *what, api_problem *p);
+
 /* Keep `keep` bytes of what ledger holds and give the rest back; returns
  * what is kept. When keep is more than is held, the difference is taken
  * without waiting and even beyond the budget (an answer is never thrown

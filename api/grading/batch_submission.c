@@ -54,18 +54,9 @@ typedef struct {
 
 static int admit_tree(void *ctx, uint64_t bytes) {
     tree_check *t = ctx;
-    api_ledger_settle(&t->tree, 0); /* a second text replaces the first */
-    size_t max = t->call->limits->max_tree_bytes;
-    if (max > 0 && bytes > max)
-        return api_fail(t->p, API_E_PAYLOAD_TOO_LARGE, NULL,
-                        "this submission's JSON would take about %llu MiB of "
-                        "memory as a tree of values, over the limit of %zu "
-                        "MiB: it holds too many values outside arrays of "
-                        "numbers; send each tensor as (nested) arrays of "
-                        "numbers or as {\"shape\", \"data\"}",
-                        (unsigned long long)(bytes >> 20), max >> 20);
-    return api_ledger_reserve(&t->tree, bytes, "the JSON tree of a submission",
-                              t->p);
+    return api_ledger_admit_tree(
+        &t->tree, bytes, t->call->limits->max_tree_bytes, "this submission's",
+        "", "the JSON tree of a submission", t->p);
 }
 
 /* The submission's id (a string or an integer; anything else is none)
