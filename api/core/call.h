@@ -24,14 +24,19 @@ typedef struct api_call {
     const api_request *req;
     const struct api_route *route; /* the route answering (route.h) */
     const api_limits *limits;
-    const json_t *body;  /* the parsed root object (POST routes), else NULL */
-    api_problem problem; /* the first error */
-    api_result result;   /* a computing route's answer (result.n > 0) */
-    api_buf out;         /* the 200 body, when result is empty */
-    int status;          /* 200 unless the handler says otherwise */
-    double compute_ms;   /* time spent in lib/, or < 0 when none */
-    api_cost cost;       /* what the route counted (api_route_charge) */
-    api_ledger *ledger;  /* the request's memory reservations (budget.h) */
+    const json_t *body; /* the parsed root object (POST routes), else NULL */
+    /* body's other half: the numbers of the arrays the fast path read in
+     * place of jansson (fastpath.h), which every reader of body's values
+     * passes on; NULL: body is as jansson built it. Owned by whoever
+     * parsed or built body. */
+    const api_fastpath *doc;
+    api_problem problem;      /* the first error */
+    api_result result;        /* a computing route's answer (result.n > 0) */
+    api_buf out;              /* the 200 body, when result is empty */
+    int status;               /* 200 unless the handler says otherwise */
+    double compute_ms;        /* time spent in lib/, or < 0 when none */
+    api_cost cost;            /* what the route counted (api_route_charge) */
+    api_ledger *ledger;       /* the request's memory reservations (budget.h) */
     const char *content_type; /* static type of out, NULL: application/json */
     /* the binary tensor data extension (Inference-Header-Content-Length):
      * the body's bytes after its JSON header (binary_len 0: none) */

@@ -347,6 +347,7 @@ static int read_body(api_call *call, tree_check *tree, api_fastpath *fast,
                       "the body must be a JSON object {...}; got %s",
                       api_json_kind(*root));
     call->body = *root;
+    call->doc = fast;
     /* the text is not read again; bytes after it are, by the handler, and
      * go with the request */
     if (req->body_done && call->binary_len == 0)

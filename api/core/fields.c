@@ -156,9 +156,10 @@ static int integral(const json_t *v) {
 }
 
 static int type_error(const char *pointer, const char *name, const char *want,
-                      const json_t *v, api_problem *p) {
+                      const api_fastpath *doc, const json_t *v,
+                      api_problem *p) {
     return api_fail(p, API_E_WRONG_TYPE, pointer, "%s must be %s; got %s", name,
-                    want, api_json_kind(v));
+                    want, api_json_kind_in(doc, v));
 }
 
 /* The pointer /fit/epochs as the name "fit.epochs" (schema names need no
@@ -171,8 +172,8 @@ static void dotted_name(char out[API_POINTER_MAX], const char *pointer) {
     out[n] = '\0';
 }
 
-int api_fields_types(const json_t *obj, const api_schema *s, const char *base,
-                     api_problem *p) {
+int api_fields_types(const api_fastpath *doc, const json_t *obj,
+                     const api_schema *s, const char *base, api_problem *p) {
     const json_t *vals[API_FIELDS_MAX];
     field_values(obj, s, vals);
     for (size_t i = 0; i < s->n; i++) {
@@ -187,16 +188,16 @@ int api_fields_types(const json_t *obj, const api_schema *s, const char *base,
         dotted_name(name, ptr.s);
         switch (f->kind) {
         case API_FIELD_TENSOR:
-            if (api_tensor_check_types(v, f->tensor, ptr.s, p))
+            if (api_tensor_check_types(doc, v, f->tensor, ptr.s, p))
                 return -1;
             break;
         case API_FIELD_NUMBER:
             if (!json_is_number(v))
-                return type_error(ptr.s, name, "a number", v, p);
+                return type_error(ptr.s, name, "a number", doc, v, p);
             break;
         case API_FIELD_INTEGER:
             if (!json_is_number(v))
-                return type_error(ptr.s, name, "an integer", v, p);
+                return type_error(ptr.s, name, "an integer", doc, v, p);
             if (!integral(v))
                 return api_fail(p, API_E_WRONG_TYPE, ptr.s,
                                 "%s must be an integer (2 or 2.0); got a "
@@ -205,23 +206,26 @@ int api_fields_types(const json_t *obj, const api_schema *s, const char *base,
             break;
         case API_FIELD_BOOL:
             if (!json_is_boolean(v))
-                return type_error(ptr.s, name, "true or false", v, p);
+                return type_error(ptr.s, name, "true or false", doc, v, p);
             break;
         case API_FIELD_STRING:
             if (!json_is_string(v))
-                return type_error(ptr.s, name, "a string", v, p);
+                return type_error(ptr.s, name, "a string", doc, v, p);
             break;
         case API_FIELD_BOOL_OR_STRING:
             if (!json_is_boolean(v) && !json_is_string(v))
-                return type_error(ptr.s, name, "true, false or a string", v, p);
+                return type_error(ptr.s, name, "true, false or a string", doc,
+                                  v, p);
             break;
         case API_FIELD_NUMBER_OR_STRING:
             if (!json_is_number(v) && !json_is_string(v))
-                return type_error(ptr.s, name, "a number or a string", v, p);
+                return type_error(ptr.s, name, "a number or a string", doc, v,
+                                  p);
             break;
         case API_FIELD_STRINGS:
             if (!json_is_array(v))
-                return type_error(ptr.s, name, "an array of strings", v, p);
+                return type_error(ptr.s, name, "an array of strings", doc, v,
+                                  p);
             for (size_t k = 0; k < json_array_size(v); k++)
                 if (!json_is_string(json_array_get(v, k))) {
                     api_pointer_push_index(&ptr, k);
@@ -234,14 +238,14 @@ int api_fields_types(const json_t *obj, const api_schema *s, const char *base,
             break;
         case API_FIELD_MASK:
         case API_FIELD_BOOL_MASK:
-            if (api_mask_check_types(v, f->tensor,
+            if (api_mask_check_types(doc, v, f->tensor,
                                      f->kind == API_FIELD_BOOL_MASK, ptr.s, p))
                 return -1;
             break;
         case API_FIELD_OBJECT:
             if (!json_is_object(v))
-                return type_error(ptr.s, name, "an object", v, p);
-            if (api_fields_types(v, f->object, ptr.s, p))
+                return type_error(ptr.s, name, "an object", doc, v, p);
+            if (api_fields_types(doc, v, f->object, ptr.s, p))
                 return -1;
             break;
         }
@@ -249,20 +253,21 @@ int api_fields_types(const json_t *obj, const api_schema *s, const char *base,
     return 0;
 }
 
-int api_fields_check(const json_t *obj, const api_schema *s, const char *base,
-                     api_problem *p) {
+int api_fields_check(const api_fastpath *doc, const json_t *obj,
+                     const api_schema *s, const char *base, api_problem *p) {
     if (api_fields_unknown(obj, s, base, p) ||
         api_fields_missing(obj, s, base, p) ||
-        api_fields_types(obj, s, base, p))
+        api_fields_types(doc, obj, s, base, p))
         return -1;
     return 0;
 }
 
 /* ------------------------------------------------------------ tensors */
 
-int api_field_tensor(api_tensor *t, int *present, const json_t *obj,
-                     const char *name, const api_tensor_spec *spec,
-                     size_t max_elements, api_problem *p) {
+int api_field_tensor(api_tensor *t, int *present, const api_fastpath *doc,
+                     const json_t *obj, const char *name,
+                     const api_tensor_spec *spec, size_t max_elements,
+                     api_problem *p) {
     const json_t *v = api_field_value(obj, name);
     *present = v != NULL;
     if (!v) {
@@ -271,7 +276,7 @@ int api_field_tensor(api_tensor *t, int *present, const json_t *obj,
     }
     api_pointer ptr;
     child(&ptr, "", name);
-    return api_tensor_decode(t, v, spec, ptr.s, max_elements, p);
+    return api_tensor_decode(t, doc, v, spec, ptr.s, max_elements, p);
 }
 
 /* ------------------------------------------------------------ readers */

@@ -72,19 +72,23 @@ int api_fields_unknown(const json_t *obj, const api_schema *s, const char *base,
                        api_problem *p);
 int api_fields_missing(const json_t *obj, const api_schema *s, const char *base,
                        api_problem *p);
-int api_fields_types(const json_t *obj, const api_schema *s, const char *base,
-                     api_problem *p);
+/* api_fields_types reads obj as a value of the document doc (fastpath.h:
+ * api_call.doc). */
+int api_fields_types(const api_fastpath *doc, const json_t *obj,
+                     const api_schema *s, const char *base, api_problem *p);
 
 /* All three phases in order. */
-int api_fields_check(const json_t *obj, const api_schema *s, const char *base,
-                     api_problem *p);
+int api_fields_check(const api_fastpath *doc, const json_t *obj,
+                     const api_schema *s, const char *base, api_problem *p);
 
 /* The tensor phase for one top-level field: decode obj[name] (pointer
- * "/name") with api_tensor_decode. Returns 0 with *present = 1 (t filled)
- * or *present = 0 (absent or null), or -1 with p set. */
-int api_field_tensor(api_tensor *t, int *present, const json_t *obj,
-                     const char *name, const api_tensor_spec *spec,
-                     size_t max_elements, api_problem *p);
+ * "/name"; obj a value of the document doc) with api_tensor_decode.
+ * Returns 0 with *present = 1 (t filled) or *present = 0 (absent or null),
+ * or -1 with p set. */
+int api_field_tensor(api_tensor *t, int *present, const api_fastpath *doc,
+                     const json_t *obj, const char *name,
+                     const api_tensor_spec *spec, size_t max_elements,
+                     api_problem *p);
 
 /* Readers for fields that passed the type phase; absent or null gives the
  * default. */

@@ -9,8 +9,8 @@
 #include "limit.h"
 
 int api_invoke_result(api_call *call, const api_route *route,
-                      const json_t *body, const char *query,
-                      api_result *result) {
+                      const json_t *body, const api_fastpath *doc,
+                      const char *query, api_result *result) {
     api_request req;
     memset(&req, 0, sizeof req);
     req.method = route->method;
@@ -30,6 +30,7 @@ int api_invoke_result(api_call *call, const api_route *route,
     inner.ledger = call->ledger;
     inner.outer = call;
     inner.body = (route->flags & API_ROUTE_JSON_BODY) ? body : NULL;
+    inner.doc = doc;
     inner.status = 200;
     inner.compute_ms = -1;
 

@@ -15,7 +15,9 @@
 #include "route.h"
 
 /* Run route->handler with the limits of the outer call:
- *   POST routes: body is the request object (borrowed), query NULL;
+ *   POST routes: body is the request object (borrowed), a value of the
+ *                document doc (fastpath.h: call->doc, or one built on
+ *                it), query NULL;
  *   GET routes:  query is the raw query string (without '?'), body NULL.
  * On success *result holds the route's typed answer, already checked to
  * print (api_result_check: the route's own JSON answer would not fail);
@@ -28,8 +30,8 @@
  * computed them or refused them: a batch counts its submissions' work
  * against its own --max-work. */
 int api_invoke_result(api_call *call, const api_route *route,
-                      const json_t *body, const char *query,
-                      api_result *result);
+                      const json_t *body, const api_fastpath *doc,
+                      const char *query, api_result *result);
 
 /* Rewrite the problem's pointer as prefix + pointer ("/request" +
  * "/values" -> "/request/values"); a problem without a pointer is left

@@ -236,6 +236,7 @@ static int handle_v2_infer(api_call *call) {
     memset(&k, 0, sizeof k);
     k.model = model_of(call);
     k.request = call->body;
+    k.doc = call->doc;
     k.p = &call->problem;
     if (!k.model)
         return api_fail(k.p, API_E_NOT_FOUND, NULL, "no model");
@@ -253,10 +254,11 @@ static int handle_v2_infer(api_call *call) {
     /* 2. the route's request; the route checks and computes it */
     api_result answer;
     memset(&answer, 0, sizeof answer);
-    api_fastpath_begin(&k.bytes);
+    api_fastpath_begin(&k.bytes, k.doc);
     int rc = api_kserve_translate(&k);
     if (rc == 0) {
-        rc = api_invoke_result(call, k.model->route, k.body, NULL, &answer);
+        rc = api_invoke_result(call, k.model->route, k.body, &k.bytes, NULL,
+                               &answer);
         if (rc)
             api_kserve_map_pointer(&k, k.p);
     }

@@ -60,13 +60,14 @@ typedef struct {
 typedef struct {
     const kserve_model *model;
     const json_t *request;
+    const api_fastpath *doc; /* request's document (the call's) */
     kserve_source src[INPUTS_MAX];
     json_t *body; /* the route's request */
     api_problem *p;
     /* the inputs sent as bytes (kserve_binary.h), indexed as "inputs",
      * and the placeholders that stand for them in body */
     kserve_binary_input bin[INPUTS_MAX];
-    api_fastpath bytes;
+    api_fastpath bytes; /* body's document, built on doc */
 } kserve_infer;
 
 /* A body meant for another model (Triton's clients repeat the model's name

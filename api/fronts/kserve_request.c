@@ -369,10 +369,10 @@ int api_kserve_check_types(const kserve_infer *k) {
                        {"data", "an array (flat row-major, or nested)"}};
         for (size_t j = 0; j < 5; j++) {
             const json_t *m = api_field_value(in, members[j].key);
-            int ok =
-                !m || (j == 0 || j == 2 ? json_is_string(m)
-                       : j == 3         ? json_is_object(m)
-                                : json_is_array(m) || api_fastpath_find(m));
+            int ok = !m || (j == 0 || j == 2 ? json_is_string(m)
+                            : j == 3         ? json_is_object(m)
+                                             : json_is_array(m) ||
+                                           api_fastpath_find(k->doc, m));
             if (ok)
                 continue;
             snprintf(pointer, sizeof pointer, "/inputs/%zu/%s", i,
@@ -475,14 +475,16 @@ static int any_array(const json_t *a) {
     return 0;
 }
 
-static int nested_leaf(const json_t *a, size_t *k, api_pointer *ptr);
+static int nested_leaf(const api_fastpath *doc, const json_t *a, size_t *k,
+                       api_pointer *ptr);
 
 /* A BOOL input's JSON data (flat, in document order) as the numbers 1
  * and 0; an entry that is not true or false -> wrong_type at it (data as
  * sent: nested or flat). Returns the new array, or NULL (p set). */
-static json_t *bools_as_numbers(const json_t *flat, const json_t *data,
-                                size_t input, api_problem *p) {
-    const api_fastpath_array *fa = api_fastpath_find(flat);
+static json_t *bools_as_numbers(const api_fastpath *doc, const json_t *flat,
+                                const json_t *data, size_t input,
+                                api_problem *p) {
+    const api_fastpath_array *fa = api_fastpath_find(doc, flat);
     size_t n = fa ? fa->count : json_array_size(flat);
     json_t *numbers = json_array();
     for (size_t i = 0; numbers && i < n; i++) {
@@ -500,9 +502,9 @@ static json_t *bools_as_numbers(const json_t *flat, const json_t *data,
         api_pointer_push_index(&ptr, input);
         api_pointer_push_key(&ptr, "data", 4);
         size_t at = i;
-        const api_fastpath_array *fd = api_fastpath_find(data);
+        const api_fastpath_array *fd = api_fastpath_find(doc, data);
         if (fd ? fd->rank > 1 : any_array(data))
-            nested_leaf(data, &at, &ptr); /* the entry as nested */
+            nested_leaf(doc, data, &at, &ptr); /* the entry as nested */
         else
             api_pointer_push_index(&ptr, i);
         api_fail(p, API_E_WRONG_TYPE, ptr.s,
@@ -539,7 +541,7 @@ static int translate_input(kserve_infer *k, size_t i, int unbatched) {
             return api_fail(k->p, API_E_INTERNAL, NULL, "out of memory");
         data = flat;
     }
-    const api_fastpath_array *fa = api_fastpath_find(data);
+    const api_fastpath_array *fa = api_fastpath_find(&k->bytes, data);
     if (!flat)
         flat = json_incref(data);
     if (fa && !bin->binary) {
@@ -559,7 +561,7 @@ static int translate_input(kserve_infer *k, size_t i, int unbatched) {
     }
     const char *dt = json_string_value(json_object_get(in, "datatype"));
     if (!bin->binary && !strcmp(dt, "BOOL")) {
-        json_t *numbers = bools_as_numbers(flat, data, i, k->p);
+        json_t *numbers = bools_as_numbers(&k->bytes, flat, data, i, k->p);
         json_decref(flat);
         if (!numbers)
             return -1;
@@ -650,8 +652,9 @@ static void join(char *dst, size_t cap, const char *a, const char *b) {
 
 /* The pointer of the k-th leaf (document order) of nested data. Returns 1
  * when found. */
-static int nested_leaf(const json_t *a, size_t *k, api_pointer *ptr) {
-    const api_fastpath_array *fa = api_fastpath_find(a);
+static int nested_leaf(const api_fastpath *doc, const json_t *a, size_t *k,
+                       api_pointer *ptr) {
+    const api_fastpath_array *fa = api_fastpath_find(doc, a);
     if (fa) { /* rectangular: the indices of k in row-major order */
         if (*k >= fa->count)
             return 0;
@@ -667,7 +670,7 @@ static int nested_leaf(const json_t *a, size_t *k, api_pointer *ptr) {
     for (size_t i = 0; i < json_array_size(a); i++) {
         const json_t *e = json_array_get(a, i);
         size_t mark = api_pointer_push_index(ptr, i);
-        if (json_is_array(e) ? nested_leaf(e, k, ptr) : (*k)-- == 0)
+        if (json_is_array(e) ? nested_leaf(doc, e, k, ptr) : (*k)-- == 0)
             return 1;
         api_pointer_pop(ptr, mark);
     }
@@ -739,13 +742,13 @@ void api_kserve_map_pointer(const kserve_infer *k, api_problem *p) {
             size_t at = 0;
             api_pointer_push_key(&ptr, "data", 4);
             if (src->nested)
-                nested_leaf(data, &at, &ptr);
+                nested_leaf(k->doc, data, &at, &ptr);
             else
                 api_pointer_push_index(&ptr, 0);
         } else if (!strncmp(rest, "/data/", 6) && src->nested) {
             size_t at = (size_t)strtoull(rest + 6, NULL, 10);
             api_pointer_push_key(&ptr, "data", 4);
-            nested_leaf(data, &at, &ptr);
+            nested_leaf(k->doc, data, &at, &ptr);
         } else if (!strncmp(rest, "/shape", 6) && src->empty_shape) {
             api_pointer_push_key(&ptr, "shape", 5);
         } else { /* /shape/j, /data/k of flat data: the same places */

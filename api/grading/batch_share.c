@@ -128,7 +128,7 @@ static int share_answer(void *ctx, api_call *call, const api_route *route,
     api_buf key = {0};
     int keyed = 0;
     if (!e && b->request) {
-        keyed = api_request_key(&key, b->request) == 0 && key.data;
+        keyed = api_request_key(&key, call->doc, b->request) == 0 && key.data;
         if (keyed)
             e = api_reference_cache_find_key(
                 b->cache, route, (unsigned char *)key.data, key.len);
@@ -149,7 +149,8 @@ static int share_answer(void *ctx, api_call *call, const api_route *route,
     }
     limit_to_what_is_left(b);
     uint64_t before = call->cost.ops;
-    int rc = api_invoke_result(call, route, request, query, reference);
+    int rc =
+        api_invoke_result(call, route, request, call->doc, query, reference);
     count_work(b, call->cost.ops - before, rc != 0);
     if (rc == 0) {
         b->counted.references_computed++;

@@ -244,8 +244,9 @@ static int read_id(const json_t *root, batch_id *id, api_problem *p) {
 /* Grade the parsed submission root with the shared references, as a
  * call of its own inside the batch's: into line, or into doc. Returns 1
  * with *p set when it is answered with a problem, 0 for a grade. */
-static int grade_parsed(batch *b, const json_t *root, api_buf *line,
-                        api_buf *graded, batch_doc_entry *doc, api_problem *p) {
+static int grade_parsed(batch *b, const json_t *root, const api_fastpath *fast,
+                        api_buf *line, api_buf *graded, batch_doc_entry *doc,
+                        api_problem *p) {
     api_call *call = b->call;
     b->request = json_object_get(root, "request");
     b->entry = NULL;
@@ -260,6 +261,7 @@ static int grade_parsed(batch *b, const json_t *root, api_buf *line,
     sub.status = 200;
     sub.compute_ms = -1;
     sub.body = root;
+    sub.doc = fast;
     api_grade_references refs = api_batch_references(b);
     int was_going = b->stopped == GOING;
     graded->len = 0;
@@ -335,7 +337,7 @@ int api_batch_grade_one(batch *b, const api_batch_item *it, api_buf *line,
         if (parse_submission(b, it, &fast, &tree, &root))
             set_id(&id, NULL);
         else if (read_id(root, &id, &p) == 0)
-            problem = grade_parsed(b, root, line, graded, doc, &p);
+            problem = grade_parsed(b, root, &fast, line, graded, doc, &p);
     }
     if (b->elided)
         api_reference_cache_drop(b->elided);

@@ -102,21 +102,23 @@ static void put_query_text(api_buf *q, const char *s, size_t n) {
 /* The query string a GET endpoint gets for the request object's members:
  * numbers as the contract prints them, strings and booleans as text;
  * null leaves a parameter out; arrays and objects -> wrong_type. */
-static int build_query(api_buf *q, const json_t *request, api_problem *p) {
+static int build_query(api_buf *q, const api_fastpath *doc,
+                       const json_t *request, api_problem *p) {
     const char *key;
     const json_t *v;
     int first = 1;
     json_object_foreach((json_t *)request, key, v) {
         if (json_is_null(v))
             continue;
-        if (json_is_array(v) || json_is_object(v) || api_fastpath_find(v)) {
+        if (json_is_array(v) || json_is_object(v) ||
+            api_fastpath_find(doc, v)) {
             api_pointer ptr; /* the caller prefixes /request */
             api_pointer_init(&ptr, "");
             api_pointer_push_key(&ptr, key, strlen(key));
             return api_fail(p, API_E_WRONG_TYPE, ptr.s,
                             "query parameters are numbers or strings; %s is "
                             "%s",
-                            key, api_json_kind(v));
+                            key, api_json_kind_in(doc, v));
         }
         if (!first)
             api_buf_putc(q, '&');
@@ -256,7 +258,7 @@ static int reference_of(api_call *call, const api_grade_references *refs,
                         const char *query, api_result *reference) {
     if (refs)
         return refs->answer(refs->ctx, call, route, request, query, reference);
-    return api_invoke_result(call, route, request, query, reference);
+    return api_invoke_result(call, route, request, call->doc, query, reference);
 }
 
 static void reference_done(const api_grade_references *refs,
@@ -392,7 +394,7 @@ static int compute_reference(grader *g, api_call *call,
         rc = reference_of(call, references, g->route, request, NULL, reference);
     } else {
         api_buf query = {0};
-        rc = build_query(&query, request, p);
+        rc = build_query(&query, call->doc, request, p);
         if (rc == 0 && query.failed)
             rc = api_fail(p, API_E_INTERNAL, NULL, "out of memory");
         if (rc == 0)
@@ -439,6 +441,7 @@ static int grade_run(grader *g, api_call *call, const json_t *body,
                      const api_grade_references *references, api_grade *out) {
     api_problem *p = &call->problem;
     g->p = p;
+    g->doc = call->doc;
     g->started_ms = api_clock_ms();
     api_grade_format format = API_GRADE_FORMAT_ATTND;
 

@@ -55,9 +55,10 @@ static const json_t **collect(const json_t *a, size_t level, size_t rank,
 /* Fill w from v (already type-checked: a {"shape", "data"} object has
  * integral dimensions ≥ 0 and len(data) = prod(shape)). Returns 0, or -1
  * when memory runs out. */
-int api_grade_view_of(api_grade_view *w, const json_t *v, const char *pointer) {
+int api_grade_view_of(api_grade_view *w, const api_fastpath *doc,
+                      const json_t *v, const char *pointer) {
     memset(w, 0, sizeof *w);
-    const api_fastpath_array *fa = api_fastpath_find(v);
+    const api_fastpath_array *fa = api_fastpath_find(doc, v);
     if (fa) { /* rectangular numbers, read without jansson */
         w->rank = fa->rank;
         memcpy(w->shape, fa->shape, sizeof fa->shape);

@@ -70,12 +70,13 @@ typedef struct {
     api_grade_got first_got;
 } api_grade_tally;
 
-/* Fill w from v (already type-checked: a {"shape", "data"} object has
- * integral dimensions ≥ 0 and len(data) = prod(shape); pointer is v's,
- * for where rows differ). w->leaves is malloc'd (the caller frees it);
- * numbers the fast path read point into them (fastpath.h). Returns 0, or
- * -1 when memory runs out. */
-int api_grade_view_of(api_grade_view *w, const json_t *v, const char *pointer);
+/* Fill w from v, a value of the document doc (already type-checked: a
+ * {"shape", "data"} object has integral dimensions ≥ 0 and len(data) =
+ * prod(shape); pointer is v's, for where rows differ). w->leaves is malloc'd
+ * (the caller frees it); numbers the fast path read point into them
+ * (fastpath.h). Returns 0, or -1 when memory runs out. */
+int api_grade_view_of(api_grade_view *w, const api_fastpath *doc,
+                      const json_t *v, const char *pointer);
 
 /* The reference's item it of r, as a view (nothing allocated). */
 void api_grade_ref_view_of(api_grade_ref_view *w, const api_result *r,

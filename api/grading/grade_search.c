@@ -29,7 +29,7 @@ static int field_matches(const grader *g, const api_result *result,
         return 0;
     api_grade_ref_view want;
     api_grade_view got;
-    if (api_grade_view_of(&got, ff->value, ff->pointer)) {
+    if (api_grade_view_of(&got, g->doc, ff->value, ff->pointer)) {
         free(got.leaves);
         return 0;
     }

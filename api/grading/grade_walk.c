@@ -255,7 +255,7 @@ static int grade_against(grader *g, const char *name,
     api_grade_ref_view want;
     api_grade_view got;
     memset(&got, 0, sizeof got);
-    if (!ref || api_grade_view_of(&got, v, ptr->s)) {
+    if (!ref || api_grade_view_of(&got, g->doc, v, ptr->s)) {
         free(got.leaves);
         return api_fail(g->p, API_E_INTERNAL, NULL,
                         "the reference's %s could not be read", name);
@@ -516,11 +516,11 @@ static int leaf(grader *g, enum phase ph, const char *name, const json_t *v,
     case PHASE_MISSING:
         return records ? 0 : api_tensor_check_missing(v, ptr->s, g->p);
     case PHASE_TYPES:
-        if (records && !json_is_array(v) && !api_fastpath_find(v))
+        if (records && !json_is_array(v) && !api_fastpath_find(g->doc, v))
             return api_fail(g->p, API_E_WRONG_TYPE, ptr->s,
                             "%s is an array of objects, one per epoch, as the "
                             "endpoint answers it; got %s",
-                            name, api_json_kind(v));
+                            name, api_json_kind_in(g->doc, v));
         return json_is_object(v) ? flat_types(g, v, ptr) : 0;
     case PHASE_SIZES:
         return json_is_object(v) && !records ? flat_sizes(g, v, ptr) : 0;

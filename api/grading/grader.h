@@ -61,6 +61,7 @@ typedef struct {
     double reference_ms;    /* and how long it took (ms) */
     double started_ms;      /* when the grade began (api_clock_ms) */
     api_problem *p;
+    const api_fastpath *doc; /* the grading request's document (call.h) */
     /* GRADE: the fields that failed, for the misconceptions to explain */
     struct failed_field {
         char name[FAILED_NAME_MAX];

@@ -125,8 +125,8 @@ static int with_params(api_call *call, const json_t *request,
         bad = json_object_set_new(altered, param_names[i],
                                   flat_tensor(W[i], shapes[i], i < 2 ? 2 : 1));
     int rc = bad ? -1
-                 : api_invoke_result(call, &api_route_additive, altered, NULL,
-                                     wrong);
+                 : api_invoke_result(call, &api_route_additive, altered,
+                                     call->doc, NULL, wrong);
     json_decref(altered);
     return rc ? API_MISTAKE_FAILED : API_MISTAKE_ANSWERED;
 }
@@ -207,8 +207,8 @@ static int projections_swapped(api_call *call, const json_t *request,
         json_t *wk = json_object_get(request, "W_k");
         rc = !altered || json_object_set(altered, "W_q", wk) ||
                      json_object_set(altered, "W_k", wq) ||
-                     api_invoke_result(call, &api_route_additive, altered, NULL,
-                                       wrong)
+                     api_invoke_result(call, &api_route_additive, altered,
+                                       call->doc, NULL, wrong)
                  ? API_MISTAKE_FAILED
                  : API_MISTAKE_ANSWERED;
         json_decref(altered);
@@ -294,7 +294,8 @@ static int no_tanh(api_call *call, const json_t *request,
             if (m)
                 bad = json_object_set(dot, shared_members[i], m);
         }
-        if (!bad && !api_invoke_result(call, &api_route_dot, dot, NULL, wrong))
+        if (!bad && !api_invoke_result(call, &api_route_dot, dot, call->doc,
+                                       NULL, wrong))
             rc = API_MISTAKE_ANSWERED;
     }
     json_decref(dot);

@@ -58,7 +58,8 @@ static int with_scale(api_call *call, const json_t *request, double x,
         json_decref(altered);
         return API_MISTAKE_FAILED;
     }
-    int rc = api_invoke_result(call, &api_route_dot, altered, NULL, wrong);
+    int rc = api_invoke_result(call, &api_route_dot, altered, call->doc, NULL,
+                               wrong);
     json_decref(altered);
     return rc ? API_MISTAKE_FAILED : API_MISTAKE_ANSWERED;
 }
@@ -110,7 +111,7 @@ static int scored_of(api_call *call, const json_t *request, int masked,
     memset(s, 0, sizeof *s);
     s->fully_masked = api_field_string(request, "fully_masked", "zero");
     api_mistake_request m;
-    api_mistake_request_begin(&m, request);
+    api_mistake_request_begin(&m, call, request);
     api_mistake_request_set(&m, "return_scores", json_true());
     api_mistake_request_set(&m, "return_weights", json_true());
     api_mistake_request_del(&m, "grad_output");
@@ -336,7 +337,7 @@ static int masked_fill_1e9(api_call *call, const json_t *request,
 static int with_lens(api_call *call, const json_t *request, const double *lens,
                      size_t B, size_t Nq, api_result *wrong) {
     api_mistake_request m;
-    api_mistake_request_begin(&m, request);
+    api_mistake_request_begin(&m, call, request);
     size_t shape[2] = {B, Nq};
     api_mistake_request_tensor(&m, "valid_lens", lens, shape, 2);
     return api_mistake_request_answer(&m, call, &api_route_dot, wrong);
@@ -414,7 +415,7 @@ static int causal_as(api_call *call, const json_t *request, int asked,
     if (s.Nq == s.Nk)
         return API_MISTAKE_NOT_APPLICABLE;
     api_mistake_request m;
-    api_mistake_request_begin(&m, request);
+    api_mistake_request_begin(&m, call, request);
     api_mistake_request_set(&m, "causal", json_string(as));
     return api_mistake_request_answer(&m, call, &api_route_dot, wrong);
 }
@@ -494,7 +495,7 @@ static int keys_as_values(api_call *call, const json_t *request,
     if (same)
         return API_MISTAKE_NOT_APPLICABLE;
     api_mistake_request m;
-    api_mistake_request_begin(&m, request);
+    api_mistake_request_begin(&m, call, request);
     api_mistake_request_set(&m, "values",
                             json_incref(json_object_get(request, "keys")));
     api_mistake_request_del(&m, "grad_output");

@@ -84,7 +84,7 @@ static int params_of(api_call *call, const json_t *request,
 static int with_params(api_call *call, const json_t *request, const params *m,
                        api_result *wrong) {
     api_mistake_request r;
-    api_mistake_request_begin(&r, request);
+    api_mistake_request_begin(&r, call, request);
     api_mistake_request_del(&r, "num_hiddens");
     api_mistake_request_del(&r, "seed");
     api_mistake_request_del(&r, "grad_output");

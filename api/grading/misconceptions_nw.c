@@ -152,8 +152,9 @@ static int without_fit(api_call *call, const json_t *request, double x,
     if (!altered)
         return -1;
     json_object_del(altered, "fit");
-    int rc = json_object_set_new(altered, "w", json_real(x)) ||
-             api_invoke_result(call, &api_route_nw, altered, NULL, out);
+    int rc =
+        json_object_set_new(altered, "w", json_real(x)) ||
+        api_invoke_result(call, &api_route_nw, altered, call->doc, NULL, out);
     json_decref(altered);
     return rc ? -1 : 0;
 }

@@ -28,8 +28,8 @@ static int tensor_of(api_mistake_tensor *t, api_call *call,
     int present = 0;
     api_problem scratch;
     memset(&scratch, 0, sizeof scratch);
-    if (api_field_tensor(&decoded, &present, request, name, &any_spec,
-                         call->limits->max_elements, &scratch))
+    if (api_field_tensor(&decoded, &present, call->doc, request, name,
+                         &any_spec, call->limits->max_elements, &scratch))
         return -1;
     if (!present)
         return 0;
@@ -60,11 +60,12 @@ void api_mistake_tensor_free(api_mistake_tensor *t) {
     memset(t, 0, sizeof *t);
 }
 
-void api_mistake_request_begin(api_mistake_request *m, const json_t *request) {
+void api_mistake_request_begin(api_mistake_request *m, const api_call *call,
+                               const json_t *request) {
     memset(m, 0, sizeof *m);
     m->request = json_copy((json_t *)request);
     m->failed = m->request == NULL;
-    api_fastpath_begin(&m->fp);
+    api_fastpath_begin(&m->fp, call->doc);
 }
 
 void api_mistake_request_set(api_mistake_request *m, const char *name,
@@ -103,7 +104,7 @@ int api_mistake_mask_ignored(api_call *call, const json_t *request,
     if (!api_mistake_masks_keys(request))
         return API_MISTAKE_NOT_APPLICABLE;
     api_mistake_request m;
-    api_mistake_request_begin(&m, request);
+    api_mistake_request_begin(&m, call, request);
     api_mistake_request_drop_masks(&m);
     return api_mistake_request_answer(&m, call, route, wrong);
 }
@@ -152,7 +153,7 @@ int api_mistake_request_answer(api_mistake_request *m, api_call *call,
                                const api_route *route, api_result *result) {
     int rc = API_MISTAKE_FAILED;
     if (!m->failed &&
-        api_invoke_result(call, route, m->request, NULL, result) == 0)
+        api_invoke_result(call, route, m->request, &m->fp, NULL, result) == 0)
         rc = API_MISTAKE_ANSWERED;
     json_decref(m->request);
     api_fastpath_release(&m->fp);

@@ -52,15 +52,17 @@ void api_mistake_tensor_free(api_mistake_tensor *t);
  * ends it, whatever happens). */
 typedef struct {
     json_t *request; /* the shallow copy */
-    api_fastpath fp; /* the added tensors' placeholders, active on this
-                        thread from begin to answer */
+    api_fastpath fp; /* the altered request's document: the added
+                        tensors' placeholders, built on the call's */
     unsigned char *bytes[API_MISTAKE_TENSORS_MAX]; /* their FP64 bytes */
     size_t n;
     int failed; /* memory ran out, or too many tensors */
 } api_mistake_request;
 
-/* Start altering request (the route's request object, borrowed). */
-void api_mistake_request_begin(api_mistake_request *m, const json_t *request);
+/* Start altering request (the route's request object, borrowed: a value
+ * of call->doc, on which m->fp is built). */
+void api_mistake_request_begin(api_mistake_request *m, const api_call *call,
+                               const json_t *request);
 
 /* Set member name to value (a new reference, stolen even on failure). */
 void api_mistake_request_set(api_mistake_request *m, const char *name,

@@ -64,9 +64,11 @@ static int by_key(const void *a, const void *b) {
     return c ? c : (x->len > y->len) - (x->len < y->len);
 }
 
-static int put_value(api_buf *out, const json_t *v, size_t depth);
+static int put_value(api_buf *out, const api_fastpath *doc, const json_t *v,
+                     size_t depth);
 
-static int put_object(api_buf *out, const json_t *v, size_t depth) {
+static int put_object(api_buf *out, const api_fastpath *doc, const json_t *v,
+                      size_t depth) {
     size_t n = json_object_size(v);
     member *m = malloc((n ? n : 1) * sizeof *m);
     if (!m) {
@@ -89,16 +91,17 @@ static int put_object(api_buf *out, const json_t *v, size_t depth) {
     for (size_t i = 0; i < k && rc == 0; i++) {
         put_tagged(out, 's', m[i].len);
         api_buf_append(out, m[i].key, m[i].len);
-        rc = put_value(out, m[i].value, depth + 1);
+        rc = put_value(out, doc, m[i].value, depth + 1);
     }
     free(m);
     return rc;
 }
 
-static int put_value(api_buf *out, const json_t *v, size_t depth) {
+static int put_value(api_buf *out, const api_fastpath *doc, const json_t *v,
+                     size_t depth) {
     if (depth > KEY_DEPTH_MAX)
         return -1;
-    const api_fastpath_array *fa = api_fastpath_find(v);
+    const api_fastpath_array *fa = api_fastpath_find(doc, v);
     if (fa) {
         size_t at = 0;
         put_fast(out, fa, 0, &at);
@@ -106,11 +109,11 @@ static int put_value(api_buf *out, const json_t *v, size_t depth) {
     }
     switch (json_typeof(v)) {
     case JSON_OBJECT:
-        return put_object(out, v, depth);
+        return put_object(out, doc, v, depth);
     case JSON_ARRAY:
         put_tagged(out, 'a', json_array_size(v));
         for (size_t i = 0; i < json_array_size(v); i++)
-            if (put_value(out, json_array_get(v, i), depth + 1))
+            if (put_value(out, doc, json_array_get(v, i), depth + 1))
                 return -1;
         break;
     case JSON_STRING:
@@ -136,6 +139,6 @@ static int put_value(api_buf *out, const json_t *v, size_t depth) {
     return out->failed ? -1 : 0;
 }
 
-int api_request_key(api_buf *out, const json_t *v) {
-    return put_value(out, v, 0);
+int api_request_key(api_buf *out, const api_fastpath *doc, const json_t *v) {
+    return put_value(out, doc, v, 0);
 }

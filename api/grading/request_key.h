@@ -23,11 +23,13 @@
 #include <jansson.h>
 
 #include "buf.h"
+#include "fastpath.h"
 
-/* Append the canonical form of v (a value of a document whose fast-path
- * placeholders are active, or of any document) to out. Returns 0, or -1
+/* Append the canonical form of v, a value of the document doc (fastpath.h:
+ * an array the fast path read is keyed by its numbers, as jansson's
+ * would be; doc NULL: v as jansson built it), to out. Returns 0, or -1
  * when memory runs out (out->failed) or v nests deeper than jansson
  * parses. */
-int api_request_key(api_buf *out, const json_t *v);
+int api_request_key(api_buf *out, const api_fastpath *doc, const json_t *v);
 
 #endif /* API_REQUEST_KEY_H */

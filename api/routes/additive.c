@@ -182,23 +182,25 @@ static int decode(api_call *call, void *req) {
                                                           &w_v_spec};
     api_problem *p = &call->problem;
     const json_t *body = call->body;
+    const api_fastpath *doc = call->doc;
     size_t max_elements = call->limits->max_elements;
     api_attention *a = &r->a;
 
     /* 1. unknown_field, missing_field (with the parameters rule), types */
-    if (api_attention_check_fields(body, &schema, &params_rule, &r->given, p))
+    if (api_attention_check_fields(doc, body, &schema, &params_rule, &r->given,
+                                   p))
         return -1;
     /* 2. tensors in table order */
-    if (api_attention_decode_qkv(a, body, api_attention_qkv_specs, max_elements,
-                                 p))
+    if (api_attention_decode_qkv(a, doc, body, api_attention_qkv_specs,
+                                 max_elements, p))
         return -1;
     for (int i = 0; i < 3; i++) {
         int present;
-        if (api_field_tensor(&r->W[i], &present, body, param_names[i],
+        if (api_field_tensor(&r->W[i], &present, doc, body, param_names[i],
                              param_specs[i], max_elements, p))
             return -1;
     }
-    if (api_attention_decode_extras(a, body, max_elements, p))
+    if (api_attention_decode_extras(a, doc, body, max_elements, p))
         return -1;
     /* 3. cross-field shapes */
     int given = r->given;

@@ -37,55 +37,60 @@ const api_tensor_spec *const api_attention_qkv_specs[3] = {
     &api_attention_queries_spec, &api_attention_keys_spec,
     &api_attention_values_spec};
 
-int api_attention_decode_qkv(api_attention *a, const json_t *body,
+int api_attention_decode_qkv(api_attention *a, const api_fastpath *doc,
+                             const json_t *body,
                              const api_tensor_spec *const specs[3],
                              size_t max_elements, api_problem *p) {
     static const char *const names[3] = {"queries", "keys", "values"};
     api_tensor *t[3] = {&a->q, &a->k, &a->v};
     for (size_t i = 0; i < 3; i++) {
         int present;
-        if (api_field_tensor(t[i], &present, body, names[i], specs[i],
+        if (api_field_tensor(t[i], &present, doc, body, names[i], specs[i],
                              max_elements, p))
             return -1;
     }
     return 0;
 }
 
-int api_attention_decode_lens(api_attention *a, const json_t *body,
-                              size_t max_elements, api_problem *p) {
-    return api_field_tensor(&a->lens, &a->has_lens, body, "valid_lens",
+int api_attention_decode_lens(api_attention *a, const api_fastpath *doc,
+                              const json_t *body, size_t max_elements,
+                              api_problem *p) {
+    return api_field_tensor(&a->lens, &a->has_lens, doc, body, "valid_lens",
                             &api_attention_lens_spec, max_elements, p);
 }
 
-int api_attention_decode_masks(api_attention *a, const json_t *body,
-                               size_t max_elements, api_problem *p) {
+int api_attention_decode_masks(api_attention *a, const api_fastpath *doc,
+                               const json_t *body, size_t max_elements,
+                               api_problem *p) {
     const json_t *m = api_field_value(body, "attn_mask");
     const json_t *k = api_field_value(body, "key_padding_mask");
     a->masks.has_amask = m != NULL;
     a->masks.has_kpm = k != NULL;
     api_mask_kind kind;
-    if (m && api_mask_decode(&a->masks.amask, &a->masks.kind, m,
+    if (m && api_mask_decode(&a->masks.amask, &a->masks.kind, doc, m,
                              &api_attention_attn_mask_spec, "/attn_mask",
                              max_elements, p))
         return -1;
-    if (k && api_mask_decode(&a->masks.kpm, &kind, k,
+    if (k && api_mask_decode(&a->masks.kpm, &kind, doc, k,
                              &api_attention_key_padding_spec,
                              "/key_padding_mask", max_elements, p))
         return -1;
     return 0;
 }
 
-int api_attention_decode_grad(api_attention *a, const json_t *body,
-                              size_t max_elements, api_problem *p) {
-    return api_field_tensor(&a->grad, &a->has_grad, body, "grad_output",
+int api_attention_decode_grad(api_attention *a, const api_fastpath *doc,
+                              const json_t *body, size_t max_elements,
+                              api_problem *p) {
+    return api_field_tensor(&a->grad, &a->has_grad, doc, body, "grad_output",
                             &api_grad_output_spec, max_elements, p);
 }
 
-int api_attention_decode_extras(api_attention *a, const json_t *body,
-                                size_t max_elements, api_problem *p) {
-    return api_attention_decode_lens(a, body, max_elements, p) ||
-                   api_attention_decode_masks(a, body, max_elements, p) ||
-                   api_attention_decode_grad(a, body, max_elements, p)
+int api_attention_decode_extras(api_attention *a, const api_fastpath *doc,
+                                const json_t *body, size_t max_elements,
+                                api_problem *p) {
+    return api_attention_decode_lens(a, doc, body, max_elements, p) ||
+                   api_attention_decode_masks(a, doc, body, max_elements, p) ||
+                   api_attention_decode_grad(a, doc, body, max_elements, p)
                ? -1
                : 0;
 }
@@ -586,7 +591,8 @@ uint64_t api_attention_work_dot(const api_attention *a) {
     return api_work_mul(api_work_prod(dims, 3), api_work_add(a->dq, a->dv));
 }
 
-int api_attention_check_fields(const json_t *body, const api_schema *schema,
+int api_attention_check_fields(const api_fastpath *doc, const json_t *body,
+                               const api_schema *schema,
                                const api_attention_params *params, int *given,
                                api_problem *p) {
     if (api_fields_unknown(body, schema, "", p) ||
@@ -607,7 +613,7 @@ int api_attention_check_fields(const json_t *body, const api_schema *schema,
             return api_fail(p, API_E_MISSING_FIELD, ptr, "%s; %s is missing",
                             params->all, params->names[i]);
         }
-    return api_fields_types(body, schema, "", p) ? -1 : 0;
+    return api_fields_types(doc, body, schema, "", p) ? -1 : 0;
 }
 
 int api_attention_read_hiddens(const json_t *body, int given, size_t given_h,

@@ -121,27 +121,32 @@ typedef struct {
 
 /* The tensor phase for queries, keys, values (specs[0 … 2], in that
  * order): fills a->q, a->k, a->v. Returns 0 or -1 (p set). */
-int api_attention_decode_qkv(api_attention *a, const json_t *body,
+int api_attention_decode_qkv(api_attention *a, const api_fastpath *doc,
+                             const json_t *body,
                              const api_tensor_spec *const specs[3],
                              size_t max_elements, api_problem *p);
 
 /* The tensor phase for valid_lens (absent is fine). */
-int api_attention_decode_lens(api_attention *a, const json_t *body,
-                              size_t max_elements, api_problem *p);
+int api_attention_decode_lens(api_attention *a, const api_fastpath *doc,
+                              const json_t *body, size_t max_elements,
+                              api_problem *p);
 
 /* The tensor phase for attn_mask then key_padding_mask (absent is fine):
  * rank, ragged, size, len(data), zero (mask_json.h). */
-int api_attention_decode_masks(api_attention *a, const json_t *body,
-                               size_t max_elements, api_problem *p);
+int api_attention_decode_masks(api_attention *a, const api_fastpath *doc,
+                               const json_t *body, size_t max_elements,
+                               api_problem *p);
 
 /* The tensor phase for grad_output (absent is fine): sets has_grad. */
-int api_attention_decode_grad(api_attention *a, const json_t *body,
-                              size_t max_elements, api_problem *p);
+int api_attention_decode_grad(api_attention *a, const api_fastpath *doc,
+                              const json_t *body, size_t max_elements,
+                              api_problem *p);
 
 /* The tensor phase for the fields after the inputs, in table order:
  * valid_lens, the masks, grad_output (each as above). */
-int api_attention_decode_extras(api_attention *a, const json_t *body,
-                                size_t max_elements, api_problem *p);
+int api_attention_decode_extras(api_attention *a, const api_fastpath *doc,
+                                const json_t *body, size_t max_elements,
+                                api_problem *p);
 
 /* Cross-field shapes of keys (against queries: rank, B, and d when
  * same_d) and values (against keys: rank, B, Nk): shape_mismatch at the
@@ -255,7 +260,8 @@ typedef struct {
  * neither, at the first weight missing when some are given), then
  * wrong_type, over the whole body (fields.h). *given is 1 when all the
  * weights are given. Returns 0, or -1 with p set. */
-int api_attention_check_fields(const json_t *body, const api_schema *schema,
+int api_attention_check_fields(const api_fastpath *doc, const json_t *body,
+                               const api_schema *schema,
                                const api_attention_params *params, int *given,
                                api_problem *p);
 

@@ -82,15 +82,16 @@ static int decode(api_call *call, void *req) {
     dot_request *r = req;
     api_problem *p = &call->problem;
     const json_t *body = call->body;
+    const api_fastpath *doc = call->doc;
     size_t max_elements = call->limits->max_elements;
     api_attention *a = &r->a;
 
     /* 1. unknown_field, missing_field, wrong_type over the whole body */
-    if (api_fields_check(body, &schema, "", p))
+    if (api_fields_check(doc, body, &schema, "", p))
         return -1;
     /* 2. each tensor in table order: rank, ragged, size, len(data), zero */
-    if (api_attention_decode_qkv(a, body, specs, max_elements, p) ||
-        api_attention_decode_extras(a, body, max_elements, p))
+    if (api_attention_decode_qkv(a, doc, body, specs, max_elements, p) ||
+        api_attention_decode_extras(a, doc, body, max_elements, p))
         return -1;
     /* 3. cross-field shapes */
     if (api_attention_cross_qkv(a, 1, p) || api_attention_cross_lens(a, 0, p) ||

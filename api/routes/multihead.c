@@ -267,17 +267,18 @@ typedef struct {
  * parameters, then valid_lens, the masks, grad_output; keys default to
  * queries and values to keys (self-attention). Returns 0, or -1 with p
  * set. */
-static int decode_tensors(multihead_request *m, const json_t *body,
-                          size_t max_elements, api_problem *p) {
+static int decode_tensors(multihead_request *m, const api_fastpath *doc,
+                          const json_t *body, size_t max_elements,
+                          api_problem *p) {
     api_attention *a = &m->a;
-    if (api_attention_decode_qkv(a, body, api_attention_qkv_specs, max_elements,
-                                 p))
+    if (api_attention_decode_qkv(a, doc, body, api_attention_qkv_specs,
+                                 max_elements, p))
         return -1;
     for (int i = 0; i < N_PARAMS; i++)
-        if (api_field_tensor(&m->P[i], &m->present[i], body, param_names[i],
-                             param_specs[i], max_elements, p))
+        if (api_field_tensor(&m->P[i], &m->present[i], doc, body,
+                             param_names[i], param_specs[i], max_elements, p))
             return -1;
-    if (api_attention_decode_extras(a, body, max_elements, p))
+    if (api_attention_decode_extras(a, doc, body, max_elements, p))
         return -1;
     /* self-attention: keys default to queries, values to keys */
     a->keys_defaulted = !api_field_value(body, "keys");
@@ -346,15 +347,17 @@ static int decode(api_call *call, void *req) {
     multihead_request *m = req;
     api_problem *p = &call->problem;
     const json_t *body = call->body;
+    const api_fastpath *doc = call->doc;
     size_t max_elements = call->limits->max_elements;
     api_attention *a = &m->a;
     api_tensor *P = m->P;
 
     /* 1. unknown_field, missing_field (with the parameters rule), types */
-    if (api_attention_check_fields(body, &schema, &params_rule, &m->given, p))
+    if (api_attention_check_fields(doc, body, &schema, &params_rule, &m->given,
+                                   p))
         return -1;
     /* 2. tensors in table order */
-    if (decode_tensors(m, body, max_elements, p))
+    if (decode_tensors(m, doc, body, max_elements, p))
         return -1;
 
     /* 3. cross-field shapes */

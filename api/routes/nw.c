@@ -124,16 +124,16 @@ static int check_fit_needs(const json_t *body, api_problem *p) {
     return 0;
 }
 
-static int decode_tensors(nw_request *r, const json_t *body, size_t max,
-                          api_problem *p) {
+static int decode_tensors(nw_request *r, const api_fastpath *doc,
+                          const json_t *body, size_t max, api_problem *p) {
     int present;
-    if (api_field_tensor(&r->x_train, &present, body, "x_train", &x_train_spec,
-                         max, p) ||
-        api_field_tensor(&r->y_train, &present, body, "y_train", &y_train_spec,
-                         max, p) ||
-        api_field_tensor(&r->x_query, &present, body, "x_query", &x_query_spec,
-                         max, p) ||
-        api_field_tensor(&r->y_query, &r->has_y_query, body, "y_query",
+    if (api_field_tensor(&r->x_train, &present, doc, body, "x_train",
+                         &x_train_spec, max, p) ||
+        api_field_tensor(&r->y_train, &present, doc, body, "y_train",
+                         &y_train_spec, max, p) ||
+        api_field_tensor(&r->x_query, &present, doc, body, "x_query",
+                         &x_query_spec, max, p) ||
+        api_field_tensor(&r->y_query, &r->has_y_query, doc, body, "y_query",
                          &y_query_spec, max, p))
         return -1;
     return 0;
@@ -547,6 +547,7 @@ static int compute(api_call *call, nw_request *r, nw_buffers *b,
 static int handle_nw(api_call *call) {
     api_problem *p = &call->problem;
     const json_t *body = call->body;
+    const api_fastpath *doc = call->doc;
     size_t max_elements = call->limits->max_elements;
     nw_request r;
     memset(&r, 0, sizeof r);
@@ -555,10 +556,10 @@ static int handle_nw(api_call *call) {
      * wrong_type */
     if (api_fields_unknown(body, &schema, "", p) ||
         api_fields_missing(body, &schema, "", p) || check_fit_needs(body, p) ||
-        api_fields_types(body, &schema, "", p))
+        api_fields_types(doc, body, &schema, "", p))
         return -1;
     /* 2. tensors in table order; 3. cross-field shapes */
-    if (decode_tensors(&r, body, max_elements, p) || cross_shapes(&r, p))
+    if (decode_tensors(&r, doc, body, max_elements, p) || cross_shapes(&r, p))
         return -1;
     /* 4. derived sizes and work */
     size_t sw[2] = {r.m, r.n}, sp[2] = {r.m, r.dv};

@@ -271,22 +271,24 @@ static int decode(api_call *call, void *req) {
     self_request *s = req;
     api_problem *p = &call->problem;
     const json_t *body = call->body;
+    const api_fastpath *doc = call->doc;
     size_t max_elements = call->limits->max_elements;
     api_attention *a = &s->a;
 
     /* 1. unknown_field, missing_field (with the weights rule), types */
-    if (api_attention_check_fields(body, &schema, &params_rule, &s->given, p))
+    if (api_attention_check_fields(doc, body, &schema, &params_rule, &s->given,
+                                   p))
         return -1;
     /* 2. tensors in table order */
     int present_x = 0;
-    if (api_field_tensor(&s->x, &present_x, body, "x", &x_spec, max_elements,
-                         p))
+    if (api_field_tensor(&s->x, &present_x, doc, body, "x", &x_spec,
+                         max_elements, p))
         return -1;
     for (int i = 0; i < N_PARAMS; i++)
-        if (api_field_tensor(&s->P[i], &s->present[i], body, param_names[i],
-                             param_specs[i], max_elements, p))
+        if (api_field_tensor(&s->P[i], &s->present[i], doc, body,
+                             param_names[i], param_specs[i], max_elements, p))
             return -1;
-    if (api_attention_decode_extras(a, body, max_elements, p))
+    if (api_attention_decode_extras(a, doc, body, max_elements, p))
         return -1;
 
     /* 3. cross-field shapes: the weights against x, then valid_lens, the

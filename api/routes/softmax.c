@@ -84,6 +84,7 @@ static void cost_softmax(const api_call *call, const void *shapes,
 static int handle_softmax_masked(api_call *call) {
     api_problem *p = &call->problem;
     const json_t *body = call->body;
+    const api_fastpath *doc = call->doc;
     size_t max_elements = call->limits->max_elements;
     /* The masking state lives in the attention routes' struct, so that
      * valid_lens, causal and fully_masked are read, checked and blamed
@@ -94,13 +95,13 @@ static int handle_softmax_masked(api_call *call) {
     int present;
 
     /* 1. unknown_field, missing_field, wrong_type over the whole body */
-    if (api_fields_check(body, &schema, "", p))
+    if (api_fields_check(doc, body, &schema, "", p))
         return -1;
     /* 2. tensors in table order: rank, ragged, size, len(data), zero */
-    if (api_field_tensor(&scores, &present, body, "scores", &scores_spec,
+    if (api_field_tensor(&scores, &present, doc, body, "scores", &scores_spec,
                          max_elements, p) ||
-        api_attention_decode_lens(&a, body, max_elements, p) ||
-        api_attention_decode_masks(&a, body, max_elements, p))
+        api_attention_decode_lens(&a, doc, body, max_elements, p) ||
+        api_attention_decode_masks(&a, doc, body, max_elements, p))
         return -1;
     /* 3. cross-field shape of valid_lens */
     a.batched = scores.rank == 3;

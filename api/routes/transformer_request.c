@@ -218,14 +218,15 @@ static size_t init_masks(xf_request *m) {
 /* The tensor phase of the masks, in table order: rank, ragged, size,
  * len(data), zero (mask_json.h; their types were checked with the
  * schema's). */
-static int decode_masks(xf_request *m, const json_t *body, size_t max_elements,
+static int decode_masks(xf_request *m, const api_fastpath *doc,
+                        const json_t *body, size_t max_elements,
                         api_problem *p) {
     size_t n = init_masks(m);
     for (size_t k = 0; k < n; k++) { /* attn_masks first, as the table */
         xf_masks *x = &m->masks[k];
         const json_t *v = api_field_value(body, x->mask_spec->name);
         x->m.has_amask = v != NULL;
-        if (v && api_mask_decode(&x->m.amask, &x->m.kind, v, x->mask_spec,
+        if (v && api_mask_decode(&x->m.amask, &x->m.kind, doc, v, x->mask_spec,
                                  x->mask_ptr, max_elements, p))
             return -1;
     }
@@ -234,8 +235,8 @@ static int decode_masks(xf_request *m, const json_t *body, size_t max_elements,
         const json_t *v = api_field_value(body, x->kpm_spec->name);
         api_mask_kind kind;
         x->m.has_kpm = v != NULL;
-        if (v && api_mask_decode(&x->m.kpm, &kind, v, x->kpm_spec, x->kpm_ptr,
-                                 max_elements, p))
+        if (v && api_mask_decode(&x->m.kpm, &kind, doc, v, x->kpm_spec,
+                                 x->kpm_ptr, max_elements, p))
             return -1;
     }
     return 0;
@@ -302,8 +303,8 @@ static int cross_masks(const xf_request *m, xf_masks *x, size_t Nq, size_t Nk,
  * layers (build_keys): unknown_field (a state_dict key told with the
  * layers' names), missing_field with the parameters rule (state_dict or
  * seed), types. Sets m->given. Returns 0, or -1 with p set. */
-static int check_fields(xf_request *m, const json_t *body, size_t L,
-                        api_problem *p) {
+static int check_fields(xf_request *m, const api_fastpath *doc,
+                        const json_t *body, size_t L, api_problem *p) {
     const api_xf_route *rt = m->rt;
     const json_t *sd = api_field_value(body, "state_dict");
     api_field *sd_fields = NULL;
@@ -337,7 +338,7 @@ static int check_fields(xf_request *m, const json_t *body, size_t L,
                           "keys and shapes, {k: v.tolist() for k, v in "
                           "model.state_dict().items()}) or seed to draw "
                           "them") != 0;
-    if (!failed && api_fields_types(body, &schema, "", p))
+    if (!failed && api_fields_types(doc, body, &schema, "", p))
         failed = 1;
     free(sd_fields);
     return failed ? -1 : 0;
@@ -345,24 +346,25 @@ static int check_fields(xf_request *m, const json_t *body, size_t L,
 
 /* Step 2, the tensors in table order: the input, memory, state_dict's
  * (when given), the masks, grad_output. Returns 0, or -1 with p set. */
-static int decode_tensors(xf_request *m, const json_t *body,
-                          size_t max_elements, api_problem *p) {
+static int decode_tensors(xf_request *m, const api_fastpath *doc,
+                          const json_t *body, size_t max_elements,
+                          api_problem *p) {
     const api_xf_route *rt = m->rt;
     const json_t *sd = api_field_value(body, "state_dict");
     int present;
-    if (api_field_tensor(&m->x, &present, body, rt->x_name, rt->x_spec,
+    if (api_field_tensor(&m->x, &present, doc, body, rt->x_name, rt->x_spec,
                          max_elements, p) ||
-        (rt->decoder && api_field_tensor(&m->mem, &present, body, "memory",
+        (rt->decoder && api_field_tensor(&m->mem, &present, doc, body, "memory",
                                          rt->memory_spec, max_elements, p)))
         return -1;
     for (size_t i = 0; m->given && i < m->n_keys; i++) {
         xf_key *k = &m->keys[i];
-        if (api_tensor_decode(&k->t, api_field_value(sd, k->name), &k->spec,
-                              k->pointer, max_elements, p))
+        if (api_tensor_decode(&k->t, doc, api_field_value(sd, k->name),
+                              &k->spec, k->pointer, max_elements, p))
             return -1;
     }
-    if (decode_masks(m, body, max_elements, p) ||
-        api_field_tensor(&m->grad, &m->has_grad, body, "grad_output",
+    if (decode_masks(m, doc, body, max_elements, p) ||
+        api_field_tensor(&m->grad, &m->has_grad, doc, body, "grad_output",
                          &api_grad_output_spec, max_elements, p))
         return -1;
     return 0;
@@ -415,12 +417,13 @@ static int cross_shapes(xf_request *m, const json_t *body, size_t L,
 int api_xf_decode(api_call *call, xf_request *m) {
     api_problem *p = &call->problem;
     const json_t *body = call->body;
+    const api_fastpath *doc = call->doc;
     size_t max_elements = call->limits->max_elements;
     /* 1. unknown_field, missing_field (with the parameters rule), types */
     size_t L = schema_layers(body);
-    if (check_fields(m, body, L, p) ||
+    if (check_fields(m, doc, body, L, p) ||
         /* 2. tensors in table order */
-        decode_tensors(m, body, max_elements, p) ||
+        decode_tensors(m, doc, body, max_elements, p) ||
         /* 3. cross-field shapes */
         cross_shapes(m, body, L, p) ||
         /* 4. the values that size the work, then sizes and work (charged) */

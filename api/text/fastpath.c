@@ -32,9 +32,6 @@
 static atomic_int enabled = 1;
 static atomic_ullong serials;
 
-/* The innermost active api_fastpath of this thread. */
-static _Thread_local const api_fastpath *current;
-
 void api_fastpath_enable(int on) {
     atomic_store(&enabled, on != 0);
 }
@@ -108,15 +105,10 @@ json_t *api_fastpath_load(api_fastpath *fp, const char *const *fields,
     }
     free(fp->text); /* jansson copied what it kept */
     fp->text = NULL;
-    fp->outer = current;
-    fp->active = 1;
-    current = fp;
     return root;
 }
 
 void api_fastpath_release(api_fastpath *fp) {
-    if (fp->active)
-        current = fp->outer;
     for (size_t i = 0; fp->adopted && i < fp->n_arrays; i++)
         json_decref((json_t *)fp->arrays[i].placeholder);
     free(fp->numbers);
@@ -144,13 +136,11 @@ size_t api_json_object_end(const char *body, size_t len) {
     return c.pos;
 }
 
-void api_fastpath_begin(api_fastpath *fp) {
+void api_fastpath_begin(api_fastpath *fp, const api_fastpath *outer) {
     memset(fp, 0, sizeof *fp);
     fp->serial = atomic_fetch_add(&serials, 1);
-    fp->outer = current;
-    fp->active = 1;
+    fp->outer = outer;
     fp->adopted = 1;
-    current = fp;
 }
 
 json_t *api_fastpath_adopt_bytes(api_fastpath *fp, const unsigned char *bytes,
@@ -197,10 +187,11 @@ void api_fastpath_read(double *dst, const api_fastpath_array *fa) {
         memcpy(dst, fa->data, fa->count * sizeof *dst);
 }
 
-const api_fastpath_array *api_fastpath_find(const json_t *v) {
-    if (current == NULL || !json_is_string(v))
+const api_fastpath_array *api_fastpath_find(const api_fastpath *doc,
+                                            const json_t *v) {
+    if (doc == NULL || !json_is_string(v))
         return NULL;
-    for (const api_fastpath *fp = current; fp != NULL; fp = fp->outer)
+    for (const api_fastpath *fp = doc; fp != NULL; fp = fp->outer)
         for (size_t i = 0; fp->adopted && i < fp->n_arrays; i++)
             if (fp->arrays[i].placeholder == v)
                 return &fp->arrays[i];
@@ -210,8 +201,8 @@ const api_fastpath_array *api_fastpath_find(const json_t *v) {
     if (n < 4 || s[0] != '\0' || read_decimal(&serial, s, n, &i) || i == n ||
         s[i++] != '.' || read_decimal(&index, s, n, &i) || i != n)
         return NULL;
-    for (const api_fastpath *fp = current; fp != NULL; fp = fp->outer)
-        if (fp->serial == serial)
+    for (const api_fastpath *fp = doc; fp != NULL; fp = fp->outer)
+        if (fp->serial == serial && !fp->adopted)
             return index < fp->n_arrays ? &fp->arrays[index] : NULL;
     return NULL;
 }

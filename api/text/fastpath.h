@@ -9,11 +9,13 @@
  * a value that is a plain array of numbers (nested,
  * rectangular, no empty rows, at most API_FASTPATH_RANK_MAX deep) is read
  * here with api_num_parse, and jansson gets the body with that value
- * replaced by a placeholder string. Whatever reads such a value asks
- * api_fastpath_find whether it is a placeholder and then reads shape and
- * numbers from here: the tensor codec (tensor.c), api_json_kind (an
- * array, in messages), and the fronts for their own members (grade.c,
- * kserve.c).
+ * replaced by a placeholder string. The api_fastpath is the document's
+ * other half, and travels with it (api_call.doc, call.h): whatever reads
+ * such a value asks api_fastpath_find(doc, v) whether it is a placeholder
+ * and then reads shape and numbers from here: the tensor codec
+ * (tensor.c), api_json_kind_in (an array, in messages), and the fronts
+ * for their own members (grade.c, kserve.c). No state is kept beside the
+ * document: a value read without its document is the string it is.
  *
  * The answer is always the one jansson alone gives — the same document,
  * the same doubles, the same errors: anything unusual (a non-number entry,
@@ -61,10 +63,11 @@ typedef struct api_fastpath {
     api_fastpath_array *arrays;
     size_t n_arrays, cap_arrays;
     char *text; /* the body with placeholders (NULL when not used) */
-    unsigned long long serial;        /* names this load's placeholders */
-    const struct api_fastpath *outer; /* the one active before this one */
-    int active;                       /* placeholders resolve to arrays */
-    int refused;                      /* the tree gate said no */
+    unsigned long long serial; /* names this load's placeholders */
+    /* a document built on another (api_fastpath_begin: a request made
+     * from parts of the body), whose placeholders it resolves too */
+    const struct api_fastpath *outer;
+    int refused; /* the tree gate said no */
     int adopted; /* begun by api_fastpath_begin: arrays of bytes */
     /* 1: the body of a request of the tensor protocol (the v2 front),
      * whose "data" may be nested: a nested array read here counts as
@@ -93,22 +96,21 @@ typedef struct {
  * given to jansson: the body with placeholders, and the body itself when
  * that fails; when it refuses, the load returns NULL with fp->refused set
  * and error->text empty. Returns the new reference or NULL (error
- * filled). Until
- * api_fastpath_release, on this thread, api_fastpath_find resolves the
- * placeholders in the returned document. */
+ * filled). Until api_fastpath_release, api_fastpath_find(fp, v) resolves
+ * the placeholders in the returned document. */
 json_t *api_fastpath_load(api_fastpath *fp, const char *const *fields,
                           const char *body, size_t len, size_t flags,
                           const api_tree_gate *gate, json_error_t *error);
 
-/* Free what fp holds and stop resolving its placeholders (restoring the
- * api_fastpath active before it, so loads may nest); fp is zeroed. Call
- * after the document is no longer used. */
+/* Free what fp holds; fp is zeroed, and resolves nothing. Call after the
+ * document, and every document built on it, is no longer used. */
 void api_fastpath_release(api_fastpath *fp);
 
-/* The array that v stands for, when v is a placeholder of an active
- * api_fastpath of this thread; NULL for every other value (including
- * NULL). */
-const api_fastpath_array *api_fastpath_find(const json_t *v);
+/* The array that v stands for, when v is a placeholder of doc or of a
+ * document it is built on (outer); NULL for every other value (including
+ * NULL) and when doc is NULL. */
+const api_fastpath_array *api_fastpath_find(const api_fastpath *doc,
+                                            const json_t *v);
 
 /* Entry i (row-major) of fa as a double, whether fa holds numbers read
  * from text or bytes. */
@@ -118,10 +120,12 @@ double api_fastpath_at(const api_fastpath_array *fa, size_t i);
  * bytes converted (api_bytes_read) — straight into the caller's tensor. */
 void api_fastpath_read(double *dst, const api_fastpath_array *fa);
 
-/* Make fp (zeroed) active without loading a text: its arrays are those
- * api_fastpath_adopt_bytes adds. Release it with api_fastpath_release,
- * in the reverse order of activation, like a load. */
-void api_fastpath_begin(api_fastpath *fp);
+/* Start fp as a document without a text: its arrays are those
+ * api_fastpath_adopt_bytes adds, and it resolves outer's placeholders too
+ * (NULL: none), for a request built from parts of outer's document and
+ * new tensors. outer must outlive fp. Release it with
+ * api_fastpath_release. */
+void api_fastpath_begin(api_fastpath *fp, const api_fastpath *outer);
 
 /* Add a flat tensor given as raw bytes to fp (begun with
  * api_fastpath_begin): count entries of datatype bytes_type (api_datatype)

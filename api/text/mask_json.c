@@ -108,8 +108,9 @@ static int walk_types(kinds *k, const json_t *a, size_t depth, api_pointer *ptr,
     return 0;
 }
 
-int api_mask_check_types(const json_t *v, const api_tensor_spec *spec,
-                         int bool_only, const char *pointer, api_problem *p) {
+int api_mask_check_types(const api_fastpath *doc, const json_t *v,
+                         const api_tensor_spec *spec, int bool_only,
+                         const char *pointer, api_problem *p) {
     kinds k = {spec, bool_only, -1, "", NULL};
     api_pointer ptr;
     api_pointer_init(&ptr, pointer);
@@ -123,7 +124,7 @@ int api_mask_check_types(const json_t *v, const api_tensor_spec *spec,
                         bool_only ? "true/false"
                                   : "true/false or of numbers (null = "
                                     "-infinity)",
-                        api_json_kind(v));
+                        api_json_kind_in(doc, v));
     const json_t *data = json_object_get(v, "data");
     if (api_tensor_check_shape_types(v, &ptr, p))
         return -1;
@@ -132,7 +133,7 @@ int api_mask_check_types(const json_t *v, const api_tensor_spec *spec,
         return api_fail(p, API_E_WRONG_TYPE, ptr.s,
                         "\"data\" must be a flat array of the mask's "
                         "entries; got %s",
-                        api_json_kind(data));
+                        api_json_kind_in(doc, data));
     for (size_t i = 0; i < json_array_size(data); i++) {
         const json_t *e = json_array_get(data, i);
         size_t m = api_pointer_push_index(&ptr, i);
@@ -160,14 +161,14 @@ static const json_t *first_entry(const api_tensor *t) {
     return x;
 }
 
-int api_mask_decode(api_tensor *t, api_mask_kind *kind, const json_t *v,
-                    const api_tensor_spec *spec, const char *pointer,
-                    size_t max_elements, api_problem *p) {
+int api_mask_decode(api_tensor *t, api_mask_kind *kind, const api_fastpath *doc,
+                    const json_t *v, const api_tensor_spec *spec,
+                    const char *pointer, size_t max_elements, api_problem *p) {
     memset(t, 0, sizeof *t);
     /* the flat form's checks are the tensor codec's: they never look at
      * the entries of "data" */
     int rc = json_is_object(v)
-                 ? api_tensor_decode(t, v, spec, pointer, max_elements, p)
+                 ? api_tensor_decode(t, doc, v, spec, pointer, max_elements, p)
                  : api_tensor_decode_nested(t, v, spec, API_LEAVES_MASK,
                                             pointer, max_elements, p);
     if (rc)

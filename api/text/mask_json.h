@@ -34,17 +34,18 @@ typedef enum {
  * entry whose kind (boolean, or number/null) differs from the first
  * entry's in document order, pointer at that entry. The detail names
  * spec->name and spec->shapes. Returns 0 or -1 (p set). */
-int api_mask_check_types(const json_t *v, const api_tensor_spec *spec,
-                         int bool_only, const char *pointer, api_problem *p);
+int api_mask_check_types(const api_fastpath *doc, const json_t *v,
+                         const api_tensor_spec *spec, int bool_only,
+                         const char *pointer, api_problem *p);
 
 /* The shape checks of api_tensor_decode (rank in spec->ranks, ragged
  * rows, declared size over max_elements -> 413, len(data), a zero
  * dimension), on a value that passed api_mask_check_types. Fills t
  * (t->src, t->flat as tensor.h) and *kind, and returns 0, or -1 (p set).
  * Allocates nothing. */
-int api_mask_decode(api_tensor *t, api_mask_kind *kind, const json_t *v,
-                    const api_tensor_spec *spec, const char *pointer,
-                    size_t max_elements, api_problem *p);
+int api_mask_decode(api_tensor *t, api_mask_kind *kind, const api_fastpath *doc,
+                    const json_t *v, const api_tensor_spec *spec,
+                    const char *pointer, size_t max_elements, api_problem *p);
 
 /* t->count entries, row-major, of a decoded boolean mask into dst: 1 for
  * true, 0 for false. */

@@ -389,9 +389,13 @@ void api_problem_from_json_error(api_problem *p, const json_error_t *error,
              error->text, error->line, error->column, error->position);
 }
 
-const char *api_json_kind(const json_t *v) {
-    if (api_fastpath_find(v))
+const char *api_json_kind_in(const api_fastpath *doc, const json_t *v) {
+    if (api_fastpath_find(doc, v))
         return "an array"; /* a placeholder for the array the client sent */
+    return api_json_kind(v);
+}
+
+const char *api_json_kind(const json_t *v) {
     switch (json_typeof(v)) {
     case JSON_OBJECT:
         return "an object";

@@ -105,9 +105,14 @@ const char *api_json_nul_hint(const char *text, size_t pos);
 void api_problem_from_json_error(api_problem *p, const json_error_t *error,
                                  const char *body, size_t len);
 
-/* "a string", "an integer", "null", ... for details (a fast-path
- * placeholder is "an array", as the client sent it: fastpath.h). */
+/* "a string", "an integer", "null", ... for details, of a value as
+ * jansson built it. */
 const char *api_json_kind(const json_t *v);
+
+/* The same for a value of the document doc (fastpath.h), where a
+ * placeholder is "an array", as the client sent it. */
+struct api_fastpath;
+const char *api_json_kind_in(const struct api_fastpath *doc, const json_t *v);
 
 /* Write the problem+json body for p into out. */
 void api_problem_write(api_buf *out, const api_problem *p);

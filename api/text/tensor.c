@@ -243,9 +243,10 @@ int api_tensor_check_shape_types(const json_t *v, api_pointer *ptr,
     return 0;
 }
 
-int api_tensor_check_types(const json_t *v, const api_tensor_spec *spec,
-                           const char *pointer, api_problem *p) {
-    const api_fastpath_array *fa = api_fastpath_find(v);
+int api_tensor_check_types(const api_fastpath *doc, const json_t *v,
+                           const api_tensor_spec *spec, const char *pointer,
+                           api_problem *p) {
+    const api_fastpath_array *fa = api_fastpath_find(doc, v);
     if (fa)
         return check_types_fast(fa, spec, pointer, p);
     api_pointer ptr;
@@ -266,7 +267,7 @@ int api_tensor_check_types(const json_t *v, const api_tensor_spec *spec,
     if (api_tensor_check_shape_types(v, &ptr, p))
         return -1;
     api_pointer_push_key(&ptr, "data", 4);
-    const api_fastpath_array *fd = api_fastpath_find(data);
+    const api_fastpath_array *fd = api_fastpath_find(doc, data);
     if (fd) /* the v2 front's data, read without jansson: numbers only */
         return check_flat_fast(fd, spec, &ptr, p);
     if (!json_is_array(data))
@@ -451,12 +452,12 @@ int api_tensor_decode_nested(api_tensor *t, const json_t *v,
     return 0;
 }
 
-static int decode_flat(api_tensor *t, const json_t *v,
+static int decode_flat(api_tensor *t, const api_fastpath *doc, const json_t *v,
                        const api_tensor_spec *spec, const char *pointer,
                        size_t max_elements, api_problem *p) {
     const json_t *shape = json_object_get(v, "shape");
     const json_t *data = json_object_get(v, "data");
-    const api_fastpath_array *fd = api_fastpath_find(data);
+    const api_fastpath_array *fd = api_fastpath_find(doc, data);
     if (!json_is_array(shape) || (!json_is_array(data) && !fd))
         return api_fail(p, API_E_WRONG_TYPE, pointer,
                         "%s needs \"shape\" and \"data\" arrays", spec->name);
@@ -509,6 +510,7 @@ static int decode_flat(api_tensor *t, const json_t *v,
         return -1;
     t->src = data;
     t->flat = 1;
+    t->fast = fd;
     return 0;
 }
 
@@ -529,18 +531,19 @@ static int decode_fast(api_tensor *t, const json_t *v,
         return -1;
     t->src = v;
     t->flat = 0;
+    t->fast = fa;
     return 0;
 }
 
-int api_tensor_decode(api_tensor *t, const json_t *v,
+int api_tensor_decode(api_tensor *t, const api_fastpath *doc, const json_t *v,
                       const api_tensor_spec *spec, const char *pointer,
                       size_t max_elements, api_problem *p) {
     memset(t, 0, sizeof *t);
-    const api_fastpath_array *fa = api_fastpath_find(v);
+    const api_fastpath_array *fa = api_fastpath_find(doc, v);
     if (fa)
         return decode_fast(t, v, fa, spec, pointer, max_elements, p);
     if (json_is_object(v))
-        return decode_flat(t, v, spec, pointer, max_elements, p);
+        return decode_flat(t, doc, v, spec, pointer, max_elements, p);
     if (json_is_array(v) || json_is_number(v))
         return api_tensor_decode_nested(t, v, spec, API_LEAVES_NUMBERS, pointer,
                                         max_elements, p);
@@ -568,9 +571,8 @@ static double *fill(double *dst, const json_t *v, size_t level, size_t rank) {
 }
 
 void api_tensor_read(double *dst, const api_tensor *t) {
-    const api_fastpath_array *fa = api_fastpath_find(t->src);
-    if (fa)
-        api_fastpath_read(dst, fa);
+    if (t->fast)
+        api_fastpath_read(dst, t->fast);
     else if (t->flat)
         fill(dst, t->src, 0, 1);
     else

@@ -10,6 +10,10 @@
  * Data is row-major, outermost axis first. A bare number is a rank-0
  * tensor where the field allows one (an unbatched scalar valid_lens).
  *
+ * A request's values are read with its document (doc: api_call.doc,
+ * fastpath.h), which holds the numbers of the arrays that the fast path
+ * read in its place; NULL reads the values as jansson built them.
+ *
  * Checks come in the contract's phases, one function per phase, so a
  * request validator can run a phase over every field before the next:
  *   api_tensor_check_keys    unknown_field  (keys of the flat object)
@@ -28,6 +32,7 @@
 #include <stddef.h>
 
 #include "buf.h"
+#include "fastpath.h"
 #include "problem.h"
 
 /* What a request field accepts. */
@@ -58,6 +63,9 @@ typedef struct {
     size_t count;      /* product of shape (1 for rank 0), <= max_elements */
     const json_t *src; /* borrowed: the nested value, or the flat "data" */
     int flat;          /* 1: src is a flat array of count numbers */
+    /* borrowed: the numbers of src, when the fast path read them (they
+     * live as long as the document) */
+    const api_fastpath_array *fast;
 } api_tensor;
 
 /* unknown_field for a key of the flat object other than "shape" and
@@ -79,8 +87,9 @@ int api_tensor_check_missing(const json_t *v, const char *pointer,
  * api_fastpath.nested_data, fastpath.h). Nesting deeper than
  * API_SHAPE_MAX is left to api_tensor_decode (a rank error). Returns 0 or
  * -1 (p set). */
-int api_tensor_check_types(const json_t *v, const api_tensor_spec *spec,
-                           const char *pointer, api_problem *p);
+int api_tensor_check_types(const api_fastpath *doc, const json_t *v,
+                           const api_tensor_spec *spec, const char *pointer,
+                           api_problem *p);
 
 /* The wrong_type check of a flat form's "shape", shared with masks
  * (mask_json.h): the "shape" of the object v must be an array of integers
@@ -103,7 +112,7 @@ int api_tensor_check_shape_types(const json_t *v, api_pointer *ptr,
  *  4. a zero dimension or [] -> invalid_value at pointer.
  * Expects api_tensor_check_types to have passed (re-checks what it needs
  * for memory safety). Fills t and returns 0, or returns -1 (p set). */
-int api_tensor_decode(api_tensor *t, const json_t *v,
+int api_tensor_decode(api_tensor *t, const api_fastpath *doc, const json_t *v,
                       const api_tensor_spec *spec, const char *pointer,
                       size_t max_elements, api_problem *p);
 

@@ -96,9 +96,9 @@ static void tensor_round_trip(const api_tensor *t, const double *x,
                out.data);
     api_problem p = {0};
     api_tensor back;
-    fuzz_check(api_tensor_check_types(doc, spec, "", &p) == 0 &&
-                   api_tensor_decode(&back, doc, spec, "", TENSOR_MAX_ELEMENTS,
-                                     &p) == 0,
+    fuzz_check(api_tensor_check_types(NULL, doc, spec, "", &p) == 0 &&
+                   api_tensor_decode(&back, NULL, doc, spec, "",
+                                     TENSOR_MAX_ELEMENTS, &p) == 0,
                "encoded text does not decode: %s: %.200s", p.detail, out.data);
     fuzz_check(back.rank == t->rank && back.count == t->count &&
                    !memcmp(back.shape, t->shape, t->rank * sizeof t->shape[0]),
@@ -141,9 +141,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     if (rc == 0)
         rc = api_tensor_check_missing(v, "", &p);
     if (rc == 0)
-        rc = api_tensor_check_types(v, spec, "", &p);
+        rc = api_tensor_check_types(NULL, v, spec, "", &p);
     if (rc == 0)
-        rc = api_tensor_decode(&t, v, spec, "", TENSOR_MAX_ELEMENTS, &p);
+        rc = api_tensor_decode(&t, NULL, v, spec, "", TENSOR_MAX_ELEMENTS, &p);
     if (rc != 0) {
         fuzz_check(p.code != API_E_NONE, "failed without a problem");
         json_decref(v);

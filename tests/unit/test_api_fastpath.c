@@ -29,6 +29,7 @@
 #include "api.h"
 #include "fastpath.h"
 #include "route.h"
+#include "tensor_bytes.h"
 
 static uint64_t rng_state;
 
@@ -220,7 +221,7 @@ static void test_same_numbers_and_shape(void **state) {
         JSON_DECODE_ANY | JSON_ALLOW_NUL, NULL, &error);
     assert_non_null(root);
     const api_fastpath_array *a =
-        api_fastpath_find(json_object_get(root, "queries"));
+        api_fastpath_find(&fp, json_object_get(root, "queries"));
     assert_non_null(a);
     assert_int_equal(a->rank, 3);
     assert_int_equal(a->shape[0], 2);
@@ -234,12 +235,13 @@ static void test_same_numbers_and_shape(void **state) {
         assert_memory_equal(&a->data[i], &want, sizeof want);
     }
     assert_false(a->integers);
-    assert_true(api_fastpath_find(json_object_get(root, "keys"))->integers);
+    assert_true(
+        api_fastpath_find(&fp, json_object_get(root, "keys"))->integers);
     /* the placeholder means nothing once released */
     json_t *keys = json_incref(json_object_get(root, "keys"));
-    assert_non_null(api_fastpath_find(keys));
+    assert_non_null(api_fastpath_find(&fp, keys));
     api_fastpath_release(&fp);
-    assert_null(api_fastpath_find(keys));
+    assert_null(api_fastpath_find(&fp, keys));
     json_decref(keys);
     json_decref(root);
     json_decref(plain);
@@ -277,9 +279,9 @@ static void test_repeated_members_read_once(void **state) {
                               JSON_DECODE_ANY | JSON_ALLOW_NUL, NULL, &error);
         assert_non_null(root);
         const api_fastpath_array *q =
-            api_fastpath_find(json_object_get(root, "queries"));
+            api_fastpath_find(&fp, json_object_get(root, "queries"));
         const api_fastpath_array *k =
-            api_fastpath_find(json_object_get(root, "keys"));
+            api_fastpath_find(&fp, json_object_get(root, "keys"));
         assert_non_null(k);
         assert_memory_equal(k->data, &(double){form == 1 ? 1000 : 2},
                             sizeof(double));
@@ -335,10 +337,10 @@ static void test_many_arrays_left_to_jansson(void **state) {
             json_array_get(json_object_get(root, "inputs"), n - 1), "data");
         if (n == bound) {
             assert_int_equal(fp.n_arrays, bound);
-            assert_non_null(api_fastpath_find(last));
+            assert_non_null(api_fastpath_find(&fp, last));
         } else {
             assert_int_equal(fp.n_arrays, 0);
-            assert_null(api_fastpath_find(last));
+            assert_null(api_fastpath_find(&fp, last));
             assert_true(json_is_array(last));
         }
         api_fastpath_release(&fp);
@@ -368,8 +370,8 @@ static void test_big_integers_left_to_jansson(void **state) {
         &fp, fast_fields("/attention/dot"), bodies[0], strlen(bodies[0]),
         JSON_DECODE_ANY | JSON_ALLOW_NUL, NULL, &error);
     assert_non_null(root);
-    assert_null(api_fastpath_find(json_object_get(root, "queries")));
-    assert_non_null(api_fastpath_find(json_object_get(root, "keys")));
+    assert_null(api_fastpath_find(&fp, json_object_get(root, "queries")));
+    assert_non_null(api_fastpath_find(&fp, json_object_get(root, "keys")));
     json_decref(root);
     api_fastpath_release(&fp);
     finish("integers beyond 2^53", sizeof bodies / sizeof bodies[0]);
@@ -397,7 +399,7 @@ static void test_nul_strings_and_forged_placeholders(void **state) {
         JSON_DECODE_ANY | JSON_ALLOW_NUL, NULL, &error);
     assert_non_null(root);
     assert_int_equal(fp.n_arrays, 0);
-    assert_null(api_fastpath_find(json_object_get(root, "queries")));
+    assert_null(api_fastpath_find(&fp, json_object_get(root, "queries")));
     json_decref(root);
     api_fastpath_release(&fp);
     finish("\\u0000 and forged placeholders", sizeof bodies / sizeof bodies[0]);
@@ -517,13 +519,13 @@ static void test_flat_objects(void **state) {
     finish("flat objects", 2 * (sizeof bodies / sizeof bodies[0]));
 }
 
-/* Placeholders of nested loads stay apart, and release restores the
- * outer one. */
-static void test_nested_loads(void **state) {
+/* A document resolves its own placeholders, and those of the document it
+ * is built on; never another's, even one of the same text. */
+static void test_documents_apart(void **state) {
     (void)state;
     const char *outer_body = "{\"queries\":[[1,2]],\"keys\":[[3,4]]}";
     const char *inner_body = "{\"queries\":[[5]]}";
-    api_fastpath outer, inner;
+    api_fastpath outer, inner, built;
     json_error_t error;
     size_t flags = JSON_DECODE_ANY | JSON_ALLOW_NUL;
     json_t *a =
@@ -534,19 +536,38 @@ static void test_nested_loads(void **state) {
                           strlen(inner_body), flags, NULL, &error);
     assert_non_null(a);
     assert_non_null(b);
-    const api_fastpath_array *qa =
-        api_fastpath_find(json_object_get(a, "queries"));
-    const api_fastpath_array *qb =
-        api_fastpath_find(json_object_get(b, "queries"));
+    const json_t *a_queries = json_object_get(a, "queries");
+    const json_t *a_keys = json_object_get(a, "keys");
+    const json_t *b_queries = json_object_get(b, "queries");
+    const api_fastpath_array *qa = api_fastpath_find(&outer, a_queries);
+    const api_fastpath_array *qb = api_fastpath_find(&inner, b_queries);
     assert_non_null(qa);
     assert_non_null(qb);
     assert_true(qa->count == 2 && qa->data[1] == 2);
     assert_true(qb->count == 1 && qb->data[0] == 5);
+    assert_null(api_fastpath_find(&outer, b_queries));
+    assert_null(api_fastpath_find(&inner, a_keys));
+    assert_null(api_fastpath_find(NULL, a_keys));
+    /* a document built on outer (a request made from its parts) */
+    api_fastpath_begin(&built, &outer);
+    assert_ptr_equal(api_fastpath_find(&built, a_keys), &outer.arrays[1]);
+    assert_null(api_fastpath_find(&built, b_queries));
+    /* its serial names no array: its own resolve by identity only */
+    char text[48];
+    int n = snprintf(text, sizeof text, "%c%llu.0", '\0', built.serial);
+    double x = 1;
+    json_t *own = api_fastpath_adopt_bytes(&built, (const unsigned char *)&x,
+                                           API_DT_FP64, 1);
+    json_t *forged = json_stringn(text, (size_t)n);
+    assert_non_null(api_fastpath_find(&built, own));
+    assert_null(api_fastpath_find(&built, forged));
+    json_decref(forged);
+    json_decref(own);
+    api_fastpath_release(&built);
     api_fastpath_release(&inner);
-    assert_ptr_equal(api_fastpath_find(json_object_get(a, "keys")),
-                     &outer.arrays[1]);
+    assert_ptr_equal(api_fastpath_find(&outer, a_keys), &outer.arrays[1]);
     api_fastpath_release(&outer);
-    assert_null(api_fastpath_find(json_object_get(a, "keys")));
+    assert_null(api_fastpath_find(&outer, a_keys));
     json_decref(a);
     json_decref(b);
 }
@@ -721,7 +742,7 @@ int main(void) {
         cmocka_unit_test(test_big_integers_left_to_jansson),
         cmocka_unit_test(test_many_arrays_left_to_jansson),
         cmocka_unit_test(test_nul_strings_and_forged_placeholders),
-        cmocka_unit_test(test_nested_loads),
+        cmocka_unit_test(test_documents_apart),
         cmocka_unit_test(test_flat_objects),
         cmocka_unit_test(test_edge_cases),
         cmocka_unit_test(test_random_mutations),

@@ -639,7 +639,7 @@ static void key_of(api_buf *k, const char *text) {
     json_t *v = json_loads(text, JSON_DECODE_ANY, NULL);
     assert_non_null(v);
     k->len = 0;
-    assert_int_equal(api_request_key(k, v), 0);
+    assert_int_equal(api_request_key(k, NULL, v), 0);
     json_decref(v);
 }
 

@@ -45,9 +45,9 @@ static int decode(const char *text, const api_tensor_spec *spec, size_t max,
     if (!rc)
         rc = api_tensor_check_missing(j, "/f", p);
     if (!rc)
-        rc = api_tensor_check_types(j, spec, "/f", p);
+        rc = api_tensor_check_types(NULL, j, spec, "/f", p);
     if (!rc)
-        rc = api_tensor_decode(t, j, spec, "/f", max, p);
+        rc = api_tensor_decode(t, NULL, j, spec, "/f", max, p);
     json_decref(j); /* t->src is only used by the callers that keep j */
     return rc;
 }
@@ -68,8 +68,9 @@ static void test_decode_nested(void **state) {
     json_t *j = parse("[[[1, 2.5], [3, -4]], [[5e-1, 6], [7, 8]]]");
     api_tensor t;
     api_problem p = {0};
-    assert_int_equal(api_tensor_check_types(j, &attn_spec, "/f", &p), 0);
-    assert_int_equal(api_tensor_decode(&t, j, &attn_spec, "/f", 100, &p), 0);
+    assert_int_equal(api_tensor_check_types(NULL, j, &attn_spec, "/f", &p), 0);
+    assert_int_equal(api_tensor_decode(&t, NULL, j, &attn_spec, "/f", 100, &p),
+                     0);
     assert_int_equal(t.rank, 3);
     assert_int_equal(t.shape[0], 2);
     assert_int_equal(t.shape[1], 2);
@@ -88,8 +89,9 @@ static void test_decode_flat(void **state) {
     json_t *j = parse("{\"shape\": [2, 3], \"data\": [1, 2, 3, 4, 5, 6.25]}");
     api_tensor t;
     api_problem p = {0};
-    assert_int_equal(api_tensor_check_types(j, &attn_spec, "/f", &p), 0);
-    assert_int_equal(api_tensor_decode(&t, j, &attn_spec, "/f", 6, &p), 0);
+    assert_int_equal(api_tensor_check_types(NULL, j, &attn_spec, "/f", &p), 0);
+    assert_int_equal(api_tensor_decode(&t, NULL, j, &attn_spec, "/f", 6, &p),
+                     0);
     assert_int_equal(t.rank, 2);
     assert_int_equal(t.count, 6);
     double d[6];
@@ -103,8 +105,9 @@ static void test_decode_scalar_and_integers(void **state) {
     json_t *j = parse("4");
     api_tensor t;
     api_problem p = {0};
-    assert_int_equal(api_tensor_check_types(j, &lens_spec, "/f", &p), 0);
-    assert_int_equal(api_tensor_decode(&t, j, &lens_spec, "/f", 10, &p), 0);
+    assert_int_equal(api_tensor_check_types(NULL, j, &lens_spec, "/f", &p), 0);
+    assert_int_equal(api_tensor_decode(&t, NULL, j, &lens_spec, "/f", 10, &p),
+                     0);
     assert_int_equal(t.rank, 0);
     assert_int_equal(t.count, 1);
     double d;
@@ -113,7 +116,8 @@ static void test_decode_scalar_and_integers(void **state) {
     json_decref(j);
     /* an integer beyond 2^53 is read as the nearest double */
     j = parse("[[9007199254740993, -9223372036854775807]]");
-    assert_int_equal(api_tensor_decode(&t, j, &attn_spec, "/f", 10, &p), 0);
+    assert_int_equal(api_tensor_decode(&t, NULL, j, &attn_spec, "/f", 10, &p),
+                     0);
     double e[2];
     api_tensor_read(e, &t);
     assert_true(e[0] == 9007199254740992.0);
@@ -318,7 +322,8 @@ static void test_encode_round_trip(void **state) {
     api_tensor t;
     api_problem p = {0};
     assert_int_equal(
-        api_tensor_decode(&t, j, &attn_spec, "/f", (size_t)1 << 20, &p), 0);
+        api_tensor_decode(&t, NULL, j, &attn_spec, "/f", (size_t)1 << 20, &p),
+        0);
     double *y = malloc(N * sizeof *y);
     api_tensor_read(y, &t);
     int worst = -1;

@@ -118,11 +118,11 @@ static void test_fastpath_adopt_by_identity(void **state) {
     (void)state;
     const float x[3] = {0.5f, -1.0f, 3.0f};
     api_fastpath fp;
-    api_fastpath_begin(&fp);
+    api_fastpath_begin(&fp, NULL);
     json_t *placeholder =
         api_fastpath_adopt_bytes(&fp, (const unsigned char *)x, API_DT_FP32, 3);
     assert_non_null(placeholder);
-    const api_fastpath_array *a = api_fastpath_find(placeholder);
+    const api_fastpath_array *a = api_fastpath_find(&fp, placeholder);
     assert_non_null(a);
     assert_int_equal(a->count, 3);
     assert_int_equal(a->rank, 1);
@@ -132,13 +132,13 @@ static void test_fastpath_adopt_by_identity(void **state) {
     api_fastpath_read(out, a);
     assert_true(out[0] == 0.5 && out[2] == 3.0);
     json_t *lookalike = json_string(json_string_value(placeholder));
-    assert_null(api_fastpath_find(lookalike));
+    assert_null(api_fastpath_find(&fp, lookalike));
     json_decref(lookalike);
     json_decref(placeholder); /* fp keeps its own reference */
-    assert_non_null(api_fastpath_find(a->placeholder));
+    assert_non_null(api_fastpath_find(&fp, a->placeholder));
     api_fastpath_release(&fp);
     json_t *after = json_string("x");
-    assert_null(api_fastpath_find(after));
+    assert_null(api_fastpath_find(&fp, after));
     json_decref(after);
 }
 
