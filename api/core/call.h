@@ -15,6 +15,7 @@
 #include "budget.h"
 #include "buf.h"
 #include "cost.h"
+#include "fastpath.h"
 #include "problem.h"
 #include "result.h"
 

@@ -1,7 +1,7 @@
 /*
  * route.h — the route description: every (method, path) attnd answers is
  * declared once, as one api_route in the file of its handler, and listed
- * in route.c. Everything else about a route is read from that entry:
+ * in api/registry.c. Everything else about a route is read from that entry:
  *   - lookup, 404 and 405 and the Allow value (dispatch.c);
  *   - its request fields and their checks, in the contract's order
  *     (fields.h), and which tensor fields the fast path reads

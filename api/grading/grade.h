@@ -55,9 +55,11 @@ typedef struct api_grade_references {
 
 /* Grade body, a grading request object ({"endpoint", "request", "answer",
  * "rtol"?, "atol"?, "id"?, "points"?, "credit"?, "format"?},
- * docs/grading.md), appending its answer in the format it asks for to
- * out. references NULL: each reference is computed here. Returns 0, or -1
- * with call->problem set (its pointer into body) and out as it was. */
+ * docs/grading.md) and a value of call->doc (its fast-path arrays are
+ * read from there: call.h), appending its answer in the format it asks
+ * for to out. references NULL: each reference is computed here. Returns
+ * 0, or -1 with call->problem set (its pointer into body) and out as it
+ * was. */
 int api_grade_body(api_call *call, const json_t *body,
                    const api_grade_references *references, api_buf *out);
 

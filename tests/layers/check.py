@@ -11,8 +11,10 @@ the project headers that its .c or .h includes with "...". System
 headers stay with the layer that owns the library: <cblas.h> in lib/,
 <microhttpd.h> in server/, and <jansson.h> never in lib/. server/ sees
 api/ only through api/'s public headers, those at its top (api/api.h,
-and api/question.h for the offline grader): a floor's headers are the
-api's own.
+api/question.h for the offline grader, api/version.h): a floor's headers
+are the api's own. A project header is included by its name alone: a
+path ("core/fields.h", "../core/fields.h") would reach past the folders
+the build lets a file see, and past this check.
 
 usage: python3 tests/layers/check.py [ROOT]
 """
@@ -83,6 +85,13 @@ def main():
                     failures.append(f"{path} includes <{inc}>: only "
                                     f"{' and '.join(l + '/' for l in SYSTEM[inc])} may")
                 continue
+            if "/" in inc:
+                # a path would reach past what the build lets the folder
+                # see (-iquote), and past this check, which goes by name
+                failures.append(f"{path} includes \"{inc}\": project "
+                                "headers are included by name, and the "
+                                "build decides which folders are seen")
+                continue
             if inc not in where:
                 continue  # a generated or test header
             target, target_floor = where[inc]
@@ -133,7 +142,10 @@ def main():
                [f for f in failures if "only" in f and "may" in f]),
               ("server/ sees api/ through its public headers only "
                "(those at api/'s top)",
-               [f for f in failures if "public headers only" in f])]
+               [f for f in failures if "public headers only" in f]),
+              ("project headers are included by name, never by a path "
+               "past what the build lets a folder see",
+               [f for f in failures if "included by name" in f])]
     for title, bad in checks:
         n += 1
         print(("not ok" if bad else "ok") + f" {n} - {title}")
