@@ -64,6 +64,37 @@ static int is_folded_framing(const char *name, const char *value) {
            (value == NULL || *value == '\0');
 }
 
+/* RFC 3986 section 3.2.2: a reg-name's bytes (unreserved, pct-encoded as
+ * '%' and hex digits, sub-delims), and an IP-literal's between brackets
+ * (hex digits, ':' and '.', and IPvFuture's 'v' and sub-delims). */
+static int is_host_char(unsigned char c) {
+    return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') ||
+           (c >= 'A' && c <= 'Z') ||
+           (c != '\0' && strchr("-._~%!$&'()*+,;=", c) != NULL);
+}
+
+/* Host = uri-host [ ":" port ] (RFC 9112 section 3.2), with optional
+ * whitespace around it; an empty value is allowed (an empty authority). */
+static int is_host_value(const char *v) {
+    while (*v == ' ' || *v == '\t')
+        v++;
+    if (*v == '[') { /* IP-literal */
+        for (v++; *v != ']'; v++)
+            if (*v != ':' && !is_host_char((unsigned char)*v))
+                return 0;
+        v++;
+    } else {
+        while (is_host_char((unsigned char)*v))
+            v++;
+    }
+    if (*v == ':')
+        for (v++; *v >= '0' && *v <= '9'; v++)
+            ;
+    while (*v == ' ' || *v == '\t')
+        v++;
+    return *v == '\0';
+}
+
 void srv_framing_init(srv_framing *f) {
     memset(f, 0, sizeof *f);
 }
@@ -80,6 +111,10 @@ void srv_framing_add(srv_framing *f, const char *name, const char *value) {
                     "is not accepted (RFC 9112 section 5.2)";
     } else if (!strcasecmp(name, "Host")) {
         f->hosts++;
+        if (!is_host_value(value ? value : ""))
+            f->detail = "the Host header is not a host name or address with "
+                        "an optional :port (RFC 9112 section 3.2, RFC 3986 "
+                        "section 3.2.2)";
     } else if (!strcasecmp(name, "Transfer-Encoding")) {
         f->codings++;
     } else if (!strcasecmp(name, "Content-Length")) {

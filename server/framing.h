@@ -14,7 +14,8 @@
  *   - a Content-Length that is not one decimal number (a list, a sign,
  *     letters, empty, an obs-fold's leftovers), or repeated with differing
  *     values;
- *   - HTTP/1.1 without exactly one Host.
+ *   - HTTP/1.1 without exactly one Host, or a Host that is not a host
+ *     name or address with an optional :port ("bad host").
  * And an absolute-form target is routed by its path.
  * What libmicrohttpd answers itself before attnd sees the head is listed
  * in docs/operations.md.

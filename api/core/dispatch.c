@@ -25,6 +25,7 @@
 #include "result_json.h"
 #include "route.h"
 #include "stream.h"
+#include "suggest.h"
 
 void api_limits_default(api_limits *limits) {
     limits->max_body_bytes = (size_t)16 << 20;
@@ -82,23 +83,36 @@ static void join_body_types(const api_route *r, char *dst, size_t cap) {
                                 r->body_types[i]);
 }
 
+/* 404 for a path no route answers, naming the closest route's path. */
+static int no_route(const char *path, api_problem *p) {
+    const char *paths[API_ROUTES_MAX];
+    size_t n = 0;
+    for (; n < api_route_count() && n < API_ROUTES_MAX; n++)
+        paths[n] = api_route_at(n)->path;
+    char hint[API_SUGGEST_TEXT];
+    api_did_you_mean(hint, path, strlen(path), paths, n);
+    return api_fail(p, API_E_NOT_FOUND, NULL,
+                    "no route %.200s%s The routes are listed at "
+                    "/openapi.json",
+                    path, hint);
+}
+
 /* The route and its method: 404 and 405. Returns 0 to go on (*route
  * set), 1 when res holds the answer to OPTIONS, -1 with p set. */
 static int check_route(const api_request *req, const api_route **route,
                        api_response *res, api_problem *p) {
     const char *method = req->method ? req->method : "";
     *route = NULL;
-    if (!strcmp(method, "OPTIONS") && req->path && !strcmp(req->path, "*")) {
+    const api_route *r = api_route_find(req->path);
+    /* a CORS preflight is answered on any path, known or not, so that the
+     * page's real request gets its 404 and the page can read it */
+    if (!strcmp(method, "OPTIONS") && !r) {
         res->status = 204;
         res->allow = API_ALLOW_ANY;
         return 1;
     }
-    const api_route *r = api_route_find(req->path);
     if (!r)
-        return api_fail(p, API_E_NOT_FOUND, NULL,
-                        "no route %.200s; the routes are listed at "
-                        "/openapi.json",
-                        req->path ? req->path : "");
+        return no_route(req->path ? req->path : "", p);
     *route = r;
     res->route = r->path;
     res->vary_accept = (r->flags & API_ROUTE_VARY_ACCEPT) != 0;

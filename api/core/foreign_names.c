@@ -132,6 +132,14 @@ static const foreign_name table[] = {
     {"bandwidth", "w",
      "is not a field: attnd takes `w`, the inverse bandwidth (w = 1/h), or "
      "a rule \"scott\", \"silverman\" or \"cv\""},
+    {"sigma", "w",
+     "is not a field: the Gaussian kernel's width sigma is the bandwidth "
+     "h, and attnd takes its inverse, `w` = 1/sigma (d2l 11.2: "
+     "exp(-((x - x_i) w)^2 / 2)), or a rule \"scott\", \"silverman\" or "
+     "\"cv\""},
+    {"h", "w",
+     "is not a field: attnd takes the bandwidth h as its inverse, `w` = "
+     "1/h (d2l 11.2: exp(-((x - x_i) w)^2 / 2))"},
     /* PyTorch's short names and its nn.MultiheadAttention arguments */
     {"Q", "queries", "is not a field: attnd calls the queries `queries`"},
     {"K", "keys", "is not a field: attnd calls the keys `keys`"},
@@ -153,6 +161,22 @@ static const foreign_name table[] = {
     {"vdim", "num_heads",
      "is not needed: attnd reads dk and dv from the shapes of keys and "
      "values"},
+    {"in_proj_weight", "W_o",
+     "is nn.MultiheadAttention's packed (3h, d) weight: send its row "
+     "blocks apart, W_q = in_proj_weight[:h], W_k = in_proj_weight[h:2h], "
+     "W_v = in_proj_weight[2h:], each in nn.Linear's layout as it is"},
+    {"in_proj_bias", "W_o",
+     "is nn.MultiheadAttention's packed (3h) bias: send b_q = "
+     "in_proj_bias[:h], b_k = in_proj_bias[h:2h], b_v = in_proj_bias[2h:]"},
+    {"in_proj_weight", "state_dict",
+     "is a key of each layer's attention: it goes inside `state_dict`, as "
+     "\"layers.0.self_attn.in_proj_weight\", with PyTorch's names "
+     "(docs/transformer.md)"},
+    {"out_proj.weight", "W_o",
+     "is nn.MultiheadAttention's out_proj.weight: send it as `W_o`, as it "
+     "is"},
+    {"out_proj.bias", "b_o",
+     "is nn.MultiheadAttention's out_proj.bias: send it as `b_o`"},
     {"bias", "b_q",
      "is PyTorch's switch; attnd takes the biases themselves, `b_q`, `b_k`, "
      "`b_v` and `b_o`, with given W_q, W_k, W_v and W_o (absent: no bias)"},

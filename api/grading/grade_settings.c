@@ -22,8 +22,25 @@ static const char *const members[] = {
     "endpoint, request, answer, rtol, atol, id, points, credit, format, "      \
     "compare, fields, visibility, show_expected"
 
+/* The gradable route whose request has a field named key: the endpoint
+ * body names when it is one, else the first in the table; NULL: none. */
+static const api_route *request_field_of(const json_t *body, const char *key) {
+    const api_route *named = api_route_find(
+        json_string_value(json_object_get(body, "endpoint")));
+    for (size_t r = 0; r <= api_route_count(); r++) {
+        const api_route *route = r == 0 ? named : api_route_at(r - 1);
+        if (route == NULL || !route->answer || route->request == NULL)
+            continue;
+        for (size_t i = 0; i < route->request->n; i++)
+            if (!strcmp(route->request->fields[i].name, key))
+                return route;
+    }
+    return NULL;
+}
+
 /* unknown_field: a member /grade does not take, with what it means when
- * it is another tool's name, else the closest known one. */
+ * it is another tool's name or a field of the graded request, else the
+ * closest known one. */
 static int check_unknown_members(const json_t *body, api_problem *p) {
     const char *key;
     const json_t *v;
@@ -37,6 +54,14 @@ static int check_unknown_members(const json_t *body, api_problem *p) {
         api_pointer_init(&ptr, "");
         api_pointer_push_key(&ptr, key, strlen(key));
         const char *foreign = api_foreign_name(key, members, N_MEMBERS);
+        const api_route *owner = foreign ? NULL : request_field_of(body, key);
+        if (owner)
+            return api_fail(p, API_E_UNKNOWN_FIELD, ptr.s,
+                            "unknown field `%s` in /grade: `%s` is a field of "
+                            "%s's request, and goes inside `request`, as "
+                            "{\"endpoint\", \"request\": {its fields}, "
+                            "\"answer\"}. Known fields: " MEMBER_LIST,
+                            key, key, owner->path);
         if (foreign)
             return api_fail(p, API_E_UNKNOWN_FIELD, ptr.s,
                             "unknown field `%s` in /grade: `%s` %s. Known "

@@ -140,6 +140,16 @@ int api_attention_cross_qkv(api_attention *a, int same_d, api_problem *p) {
                         api_plural(k->shape[0], "example", "examples"), a->B);
     a->Nk = k->shape[o];
     a->dk = k->shape[o + 1];
+    if (same_d && a->dk != a->dq && a->Nk == a->dq)
+        return mismatch(p, "/keys", ekp, q->rank, k,
+                        "queries rows have %zu %s but keys rows have %zu, "
+                        "and keys has %zu rows: keys looks transposed, (d, "
+                        "Nk) instead of (Nk, d). Send one row per key "
+                        "(keys.transpose(-2, -1) of what you sent): the "
+                        "route takes the transpose itself, as d2l's "
+                        "torch.bmm(queries, keys.transpose(1, 2))",
+                        a->dq, api_plural(a->dq, "feature", "features"), a->dk,
+                        a->Nk);
     if (same_d && a->dk != a->dq)
         return mismatch(p, "/keys", ekp, q->rank, k,
                         "queries rows have %zu %s but keys have %zu: dot "

@@ -340,6 +340,43 @@ static int slip_error(api_problem *p, const json_error_t *error,
     return 0;
 }
 
+/* Python's text for JSON: str() or repr() of a dict (single quotes, True,
+ * False, None) or numpy's print of an array ("1." with nothing after the
+ * point, "array(...)"), which jansson calls an invalid token. Returns 1
+ * when p is filled. */
+static int python_error(api_problem *p, const json_error_t *error) {
+    const char *near = strstr(error->text, "near '");
+    if (near == NULL)
+        return 0;
+    const char *token = near + 6;
+    size_t n = strlen(token);
+    if (n > 0 && token[n - 1] == '\'')
+        n--; /* the quote jansson closes the token with */
+    const char *says = NULL;
+    if (n == 1 && token[0] == '\'')
+        says = "a single quote where JSON needs a double one: this reads "
+               "like Python's str() of a dict. Send json.dumps(request), "
+               "which writes JSON (\"name\", true, false, null)";
+    else if ((n == 4 && !strncmp(token, "True", 4)) ||
+             (n == 5 && !strncmp(token, "False", 5)) ||
+             (n == 4 && !strncmp(token, "None", 4)))
+        says = "Python's True, False and None are JSON's true, false and "
+               "null: send json.dumps(request)";
+    else if (n >= 2 && token[n - 1] == '.' &&
+             strspn(token, "+-0123456789") == n - 1)
+        says = "a number ends with its point, as numpy prints 1. for 1.0: "
+               "JSON needs a digit after it. Send json.dumps(x.tolist())";
+    else if (n == 5 && !strncmp(token, "array", 5))
+        says = "array(...) is numpy's repr, not JSON: send "
+               "json.dumps(x.tolist())";
+    if (says == NULL)
+        return 0;
+    api_fail(p, API_E_INVALID_JSON, NULL,
+             "the body is not valid JSON: %s (line %d, column %d, byte %d)",
+             says, error->line, error->column, error->position);
+    return 1;
+}
+
 /* Valid JSON that attnd does not read: a member given twice (where the
  * route refuses it), a key holding NUL. Returns 1 when p is filled. */
 static int unread_error(api_problem *p, const json_error_t *error) {
@@ -382,7 +419,7 @@ const char *api_json_nul_hint(const char *text, size_t pos) {
 void api_problem_from_json_error(api_problem *p, const json_error_t *error,
                                  const char *body, size_t len) {
     if (text_error(p, error, body, len) || slip_error(p, error, body, len) ||
-        unread_error(p, error))
+        python_error(p, error) || unread_error(p, error))
         return;
     api_fail(p, API_E_INVALID_JSON, NULL,
              "the body is not valid JSON: %s (line %d, column %d, byte %d)",

@@ -324,4 +324,39 @@ check_json "v2: a tensor at the top level says it goes in inputs" \
 post_json /v2/models/attention_dot/infer '{"scale": 0.5, "inputs": []}'
 check_json "v2: a parameter at the top level says it goes in parameters" \
     '.error | contains("`scale` is a parameter of attention_dot: on this front it goes in \"parameters\"")'
+# --- a class's first mistakes, each pointing at its real fix --------------
+post_json /attention/dott "{$ONE}"
+check_problem "a mistyped route is 404 not_found" 404 not_found
+check_json "  naming the closest route" \
+    '.detail | startswith("no route /attention/dott; did you mean `/attention/dot`?")'
+http OPTIONS /attention/dott -H 'Origin: http://lab.example' \
+    -H 'Access-Control-Request-Method: POST'
+check_status "a preflight on a mistyped route is 204, so the page reads the 404" 204
+post_json /attention/dot '{"queries": [[1, 0, 0]], "keys": [[1, 0], [0, 1], [1, 1]], "values": [[1], [2], [3]]}'
+check_problem "keys sent transposed is 422 shape_mismatch" 422 shape_mismatch /keys
+check_json "  saying keys looks transposed, not to use additive attention" \
+    '(.detail | contains("keys looks transposed, (d, Nk) instead of (Nk, d)")) and (.detail | contains("/attention/additive") | not)'
+post_json /attention/dot "{'queries': [[1, 0]], 'keys': [[1, 0]], 'values': [[1]]}"
+check_problem "Python's str(dict) is 400 invalid_json" 400 invalid_json
+check_json "  saying it reads like str() of a dict, and to send json.dumps" \
+    '.detail | contains("a single quote where JSON needs a double one: this reads like Python'"'"'s str() of a dict. Send json.dumps(request)")'
+post_json /softmax/masked '{"scores": [[1. 2.]]}'
+check_problem "numpy's printed [[1. 2.]] is 400 invalid_json" 400 invalid_json
+check_json "  saying numpy prints 1. and to send json.dumps(x.tolist())" \
+    '.detail | contains("as numpy prints 1. for 1.0") and contains("json.dumps(x.tolist())")'
+post_json /softmax/masked '{"scores": [[1, 2]], "causal": True}'
+check_json "Python's True says JSON's true" \
+    '.detail | contains("Python'"'"'s True, False and None are JSON'"'"'s true, false and null")'
+post_json /regression/nw '{"x_train": [1, 2, 4], "y_train": [0, 3, 1], "x_query": [2.5], "sigma": 0.5}'
+check_problem "nw: sigma is 422 unknown_field" 422 unknown_field /sigma
+check_json "  saying the bandwidth goes in as w = 1/sigma" \
+    '.detail | contains("`w` = 1/sigma")'
+post_json /attention/multihead '{"queries": [[1, 0]], "num_heads": 1, "in_proj_weight": [[1, 0], [0, 1], [1, 0], [0, 1], [1, 0], [0, 1]]}'
+check_problem "multihead: PyTorch's in_proj_weight is 422 unknown_field" 422 unknown_field /in_proj_weight
+check_json "  saying how to split it into W_q, W_k and W_v" \
+    '.detail | contains("W_q = in_proj_weight[:h], W_k = in_proj_weight[h:2h], W_v = in_proj_weight[2h:]")'
+post_json /grade "{\"endpoint\": \"/attention/dot\", $ONE, \"answer\": {\"output\": [[[1]]]}}"
+check_problem "/grade with the request's fields at the top is 422 unknown_field" 422 unknown_field /queries
+check_json "  saying they go inside request" \
+    '.detail | contains("`queries` is a field of /attention/dot'"'"'s request, and goes inside `request`")'
 echo "1..$T"

@@ -121,8 +121,15 @@ static void test_options(void **state) {
     assert_int_equal(res.status, 204);
     assert_string_equal(res.allow, API_ALLOW_ANY);
     api_response_free(&res);
-    res = handle("OPTIONS", "/nope", NULL, NULL, NULL, NULL);
+    /* a preflight on a path no route answers is 204 too, so that the
+     * page's real request reaches its 404 */
+    res = handle("OPTIONS", "/attention/dott", NULL, NULL, NULL, NULL);
+    assert_int_equal(res.status, 204);
+    assert_string_equal(res.allow, API_ALLOW_ANY);
+    api_response_free(&res);
+    res = handle("POST", "/attention/dott", NULL, NULL, NULL, NULL);
     assert_int_equal(res.status, 404);
+    assert_non_null(strstr(res.body, "did you mean `/attention/dot`?"));
     api_response_free(&res);
 }
 
