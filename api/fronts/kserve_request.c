@@ -509,7 +509,7 @@ static json_t *bools_as_numbers(const api_fastpath *doc, const json_t *flat,
             api_pointer_push_index(&ptr, i);
         api_fail(p, API_E_WRONG_TYPE, ptr.s,
                  "a BOOL input's data are true or false; %s is %s", ptr.s,
-                 fa ? "a number" : api_json_kind(e));
+                 fa || json_is_number(e) ? "a number" : api_json_kind(e));
         json_decref(numbers);
         return NULL;
     }

@@ -612,7 +612,8 @@ static void derive_fast_paths(void) {
                                                             : "trace.*");
         }
     }
-    /* then, while there is room, the "data" of the {"shape", "data"} form */
+    /* then, while there is room, the "data" of the {"shape", "data"} form,
+     * in requests and in answers */
     for (size_t r = 0; r < api_route_count(); r++) {
         const api_route *route = api_route_at(r);
         if (!route->answer || route == &api_route_grade)
@@ -624,6 +625,14 @@ static void derive_fast_paths(void) {
             char data[API_POINTER_MAX];
             snprintf(data, sizeof data, "%s/data", names[i]);
             add_fast_path(&n, "request", data);
+        }
+        for (size_t i = 0; i < route->answer->n; i++) {
+            const api_answer_field *f = &route->answer->fields[i];
+            if (f->rank > 0 && !f->record && strncmp(f->name, "trace.", 6)) {
+                char data[API_POINTER_MAX];
+                snprintf(data, sizeof data, "%s/data", f->name);
+                add_fast_path(&n, "answer", data);
+            }
         }
     }
     fast_paths[n] = NULL;

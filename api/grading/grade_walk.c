@@ -459,12 +459,27 @@ static int flat_types(const grader *g, const json_t *v, api_pointer *ptr) {
     }
     api_pointer_pop(ptr, mark);
     const json_t *data = json_object_get(v, "data");
-    if (!json_is_array(data)) {
-        api_pointer_push_key(ptr, "data", 4);
+    const api_fastpath_array *fd = api_fastpath_find(g->doc, data);
+    api_pointer_push_key(ptr, "data", 4);
+    if (!json_is_array(data) && fd == NULL)
         return api_fail(g->p, API_E_WRONG_TYPE, ptr->s,
                         "\"data\" must be a flat array of row-major numbers; "
                         "got %s",
                         api_json_kind(data));
+    /* the first entry that is an array (one the fast path read nested
+     * has one at 0) */
+    size_t nested = fd ? (fd->rank > 1 ? 0 : SIZE_MAX) : SIZE_MAX;
+    for (size_t i = 0; !fd && i < json_array_size(data); i++)
+        if (json_is_array(json_array_get(data, i))) {
+            nested = i;
+            break;
+        }
+    if (nested != SIZE_MAX) {
+        api_pointer_push_index(ptr, nested);
+        return api_fail(g->p, API_E_WRONG_TYPE, ptr->s,
+                        "\"data\" is flat (row-major numbers); %s is an "
+                        "array",
+                        ptr->s);
     }
     api_pointer_pop(ptr, mark);
     return 0;
@@ -491,7 +506,8 @@ static int flat_sizes(const grader *g, const json_t *v, api_pointer *ptr) {
         else
             count *= (size_t)x;
     }
-    size_t n = json_array_size(data);
+    const api_fastpath_array *fd = api_fastpath_find(g->doc, data);
+    size_t n = fd ? fd->count : json_array_size(data);
     if (overflow || count != n) {
         api_pointer_push_key(ptr, "data", 4);
         api_fail(g->p, API_E_SHAPE_MISMATCH, ptr->s,
