@@ -4,6 +4,7 @@
  */
 #include "auth.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <gnutls/crypto.h>
 #include <gnutls/gnutls.h>
@@ -17,7 +18,18 @@
 struct srv_auth {
     size_t n;
     unsigned char (*digest)[DIGEST_BYTES];
+    char (*label)[SRV_AUTH_LABEL_MAX + 1]; /* each token's, for the log */
 };
+
+/* A label's characters: letters, digits, '-', '.', '_', '@'. */
+static int is_label(const char *s, size_t n) {
+    if (n == 0 || n > SRV_AUTH_LABEL_MAX)
+        return 0;
+    for (size_t i = 0; i < n; i++)
+        if (!isalnum((unsigned char)s[i]) && !strchr("-._@", s[i]))
+            return 0;
+    return 1;
+}
 
 static int is_blank(int c) {
     return c == ' ' || c == '\t';
@@ -43,18 +55,30 @@ static int sha256(unsigned char out[DIGEST_BYTES], const char *s, size_t n) {
     return gnutls_hash_fast(GNUTLS_DIG_SHA256, s, n, out) == 0 ? 0 : -1;
 }
 
-/* Append the digest of s[0 .. n) to auth. Returns 0, -1 out of memory. */
-static int add_token(srv_auth *auth, size_t *cap, const char *s, size_t n) {
+/* Append the digest of s[0 .. n) to auth, with its label (label_n bytes;
+ * none: "token<k>", k counting from 1). Returns 0, -1 out of memory. */
+static int add_token(srv_auth *auth, size_t *cap, const char *s, size_t n,
+                     const char *label, size_t label_n) {
     if (auth->n == *cap) {
         size_t grown = *cap ? *cap * 2 : 8;
         void *p = realloc(auth->digest, grown * DIGEST_BYTES);
         if (p == NULL)
             return -1;
         auth->digest = p;
+        p = realloc(auth->label, grown * sizeof *auth->label);
+        if (p == NULL)
+            return -1;
+        auth->label = p;
         *cap = grown;
     }
     if (sha256(auth->digest[auth->n], s, n) != 0)
         return -1;
+    if (label_n > 0)
+        snprintf(auth->label[auth->n], sizeof auth->label[0], "%.*s",
+                 (int)label_n, label);
+    else
+        snprintf(auth->label[auth->n], sizeof auth->label[0], "token%zu",
+                 auth->n + 1);
     auth->n++;
     return 0;
 }
@@ -85,13 +109,31 @@ srv_auth *srv_auth_load(const char *path, char *err, size_t cap) {
             i++;
         if (i == n || line[i] == '#')
             continue;
-        if (n - i > SRV_AUTH_TOKEN_MAX || !is_b64token(line + i, n - i)) {
+        /* "label token", or the token alone */
+        size_t label_n = 0, label_at = i;
+        size_t blank = i;
+        while (blank < n && !is_blank(line[blank]))
+            blank++;
+        if (blank < n) {
+            label_n = blank - i;
+            for (i = blank; i < n && is_blank(line[i]); i++)
+                ;
+        }
+        if (label_n > 0 && !is_label(line + label_at, label_n)) {
+            snprintf(err, cap,
+                     "%s line %lu: not a label then a token (a label is 1 "
+                     "to %d characters of A-Z a-z 0-9 - . _ @)",
+                     path, lineno, SRV_AUTH_LABEL_MAX);
+            failed = 1;
+        } else if (n - i > SRV_AUTH_TOKEN_MAX ||
+                   !is_b64token(line + i, n - i)) {
             snprintf(err, cap,
                      "%s line %lu: not a token (1 to %d characters of "
                      "A-Z a-z 0-9 - . _ ~ + / with = padding at the end)",
                      path, lineno, SRV_AUTH_TOKEN_MAX);
             failed = 1;
-        } else if (add_token(auth, &digests_cap, line + i, n - i) != 0) {
+        } else if (add_token(auth, &digests_cap, line + i, n - i,
+                             line + label_at, label_n) != 0) {
             snprintf(err, cap, "out of memory");
             failed = 1;
         }
@@ -122,9 +164,11 @@ size_t srv_auth_count(const srv_auth *auth) {
     return auth->n;
 }
 
-srv_auth_result srv_auth_check(const srv_auth *auth,
-                               const char *authorization) {
+srv_auth_result srv_auth_check(const srv_auth *auth, const char *authorization,
+                               const char **label) {
     static const char scheme[] = "Bearer";
+    if (label != NULL)
+        *label = NULL;
     const size_t slen = sizeof scheme - 1;
     if (authorization == NULL)
         return SRV_AUTH_MISSING;
@@ -144,15 +188,21 @@ srv_auth_result srv_auth_check(const srv_auth *auth,
     unsigned char presented[DIGEST_BYTES];
     if (!is_b64token(p, n) || sha256(presented, p, n) != 0)
         return SRV_AUTH_INVALID_TOKEN;
-    /* every digest, every byte, no early exit */
+    /* every digest, every byte, no early exit; the matching index is
+     * selected by mask, not by branch */
     unsigned match = 0;
+    size_t which = 0;
     for (size_t t = 0; t < auth->n; t++) {
         unsigned diff = 0;
         for (size_t j = 0; j < DIGEST_BYTES; j++)
             diff |= (unsigned)(auth->digest[t][j] ^ presented[j]);
-        match |= ((diff - 1u) >> 8) & 1u; /* 1 exactly when diff == 0 */
+        unsigned hit = ((diff - 1u) >> 8) & 1u; /* 1 exactly when diff == 0 */
+        match |= hit;
+        which |= t & ((size_t)0 - (size_t)hit);
     }
     gnutls_memset(presented, 0, sizeof presented);
+    if (match && label != NULL)
+        *label = auth->label[which];
     return match ? SRV_AUTH_OK : SRV_AUTH_INVALID_TOKEN;
 }
 
@@ -162,5 +212,6 @@ void srv_auth_free(srv_auth *auth) {
     if (auth->digest != NULL)
         gnutls_memset(auth->digest, 0, auth->n * DIGEST_BYTES);
     free(auth->digest);
+    free(auth->label);
     free(auth);
 }

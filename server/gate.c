@@ -49,12 +49,17 @@ int srv_gate_route_unlimited(const char *route) {
 }
 
 srv_gate_verdict srv_gate_admit(srv_gate *g, const srv_gate_request *req,
-                                srv_rl_ticket *ticket,
-                                unsigned *retry_after_s) {
+                                srv_rl_ticket *ticket, unsigned *retry_after_s,
+                                const char **token_label) {
     ticket->slot = UINT32_MAX;
     ticket->generation = 0;
     *retry_after_s = 0;
+    *token_label = NULL;
     int unlimited = srv_gate_route_unlimited(req->route);
+    /* the token first, so that a refusal's log line names its label */
+    srv_auth_result auth = SRV_AUTH_OK;
+    if (g->cfg.auth != NULL && !srv_gate_route_open(g, req->route))
+        auth = srv_auth_check(g->cfg.auth, req->authorization, token_label);
     srv_addr peer;
     if (g->rl != NULL && !unlimited &&
         srv_addr_from_sockaddr(&peer, req->peer) == 0) {
@@ -71,18 +76,10 @@ srv_gate_verdict srv_gate_admit(srv_gate *g, const srv_gate_request *req,
         }
     }
     srv_gate_verdict v = SRV_GATE_PASS;
-    if (g->cfg.auth != NULL && !srv_gate_route_open(g, req->route)) {
-        switch (srv_auth_check(g->cfg.auth, req->authorization)) {
-        case SRV_AUTH_OK:
-            break;
-        case SRV_AUTH_MISSING:
-            v = SRV_GATE_UNAUTHORIZED;
-            break;
-        case SRV_AUTH_INVALID_TOKEN:
-            v = SRV_GATE_INVALID_TOKEN;
-            break;
-        }
-    }
+    if (auth == SRV_AUTH_MISSING)
+        v = SRV_GATE_UNAUTHORIZED;
+    else if (auth == SRV_AUTH_INVALID_TOKEN)
+        v = SRV_GATE_INVALID_TOKEN;
     if (v == SRV_GATE_PASS && g->cfg.max_in_flight > 0 && !unlimited &&
         req->in_flight > g->cfg.max_in_flight) {
         v = SRV_GATE_OVERLOADED;

@@ -64,10 +64,12 @@ srv_gate *srv_gate_new(const srv_gate_config *cfg);
 /* Decide on req. On SRV_GATE_PASS *ticket holds the client's place (give
  * it back with srv_gate_release when the request completes, whatever its
  * answer); on a refusal it names nothing and *retry_after_s is the
- * Retry-After value (seconds, >= 1) for 429 and 503, else 0. Thread-safe.
- */
+ * Retry-After value (seconds, >= 1) for 429 and 503, else 0. *token_label
+ * is the label of the listed token the request showed (auth.h, owned by
+ * the gate), else NULL. Thread-safe. */
 srv_gate_verdict srv_gate_admit(srv_gate *g, const srv_gate_request *req,
-                                srv_rl_ticket *ticket, unsigned *retry_after_s);
+                                srv_rl_ticket *ticket, unsigned *retry_after_s,
+                                const char **token_label);
 
 /* The request behind ticket has completed. Safe on an empty ticket. */
 void srv_gate_release(srv_gate *g, const srv_rl_ticket *ticket);

@@ -130,6 +130,13 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
             r->route = api_route_of_path(r->path);
     }
     srv_conn_watch_idle(r->watched); /* a kept-alive connection's next head */
+    /* the api's own 503s (the memory budget's wait, a stop) and 429s */
+    if (r->refusal == SRV_REFUSED_NONE &&
+        (r->status == MHD_HTTP_SERVICE_UNAVAILABLE ||
+         r->status == MHD_HTTP_TOO_MANY_REQUESTS) &&
+        !srv_gate_route_unlimited(r->route ? r->route : ""))
+        r->refusal = SRV_REFUSED_OVERLOADED;
+    srv_refused(r->refusal);
     srv_access rec = {
         .request_id = r->request_id[0] ? r->request_id : "-",
         .method = r->method[0] ? r->method : "-",
@@ -137,6 +144,10 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
         .status = r->status,
         .bytes = r->bytes,
         .duration_ms = elapsed_ms(&r->start),
+        .client = r->client[0] ? r->client : NULL,
+        .token = r->token,
+        .refused = r->refusal != SRV_REFUSED_NONE ? srv_refusal_name(r->refusal)
+                                                  : NULL,
     };
     srv_log_access(&rec);
     srv_metrics_sample sample = {
@@ -336,7 +347,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn,
         api_budget_share_refusal(detail, sizeof detail, r->share_held,
                                  u.total / ADDRESS_SHARE_DIVISOR);
         return srv_http_answer_refused(r, conn, url,
-                                       MHD_HTTP_SERVICE_UNAVAILABLE, detail, 0);
+                                       MHD_HTTP_SERVICE_UNAVAILABLE,
+                                       SRV_REFUSED_ADDRESS_SHARE, detail, 0);
     }
     if (r->budget_refusal)
         return srv_http_answer_no_room(r, conn, url, r->budget_refusal,
@@ -359,7 +371,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn,
         char detail[512];
         api_budget_share_refusal(detail, sizeof detail, held, share);
         return srv_http_answer_refused(r, conn, url,
-                                       MHD_HTTP_SERVICE_UNAVAILABLE, detail, 0);
+                                       MHD_HTTP_SERVICE_UNAVAILABLE,
+                                       SRV_REFUSED_ADDRESS_SHARE, detail, 0);
     }
     int run = srv_http_where_to_run(
         flags, r->body_len, srv_http_header(conn, MHD_HTTP_HEADER_ACCEPT));
@@ -395,8 +408,15 @@ static enum MHD_Result on_accept(void *cls, const struct sockaddr *addr,
                                  socklen_t addrlen) {
     (void)addrlen;
     srv_http *srv = cls;
-    return srv_conn_slots_admit(srv->slots, addr, ANSWERED_OVER_SHARE) ? MHD_YES
-                                                                       : MHD_NO;
+    if (srv_conn_slots_admit(srv->slots, addr, ANSWERED_OVER_SHARE))
+        return MHD_YES;
+    char client[48] = "";
+    srv_addr a;
+    if (srv_addr_from_sockaddr(&a, addr) == 0)
+        srv_addr_format(client, sizeof client, &a);
+    srv_refused_connection(SRV_REFUSED_CONNECTIONS_CLOSED,
+                           client[0] ? client : NULL, 0);
+    return MHD_NO;
 }
 
 /* MHD_OPTION_NOTIFY_CONNECTION: count a connection from set-up to close. */
@@ -429,8 +449,15 @@ static void on_connection(void *cls, struct MHD_Connection *conn,
     if (code == MHD_CONNECTION_NOTIFY_STARTED) {
         srv_conn_slots_opened(srv->slots, ci->client_addr);
         /* past its share: told why (503), then closed */
-        if (srv_conn_slots_over(srv->slots, ci->client_addr))
+        if (srv_conn_slots_over(srv->slots, ci->client_addr)) {
             srv_conn_watch_refuse(srv->watch, *socket_context);
+            char client[48] = "";
+            srv_addr a;
+            if (srv_addr_from_sockaddr(&a, ci->client_addr) == 0)
+                srv_addr_format(client, sizeof client, &a);
+            srv_refused_connection(SRV_REFUSED_CONNECTIONS,
+                                   client[0] ? client : NULL, 503);
+        }
     } else {
         srv_conn_slots_closed(srv->slots, ci->client_addr);
     }

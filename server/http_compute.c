@@ -87,7 +87,9 @@ static void compute_job(void *arg) {
 enum MHD_Result srv_http_answer_refused(srv_request *r,
                                         struct MHD_Connection *conn,
                                         const char *url, int status,
-                                        const char *detail, int close_conn) {
+                                        srv_refusal reason, const char *detail,
+                                        int close_conn) {
+    r->refusal = reason;
     api_response res;
     memset(&res, 0, sizeof res);
     res.compute_ms = -1;
@@ -108,32 +110,11 @@ enum MHD_Result srv_http_answer_no_room(srv_request *r,
                                         uint64_t bytes, int close_conn) {
     char detail[512];
     api_budget_refusal(detail, sizeof detail, room, "the body", bytes);
-    return srv_http_answer_refused(r, conn, url,
-                                   room == API_BUDGET_NEVER
-                                       ? MHD_HTTP_CONTENT_TOO_LARGE
-                                       : MHD_HTTP_SERVICE_UNAVAILABLE,
-                                   detail, close_conn);
-}
-
-/* The client of a request, as the per-client limits name it
- * (client_addr.h): the peer, or what trusted proxies recorded in
- * X-Forwarded-For. Returns 0, -1 when the peer is not IP. */
-static int client_of(srv_http *srv, struct MHD_Connection *conn,
-                     srv_addr *client) {
-    const union MHD_ConnectionInfo *ci =
-        MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
-    srv_addr peer;
-    if (ci == NULL || srv_addr_from_sockaddr(&peer, ci->client_addr) != 0)
-        return -1;
-    if (srv->trusted.n == 0 || !srv_netlist_contains(&srv->trusted, &peer)) {
-        *client = peer;
-        return 0;
-    }
-    forwarded_for ff = {.n = 0};
-    MHD_get_connection_values(conn, MHD_HEADER_KIND,
-                              &srv_http_add_forwarded_for, &ff);
-    *client = srv_client_addr(&peer, &srv->trusted, ff.value, ff.n);
-    return 0;
+    int never = room == API_BUDGET_NEVER;
+    return srv_http_answer_refused(
+        r, conn, url,
+        never ? MHD_HTTP_CONTENT_TOO_LARGE : MHD_HTTP_SERVICE_UNAVAILABLE,
+        never ? SRV_REFUSED_NONE : SRV_REFUSED_MEMORY, detail, close_conn);
 }
 
 enum MHD_Result srv_http_compute_off_thread(srv_request *r,
@@ -149,7 +130,7 @@ enum MHD_Result srv_http_compute_off_thread(srv_request *r,
     memset(&r->job_response, 0, sizeof r->job_response);
     r->conn = conn;
     srv_addr client;
-    int known = client_of(r->srv, conn, &client) == 0;
+    int known = srv_http_client_of(r->srv, conn, &client) == 0;
     MHD_suspend_connection(conn);
     if (srv_compute_pool_submit(r->srv->pool, compute_job, r,
                                 known ? &client : NULL) == 0)
@@ -162,7 +143,7 @@ enum MHD_Result srv_http_compute_off_thread(srv_request *r,
              "computed; retry after 1 s",
              COMPUTE_QUEUE_MAX);
     return srv_http_answer_refused(r, conn, url, MHD_HTTP_SERVICE_UNAVAILABLE,
-                                   detail, 0);
+                                   SRV_REFUSED_QUEUE_FULL, detail, 0);
 }
 
 enum MHD_Result srv_http_answer_computed(srv_request *r,

@@ -157,7 +157,8 @@ static void admit(srv_request *r, struct MHD_Connection *conn,
         .now_s = (double)now.tv_sec + (double)now.tv_nsec / 1e9,
     };
     r->gate_route = route;
-    r->refused = srv_gate_admit(gate, &in, &r->ticket, &r->retry_after_s);
+    r->refused =
+        srv_gate_admit(gate, &in, &r->ticket, &r->retry_after_s, &r->token);
     /* a token shown: its connection is let go last (conn_watch.h) */
     if (r->refused == SRV_GATE_PASS && in.authorization != NULL &&
         srv_gate_config_of(gate)->auth != NULL &&
@@ -172,6 +173,11 @@ enum MHD_Result srv_http_answer_refusal(srv_request *r,
     memset(&res, 0, sizeof res);
     srv_gate_respond(r->srv->gate, &res, r->refused, url, r->retry_after_s);
     res.route = r->gate_route; /* a refusal still counts for its route */
+    r->refusal = r->refused == SRV_GATE_RATE_LIMITED ? SRV_REFUSED_RATE_LIMITED
+                 : r->refused == SRV_GATE_TOO_CONCURRENT
+                     ? SRV_REFUSED_TOO_CONCURRENT
+                 : r->refused == SRV_GATE_OVERLOADED ? SRV_REFUSED_OVERLOADED
+                                                     : SRV_REFUSED_NONE;
     if (res.body == NULL)
         return MHD_NO;
     enum MHD_Result rc = srv_http_answer(r, conn, &res, close_conn);
@@ -184,6 +190,27 @@ static void copy_cut(char *dst, size_t cap, const char *s) {
     size_t n = strnlen(s, cap - 1);
     memcpy(dst, s, n);
     dst[n] = '\0';
+}
+
+/* The client of a request, as the per-client limits name it
+ * (client_addr.h): the peer, or what trusted proxies recorded in
+ * X-Forwarded-For. Returns 0, -1 when the peer is not IP. */
+int srv_http_client_of(srv_http *srv, struct MHD_Connection *conn,
+                       srv_addr *client) {
+    const union MHD_ConnectionInfo *ci =
+        MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+    srv_addr peer;
+    if (ci == NULL || srv_addr_from_sockaddr(&peer, ci->client_addr) != 0)
+        return -1;
+    if (srv->trusted.n == 0 || !srv_netlist_contains(&srv->trusted, &peer)) {
+        *client = peer;
+        return 0;
+    }
+    forwarded_for ff = {.n = 0};
+    MHD_get_connection_values(conn, MHD_HEADER_KIND,
+                              &srv_http_add_forwarded_for, &ff);
+    *client = srv_client_addr(&peer, &srv->trusted, ff.value, ff.n);
+    return 0;
 }
 
 /* Note what the request line and the connection say of r: its method
@@ -208,6 +235,9 @@ static void note_request(srv_request *r, struct MHD_Connection *conn,
         MHD_get_connection_info(conn, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
     r->watched = sc != NULL ? sc->socket_context : NULL;
     srv_request_id_make(r->request_id, srv_http_header(conn, "X-Request-Id"));
+    srv_addr client;
+    if (srv_http_client_of(r->srv, conn, &client) == 0)
+        srv_addr_format(r->client, sizeof r->client, &client);
 }
 
 /* The framing of the head (framing.h) into *framing: its headers'

@@ -20,6 +20,7 @@
 #include "conn_slots.h"
 #include "gate.h"
 #include "gzip.h"
+#include "refusals.h"
 #include "request_id.h"
 
 typedef struct srv_http srv_http; /* http.h */
@@ -124,6 +125,11 @@ typedef struct {
     char *plain;         /* the whole answer gz compresses, or NULL */
     size_t plain_len, plain_pos;
     srv_gate_verdict refused; /* the gate's refusal, or SRV_GATE_PASS */
+    srv_refusal refusal;      /* why it was refused, for the log and
+                                 attnd_refused_total (refusals.h) */
+    char client[48];          /* the client's address as text, or "" */
+    const char *token;        /* the label of the token it showed (auth.h),
+                                 or NULL */
     const char *gate_route;   /* the route template the gate ruled on */
     unsigned retry_after_s;   /* Retry-After of that refusal */
     srv_rl_ticket ticket;     /* the client's place, released at the end */
@@ -278,6 +284,12 @@ enum MHD_Result srv_http_answer_early(srv_request *r,
                                       struct MHD_Connection *conn,
                                       const char *url, int close_conn);
 
+/* The client of a request, as the per-client limits name it
+ * (client_addr.h): the peer, or what trusted proxies recorded in
+ * X-Forwarded-For. Returns 0, -1 when the peer is not IP. */
+int srv_http_client_of(srv_http *srv, struct MHD_Connection *conn,
+                       srv_addr *client);
+
 /* MHD_KeyValueIterator: each X-Forwarded-For line into cls (a
  * forwarded_for), the last FORWARDED_FOR_MAX kept. */
 enum MHD_Result srv_http_add_forwarded_for(void *cls, enum MHD_ValueKind kind,
@@ -301,11 +313,14 @@ enum MHD_Result srv_http_on_headers(srv_request *r, struct MHD_Connection *conn,
 int srv_http_where_to_run(unsigned flags, size_t body_len, const char *accept);
 
 /* A refusal (api_refuse) answered here, for a request the api has not
- * seen: status 503 overloaded (with Retry-After 1) or 413, and detail. */
+ * seen: status 503 overloaded (with Retry-After 1) or 413, and detail;
+ * reason names it in the log and the metrics (a 413 is no refusal of
+ * capacity: SRV_REFUSED_NONE). */
 enum MHD_Result srv_http_answer_refused(srv_request *r,
                                         struct MHD_Connection *conn,
                                         const char *url, int status,
-                                        const char *detail, int close_conn);
+                                        srv_refusal reason, const char *detail,
+                                        int close_conn);
 
 /* The body of `bytes` bytes finds no room in the memory budget (room:
  * API_BUDGET_NEVER or _BUSY). */

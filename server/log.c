@@ -146,6 +146,14 @@ static void put_json_string(line *l, const char *s, size_t max) {
     puts_(l, "\"");
 }
 
+/* s as a JSON string, or null when s is NULL. */
+static void put_json_or_null(line *l, const char *s, size_t max) {
+    if (s == NULL)
+        puts_(l, "null");
+    else
+        put_json_string(l, s, max);
+}
+
 /* s as one whitespace-free token: bytes outside '!'..'~' become \xHH. */
 static void put_text_token(line *l, const char *s, size_t max) {
     size_t n = strlen(s);
@@ -192,6 +200,18 @@ void srv_log_access(const srv_access *rec) {
         put_uint(&l, rec->bytes);
         puts_(&l, ",\"duration_ms\":");
         put_ms(&l, rec->duration_ms);
+        puts_(&l, ",\"client\":");
+        put_json_or_null(&l, rec->client, 64);
+        puts_(&l, ",\"token\":");
+        put_json_or_null(&l, rec->token, 64);
+        if (rec->refused != NULL) {
+            puts_(&l, ",\"refused\":");
+            put_json_string(&l, rec->refused, 64);
+            if (rec->refused_count > 1) {
+                puts_(&l, ",\"refused_count\":");
+                put_uint(&l, rec->refused_count);
+            }
+        }
         puts_(&l, "}");
     } else {
         put_time(&l);
@@ -207,7 +227,18 @@ void srv_log_access(const srv_access *rec) {
         put_uint(&l, rec->bytes);
         puts_(&l, "B ");
         put_ms(&l, rec->duration_ms);
-        puts_(&l, "ms");
+        puts_(&l, "ms ");
+        put_text_token(&l, rec->client ? rec->client : "", 64);
+        puts_(&l, " ");
+        put_text_token(&l, rec->token ? rec->token : "", 64);
+        if (rec->refused != NULL) {
+            puts_(&l, " refused=");
+            put_text_token(&l, rec->refused, 64);
+            if (rec->refused_count > 1) {
+                puts_(&l, " x");
+                put_uint(&l, rec->refused_count);
+            }
+        }
     }
     emit(&l);
 }

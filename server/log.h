@@ -18,6 +18,15 @@ typedef struct {
     int status;
     size_t bytes;       /* response body length, bytes */
     double duration_ms; /* from the first header callback to completion */
+    /* who: the client's address (the peer, or what trusted proxies
+     * recorded: client_addr.h), NULL: unknown; the label of the token it
+     * showed (auth.h), NULL: none. Never the token itself. */
+    const char *client;
+    const char *token;
+    /* the refusal's reason (refusals.h), NULL: not refused; for a line
+     * about connections, how many it stands for (0 counts as 1) */
+    const char *refused;
+    unsigned long long refused_count;
 } srv_access;
 
 /* Choose the access log format; call once before serving. */
@@ -25,9 +34,15 @@ void srv_log_init(srv_log_format format);
 
 /* Write one access line: text
  *   2025-01-31T12:00:00.123Z 0a1b2c3d4e5f6071 POST /attention/dot 200
- * 812B 1.234ms or JSON
+ * 812B 1.234ms 192.0.2.7 ta-alice
+ * ("-" for an unknown client or no token; a refusal adds
+ * " refused=rate_limited", and a line standing for several connections
+ * " refused=connections_closed x12") or JSON
  *   {"time":"...","request_id":"...","method":"POST","path":"/attention/dot",
- *    "status":200,"bytes":812,"duration_ms":1.234}
+ *    "status":200,"bytes":812,"duration_ms":1.234,"client":"192.0.2.7",
+ *    "token":"ta-alice"}
+ * (client and token null when unknown or none; "refused" and, for
+ * several connections, "refused_count" when refused).
  * Bytes outside printable ASCII are escaped (\xHH in text; JSON escapes, with
  * U+FFFD for invalid UTF-8). */
 void srv_log_access(const srv_access *rec);

@@ -19,6 +19,7 @@
 
 #include "api.h"
 #include "log.h"
+#include "refusals.h"
 
 #define OTHER_ROUTE SRV_METRICS_MAX_ROUTES
 #define N_ROUTE_SLOTS (SRV_METRICS_MAX_ROUTES + 1)
@@ -284,6 +285,9 @@ char *srv_metrics_render(size_t *len) {
          "attnd_memory_refusals_total %llu\n",
          (unsigned long long)u.total, (unsigned long long)u.used,
          (unsigned long long)u.peak, u.waiting, (unsigned long long)u.refusals);
+    char refused[1024];
+    if (srv_refusals_render(refused, sizeof refused) < sizeof refused)
+        putf(&t, "%s", refused);
     if (t.failed) {
         free(t.data);
         return NULL;

@@ -5,6 +5,7 @@
  *   attnd_request_duration_seconds{route}           histogram
  *   attnd_in_flight_requests                        gauge
  *   attnd_request_bytes_total, attnd_response_bytes_total  counters
+ *   attnd_refused_total{reason}                     counter (refusals.h)
  * (attnd_build_info comes from the api layer, which knows the version.)
  *
  * Labels are bounded whatever clients send: route is a route template from

@@ -254,8 +254,9 @@ static enum MHD_Result decide(srv_probe *p, probe_request *r,
         };
         srv_rl_ticket ticket;
         unsigned retry_after_s;
+        const char *token;
         srv_gate_verdict v =
-            srv_gate_admit(p->gate, &in, &ticket, &retry_after_s);
+            srv_gate_admit(p->gate, &in, &ticket, &retry_after_s, &token);
         srv_gate_release(p->gate, &ticket); /* nothing held: answered now */
         if (v != SRV_GATE_PASS) {
             srv_gate_respond(p->gate, &res, v, path, retry_after_s);

@@ -554,7 +554,8 @@ class Page:
                     f.write(secrets.token_hex(32) + "\n")
                 os.chmod(path, 0o600)
             with open(path) as f:
-                env["TOKEN"] = next(ln.strip() for ln in f
+                # a line is the token, or a label and the token
+                env["TOKEN"] = next(ln.split()[-1] for ln in f
                                     if ln.strip() and not ln.startswith("#"))
         if tls:
             cert = os.path.join(self.dir, opts["--tls-cert"])

@@ -97,9 +97,10 @@ jq -c 'select(has("request_id") | not)' "$LOG" >"$TMP/messages.jsonl" \
     2>/dev/null
 check "one access line per request (9)" \
     [ "$(wc -l <"$TMP/access.jsonl" | tr -d ' ')" = 9 ]
-check "access lines have exactly time, request_id, method, path, status, bytes, duration_ms" \
-    jq -e -s 'length == 9 and all(keys == ["bytes", "duration_ms", "method",
-        "path", "request_id", "status", "time"]
+check "access lines have exactly time, request_id, method, path, status, bytes, duration_ms, client, token" \
+    jq -e -s 'length == 9 and all(keys == ["bytes", "client", "duration_ms",
+        "method", "path", "request_id", "status", "time", "token"]
+        and .client == "127.0.0.1" and .token == null
         and (.request_id | type) == "string" and (.method | type) == "string"
         and (.path | type) == "string"
         and (.status | type) == "number" and .status == (.status | floor)
@@ -156,10 +157,10 @@ stop_daemon
 check "a text line per request and three message lines" \
     sh -c "[ \$(wc -l <'$LOG') -eq 6 ]"
 re='^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\.[0-9]{3}Z'
-check "GET /healthz: time id method path status bytes duration" \
-    grep -Eq "$re txt-1 GET /healthz 200 ${hz}B [0-9]+\\.[0-9]{3}ms\$" "$LOG"
+check "GET /healthz: time id method path status bytes duration client token" \
+    grep -Eq "$re txt-1 GET /healthz 200 ${hz}B [0-9]+\\.[0-9]{3}ms 127\\.0\\.0\\.1 -\$" "$LOG"
 check "POST /regression/nw 200 with its body size" \
-    grep -Eq "$re txt-2 POST /regression/nw 200 ${nw}B [0-9]+\\.[0-9]{3}ms\$" \
+    grep -Eq "$re txt-2 POST /regression/nw 200 ${nw}B [0-9]+\\.[0-9]{3}ms 127\\.0\\.0\\.1 -\$" \
     "$LOG"
 check "an odd path stays one token: bytes outside ! .. ~ as \\xHH" \
     grep -Fq ' txt-3 GET /no"such\x0a\xff\xc3\xa9 404 '"${odd}B " "$LOG"

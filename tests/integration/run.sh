@@ -81,8 +81,8 @@ run_script d_gzip sh "$DIR/d_gzip.sh" "$ATTND"
 run_script load sh "$DIR/../load/load.sh" "$BASE" "$PID"
 
 # the access log: one text line per request, e.g.
-#   2025-01-31T12:00:00.123Z 0a1b2c3d4e5f6071 GET /healthz 200 16B 0.081ms
-re='^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9:.]+Z [!-~]+ GET /healthz 200 [0-9]+B [0-9.]+ms$'
+#   2025-01-31T12:00:00.123Z 0a1b2c3d4e5f6071 GET /healthz 200 16B 0.081ms 127.0.0.1 -
+re='^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9:.]+Z [!-~]+ GET /healthz 200 [0-9]+B [0-9.]+ms [!-~]+ [!-~]+$'
 if grep -Eq "$re" "$LOG"; then
     ok "access log has text lines for /healthz"
 else

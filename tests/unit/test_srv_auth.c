@@ -48,13 +48,46 @@ static void test_file(void **state) {
                           err, sizeof err);
     assert_non_null(auth);
     assert_int_equal(srv_auth_count(auth), 3);
-    assert_int_equal(srv_auth_check(auth, "Bearer alpha-Token_1.x~y+z/w=="),
-                     SRV_AUTH_OK);
-    assert_int_equal(srv_auth_check(auth, "Bearer beta"), SRV_AUTH_OK);
-    assert_int_equal(srv_auth_check(auth, "Bearer gamma"), SRV_AUTH_OK);
+    assert_int_equal(
+        srv_auth_check(auth, "Bearer alpha-Token_1.x~y+z/w==", NULL),
+        SRV_AUTH_OK);
+    assert_int_equal(srv_auth_check(auth, "Bearer beta", NULL), SRV_AUTH_OK);
+    assert_int_equal(srv_auth_check(auth, "Bearer gamma", NULL), SRV_AUTH_OK);
+    /* unlabelled tokens are named by their place in the file */
+    const char *label = "x";
+    assert_int_equal(srv_auth_check(auth, "Bearer beta", &label), SRV_AUTH_OK);
+    assert_string_equal(label, "token2");
     /* a comment is not a token */
-    assert_int_equal(srv_auth_check(auth, "Bearer #"), SRV_AUTH_INVALID_TOKEN);
+    assert_int_equal(srv_auth_check(auth, "Bearer #", NULL),
+                     SRV_AUTH_INVALID_TOKEN);
     srv_auth_free(auth);
+}
+
+/* "label token": the label is what the log names, never the token. */
+static void test_labels(void **state) {
+    (void)state;
+    char err[512] = "";
+    srv_auth *auth = load("ta-alice  s3cret-one\nplain\nbob@lab.example\tz9\n",
+                          err, sizeof err);
+    assert_non_null(auth);
+    assert_int_equal(srv_auth_count(auth), 3);
+    const char *label = NULL;
+    assert_int_equal(srv_auth_check(auth, "Bearer s3cret-one", &label),
+                     SRV_AUTH_OK);
+    assert_string_equal(label, "ta-alice");
+    assert_int_equal(srv_auth_check(auth, "Bearer plain", &label), SRV_AUTH_OK);
+    assert_string_equal(label, "token2");
+    assert_int_equal(srv_auth_check(auth, "Bearer z9", &label), SRV_AUTH_OK);
+    assert_string_equal(label, "bob@lab.example");
+    /* a label is no token */
+    assert_int_equal(srv_auth_check(auth, "Bearer ta-alice", &label),
+                     SRV_AUTH_INVALID_TOKEN);
+    assert_null(label);
+    srv_auth_free(auth);
+    /* a label of other characters: the line's number, not its text */
+    assert_null(load("who:me s3cret\n", err, sizeof err));
+    assert_non_null(strstr(err, "line 1"));
+    assert_null(strstr(err, "s3cret"));
 }
 
 static void test_refusals(void **state) {
@@ -66,7 +99,7 @@ static void test_refusals(void **state) {
     assert_null(load("", err, sizeof err));
     assert_non_null(strstr(err, "no token"));
     /* a line that is not a token: its number, not its text */
-    assert_null(load("good\nsecret with-blank\n", err, sizeof err));
+    assert_null(load("good\nsecret with blank\n", err, sizeof err));
     assert_non_null(strstr(err, "line 2"));
     assert_null(strstr(err, "secret"));
     assert_null(load("ok\n=leading-padding\n", err, sizeof err));
@@ -93,7 +126,7 @@ static void test_refusals(void **state) {
     big[n - 1] = '\0';
     char *header = malloc(n + 16);
     snprintf(header, n + 16, "Bearer %s", big);
-    assert_int_equal(srv_auth_check(auth, header), SRV_AUTH_OK);
+    assert_int_equal(srv_auth_check(auth, header, NULL), SRV_AUTH_OK);
     free(header);
     free(big);
     srv_auth_free(auth);
@@ -131,7 +164,7 @@ static void test_check(void **state) {
         {"Bearer \"s3cret-token\"", SRV_AUTH_INVALID_TOKEN},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-        srv_auth_result got = srv_auth_check(auth, cases[i].header);
+        srv_auth_result got = srv_auth_check(auth, cases[i].header, NULL);
         if (got != cases[i].want)
             fail_msg("'%s': got %d, expected %d",
                      cases[i].header ? cases[i].header : "(none)", got,
@@ -144,6 +177,7 @@ static void test_check(void **state) {
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_file),
+        cmocka_unit_test(test_labels),
         cmocka_unit_test(test_refusals),
         cmocka_unit_test(test_check),
     };

@@ -54,7 +54,8 @@ static srv_gate_verdict ask(srv_gate *g, const char *route, const char *ip,
                             .now_s = now};
     srv_rl_ticket t;
     unsigned retry;
-    srv_gate_verdict v = srv_gate_admit(g, &req, &t, &retry);
+    const char *label;
+    srv_gate_verdict v = srv_gate_admit(g, &req, &t, &retry, &label);
     if (v == SRV_GATE_PASS)
         assert_int_equal(retry, 0);
     else
@@ -221,21 +222,26 @@ static void test_forwarded(void **state) {
                             .n_forwarded_for = 1};
     srv_rl_ticket t;
     unsigned retry;
+    const char *label;
     /* behind the trusted proxy, alice and bob have a bucket each */
-    assert_int_equal(srv_gate_admit(g, &req, &t, &retry), SRV_GATE_PASS);
-    assert_int_equal(srv_gate_admit(g, &req, &t, &retry),
+    assert_int_equal(srv_gate_admit(g, &req, &t, &retry, &label),
+                     SRV_GATE_PASS);
+    assert_int_equal(srv_gate_admit(g, &req, &t, &retry, &label),
                      SRV_GATE_RATE_LIMITED);
     assert_int_equal(retry, 1);
     req.forwarded_for = bob;
-    assert_int_equal(srv_gate_admit(g, &req, &t, &retry), SRV_GATE_PASS);
+    assert_int_equal(srv_gate_admit(g, &req, &t, &retry, &label),
+                     SRV_GATE_PASS);
     /* an untrusted peer naming bob is itself the client */
     req.peer = (const struct sockaddr *)&other;
-    assert_int_equal(srv_gate_admit(g, &req, &t, &retry), SRV_GATE_PASS);
-    assert_int_equal(srv_gate_admit(g, &req, &t, &retry),
+    assert_int_equal(srv_gate_admit(g, &req, &t, &retry, &label),
+                     SRV_GATE_PASS);
+    assert_int_equal(srv_gate_admit(g, &req, &t, &retry, &label),
                      SRV_GATE_RATE_LIMITED);
     /* without a peer address the limits cannot apply; the rest still do */
     req.peer = NULL;
-    assert_int_equal(srv_gate_admit(g, &req, &t, &retry), SRV_GATE_PASS);
+    assert_int_equal(srv_gate_admit(g, &req, &t, &retry, &label),
+                     SRV_GATE_PASS);
     srv_gate_free(g);
 }
 

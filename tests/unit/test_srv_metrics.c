@@ -255,10 +255,10 @@ static void test_grammar(void **state) {
         types += strncmp(line, "# TYPE ", 7) == 0;
         statuses += strncmp(line, ours, strlen(ours)) == 0;
     }
-    /* requests, durations, in flight, request and response bytes, and the
-     * memory budget's five */
-    assert_int_equal(helps, 10);
-    assert_int_equal(types, 10);
+    /* requests, durations, in flight, request and response bytes, the
+     * memory budget's five, and the refusals */
+    assert_int_equal(helps, 11);
+    assert_int_equal(types, 11);
     assert_int_equal(statuses, 400);
     regfree(&sample);
     regfree(&comment);

@@ -1,0 +1,85 @@
+/*
+ * refusals.c — refusals counted by reason and logged (see refusals.h).
+ */
+#include "refusals.h"
+
+#include <stdatomic.h>
+#include <stdio.h>
+#include <time.h>
+
+#include "log.h"
+
+static const char *const names[SRV_REFUSED_REASONS] = {
+    [SRV_REFUSED_NONE] = "none",
+    [SRV_REFUSED_CONNECTIONS] = "connections_per_address",
+    [SRV_REFUSED_CONNECTIONS_CLOSED] = "connections_closed",
+    [SRV_REFUSED_RATE_LIMITED] = "rate_limited",
+    [SRV_REFUSED_TOO_CONCURRENT] = "too_concurrent",
+    [SRV_REFUSED_OVERLOADED] = "overloaded",
+    [SRV_REFUSED_ADDRESS_SHARE] = "address_share",
+    [SRV_REFUSED_MEMORY] = "memory",
+    [SRV_REFUSED_QUEUE_FULL] = "queue_full",
+};
+
+static atomic_ullong counts[SRV_REFUSED_REASONS];
+
+/* The second of the last line about closed connections, and how many were
+ * closed since it. */
+static atomic_llong closed_logged_s = -1;
+static atomic_ullong closed_unlogged;
+
+const char *srv_refusal_name(srv_refusal reason) {
+    return reason > SRV_REFUSED_NONE && reason < SRV_REFUSED_REASONS
+               ? names[reason]
+               : names[SRV_REFUSED_NONE];
+}
+
+void srv_refused(srv_refusal reason) {
+    if (reason > SRV_REFUSED_NONE && reason < SRV_REFUSED_REASONS)
+        atomic_fetch_add_explicit(&counts[reason], 1, memory_order_relaxed);
+}
+
+void srv_refused_connection(srv_refusal reason, const char *client,
+                            int status) {
+    srv_refused(reason);
+    unsigned long long closed = 1;
+    if (reason == SRV_REFUSED_CONNECTIONS_CLOSED) {
+        struct timespec now;
+        clock_gettime(CLOCK_MONOTONIC, &now);
+        long long last = atomic_load(&closed_logged_s);
+        if (last == (long long)now.tv_sec ||
+            !atomic_compare_exchange_strong(&closed_logged_s, &last,
+                                            (long long)now.tv_sec)) {
+            atomic_fetch_add(&closed_unlogged, 1);
+            return;
+        }
+        closed += atomic_exchange(&closed_unlogged, 0);
+    }
+    srv_access rec = {
+        .request_id = "-",
+        .method = "-",
+        .path = "-",
+        .status = status,
+        .client = client,
+        .refused = srv_refusal_name(reason),
+        .refused_count = closed,
+    };
+    srv_log_access(&rec);
+}
+
+size_t srv_refusals_render(char *out, size_t cap) {
+    size_t len = 0;
+    int n = snprintf(out, cap,
+                     "# HELP attnd_refused_total Connections and requests "
+                     "refused, by reason (docs/operations.md).\n"
+                     "# TYPE attnd_refused_total counter\n");
+    len += n > 0 ? (size_t)n : 0;
+    for (int r = SRV_REFUSED_NONE + 1; r < SRV_REFUSED_REASONS; r++) {
+        n = snprintf(out + (len < cap ? len : cap), len < cap ? cap - len : 0,
+                     "attnd_refused_total{reason=\"%s\"} %llu\n", names[r],
+                     (unsigned long long)atomic_load_explicit(
+                         &counts[r], memory_order_relaxed));
+        len += n > 0 ? (size_t)n : 0;
+    }
+    return len;
+}
