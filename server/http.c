@@ -402,6 +402,16 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn,
  * refusal. */
 #define ANSWERED_OVER_SHARE 16
 
+/* A connection from peer refused before its request (refusals.h). */
+static void refused_connection(srv_refusal reason, const struct sockaddr *peer,
+                               int status) {
+    char client[48] = "";
+    srv_addr a;
+    if (srv_addr_from_sockaddr(&a, peer) == 0)
+        srv_addr_format(client, sizeof client, &a);
+    srv_refused_connection(reason, client[0] ? client : NULL, status);
+}
+
 /* MHD_AcceptPolicyCallback: refuse a peer that holds its share of the
  * connection slots and ANSWERED_OVER_SHARE more (conn_slots.h). */
 static enum MHD_Result on_accept(void *cls, const struct sockaddr *addr,
@@ -410,12 +420,7 @@ static enum MHD_Result on_accept(void *cls, const struct sockaddr *addr,
     srv_http *srv = cls;
     if (srv_conn_slots_admit(srv->slots, addr, ANSWERED_OVER_SHARE))
         return MHD_YES;
-    char client[48] = "";
-    srv_addr a;
-    if (srv_addr_from_sockaddr(&a, addr) == 0)
-        srv_addr_format(client, sizeof client, &a);
-    srv_refused_connection(SRV_REFUSED_CONNECTIONS_CLOSED,
-                           client[0] ? client : NULL, 0);
+    refused_connection(SRV_REFUSED_CONNECTIONS_CLOSED, addr, 0);
     return MHD_NO;
 }
 
@@ -451,12 +456,7 @@ static void on_connection(void *cls, struct MHD_Connection *conn,
         /* past its share: told why (503), then closed */
         if (srv_conn_slots_over(srv->slots, ci->client_addr)) {
             srv_conn_watch_refuse(srv->watch, *socket_context);
-            char client[48] = "";
-            srv_addr a;
-            if (srv_addr_from_sockaddr(&a, ci->client_addr) == 0)
-                srv_addr_format(client, sizeof client, &a);
-            srv_refused_connection(SRV_REFUSED_CONNECTIONS,
-                                   client[0] ? client : NULL, 503);
+            refused_connection(SRV_REFUSED_CONNECTIONS, ci->client_addr, 503);
         }
     } else {
         srv_conn_slots_closed(srv->slots, ci->client_addr);

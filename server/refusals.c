@@ -23,10 +23,10 @@ static const char *const names[SRV_REFUSED_REASONS] = {
 
 static atomic_ullong counts[SRV_REFUSED_REASONS];
 
-/* The second of the last line about closed connections, and how many were
- * closed since it. */
-static atomic_llong closed_logged_s = -1;
-static atomic_ullong closed_unlogged;
+/* Per reason: the second of its last line about connections, and how
+ * many it refused since that line. */
+static atomic_llong logged_s[SRV_REFUSED_REASONS];
+static atomic_ullong unlogged[SRV_REFUSED_REASONS];
 
 const char *srv_refusal_name(srv_refusal reason) {
     return reason > SRV_REFUSED_NONE && reason < SRV_REFUSED_REASONS
@@ -41,19 +41,18 @@ void srv_refused(srv_refusal reason) {
 
 void srv_refused_connection(srv_refusal reason, const char *client,
                             int status) {
+    if (reason <= SRV_REFUSED_NONE || reason >= SRV_REFUSED_REASONS)
+        return;
     srv_refused(reason);
-    unsigned long long closed = 1;
-    if (reason == SRV_REFUSED_CONNECTIONS_CLOSED) {
-        struct timespec now;
-        clock_gettime(CLOCK_MONOTONIC, &now);
-        long long last = atomic_load(&closed_logged_s);
-        if (last == (long long)now.tv_sec ||
-            !atomic_compare_exchange_strong(&closed_logged_s, &last,
-                                            (long long)now.tv_sec)) {
-            atomic_fetch_add(&closed_unlogged, 1);
-            return;
-        }
-        closed += atomic_exchange(&closed_unlogged, 0);
+    /* a line a second at most: one flood, one line */
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    long long second = (long long)now.tv_sec + 1; /* 0: never logged */
+    long long last = atomic_load(&logged_s[reason]);
+    if (last == second ||
+        !atomic_compare_exchange_strong(&logged_s[reason], &last, second)) {
+        atomic_fetch_add(&unlogged[reason], 1);
+        return;
     }
     srv_access rec = {
         .request_id = "-",
@@ -61,8 +60,8 @@ void srv_refused_connection(srv_refusal reason, const char *client,
         .path = "-",
         .status = status,
         .client = client,
-        .refused = srv_refusal_name(reason),
-        .refused_count = closed,
+        .refused = names[reason],
+        .refused_count = 1 + atomic_exchange(&unlogged[reason], 0),
     };
     srv_log_access(&rec);
 }

@@ -39,10 +39,11 @@ const char *srv_refusal_name(srv_refusal reason);
 void srv_refused(srv_refusal reason);
 
 /* A connection from client (address text) refused before it sent a
- * request: counted, and logged as an access line with no request (at
- * most one line a second for SRV_REFUSED_CONNECTIONS_CLOSED, naming how
- * many were closed since the last, so that a flood does not flood the
- * log). status: what it was answered (503), or 0 when nothing was. */
+ * request: counted, and logged as an access line with no request, at
+ * most one line a second per reason, naming how many it stands for (the
+ * refused since the last line: the client named is the latest), so that
+ * a flood does not flood the log. status: what it was answered (503), or
+ * 0 when nothing was. */
 void srv_refused_connection(srv_refusal reason, const char *client, int status);
 
 /* The counter, one line per reason, as Prometheus text (with its HELP
