@@ -108,6 +108,7 @@ check "families and types: requests counter, duration histogram, in-flight gauge
         "attnd_memory_reserved_peak_bytes": "gauge",
         "attnd_memory_waiting_requests": "gauge",
         "attnd_memory_refusals": "counter",
+        "attnd_refused": "counter",
         "attnd_build_info": "gauge"}' "$TMP/first.json"
 http GET /version
 version=$(jq -r .version "$TMP/body")
