@@ -199,7 +199,11 @@ enum {
     /* POST: an object that gives a member twice is refused (400): where
      * the body is graded, a later copy must not replace the member graded
      * (jansson keeps the last) */
-    API_ROUTE_UNIQUE_MEMBERS = 1u << 9
+    API_ROUTE_UNIQUE_MEMBERS = 1u << 9,
+    /* the compute lane its jobs run in (server/compute_pool.h): grading
+     * (/grade), bulk (/grade/batch); neither: interactive, a click */
+    API_ROUTE_LANE_GRADING = 1u << 10,
+    API_ROUTE_LANE_BULK = 1u << 11
 };
 
 /* The API_ROUTE_* flags of the route named route ("/healthz",

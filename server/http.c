@@ -497,6 +497,7 @@ static int bind_address(const srv_options *opts, struct sockaddr_storage *ss,
 /* Free what new_server made. */
 static void free_server(srv_http *srv) {
     srv_conn_slots_free(srv->slots);
+    srv_metrics_show_pool(NULL);
     srv_compute_pool_free(srv->pool);
     srv_conn_watch_stop(srv->watch);
     free(srv);
@@ -529,6 +530,7 @@ static srv_http *new_server(const srv_options *opts, const api_limits *limits,
         free_server(srv);
         return NULL;
     }
+    srv_metrics_show_pool(srv->pool);
     srv->quiesced_fd = MHD_INVALID_SOCKET;
     atomic_init(&srv->in_flight, 0);
     atomic_init(&srv->admitted, 0);
@@ -657,6 +659,7 @@ void srv_http_stop(srv_http *srv) {
      * 503 without computing */
     atomic_store(&srv->stopping, 1);
     api_cancel_computing();
+    srv_metrics_show_pool(NULL);
     srv_compute_pool_free(srv->pool);
     srv->pool = NULL;
     MHD_stop_daemon(srv->daemon);

@@ -47,6 +47,8 @@ typedef struct srv_http srv_http; /* http.h */
 #define COMPUTE_QUEUE_MAX 128  /* requests waiting for a compute thread */
 #define INLINE_BODY_BYTES 2048 /* see srv_http_where_to_run */
 #define INLINE_WORK_MAX ((uint64_t)1 << 20) /* see srv_http_where_to_run */
+/* a body beyond this is no click: its job runs in the bulk lane */
+#define BULK_BODY_BYTES ((size_t)1 << 20)
 /* The access log's and the metrics' status of a request whose client
  * left before its srv_http_answer (nginx's 499 "client closed request") */
 #define SRV_STATUS_CLIENT_CLOSED 499
