@@ -177,6 +177,20 @@ enum MHD_Result srv_http_compute_off_thread(srv_request *r,
                                    SRV_REFUSED_QUEUE_FULL, detail, 0);
 }
 
+enum MHD_Result srv_http_answer_kept_or_queue(srv_request *r,
+                                              struct MHD_Connection *conn,
+                                              const char *url) {
+    api_request req;
+    api_response res;
+    srv_http_fill_api_request(&req, r, conn, url);
+    if (!api_answer_ready(&req, &res))
+        return srv_http_compute_off_thread(r, conn, url);
+    enum MHD_Result rc = srv_http_answer(r, conn, &res, 0);
+    api_response_free(&res);
+    srv_http_body_free(r);
+    return rc;
+}
+
 enum MHD_Result srv_http_answer_computed(srv_request *r,
                                          struct MHD_Connection *conn) {
     srv_conn_watch_computed(r->srv->watch, r->watched);

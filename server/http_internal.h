@@ -338,6 +338,12 @@ enum MHD_Result srv_http_compute_off_thread(srv_request *r,
                                             struct MHD_Connection *conn,
                                             const char *url);
 
+/* An identical request's answer kept (api_answer_ready) sent at once,
+ * without parsing or queueing; else srv_http_compute_off_thread. */
+enum MHD_Result srv_http_answer_kept_or_queue(srv_request *r,
+                                              struct MHD_Connection *conn,
+                                              const char *url);
+
 /* The pool's answer, sent from the HTTP thread after the resume. */
 enum MHD_Result srv_http_answer_computed(srv_request *r,
                                          struct MHD_Connection *conn);

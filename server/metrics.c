@@ -314,6 +314,19 @@ char *srv_metrics_render(size_t *len) {
     if (srv_refusals_render(refused, sizeof refused) < sizeof refused)
         putf(&t, "%s", refused);
     render_lanes(&t);
+    api_answer_cache_usage c;
+    api_answer_cache_stats(&c);
+    putf(&t,
+         "# HELP attnd_answers_total Answers of routes whose answer is a "
+         "function of the request, by how they were made: computed, taken "
+         "from the answers kept, or shared with an identical request "
+         "computing at once.\n"
+         "# TYPE attnd_answers_total counter\n"
+         "attnd_answers_total{source=\"computed\"} %llu\n"
+         "attnd_answers_total{source=\"kept\"} %llu\n"
+         "attnd_answers_total{source=\"shared\"} %llu\n",
+         (unsigned long long)c.computed, (unsigned long long)c.hits,
+         (unsigned long long)c.shared);
     if (t.failed) {
         free(t.data);
         return NULL;
