@@ -187,6 +187,7 @@ bench: all numbers-bench-bin batch-bench-bin ## attnd against nginx, Flask+numpy
 	$(Q)$(CC) $(LAYER_INC) $(CPPFLAGS) $(ALL_CFLAGS) $(LDFLAGS) -o $(BUILD)/bench/compute_bench tests/bench/compute_bench.c $(BUILD)/libattn.a $(LDLIBS)
 	$(Q)$(CC) $(LAYER_INC) $(CPPFLAGS) $(ALL_CFLAGS) $(LDFLAGS) -o $(BUILD)/bench/api_bench tests/bench/api_bench.c $(BUILD)/libapi.a $(BUILD)/libattn.a $(LDLIBS)
 	python3 tests/bench/run.py --attnd $(BUILD)/attnd --tools $(BUILD)/bench --payloads $(BUILD)/bench/payloads $(BENCH_ARGS)
+	python3 tests/bench/identical.py --attnd $(BUILD)/attnd $(BENCH_ARGS)
 
 # The lab page (GET /) in headless Chromium, then a page of another origin
 # calling the v2 front with binary tensor data (docs/binary.md): Debian's

@@ -65,7 +65,13 @@ typedef struct {
      * checks, attn_deadline_watch) with 503, an answer nobody reads.
      * Kept alive by the caller until api_handle returns. */
     const atomic_int *abandoned;
+    /* If-None-Match header or NULL: an answer whose ETag it names is 304,
+     * not computed (api/core/answer_cache.h) */
+    const char *if_none_match;
 } api_request;
+
+/* An ETag's text: a quoted 32-digit hex string, and its NUL. */
+#define API_ETAG_TEXT 35
 
 typedef struct {
     int status;               /* HTTP status */
@@ -97,7 +103,32 @@ typedef struct {
     /* 1: not handled, nothing else set: the request is beyond
      * api_request.inline_work_max (or its memory does not fit now) */
     int deferred;
+    /* the answer's ETag (a 200 or 304 of a route whose answers are a
+     * function of the request: answer_cache.h), or "" */
+    char etag[API_ETAG_TEXT];
 } api_response;
+
+/* Keep at most max_bytes of recent answers, reserved from the memory
+ * budget, for identical requests (0: none; identical requests computing
+ * at once still share one computation). Call before serving. */
+void api_answer_cache_set(uint64_t max_bytes);
+
+/* What identical requests shared since start: answers kept now (entries,
+ * bytes), requests answered from a kept answer (hits) or from one
+ * computed meanwhile (shared), and the computations offered to be shared
+ * (computed). */
+typedef struct {
+    uint64_t entries, bytes;
+    uint64_t hits, shared, computed;
+} api_answer_cache_usage;
+
+void api_answer_cache_stats(api_answer_cache_usage *u);
+
+/* On an HTTP thread, before a request's body is parsed or queued: 1 when
+ * an identical request's answer is kept (found by the request's bytes as
+ * sent) and res holds it, 200, or 304 for an If-None-Match that names its
+ * ETag; else 0 (res untouched), and the request goes on as usual. */
+int api_answer_ready(const api_request *req, api_response *res);
 
 /* Handle one request. Never fails: every error becomes a problem+json
  * response (500 "internal" when memory runs out). */
@@ -199,7 +230,11 @@ enum {
     /* POST: an object that gives a member twice is refused (400): where
      * the body is graded, a later copy must not replace the member graded
      * (jansson keeps the last) */
-    API_ROUTE_UNIQUE_MEMBERS = 1u << 9
+    API_ROUTE_UNIQUE_MEMBERS = 1u << 9,
+    /* the compute lane its jobs run in (server/compute_pool.h): grading
+     * (/grade), bulk (/grade/batch); neither: interactive, a click */
+    API_ROUTE_LANE_GRADING = 1u << 10,
+    API_ROUTE_LANE_BULK = 1u << 11
 };
 
 /* The API_ROUTE_* flags of the route named route ("/healthz",

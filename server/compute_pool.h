@@ -9,12 +9,21 @@
  * server"). The queue is bounded: a job beyond it is refused at once, and
  * its request gets 503 overloaded with Retry-After.
  *
- * The queue is fair between clients: each client (the identity the
- * per-client limits use, client_addr.h) has a lane of its own, first come
- * first served within it, and a free worker takes the next job round-robin
- * over the lanes that hold one. A client that queues a hundred slow jobs
- * then delays another client's job by at most one job per worker, not by
- * the hundred (docs/operations.md, "Compute pool").
+ * Jobs run in three lanes (docs/contract.md section 14): interactive
+ * (a student's click), grading (POST /grade) and bulk (POST /grade/batch,
+ * and any request with a large body). A free worker takes an interactive
+ * job first, then a grading one, then a bulk one; bulk jobs never hold
+ * every worker (with two or more workers, one is always left for the
+ * other lanes), so an interactive click waits behind no batch, only
+ * behind the click or grade a worker is finishing.
+ *
+ * Within a lane the queue is fair between clients: each client (the
+ * identity the per-client limits use, client_addr.h, or its token) has a
+ * queue of its own, first come first served within it, and a free worker
+ * takes the next job round-robin over the clients that hold one. A client
+ * that queues a hundred slow jobs then delays another client's job by at
+ * most one job per worker, not by the hundred (docs/operations.md,
+ * "Compute pool").
  */
 #ifndef SRV_COMPUTE_POOL_H
 #define SRV_COMPUTE_POOL_H
@@ -22,6 +31,17 @@
 #include "client_addr.h"
 
 typedef struct srv_compute_pool srv_compute_pool;
+
+/* The lanes, served in this order. */
+typedef enum {
+    SRV_LANE_INTERACTIVE = 0,
+    SRV_LANE_GRADING,
+    SRV_LANE_BULK,
+    SRV_LANES
+} srv_lane;
+
+/* The lane's name for /metrics: "interactive", "grading", "bulk". */
+const char *srv_lane_name(srv_lane lane);
 
 /* One job: run(arg) on a worker thread. */
 typedef void (*srv_compute_fn)(void *arg);
@@ -31,15 +51,19 @@ typedef void (*srv_compute_fn)(void *arg);
  * memory run out. */
 srv_compute_pool *srv_compute_pool_new(unsigned workers, unsigned queue_max);
 
-/* Queue run(arg) in the lane of `client` (NULL: one lane shared by every
- * job without a client). Returns 0, or -1 when the queue is full or the
- * pool is stopping (run is then not called). */
+/* Queue run(arg) in `lane`, in the queue of `client` (NULL: one queue
+ * shared by every job without a client). Returns 0, or -1 when the queue
+ * is full or the pool is stopping (run is then not called). */
 int srv_compute_pool_submit(srv_compute_pool *p, srv_compute_fn run, void *arg,
-                            const srv_addr *client);
+                            srv_lane lane, const srv_addr *client);
 
-/* Jobs waiting, and jobs running now. */
+/* Jobs waiting, and jobs running now, in every lane. */
 unsigned srv_compute_pool_waiting(srv_compute_pool *p);
 unsigned srv_compute_pool_running(srv_compute_pool *p);
+
+/* The same for one lane. */
+unsigned srv_compute_pool_lane_waiting(srv_compute_pool *p, srv_lane lane);
+unsigned srv_compute_pool_lane_running(srv_compute_pool *p, srv_lane lane);
 
 /* Run what is queued, then stop the workers and free the pool (NULL: no
  * effect). */

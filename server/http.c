@@ -245,6 +245,7 @@ void srv_http_fill_api_request(api_request *req, srv_request *r,
     req->query = r->query;
     req->content_type = srv_http_header(conn, MHD_HTTP_HEADER_CONTENT_TYPE);
     req->accept = srv_http_header(conn, MHD_HTTP_HEADER_ACCEPT);
+    req->if_none_match = srv_http_header(conn, MHD_HTTP_HEADER_IF_NONE_MATCH);
     r->coding[0] = '\0';
     MHD_get_connection_values(conn, MHD_HEADER_KIND, &find_coding, r->coding);
     req->content_encoding = r->coding[0] ? r->coding : NULL;
@@ -289,6 +290,7 @@ enum MHD_Result srv_http_answer_preflight(srv_request *r,
     if (resp == NULL)
         return MHD_NO;
     int ok = srv_http_add_common_headers(resp, conn, r, 0, 0) == 0;
+    ok &= MHD_add_response_header(resp, "Cache-Control", "no-store") == MHD_YES;
     ok &= MHD_add_response_header(resp, "Access-Control-Allow-Methods",
                                   methods) == MHD_YES;
     ok &= MHD_add_response_header(resp, "Access-Control-Allow-Headers",
@@ -313,6 +315,17 @@ enum MHD_Result srv_http_answer_preflight(srv_request *r,
 
 /* MHD_AccessHandlerCallback: called once with the headers, once per body
  * piece, and once more with *upload_data_size == 0 when the body is in. */
+/* 503: r's address holds `held` bytes of the budget, over its share. */
+static enum MHD_Result refuse_over_share(srv_request *r,
+                                         struct MHD_Connection *conn,
+                                         const char *url, uint64_t held,
+                                         uint64_t share) {
+    char detail[512];
+    api_budget_share_refusal(detail, sizeof detail, held, share);
+    return srv_http_answer_refused(r, conn, url, MHD_HTTP_SERVICE_UNAVAILABLE,
+                                   SRV_REFUSED_ADDRESS_SHARE, detail, 0);
+}
+
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn,
                                   const char *url, const char *method,
                                   const char *version, const char *upload_data,
@@ -341,14 +354,10 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn,
     if (r->overflow)
         return srv_http_answer_too_large(r, conn, url);
     if (r->budget_refusal == BODY_OVER_SHARE) {
-        char detail[512];
         api_budget_usage u;
         api_budget_stats(&u);
-        api_budget_share_refusal(detail, sizeof detail, r->share_held,
+        return refuse_over_share(r, conn, url, r->share_held,
                                  u.total / ADDRESS_SHARE_DIVISOR);
-        return srv_http_answer_refused(r, conn, url,
-                                       MHD_HTTP_SERVICE_UNAVAILABLE,
-                                       SRV_REFUSED_ADDRESS_SHARE, detail, 0);
     }
     if (r->budget_refusal)
         return srv_http_answer_no_room(r, conn, url, r->budget_refusal,
@@ -367,17 +376,12 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn,
     /* a route that computes nothing (a health probe, /metrics, the lab's
      * pages) is answered whatever the address holds */
     if ((flags & API_ROUTE_COMPUTES) &&
-        srv_http_over_address_share(r, &held, &share)) {
-        char detail[512];
-        api_budget_share_refusal(detail, sizeof detail, held, share);
-        return srv_http_answer_refused(r, conn, url,
-                                       MHD_HTTP_SERVICE_UNAVAILABLE,
-                                       SRV_REFUSED_ADDRESS_SHARE, detail, 0);
-    }
+        srv_http_over_address_share(r, &held, &share))
+        return refuse_over_share(r, conn, url, held, share);
     int run = srv_http_where_to_run(
         flags, r->body_len, srv_http_header(conn, MHD_HTTP_HEADER_ACCEPT));
     if (run == RUN_POOL)
-        return srv_http_compute_off_thread(r, conn, url);
+        return srv_http_answer_kept_or_queue(r, conn, url);
 
     api_request req;
     api_response res;
@@ -497,6 +501,7 @@ static int bind_address(const srv_options *opts, struct sockaddr_storage *ss,
 /* Free what new_server made. */
 static void free_server(srv_http *srv) {
     srv_conn_slots_free(srv->slots);
+    srv_metrics_show_pool(NULL);
     srv_compute_pool_free(srv->pool);
     srv_conn_watch_stop(srv->watch);
     free(srv);
@@ -529,6 +534,7 @@ static srv_http *new_server(const srv_options *opts, const api_limits *limits,
         free_server(srv);
         return NULL;
     }
+    srv_metrics_show_pool(srv->pool);
     srv->quiesced_fd = MHD_INVALID_SOCKET;
     atomic_init(&srv->in_flight, 0);
     atomic_init(&srv->admitted, 0);
@@ -657,6 +663,7 @@ void srv_http_stop(srv_http *srv) {
      * 503 without computing */
     atomic_store(&srv->stopping, 1);
     api_cancel_computing();
+    srv_metrics_show_pool(NULL);
     srv_compute_pool_free(srv->pool);
     srv->pool = NULL;
     MHD_stop_daemon(srv->daemon);

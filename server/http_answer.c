@@ -53,8 +53,19 @@ int srv_http_add_common_headers(struct MHD_Response *resp,
         MHD_add_response_header(resp, "X-Request-Id", r->request_id) == MHD_YES;
     ok &= MHD_add_response_header(resp, "X-Content-Type-Options", "nosniff") ==
           MHD_YES;
-    ok &= MHD_add_response_header(resp, "Cache-Control", "no-store") == MHD_YES;
     return ok ? 0 : -1;
+}
+
+/* Cache-Control, and the ETag of an answer that has one: a browser may
+ * keep it and ask again with If-None-Match (304 without computing);
+ * every other answer is stored nowhere. */
+static int add_cache_headers(struct MHD_Response *resp, const char *etag) {
+    if (etag == NULL || etag[0] == '\0')
+        return MHD_add_response_header(resp, "Cache-Control", "no-store") ==
+               MHD_YES;
+    return MHD_add_response_header(resp, "Cache-Control", "no-cache") ==
+               MHD_YES &&
+           MHD_add_response_header(resp, MHD_HTTP_HEADER_ETAG, etag) == MHD_YES;
 }
 
 /* MHD_ContentReaderCallback of a streamed answer: the next piece. */
@@ -235,6 +246,7 @@ static int add_answer_headers(struct MHD_Response *resp,
                               int gzipped, int close_conn) {
     int ok = srv_http_add_common_headers(resp, conn, r, res->vary_accept,
                                          vary_encoding) == 0;
+    ok &= add_cache_headers(resp, res->etag);
     if (res->content_type != NULL)
         ok &= MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE,
                                       res->content_type) == MHD_YES;

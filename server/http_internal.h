@@ -47,6 +47,8 @@ typedef struct srv_http srv_http; /* http.h */
 #define COMPUTE_QUEUE_MAX 128  /* requests waiting for a compute thread */
 #define INLINE_BODY_BYTES 2048 /* see srv_http_where_to_run */
 #define INLINE_WORK_MAX ((uint64_t)1 << 20) /* see srv_http_where_to_run */
+/* a body beyond this is no click: its job runs in the bulk lane */
+#define BULK_BODY_BYTES ((size_t)1 << 20)
 /* The access log's and the metrics' status of a request whose client
  * left before its srv_http_answer (nginx's 499 "client closed request") */
 #define SRV_STATUS_CLIENT_CLOSED 499
@@ -335,6 +337,12 @@ enum MHD_Result srv_http_answer_no_room(srv_request *r,
 enum MHD_Result srv_http_compute_off_thread(srv_request *r,
                                             struct MHD_Connection *conn,
                                             const char *url);
+
+/* An identical request's answer kept (api_answer_ready) sent at once,
+ * without parsing or queueing; else srv_http_compute_off_thread. */
+enum MHD_Result srv_http_answer_kept_or_queue(srv_request *r,
+                                              struct MHD_Connection *conn,
+                                              const char *url);
 
 /* The pool's answer, sent from the HTTP thread after the resume. */
 enum MHD_Result srv_http_answer_computed(srv_request *r,

@@ -282,6 +282,13 @@ static uint64_t set_memory_budget(const srv_options *opts,
     unsigned cores = (unsigned)sysconf(_SC_NPROCESSORS_ONLN);
     api_budget_set(budget, cores > 3 ? cores / 2 : 1, BUDGET_WAIT_MS);
     keep_freed_memory(budget);
+    uint64_t cache = opts->answer_cache;
+    if (cache == SRV_ANSWER_CACHE_AUTO) {
+        cache = (uint64_t)64 << 20;
+        if (budget > 0 && budget / 16 < cache)
+            cache = budget / 16;
+    }
+    api_answer_cache_set(cache);
     return budget;
 }
 

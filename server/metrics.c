@@ -45,6 +45,7 @@ static atomic_ullong duration_ns[N_ROUTE_SLOTS];
 static atomic_ullong request_bytes;
 static atomic_ullong response_bytes;
 static atomic_llong in_flight;
+static _Atomic(srv_compute_pool *) pool_shown;
 
 void srv_metrics_init(void) {
     n_routes = 0;
@@ -239,6 +240,30 @@ static void render_durations(text *t) {
     }
 }
 
+void srv_metrics_show_pool(srv_compute_pool *pool) {
+    atomic_store(&pool_shown, pool);
+}
+
+/* The compute pool's jobs by lane (compute_pool.h). */
+static void render_lanes(text *t) {
+    srv_compute_pool *pool = atomic_load(&pool_shown);
+    if (pool == NULL)
+        return;
+    static const char *const what[2] = {"waiting", "running"};
+    for (int k = 0; k < 2; k++) {
+        putf(t,
+             "# HELP attnd_compute_%s_jobs Jobs %s in each compute lane: "
+             "interactive first, then grading, then bulk.\n"
+             "# TYPE attnd_compute_%s_jobs gauge\n",
+             what[k], k ? "running" : "waiting to run", what[k]);
+        for (int l = 0; l < SRV_LANES; l++)
+            putf(t, "attnd_compute_%s_jobs{lane=\"%s\"} %u\n", what[k],
+                 srv_lane_name((srv_lane)l),
+                 k ? srv_compute_pool_lane_running(pool, (srv_lane)l)
+                   : srv_compute_pool_lane_waiting(pool, (srv_lane)l));
+    }
+}
+
 char *srv_metrics_render(size_t *len) {
     text t = {.data = malloc(8192), .len = 0, .cap = 8192, .failed = 0};
     if (t.data == NULL)
@@ -288,6 +313,20 @@ char *srv_metrics_render(size_t *len) {
     char refused[1024];
     if (srv_refusals_render(refused, sizeof refused) < sizeof refused)
         putf(&t, "%s", refused);
+    render_lanes(&t);
+    api_answer_cache_usage c;
+    api_answer_cache_stats(&c);
+    putf(&t,
+         "# HELP attnd_answers_total Answers of routes whose answer is a "
+         "function of the request, by how they were made: computed, taken "
+         "from the answers kept, or shared with an identical request "
+         "computing at once.\n"
+         "# TYPE attnd_answers_total counter\n"
+         "attnd_answers_total{source=\"computed\"} %llu\n"
+         "attnd_answers_total{source=\"kept\"} %llu\n"
+         "attnd_answers_total{source=\"shared\"} %llu\n",
+         (unsigned long long)c.computed, (unsigned long long)c.hits,
+         (unsigned long long)c.shared);
     if (t.failed) {
         free(t.data);
         return NULL;

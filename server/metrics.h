@@ -6,6 +6,8 @@
  *   attnd_in_flight_requests                        gauge
  *   attnd_request_bytes_total, attnd_response_bytes_total  counters
  *   attnd_refused_total{reason}                     counter (refusals.h)
+ *   attnd_compute_waiting_jobs{lane}, attnd_compute_running_jobs{lane}
+ *                                                   gauges (compute_pool.h)
  * (attnd_build_info comes from the api layer, which knows the version.)
  *
  * Labels are bounded whatever clients send: route is a route template from
@@ -18,6 +20,8 @@
 
 #include <stddef.h>
 #include <stdint.h>
+
+#include "compute_pool.h"
 
 /* Route templates counted apart; the api's table must fit (routes past it
  * are counted as "other" and srv_metrics_init says so). */
@@ -44,6 +48,10 @@ typedef struct {
  * before serving. Routes past SRV_METRICS_MAX_ROUTES templates are counted
  * as "other", with a warning in the log. */
 void srv_metrics_init(void);
+
+/* Show pool's lanes on GET /metrics from now on (NULL: no more; call
+ * before the pool is freed). */
+void srv_metrics_show_pool(srv_compute_pool *pool);
 
 /* A request has started (its first byte arrived): in-flight + 1.
  * Thread-safe, lock-free. */

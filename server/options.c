@@ -72,6 +72,12 @@ static const opt_spec specs[] = {
      "bytes all requests may hold at once (bodies, trees, tensors, answers "
      "being sent), K/M/G suffixes allowed; 0: no budget (default: 3/4 of "
      "the cgroup memory limit, else half of RAM)"},
+    {"answer-cache", "ATTND_ANSWER_CACHE", OPT_U64,
+     offsetof(srv_options, answer_cache), 0, 1ULL << 50,
+     "bytes of recent answers kept for identical requests, from the memory "
+     "budget, K/M/G suffixes allowed; 0: none (identical requests at once "
+     "still share one computation) (default: 64M, or a sixteenth of the "
+     "budget when that is less)"},
     {"compute-timeout", "ATTND_COMPUTE_TIMEOUT", OPT_UINT,
      offsetof(srv_options, compute_timeout_s), 1, 86400,
      "seconds one request may compute; past it 503 (default 10)"},
@@ -152,6 +158,7 @@ void srv_options_default(srv_options *opts) {
     opts->max_connections_per_address = SRV_PER_ADDRESS_AUTO;
     opts->timeout_s = 30;
     opts->memory_budget = SRV_MEMORY_BUDGET_AUTO;
+    opts->answer_cache = SRV_ANSWER_CACHE_AUTO;
     opts->compute_timeout_s = 10;
     opts->header_timeout_s = 10;
     opts->min_body_rate = 8 * KiB;

@@ -17,6 +17,7 @@ typedef enum { SRV_LOG_TEXT = 0, SRV_LOG_JSON } srv_log_format;
 
 #define SRV_PER_ADDRESS_AUTO 0xffffffffu
 #define SRV_MEMORY_BUDGET_AUTO UINT64_MAX
+#define SRV_ANSWER_CACHE_AUTO UINT64_MAX
 
 typedef struct {
     unsigned port; /* TCP port, 0 = any free port */
@@ -31,6 +32,10 @@ typedef struct {
     /* server-wide memory budget, bytes; 0: none; SRV_MEMORY_BUDGET_AUTO:
      * from the cgroup limit or RAM (memory_budget.h) */
     uint64_t memory_budget;
+    /* bytes of recent answers kept for identical requests (part of the
+     * memory budget; api_answer_cache_set); SRV_ANSWER_CACHE_AUTO: the
+     * smaller of 64 MiB and a sixteenth of the budget */
+    uint64_t answer_cache;
     unsigned compute_timeout_s; /* per-request computing time limit */
     unsigned header_timeout_s;  /* request line and headers deadline */
     size_t min_body_rate;       /* body bytes/s a sender must keep; 0: off */

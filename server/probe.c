@@ -201,6 +201,40 @@ static int too_often(srv_probe *p, struct MHD_Connection *conn) {
 
 /* Decide on a request from its head and answer it; body: the head
  * announces a body, still unread. */
+/* The main port's token rule for route: -1 when the request passes, else
+ * the MHD_Result of its refusal, answered. */
+static int gate(srv_probe *p, probe_request *r, struct MHD_Connection *conn,
+                const char *route, const char *path) {
+    if (p->gate == NULL)
+        return -1;
+    const union MHD_ConnectionInfo *ci =
+        MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+    srv_gate_request in = {
+        .route = route,
+        .peer = ci != NULL ? ci->client_addr : NULL,
+        .authorization = header(conn, MHD_HTTP_HEADER_AUTHORIZATION),
+        .in_flight = 1,
+    };
+    srv_rl_ticket ticket;
+    unsigned retry_after_s;
+    const char *token;
+    srv_gate_verdict v =
+        srv_gate_admit(p->gate, &in, &ticket, &retry_after_s, &token);
+    srv_gate_release(p->gate, &ticket); /* nothing held: answered now */
+    if (v == SRV_GATE_PASS)
+        return -1;
+    api_response res;
+    memset(&res, 0, sizeof res);
+    res.compute_ms = -1;
+    srv_gate_respond(p->gate, &res, v, path, retry_after_s);
+    res.route = route;
+    if (res.body == NULL)
+        return MHD_NO;
+    enum MHD_Result rc = answer(r, conn, &res, 0, srv_gate_www_authenticate(v));
+    api_response_free(&res);
+    return (int)rc;
+}
+
 static enum MHD_Result decide(srv_probe *p, probe_request *r,
                               struct MHD_Connection *conn, const char *path,
                               int body) {
@@ -243,32 +277,9 @@ static enum MHD_Result decide(srv_probe *p, probe_request *r,
     }
 
     /* /metrics behind the main port's token rule (health is open) */
-    if (p->gate != NULL) {
-        const union MHD_ConnectionInfo *ci =
-            MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
-        srv_gate_request in = {
-            .route = route,
-            .peer = ci != NULL ? ci->client_addr : NULL,
-            .authorization = header(conn, MHD_HTTP_HEADER_AUTHORIZATION),
-            .in_flight = 1,
-        };
-        srv_rl_ticket ticket;
-        unsigned retry_after_s;
-        const char *token;
-        srv_gate_verdict v =
-            srv_gate_admit(p->gate, &in, &ticket, &retry_after_s, &token);
-        srv_gate_release(p->gate, &ticket); /* nothing held: answered now */
-        if (v != SRV_GATE_PASS) {
-            srv_gate_respond(p->gate, &res, v, path, retry_after_s);
-            res.route = route;
-            if (res.body == NULL)
-                return MHD_NO;
-            enum MHD_Result rc =
-                answer(r, conn, &res, 0, srv_gate_www_authenticate(v));
-            api_response_free(&res);
-            return rc;
-        }
-    }
+    int gated = gate(p, r, conn, route, path);
+    if (gated >= 0)
+        return (enum MHD_Result)gated;
 
     api_request req;
     memset(&req, 0, sizeof req);

@@ -52,6 +52,7 @@ if [ "${2:-all}" != unit ]; then
     run_suite http-probe python3 tests/http/probe.py "$BUILD/attnd"
     run_suite http-admission python3 tests/http/admission.py "$BUILD/attnd"
     run_suite http-refusals python3 tests/http/refusals.py "$BUILD/attnd"
+    run_suite http-lanes python3 tests/http/lanes.py "$BUILD/attnd"
     run_suite docs-examples python3 tests/docs/examples.py "$BUILD/attnd"
     run_suite setup sh tests/setup/t_commands.sh "$BUILD"
     run_suite torch sh tests/torch/run.sh "$BUILD/attnd"

@@ -24,6 +24,7 @@
 #include "problem.h"
 #include "result_json.h"
 #include "route.h"
+#include "shared_answer.h"
 #include "stream.h"
 #include "suggest.h"
 
@@ -425,6 +426,14 @@ static void handle(const api_request *req, api_response *res) {
     api_fastpath fast = {0}; /* numeric arrays read without jansson */
     if (rc == 0 && (route->flags & API_ROUTE_JSON_BODY))
         rc = read_body(&call, &tree, &fast, &root);
+    api_shared shared = {0}; /* identical requests' answer (shared_answer.h) */
+    if (rc == 0 && api_shared_begin(&shared, &call, root, res)) {
+        json_decref(root);
+        api_fastpath_release(&fast);
+        api_ledger_settle(&tree.tree, 0);
+        api_ledger_settle(&ledger, 0);
+        return;
+    }
     if (rc == 0)
         rc = route->handler(&call);
     if (rc == 0 && call.result.n > 0)
@@ -435,6 +444,7 @@ static void handle(const api_request *req, api_response *res) {
     api_fastpath_release(&fast);
     api_ledger_settle(&tree.tree, 0);
     if (ledger.deferred || tree.tree.deferred) {
+        api_shared_end(&shared, NULL);
         api_buf_free(&call.out);
         api_ledger_settle(&ledger, 0);
         start_response(res);
@@ -442,6 +452,7 @@ static void handle(const api_request *req, api_response *res) {
         return;
     }
     respond(&call, rc, &ledger, res);
+    api_shared_end(&shared, res);
 }
 
 void api_handle(const api_request *req, api_response *res) {

@@ -358,6 +358,6 @@ const api_route api_route_grade_batch = {
     .method = "POST",
     .path = "/grade/batch",
     .handler = handle_batch,
-    .flags = API_ROUTE_RAW_BODY | API_ROUTE_COMPUTES,
+    .flags = API_ROUTE_RAW_BODY | API_ROUTE_COMPUTES | API_ROUTE_LANE_BULK,
     .body_types = body_types,
 };

@@ -648,7 +648,7 @@ const api_route api_route_grade = {
     .method = "POST",
     .path = "/grade",
     .handler = handle_grade,
-    .flags =
-        API_ROUTE_JSON_BODY | API_ROUTE_COMPUTES | API_ROUTE_UNIQUE_MEMBERS,
+    .flags = API_ROUTE_JSON_BODY | API_ROUTE_COMPUTES |
+             API_ROUTE_UNIQUE_MEMBERS | API_ROUTE_LANE_GRADING,
     .fast_paths = grade_fast_paths,
 };

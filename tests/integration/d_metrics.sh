@@ -109,6 +109,9 @@ check "families and types: requests counter, duration histogram, in-flight gauge
         "attnd_memory_waiting_requests": "gauge",
         "attnd_memory_refusals": "counter",
         "attnd_refused": "counter",
+        "attnd_compute_waiting_jobs": "gauge",
+        "attnd_compute_running_jobs": "gauge",
+        "attnd_answers": "counter",
         "attnd_build_info": "gauge"}' "$TMP/first.json"
 http GET /version
 version=$(jq -r .version "$TMP/body")

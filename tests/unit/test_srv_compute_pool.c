@@ -1,8 +1,9 @@
 /*
- * test_srv_compute_pool.c — the compute pool's queue: one client's jobs in
- * arrival order, several clients' jobs in turn (round-robin over the
- * clients that have jobs waiting), the bound over all clients, and every
- * queued job run before the pool is freed.
+ * test_srv_compute_pool.c — the compute pool's queue: the lanes in order
+ * (interactive, grading, bulk; bulk never on every worker); one client's
+ * jobs in arrival order, several clients' jobs in turn (round-robin over
+ * the clients that have jobs waiting), the bound over all clients, and
+ * every queued job run before the pool is freed.
  */
 #include <pthread.h>
 #include <setjmp.h>
@@ -55,7 +56,9 @@ static srv_compute_pool *blocked_pool(unsigned queue_max) {
     srv_compute_pool *p = srv_compute_pool_new(1, queue_max);
     assert_non_null(p);
     srv_addr x = client(9);
-    assert_int_equal(srv_compute_pool_submit(p, gate_job, NULL, &x), 0);
+    assert_int_equal(
+        srv_compute_pool_submit(p, gate_job, NULL, SRV_LANE_INTERACTIVE, &x),
+        0);
     for (int i = 0; i < 1000 && srv_compute_pool_running(p) == 0; i++)
         usleep(1000);
     assert_int_equal(srv_compute_pool_running(p), 1);
@@ -76,8 +79,10 @@ static void test_one_client_in_order(void **state) {
     static const char names[] = "abcdefgh";
     srv_addr a = client(1);
     for (int i = 0; i < 8; i++)
-        assert_int_equal(
-            srv_compute_pool_submit(p, record_job, (void *)&names[i], &a), 0);
+        assert_int_equal(srv_compute_pool_submit(p, record_job,
+                                                 (void *)&names[i],
+                                                 SRV_LANE_INTERACTIVE, &a),
+                         0);
     assert_int_equal(srv_compute_pool_waiting(p), 8);
     release(p);
     assert_string_equal(ran, "abcdefgh");
@@ -91,21 +96,29 @@ static void test_clients_in_turn(void **state) {
      * client (its own lane) */
     static const char a1 = 'A', a2 = 'B', a3 = 'C', a4 = 'D', b1 = 'p',
                       b2 = 'q', c1 = 'x', n1 = '0';
-    assert_int_equal(srv_compute_pool_submit(p, record_job, (void *)&a1, &a),
+    assert_int_equal(srv_compute_pool_submit(p, record_job, (void *)&a1,
+                                             SRV_LANE_INTERACTIVE, &a),
                      0);
-    assert_int_equal(srv_compute_pool_submit(p, record_job, (void *)&a2, &a),
+    assert_int_equal(srv_compute_pool_submit(p, record_job, (void *)&a2,
+                                             SRV_LANE_INTERACTIVE, &a),
                      0);
-    assert_int_equal(srv_compute_pool_submit(p, record_job, (void *)&a3, &a),
+    assert_int_equal(srv_compute_pool_submit(p, record_job, (void *)&a3,
+                                             SRV_LANE_INTERACTIVE, &a),
                      0);
-    assert_int_equal(srv_compute_pool_submit(p, record_job, (void *)&b1, &b),
+    assert_int_equal(srv_compute_pool_submit(p, record_job, (void *)&b1,
+                                             SRV_LANE_INTERACTIVE, &b),
                      0);
-    assert_int_equal(srv_compute_pool_submit(p, record_job, (void *)&c1, &c),
+    assert_int_equal(srv_compute_pool_submit(p, record_job, (void *)&c1,
+                                             SRV_LANE_INTERACTIVE, &c),
                      0);
-    assert_int_equal(srv_compute_pool_submit(p, record_job, (void *)&b2, &b),
+    assert_int_equal(srv_compute_pool_submit(p, record_job, (void *)&b2,
+                                             SRV_LANE_INTERACTIVE, &b),
                      0);
-    assert_int_equal(srv_compute_pool_submit(p, record_job, (void *)&a4, &a),
+    assert_int_equal(srv_compute_pool_submit(p, record_job, (void *)&a4,
+                                             SRV_LANE_INTERACTIVE, &a),
                      0);
-    assert_int_equal(srv_compute_pool_submit(p, record_job, (void *)&n1, NULL),
+    assert_int_equal(srv_compute_pool_submit(p, record_job, (void *)&n1,
+                                             SRV_LANE_INTERACTIVE, NULL),
                      0);
     release(p);
     /* turns: A B C none, then A B, then A, A */
@@ -117,20 +130,27 @@ static void test_bound_over_all_clients(void **state) {
     srv_compute_pool *p = blocked_pool(3);
     srv_addr a = client(1), b = client(2);
     static const char j = 'j';
-    assert_int_equal(srv_compute_pool_submit(p, record_job, (void *)&j, &a), 0);
-    assert_int_equal(srv_compute_pool_submit(p, record_job, (void *)&j, &b), 0);
-    assert_int_equal(srv_compute_pool_submit(p, record_job, (void *)&j, &a), 0);
+    assert_int_equal(srv_compute_pool_submit(p, record_job, (void *)&j,
+                                             SRV_LANE_INTERACTIVE, &a),
+                     0);
+    assert_int_equal(srv_compute_pool_submit(p, record_job, (void *)&j,
+                                             SRV_LANE_INTERACTIVE, &b),
+                     0);
+    assert_int_equal(srv_compute_pool_submit(p, record_job, (void *)&j,
+                                             SRV_LANE_INTERACTIVE, &a),
+                     0);
     /* full: a fourth is refused, whoever sends it */
-    assert_int_equal(srv_compute_pool_submit(p, record_job, (void *)&j, &b),
+    assert_int_equal(srv_compute_pool_submit(p, record_job, (void *)&j,
+                                             SRV_LANE_INTERACTIVE, &b),
                      -1);
     assert_int_equal(srv_compute_pool_waiting(p), 3);
     release(p);
     assert_string_equal(ran, "jjj");
 }
 
-static void test_lanes_reused(void **state) {
+static void test_queues_reused(void **state) {
     (void)state;
-    /* lanes and slots come back once empty: many rounds through a queue
+    /* client queues and slots come back once empty: many rounds through a queue
      * of two, from ever new clients */
     srv_compute_pool *p = srv_compute_pool_new(1, 2);
     assert_non_null(p);
@@ -140,7 +160,8 @@ static void test_lanes_reused(void **state) {
     int sent = 0;
     for (int round = 0; round < 40; round++) {
         srv_addr who = client((uint8_t)(round + 10));
-        while (srv_compute_pool_submit(p, record_job, (void *)&j, &who) != 0)
+        while (srv_compute_pool_submit(p, record_job, (void *)&j,
+                                       SRV_LANE_INTERACTIVE, &who) != 0)
             usleep(100);
         sent++;
     }
@@ -148,12 +169,79 @@ static void test_lanes_reused(void **state) {
     assert_int_equal(n_ran, (size_t)sent);
 }
 
+/* A free worker takes interactive jobs first, then grading, then bulk,
+ * whatever order they came in. */
+static void test_lanes_in_order(void **state) {
+    (void)state;
+    srv_compute_pool *p = blocked_pool(16);
+    srv_addr a = client(1), b = client(2);
+    static const char bulk1 = 'Z', bulk2 = 'Y', grade1 = 'g', click1 = '1',
+                      click2 = '2';
+    assert_int_equal(srv_compute_pool_submit(p, record_job, (void *)&bulk1,
+                                             SRV_LANE_BULK, &a),
+                     0);
+    assert_int_equal(srv_compute_pool_submit(p, record_job, (void *)&grade1,
+                                             SRV_LANE_GRADING, &a),
+                     0);
+    assert_int_equal(srv_compute_pool_submit(p, record_job, (void *)&bulk2,
+                                             SRV_LANE_BULK, &b),
+                     0);
+    assert_int_equal(srv_compute_pool_submit(p, record_job, (void *)&click1,
+                                             SRV_LANE_INTERACTIVE, &b),
+                     0);
+    assert_int_equal(srv_compute_pool_submit(p, record_job, (void *)&click2,
+                                             SRV_LANE_INTERACTIVE, &a),
+                     0);
+    assert_int_equal(srv_compute_pool_lane_waiting(p, SRV_LANE_BULK), 2);
+    assert_int_equal(srv_compute_pool_lane_waiting(p, SRV_LANE_GRADING), 1);
+    assert_int_equal(srv_compute_pool_lane_waiting(p, SRV_LANE_INTERACTIVE), 2);
+    assert_int_equal(srv_compute_pool_lane_running(p, SRV_LANE_INTERACTIVE),
+                     1); /* the gate */
+    assert_string_equal(srv_lane_name(SRV_LANE_BULK), "bulk");
+    release(p);
+    /* clients in turn within each lane */
+    assert_string_equal(ran, "12gZY");
+}
+
+/* Bulk jobs never hold every worker: with two workers and two slow bulk
+ * jobs, a click is run while the first bulk job still runs. */
+static void test_bulk_leaves_a_worker(void **state) {
+    (void)state;
+    open_gate = 0;
+    n_ran = 0;
+    memset(ran, 0, sizeof ran);
+    srv_compute_pool *p = srv_compute_pool_new(2, 8);
+    assert_non_null(p);
+    srv_addr a = client(1), b = client(2);
+    assert_int_equal(
+        srv_compute_pool_submit(p, gate_job, NULL, SRV_LANE_BULK, &a), 0);
+    assert_int_equal(
+        srv_compute_pool_submit(p, gate_job, NULL, SRV_LANE_BULK, &a), 0);
+    for (int i = 0;
+         i < 1000 && srv_compute_pool_lane_running(p, SRV_LANE_BULK) == 0; i++)
+        usleep(1000);
+    static const char click = 'c';
+    assert_int_equal(srv_compute_pool_submit(p, record_job, (void *)&click,
+                                             SRV_LANE_INTERACTIVE, &b),
+                     0);
+    for (int i = 0; i < 2000 && n_ran == 0; i++)
+        usleep(1000);
+    /* the click ran while the gate (a bulk job) still holds its worker,
+     * and the second bulk job still waits for that one */
+    assert_string_equal(ran, "c");
+    assert_int_equal(srv_compute_pool_lane_running(p, SRV_LANE_BULK), 1);
+    assert_int_equal(srv_compute_pool_lane_waiting(p, SRV_LANE_BULK), 1);
+    release(p);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_one_client_in_order),
         cmocka_unit_test(test_clients_in_turn),
         cmocka_unit_test(test_bound_over_all_clients),
-        cmocka_unit_test(test_lanes_reused),
+        cmocka_unit_test(test_queues_reused),
+        cmocka_unit_test(test_lanes_in_order),
+        cmocka_unit_test(test_bulk_leaves_a_worker),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -256,9 +256,10 @@ static void test_grammar(void **state) {
         statuses += strncmp(line, ours, strlen(ours)) == 0;
     }
     /* requests, durations, in flight, request and response bytes, the
-     * memory budget's five, and the refusals */
-    assert_int_equal(helps, 11);
-    assert_int_equal(types, 11);
+     * memory budget's five, the refusals and the shared answers (the
+     * lanes only with a pool: srv_metrics_show_pool) */
+    assert_int_equal(helps, 12);
+    assert_int_equal(types, 12);
     assert_int_equal(statuses, 400);
     regfree(&sample);
     regfree(&comment);
