@@ -26,9 +26,17 @@ static void put_head(api_buf *key, const api_route *r, const api_request *req) {
         api_buf_append(key, parts[i], strlen(parts[i]) + 1);
 }
 
+/* The largest body keyed by its bytes: a class's click, which an HTTP
+ * thread hashes in well under a millisecond; no larger answer's request
+ * is worth the HTTP thread's time, and few would be kept. */
+#define RAW_KEY_MAX ((size_t)1 << 20)
+
 /* The key of the request's bytes as sent: its head, a tag no canonical
- * key has after its head ('\1'), then the body. */
+ * key has after its head ('\1'), then the body. -1 for a body over
+ * RAW_KEY_MAX, or when memory runs out. */
 static int raw_key(api_buf *key, const api_route *r, const api_request *req) {
+    if (req->body_len > RAW_KEY_MAX)
+        return -1;
     put_head(key, r, req);
     api_buf_putc(key, '\1');
     if (req->body_len > 0)
@@ -86,11 +94,12 @@ int api_shared_begin(api_shared *s, const api_call *call, const json_t *root,
     api_buf key = {0};
     put_head(&key, r, req);
     if ((root != NULL && api_request_key(&key, call->doc, root) != 0) ||
-        key.failed || raw_key(&s->raw, r, req) != 0) {
+        key.failed) {
         api_buf_free(&key);
-        api_buf_free(&s->raw);
         return 0;
     }
+    if (raw_key(&s->raw, r, req) != 0)
+        api_buf_free(&s->raw); /* shared by its canonical key alone */
     s->keyed = 1;
     api_answer_etag(s->etag, key.data, key.len);
     if (api_etag_matches(req->if_none_match, s->etag)) {
@@ -124,7 +133,8 @@ void api_shared_end(api_shared *s, api_response *res) {
         api_answer a = {res->body, res->body_len, res->content_type, ""};
         memcpy(a.etag, s->etag, sizeof a.etag);
         api_answer_cache_finish(s->entry, &a);
-        api_answer_cache_put(s->raw.data, s->raw.len, &a);
+        if (s->raw.len > 0)
+            api_answer_cache_put(s->raw.data, s->raw.len, &a);
         memcpy(res->etag, s->etag, sizeof res->etag);
     } else {
         api_answer_cache_finish(s->entry, NULL);
