@@ -197,8 +197,10 @@ srv_auth_result srv_auth_check(const srv_auth *auth, const char *authorization,
         for (size_t j = 0; j < DIGEST_BYTES; j++)
             diff |= (unsigned)(auth->digest[t][j] ^ presented[j]);
         unsigned hit = ((diff - 1u) >> 8) & 1u; /* 1 exactly when diff == 0 */
+        unsigned first = hit & (match ^ 1u);    /* a token listed twice: its
+                                                   first line names it */
         match |= hit;
-        which |= t & ((size_t)0 - (size_t)hit);
+        which |= t & ((size_t)0 - (size_t)first);
     }
     gnutls_memset(presented, 0, sizeof presented);
     if (match && label != NULL)

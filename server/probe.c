@@ -23,6 +23,7 @@
 #include "log.h"
 #include "metrics.h"
 #include "ratelimit.h"
+#include "refusals.h"
 #include "request_id.h"
 
 #define PROBE_METHODS "GET, HEAD"
@@ -243,6 +244,7 @@ static enum MHD_Result decide(srv_probe *p, probe_request *r,
     res.compute_ms = -1;
     const char *route = api_route_of_path(path);
     if (too_often(p, conn)) {
+        srv_refused(SRV_REFUSED_RATE_LIMITED);
         api_refuse(&res, path, MHD_HTTP_TOO_MANY_REQUESTS,
                    "the probe port answers at most %d requests a second "
                    "from one address (bursts of %d); retry after 1 s",

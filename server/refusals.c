@@ -39,6 +39,22 @@ void srv_refused(srv_refusal reason) {
         atomic_fetch_add_explicit(&counts[reason], 1, memory_order_relaxed);
 }
 
+/* One access line about refused connections: from client (NULL: from
+ * several), `count` of them. */
+static void log_connections(srv_refusal reason, const char *client, int status,
+                            unsigned long long count) {
+    srv_access rec = {
+        .request_id = "-",
+        .method = "-",
+        .path = "-",
+        .status = status,
+        .client = client,
+        .refused = names[reason],
+        .refused_count = count,
+    };
+    srv_log_access(&rec);
+}
+
 void srv_refused_connection(srv_refusal reason, const char *client,
                             int status) {
     if (reason <= SRV_REFUSED_NONE || reason >= SRV_REFUSED_REASONS)
@@ -54,16 +70,12 @@ void srv_refused_connection(srv_refusal reason, const char *client,
         atomic_fetch_add(&unlogged[reason], 1);
         return;
     }
-    srv_access rec = {
-        .request_id = "-",
-        .method = "-",
-        .path = "-",
-        .status = status,
-        .client = client,
-        .refused = names[reason],
-        .refused_count = 1 + atomic_exchange(&unlogged[reason], 0),
-    };
-    srv_log_access(&rec);
+    /* those refused since the last line, from whichever clients, then
+     * this one, named */
+    unsigned long long before = atomic_exchange(&unlogged[reason], 0);
+    if (before > 0)
+        log_connections(reason, NULL, status, before);
+    log_connections(reason, client, status, 1);
 }
 
 size_t srv_refusals_render(char *out, size_t cap) {

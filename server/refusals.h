@@ -40,10 +40,11 @@ void srv_refused(srv_refusal reason);
 
 /* A connection from client (address text) refused before it sent a
  * request: counted, and logged as an access line with no request, at
- * most one line a second per reason, naming how many it stands for (the
- * refused since the last line: the client named is the latest), so that
- * a flood does not flood the log. status: what it was answered (503), or
- * 0 when nothing was. */
+ * most one a second per reason (so that a flood does not flood the log):
+ * the first refusal of a second is named with its client, after a line
+ * without a client ("-") counting those refused since the line before,
+ * which may come from several. status: what it was answered (503), or 0
+ * when nothing was. */
 void srv_refused_connection(srv_refusal reason, const char *client, int status);
 
 /* The counter, one line per reason, as Prometheus text (with its HELP

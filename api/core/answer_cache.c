@@ -240,7 +240,6 @@ api_answer_outcome api_answer_cache_begin(const char *key, size_t len,
                                     .listed = 1,
                                     .chain = *slot_of(hash)};
             *slot_of(hash) = e;
-            computed++;
             *entry = e;
             outcome = API_ANSWER_MISS;
             break;
@@ -262,9 +261,10 @@ api_answer_outcome api_answer_cache_begin(const char *key, size_t len,
         }
         if (!e->listed && e->waiters == 0)
             free_entry(e); /* its last waiter frees it */
-        if (settled_as != FAILED)
-            break; /* answered, or waited in vain */
-        /* it gave no answer: look again (this one may compute it) */
+        /* answered; or it gave no answer (an error, an answer too large
+         * to share), or the wait was in vain: each waiter computes it
+         * itself, at once, not one after another */
+        break;
     }
     pthread_mutex_unlock(&lock);
     return outcome;
@@ -279,6 +279,7 @@ void api_answer_cache_finish(api_answer_entry *e, const api_answer *answer) {
         memcpy(copy, answer->body, answer->body_len);
     pthread_mutex_lock(&lock);
     if (copy != NULL) {
+        computed++;
         e->body = copy;
         e->body_len = answer->body_len;
         e->content_type = answer->content_type;
@@ -301,11 +302,11 @@ void api_answer_cache_put(const char *key, size_t len,
     api_answer found;
     api_answer_outcome o = api_answer_cache_begin(key, len, 0, &e, &found);
     if (o == API_ANSWER_MISS) {
-        /* not counted as a computation: it was counted under its own key */
+        api_answer_cache_finish(e, answer);
+        /* not a computation: it was counted under its own key */
         pthread_mutex_lock(&lock);
         computed--;
         pthread_mutex_unlock(&lock);
-        api_answer_cache_finish(e, answer);
     } else if (o == API_ANSWER_HIT) {
         pthread_mutex_lock(&lock);
         hits--; /* a store, not a request answered */

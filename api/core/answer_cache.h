@@ -55,9 +55,10 @@ typedef enum {
  * caller's). MISS: this caller computes it and must call
  * api_answer_cache_finish with *entry, whatever happens; identical
  * requests wait for it meanwhile. wait_ms > 0: while another computes the
- * same key, wait up to that long for its answer (a compute thread), then
- * compute it here; 0: never wait (an HTTP thread). BYPASS when memory
- * runs out, or it waited in vain. */
+ * same key, wait up to that long for its answer (a compute thread); 0:
+ * never wait (an HTTP thread). BYPASS, to compute it here without
+ * sharing: memory ran out, it did not wait, or the one it waited for gave
+ * no answer to share (an error, a streamed answer) or took too long. */
 api_answer_outcome api_answer_cache_begin(const char *key, size_t len,
                                           unsigned wait_ms,
                                           api_answer_entry **entry,

@@ -424,9 +424,13 @@ static void handle(const api_request *req, api_response *res) {
     call.route = route;
     json_t *root = NULL;
     api_fastpath fast = {0}; /* numeric arrays read without jansson */
+    /* identical requests' answer (shared_answer.h): the key of the body's
+     * bytes is taken before read_body lets the server free them */
+    api_shared shared = {0};
+    if (rc == 0)
+        api_shared_raw(&shared, &call);
     if (rc == 0 && (route->flags & API_ROUTE_JSON_BODY))
         rc = read_body(&call, &tree, &fast, &root);
-    api_shared shared = {0}; /* identical requests' answer (shared_answer.h) */
     if (rc == 0 && api_shared_begin(&shared, &call, root, res)) {
         json_decref(root);
         api_fastpath_release(&fast);

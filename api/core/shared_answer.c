@@ -4,15 +4,21 @@
  */
 #include "shared_answer.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 #include "request_key.h"
 #include "route.h"
 
-/* A route whose answer is a function of its request. */
+/* A route whose answer is a function of its request, whatever the order
+ * of its members: one that computes, but the batch's (many requests, read
+ * raw), the v2 front's (tensors as bytes beside the JSON) and /grade's (a
+ * body graded keeps its answer's member order, and refuses a member
+ * given twice: API_ROUTE_UNIQUE_MEMBERS). */
 static int shares_answers(const api_route *r) {
     return (r->flags & API_ROUTE_COMPUTES) &&
-           !(r->flags & (API_ROUTE_RAW_BODY | API_ROUTE_TENSOR_PROTOCOL));
+           !(r->flags & (API_ROUTE_RAW_BODY | API_ROUTE_TENSOR_PROTOCOL |
+                         API_ROUTE_UNIQUE_MEMBERS));
 }
 
 /* What makes the answer besides the body: the method (a HEAD is its
@@ -85,6 +91,27 @@ int api_answer_ready(const api_request *req, api_response *res) {
     return 1;
 }
 
+void api_shared_raw(api_shared *s, const api_call *call) {
+    if (shares_answers(call->route) &&
+        raw_key(&s->raw, call->route, call->req) != 0)
+        api_buf_free(&s->raw); /* shared by its canonical key alone */
+}
+
+/* res, a 200 answer named by s's ETag, becomes 304 when the request's
+ * If-None-Match names it: the body and its reservation go. */
+static void not_modified(const api_shared *s, const api_request *req,
+                         api_response *res) {
+    if (!api_etag_matches(req->if_none_match, s->etag))
+        return;
+    api_budget_give(res->charged);
+    res->charged = 0;
+    free(res->body);
+    res->body = NULL;
+    res->body_len = 0;
+    res->content_type = NULL;
+    res->status = 304;
+}
+
 int api_shared_begin(api_shared *s, const api_call *call, const json_t *root,
                      api_response *res) {
     const api_route *r = call->route;
@@ -98,18 +125,9 @@ int api_shared_begin(api_shared *s, const api_call *call, const json_t *root,
         api_buf_free(&key);
         return 0;
     }
-    if (raw_key(&s->raw, r, req) != 0)
-        api_buf_free(&s->raw); /* shared by its canonical key alone */
     s->keyed = 1;
+    s->req = req;
     api_answer_etag(s->etag, key.data, key.len);
-    if (api_etag_matches(req->if_none_match, s->etag)) {
-        api_buf_free(&key);
-        api_shared_end(s, NULL);
-        res->status = 304;
-        res->route = r->path;
-        memcpy(res->etag, s->etag, sizeof res->etag);
-        return 1;
-    }
     /* a compute thread waits for an identical request computing, as long
      * as it might compute it itself; an HTTP thread never waits */
     unsigned wait_ms = req->may_wait > 0 && req->inline_work_max == 0
@@ -123,6 +141,7 @@ int api_shared_begin(api_shared *s, const api_call *call, const json_t *root,
         return 0;
     api_shared_end(s, NULL);
     answer_with(res, r, &a);
+    not_modified(s, req, res);
     return 1;
 }
 
@@ -136,6 +155,7 @@ void api_shared_end(api_shared *s, api_response *res) {
         if (s->raw.len > 0)
             api_answer_cache_put(s->raw.data, s->raw.len, &a);
         memcpy(res->etag, s->etag, sizeof res->etag);
+        not_modified(s, s->req, res);
     } else {
         api_answer_cache_finish(s->entry, NULL);
         if (res != NULL && res->status != 304)

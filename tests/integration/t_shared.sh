@@ -42,6 +42,34 @@ post_json /attention/dot "$(echo "$A" | sed 's/0.25/0.5/')"
 check_status "another request is computed" 200
 check "  with another ETag" [ "$(header ETag)" != "$etag" ]
 
+post_json /attention/dot '{"queries": [[1, 0]]}' -H 'If-None-Match: *'
+check_status "If-None-Match: * on a request that fails is its error, not 304" 422
+
+# bodies the compute threads read (over 2 KiB), of one length: each its
+# own answer, from the first byte to the last (the key of a body's bytes
+# is taken before the server frees them)
+for seed in 1 2; do
+    python3 -c "
+import json, random
+r = random.Random($seed)
+q = [[[round(r.uniform(-1, 1), 6) for _ in range(64)] for _ in range(600)]]
+print(json.dumps({'queries': q, 'keys': q, 'values': q}))" >"$TMP/big$seed.json"
+done
+post_file /attention/dot "$TMP/big1.json"
+check_status "a 1.1 MB request is 200" 200
+cp "$TMP/body" "$TMP/big1.out"
+post_file /attention/dot "$TMP/big2.json"
+check_status "another of about its length is 200" 200
+check "  with its own answer" sh -c "! cmp -s '$TMP/body' '$TMP/big1.out'"
+post_file /attention/dot "$TMP/big1.json"
+check "the first again: its own answer, byte for byte" cmp -s "$TMP/body" "$TMP/big1.out"
+healthz_ok "  and the server is up"
+
+post_json /grade "{\"endpoint\": \"/attention/dot\", \"request\": $A, \"answer\": {\"output\": [[1]]}}"
+check_status "/grade answers" 200
+check "  without an ETag: a grade keeps its answer's member order" \
+    sh -c "! grep -qi '^etag:' '$TMP/headers'"
+
 post_json /attention/dot '{"queries": [[1, 0]]}'
 check_status "an error" 422
 check "  carries no ETag" sh -c "! grep -qi '^etag:' '$TMP/headers'"

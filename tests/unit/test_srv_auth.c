@@ -84,6 +84,14 @@ static void test_labels(void **state) {
                      SRV_AUTH_INVALID_TOKEN);
     assert_null(label);
     srv_auth_free(auth);
+    /* a token listed twice is named by its first line, whatever follows */
+    auth = load("l0 tok0\nl1 same\nl2 same\nvictim tokV\n", err, sizeof err);
+    assert_non_null(auth);
+    assert_int_equal(srv_auth_check(auth, "Bearer same", &label), SRV_AUTH_OK);
+    assert_string_equal(label, "l1");
+    assert_int_equal(srv_auth_check(auth, "Bearer tokV", &label), SRV_AUTH_OK);
+    assert_string_equal(label, "victim");
+    srv_auth_free(auth);
     /* a label of other characters: the line's number, not its text */
     assert_null(load("who:me s3cret\n", err, sizeof err));
     assert_non_null(strstr(err, "line 1"));
