@@ -91,9 +91,20 @@ int api_answer_ready(const api_request *req, api_response *res) {
     return 1;
 }
 
+/* A key's bytes reserved from the memory budget while it is held (a try:
+ * no room, no sharing). Returns 0, or -1 with key freed. */
+static int reserve_key(api_buf *key) {
+    if (api_budget_take(key->len, -1) == API_BUDGET_OK)
+        return 0;
+    api_buf_free(key);
+    return -1;
+}
+
 void api_shared_raw(api_shared *s, const api_call *call) {
-    if (shares_answers(call->route) &&
-        raw_key(&s->raw, call->route, call->req) != 0)
+    if (!shares_answers(call->route))
+        return;
+    if (raw_key(&s->raw, call->route, call->req) != 0 ||
+        reserve_key(&s->raw) != 0)
         api_buf_free(&s->raw); /* shared by its canonical key alone */
 }
 
@@ -125,6 +136,8 @@ int api_shared_begin(api_shared *s, const api_call *call, const json_t *root,
         api_buf_free(&key);
         return 0;
     }
+    if (reserve_key(&key) != 0)
+        return 0;
     s->keyed = 1;
     s->req = req;
     api_answer_etag(s->etag, key.data, key.len);
@@ -136,6 +149,7 @@ int api_shared_begin(api_shared *s, const api_call *call, const json_t *root,
     api_answer a;
     api_answer_outcome o =
         api_answer_cache_begin(key.data, key.len, wait_ms, &s->entry, &a);
+    api_budget_give(key.len);
     api_buf_free(&key);
     if (o != API_ANSWER_HIT)
         return 0;
@@ -162,5 +176,6 @@ void api_shared_end(api_shared *s, api_response *res) {
             res->etag[0] = '\0';
     }
     s->entry = NULL;
+    api_budget_give(s->raw.len);
     api_buf_free(&s->raw);
 }
