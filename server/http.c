@@ -459,8 +459,9 @@ static void on_connection(void *cls, struct MHD_Connection *conn,
         srv_conn_slots_opened(srv->slots, ci->client_addr);
         /* past its share: told why (503), then closed */
         if (srv_conn_slots_over(srv->slots, ci->client_addr)) {
-            srv_conn_watch_refuse(srv->watch, *socket_context);
+            /* logged first: the 503 may be written at once */
             refused_connection(SRV_REFUSED_CONNECTIONS, ci->client_addr, 503);
+            srv_conn_watch_refuse(srv->watch, *socket_context);
         }
     } else {
         srv_conn_slots_closed(srv->slots, ci->client_addr);

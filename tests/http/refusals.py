@@ -81,7 +81,12 @@ class Suite:
 
 
 def check_logged(t, log, reason, client, what):
-    lines = log_lines(log, reason)
+    """The line may follow the answer by a moment: looked for up to 2 s."""
+    for _ in range(40):
+        lines = log_lines(log, reason)
+        if any((" %s " % client) in line for line in lines):
+            break
+        time.sleep(0.05)
     t.report(any((" %s " % client) in line for line in lines),
              "  %s: logged with the client %s and refused=%s" %
              (what, client, reason), lines[-3:] if lines else "no line")
