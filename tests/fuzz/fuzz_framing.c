@@ -49,6 +49,7 @@ enum {
     R_TE_CL,    /* Transfer-Encoding with Content-Length (6.1) */
     R_NO_HOST,  /* HTTP/1.1 without Host (3.2) */
     R_HOSTS,    /* HTTP/1.1 with several Host lines (3.2) */
+    R_HOST,     /* a Host value that is not host[:port] (3.2) */
     R_UNKNOWN
 };
 
@@ -56,7 +57,7 @@ static const char *const framing_reason_names[] = {
     "accepted",         "name not a token",  "obs-fold",
     "Content-Length",   "differing lengths", "Transfer-Encoding twice",
     "TE with CL",       "no Host",           "several Host",
-    "an unknown reason"};
+    "Host not host[:port]", "an unknown reason"};
 
 static int framing_reason(const char *detail) {
     static const struct {
@@ -71,6 +72,7 @@ static int framing_reason(const char *detail) {
         {"Transfer-Encoding and Content-Length together", R_TE_CL},
         {"needs a Host header", R_NO_HOST},
         {"exactly one Host header", R_HOSTS},
+        {"the Host header is not a host name", R_HOST},
     };
     if (detail == NULL)
         return R_NONE;
@@ -154,6 +156,39 @@ static int model_length(const char *s, char out[24], int *saturated,
     return 0;
 }
 
+/* RFC 3986 section 3.2.2 read again: host = IP-literal / IPv4address /
+ * reg-name, whose bytes are unreserved, '%' hex escapes' and sub-delims
+ * (an IP-literal: those, ':' and the brackets); then ":" port. Blanks
+ * around it are the field's optional whitespace. */
+static int model_host(const char *v) {
+    static const char reg[] = "abcdefghijklmnopqrstuvwxyz"
+                              "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
+                              "-._~%!$&'()*+,;=";
+    size_t i = strspn(v, " \t");
+    size_t end = strlen(v);
+    while (end > i && (v[end - 1] == ' ' || v[end - 1] == '\t'))
+        end--;
+    if (v[i] == '[') {
+        size_t close = i + 1;
+        while (close < end && v[close] != ']') {
+            if (v[close] != ':' && strchr(reg, v[close]) == NULL)
+                return 0;
+            close++;
+        }
+        if (close == end)
+            return 0; /* no closing bracket */
+        i = close + 1;
+    } else {
+        while (i < end && v[i] != ':' && strchr(reg, v[i]) != NULL)
+            i++;
+    }
+    if (i < end && v[i] == ':')
+        for (i++; i < end; i++)
+            if (v[i] < '0' || v[i] > '9')
+                return 0;
+    return i == end;
+}
+
 static void model_line(framing_model *m, const char *name, const char *value) {
     if (m->line_reason != R_NONE)
         return;
@@ -165,6 +200,8 @@ static void model_line(framing_model *m, const char *name, const char *value) {
         m->line_reason = R_FOLD;
     } else if (model_is(name, "host")) {
         m->hosts++;
+        if (!model_host(value ? value : ""))
+            m->line_reason = R_HOST;
     } else if (model_is(name, "transfer-encoding")) {
         m->codings++;
     } else if (model_is(name, "content-length")) {
