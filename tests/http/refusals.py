@@ -80,13 +80,20 @@ class Suite:
             print("#   " + str(extra)[:400])
 
 
-def check_logged(t, log, reason, client, what):
-    """The line may follow the answer by a moment: looked for up to 2 s."""
+def logged(log, reason, text):
+    """The lines of reason, once one holds text (an access line is written
+    once its answer is sent, so it may follow the answer by a moment:
+    looked for up to 2 s)."""
     for _ in range(40):
         lines = log_lines(log, reason)
-        if any((" %s " % client) in line for line in lines):
+        if any(text in line for line in lines):
             break
         time.sleep(0.05)
+    return lines
+
+
+def check_logged(t, log, reason, client, what):
+    lines = logged(log, reason, " %s " % client)
     t.report(any((" %s " % client) in line for line in lines),
              "  %s: logged with the client %s and refused=%s" %
              (what, client, reason), lines[-3:] if lines else "no line")
@@ -139,7 +146,8 @@ def rate_limited(t, binary):
                  json.loads(body).get("code") == "rate_limited",
                  "over --rate-limit: 429 rate_limited with Retry-After",
                  (statuses, status, body[:200]))
-        lines = log_lines(log, "rate_limited")
+        lines = logged(log, "rate_limited",
+                       " 127.0.0.1 ta-alice refused=rate_limited")
         t.report(any(" 127.0.0.1 ta-alice refused=rate_limited" in line
                      for line in lines),
                  "  logged with the client and the token's label, "
