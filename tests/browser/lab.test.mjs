@@ -115,6 +115,7 @@ async function main() {
   try {
     await drive(context, base);
     await binaryClient(context, base);
+    await mistypedRoute(context, base);
   } finally {
     await context.close();
     rmSync(profile, { recursive: true, force: true });
@@ -957,6 +958,36 @@ async function binaryClient(context, base) {
         `logged:\n${logged.join('\n')}`, `shown:\n${shown.join('\n')}`);
     }
     ok(errors.length === 0, 'binary: no script errors in the client page', ...errors);
+  } finally {
+    await page.close();
+    server.close();
+  }
+}
+
+// A page of another origin calls a mistyped route with a JSON body (so the
+// browser sends a preflight first): the preflight passes on any path, and
+// the page reads the real 404 and its "did you mean", not a CORS failure.
+async function mistypedRoute(context, base) {
+  const { server, origin } = await startApp();
+  const page = await context.newPage();
+  try {
+    await page.goto(`${origin}/`);
+    const r = await page.evaluate(async (url) => {
+      try {
+        const res = await fetch(`${url}/attention/dott`, {
+          method: 'POST', headers: { 'Content-Type': 'application/json' },
+          body: '{"queries": [[1, 0]], "keys": [[1, 0]], "values": [[1]]}',
+        });
+        return { status: res.status, type: res.type, body: await res.json() };
+      } catch (e) {
+        return { error: String(e) };
+      }
+    }, base);
+    ok(!r.error && r.status === 404 && r.type === 'cors',
+      'a page of another origin calling a mistyped route reads its 404 (the preflight passed), not a CORS failure',
+      JSON.stringify(r).slice(0, 300));
+    ok(r.body && r.body.code === 'not_found' && /did you mean `\/attention\/dot`\?/.test(r.body.detail),
+      '  whose detail names the closest route', JSON.stringify(r.body || {}).slice(0, 300));
   } finally {
     await page.close();
     server.close();
