@@ -73,6 +73,7 @@ static void compute_job(void *arg) {
         char detail[512];
         api_budget_share_refusal(detail, sizeof detail, held, share);
         refuse_job(r, detail);
+        r->refusal = SRV_REFUSED_ADDRESS_SHARE;
     } else
         api_handle(&r->job_request, &r->job_response);
     compress_job_answer(r);

@@ -120,6 +120,27 @@ def additive_body(n, h):
                        "num_hiddens": h, "seed": 1}).encode()
 
 
+def refusal_seen(report, port, log, what, reason, client):
+    """The refusal is logged (a line holding `what`, the client and
+    refused=reason; written once the answer is sent, so looked for up to
+    2 s) and counted in attnd_refused_total{reason}."""
+    lines = []
+    for _ in range(40):
+        with open(log, errors="replace") as f:
+            lines = [l for l in f if what in l and " refused=%s" % reason in l
+                     and (" %s" % client) in l]
+        if lines:
+            break
+        time.sleep(0.05)
+    _, _, metrics = request(port, "GET", "/metrics")
+    m = re.search(rb'attnd_refused_total\{reason="%s"\} (\d+)' %
+                  reason.encode(), metrics)
+    report(lines and m and int(m.group(1)) >= 1,
+           "  logged with its client and refused=%s, and counted (%s)" %
+           (reason, m.group(1).decode() if m else "no counter"),
+           lines[-1:] if lines else "no line")
+
+
 def main():
     binary = sys.argv[1]
     n = 0
@@ -236,8 +257,8 @@ def main():
         proc.wait(10)
 
     # --- the memory budget -------------------------------------------------
-    proc, port, _ = start(binary, "--memory-budget", "64M", "--compute-timeout",
-                       "1")
+    proc, port, log = start(binary, "--memory-budget", "64M",
+                            "--compute-timeout", "1")
     try:
         # Nq = Nk = 3000: 9 M weights, 72 MB: never fits a 64 MiB budget
         line, headers, body = request(port, "POST", "/attention/dot",
@@ -292,6 +313,8 @@ def main():
                "while non-readers hold the budget: 503 overloaded, "
                "Retry-After: 1, naming --memory-budget", line + " " +
                body[:200].decode("latin-1"))
+        refusal_seen(report, port, log, "POST /attention/dot 503 ",
+                     "overloaded", "127.0.0.1")
         line, _, _ = request(port, "GET", "/healthz")
         report(line.startswith("HTTP/1.1 200"), "  /healthz still answers")
         for s in holders:
@@ -411,7 +434,7 @@ def main():
         return data[:300], len(data)
 
     # a quarter of 256 MiB is 64 MiB; it binds once half the budget is taken
-    proc, port, _ = start(binary, "--memory-budget", "256M")
+    proc, port, log = start(binary, "--memory-budget", "256M")
     try:
         firsts, hog = unread_answers(port, 24)
         ok = shared_ok = sum(f.startswith(b"HTTP/1.1 200") for f in firsts)
@@ -425,6 +448,7 @@ def main():
                b"retry-after: 1" in refused[0].lower(),
                "  naming the share, with Retry-After: 1",
                refused[0][:700] if refused else "")
+        refusal_seen(report, port, log, " 503 ", "address_share", "127.0.0.")
         line, _, _ = request(port, "GET", "/healthz")
         report(line.startswith("HTTP/1.1 200"),
                "  its /healthz is answered whatever it holds", line)
