@@ -64,6 +64,15 @@ static void answer_with(api_response *res, const api_route *r, api_answer *a) {
     res->charged = a->body_len;
 }
 
+/* A key's bytes reserved from the memory budget while it is held (a try:
+ * no room, no sharing). Returns 0, or -1 with key freed. */
+static int reserve_key(api_buf *key) {
+    if (api_budget_take(key->len, -1) == API_BUDGET_OK)
+        return 0;
+    api_buf_free(key);
+    return -1;
+}
+
 int api_answer_ready(const api_request *req, api_response *res) {
     const api_route *r = api_route_find(req->path);
     const char *method = req->method ? req->method : "";
@@ -73,8 +82,12 @@ int api_answer_ready(const api_request *req, api_response *res) {
         return 0;
     api_buf key = {0};
     api_answer a;
-    int found = raw_key(&key, r, req) == 0 &&
-                api_answer_cache_find(key.data, key.len, &a);
+    if (raw_key(&key, r, req) != 0 || reserve_key(&key) != 0) {
+        api_buf_free(&key);
+        return 0;
+    }
+    int found = api_answer_cache_find(key.data, key.len, &a);
+    api_budget_give(key.len);
     api_buf_free(&key);
     if (!found)
         return 0;
@@ -89,15 +102,6 @@ int api_answer_ready(const api_request *req, api_response *res) {
         memcpy(res->etag, a.etag, sizeof res->etag);
     }
     return 1;
-}
-
-/* A key's bytes reserved from the memory budget while it is held (a try:
- * no room, no sharing). Returns 0, or -1 with key freed. */
-static int reserve_key(api_buf *key) {
-    if (api_budget_take(key->len, -1) == API_BUDGET_OK)
-        return 0;
-    api_buf_free(key);
-    return -1;
 }
 
 void api_shared_raw(api_shared *s, const api_call *call) {
