@@ -183,3 +183,14 @@ srv_addr srv_client_addr(const srv_addr *peer, const srv_netlist *trusted,
     }
     return client;
 }
+
+srv_addr srv_client_of_token(const char *label) {
+    srv_addr a;
+    uint64_t h[2] = {1469598103934665603ULL, 1099511628211ULL};
+    for (const unsigned char *c = (const unsigned char *)label; *c; c++)
+        for (int i = 0; i < 2; i++)
+            h[i] = (h[i] ^ *c) * 1099511628211ULL;
+    memcpy(a.b, h, sizeof a.b);
+    a.b[0] = 0xfd;
+    return a;
+}

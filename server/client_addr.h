@@ -67,4 +67,12 @@ int srv_netlist_contains(const srv_netlist *list, const srv_addr *a);
 srv_addr srv_client_addr(const srv_addr *peer, const srv_netlist *trusted,
                          const char *const *forwarded_for, size_t n_values);
 
+/* The client that showed the listed token labelled label (auth.h): a
+ * name in the unique-local range fd00::/8, which no peer of a lab has,
+ * made of two FNV-1a hashes of the label. Tokens are clients, so that a
+ * class behind one NAT, one token a student, is many clients to the rate
+ * limit and to the compute queue's fairness (docs/class.md, "Who is a
+ * client"). label must be a NUL-terminated string. */
+srv_addr srv_client_of_token(const char *label);
+
 #endif /* SRV_CLIENT_ADDR_H */

@@ -1,7 +1,9 @@
 /*
  * compute_pool.c — worker threads behind a bounded queue of three lanes,
  * each fair between clients (see compute_pool.h), under one mutex, with
- * one condition variable for workers waiting for a job they may take.
+ * a condition variable for each kind of worker waiting for a job it may
+ * take: the workers of the interactive and grading lanes, and the bulk
+ * lane's own workers, which run at a lower priority (BULK_NICE).
  *
  * The queue_max job slots and queue_max client queues are fixed arrays,
  * so that submitting never allocates: a job is in the FIFO list of its
@@ -16,8 +18,17 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #define NONE UINT32_MAX
+
+/* The nice value of the bulk lane's workers: a weight of 110 against the
+ * 1024 of the HTTP threads and the other workers (the kernel's CFS
+ * weights), so that a batch takes the cores only when the class leaves
+ * them idle. Raising a thread's nice value needs no privilege. */
+#define BULK_NICE 10
 
 typedef struct {
     srv_compute_fn run;
@@ -34,7 +45,9 @@ typedef struct {
 
 struct srv_compute_pool {
     pthread_mutex_t lock;
-    pthread_cond_t ready; /* a job may be taken, or the pool is stopping */
+    /* a job may be taken, or the pool is stopping: [0] for the workers of
+     * the interactive and grading lanes, [1] for the bulk lane's */
+    pthread_cond_t ready[2];
     job *jobs;            /* queue_max slots */
     client_queue *queues; /* queue_max queues */
     uint32_t free_job, free_queue;
@@ -42,9 +55,9 @@ struct srv_compute_pool {
      * the jobs waiting and running */
     uint32_t turn[SRV_LANES];
     unsigned waiting[SRV_LANES], running[SRV_LANES];
-    unsigned queue_max, bulk_max; /* bulk jobs running at once, at most */
+    unsigned queue_max;
     int stopping;
-    pthread_t *threads;
+    pthread_t *threads; /* the workers, then the bulk lane's workers */
     unsigned n_threads;
 };
 
@@ -55,13 +68,14 @@ const char *srv_lane_name(srv_lane lane) {
     return lane < SRV_LANES ? lane_names[lane] : "interactive";
 }
 
-/* The lane a free worker serves next, or SRV_LANES when none may be
- * served: the first, in lane order, that has a job waiting, bulk only
- * below its share of the workers. */
-static srv_lane next_lane(const srv_compute_pool *p) {
-    for (int l = 0; l < SRV_LANES; l++)
-        if (p->waiting[l] > 0 &&
-            (l != SRV_LANE_BULK || p->running[l] < p->bulk_max))
+/* The lane a free worker serves next, or SRV_LANES when none has a job
+ * waiting: for a bulk worker the bulk lane, else the first of the
+ * interactive and grading lanes, in that order. */
+static srv_lane next_lane(const srv_compute_pool *p, int bulk) {
+    if (bulk)
+        return p->waiting[SRV_LANE_BULK] > 0 ? SRV_LANE_BULK : SRV_LANES;
+    for (int l = 0; l < SRV_LANE_BULK; l++)
+        if (p->waiting[l] > 0)
             return (srv_lane)l;
     return SRV_LANES;
 }
@@ -100,14 +114,14 @@ static unsigned total(const unsigned counts[SRV_LANES]) {
     return n;
 }
 
-static void *worker(void *cls) {
-    srv_compute_pool *p = cls;
+/* A worker's loop: the jobs of its kind until the pool stops with none
+ * of them left. */
+static void serve(srv_compute_pool *p, int bulk) {
     pthread_mutex_lock(&p->lock);
     for (;;) {
         srv_lane l;
-        while ((l = next_lane(p)) == SRV_LANES &&
-               !(p->stopping && total(p->waiting) == 0))
-            pthread_cond_wait(&p->ready, &p->lock);
+        while ((l = next_lane(p, bulk)) == SRV_LANES && !p->stopping)
+            pthread_cond_wait(&p->ready[bulk], &p->lock);
         if (l == SRV_LANES) /* stopping, and nothing left to run */
             break;
         job j = take(p, l);
@@ -116,13 +130,19 @@ static void *worker(void *cls) {
         j.run(j.arg);
         pthread_mutex_lock(&p->lock);
         p->running[l]--;
-        /* a bulk job's place is free: a worker that waits for one wakes */
-        if (l == SRV_LANE_BULK && p->waiting[SRV_LANE_BULK] > 0)
-            pthread_cond_signal(&p->ready);
-        if (p->stopping && total(p->waiting) == 0)
-            pthread_cond_broadcast(&p->ready);
     }
     pthread_mutex_unlock(&p->lock);
+}
+
+static void *worker(void *cls) {
+    serve(cls, 0);
+    return NULL;
+}
+
+static void *bulk_worker(void *cls) {
+    /* this thread only (Linux: a thread's nice value is its own) */
+    (void)setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), BULK_NICE);
+    serve(cls, 1);
     return NULL;
 }
 
@@ -134,7 +154,10 @@ srv_compute_pool *srv_compute_pool_new(unsigned workers, unsigned queue_max) {
         return NULL;
     p->jobs = calloc(queue_max, sizeof *p->jobs);
     p->queues = calloc(queue_max, sizeof *p->queues);
-    p->threads = calloc(workers, sizeof *p->threads);
+    /* as many bulk workers as workers but one (at least one), so that on
+     * an idle machine a batch still has every core but one */
+    unsigned bulk_workers = workers > 1 ? workers - 1 : 1;
+    p->threads = calloc(workers + bulk_workers, sizeof *p->threads);
     if (p->jobs == NULL || p->queues == NULL || p->threads == NULL) {
         free(p->jobs);
         free(p->queues);
@@ -150,17 +173,18 @@ srv_compute_pool *srv_compute_pool_new(unsigned workers, unsigned queue_max) {
     for (int l = 0; l < SRV_LANES; l++)
         p->turn[l] = NONE;
     p->queue_max = queue_max;
-    /* one worker is kept from bulk jobs, when there are two or more */
-    p->bulk_max = workers > 1 ? workers - 1 : 1;
     pthread_mutex_init(&p->lock, NULL);
-    pthread_cond_init(&p->ready, NULL);
-    for (; p->n_threads < workers; p->n_threads++)
-        if (pthread_create(&p->threads[p->n_threads], NULL, worker, p) != 0)
-            break;
-    if (p->n_threads == 0) {
-        srv_compute_pool_free(p);
-        return NULL;
-    }
+    pthread_cond_init(&p->ready[0], NULL);
+    pthread_cond_init(&p->ready[1], NULL);
+    /* every thread or none: a pool without one kind would leave its lanes
+     * waiting for ever */
+    for (; p->n_threads < workers + bulk_workers; p->n_threads++)
+        if (pthread_create(&p->threads[p->n_threads], NULL,
+                           p->n_threads < workers ? worker : bulk_worker,
+                           p) != 0) {
+            srv_compute_pool_free(p);
+            return NULL;
+        }
     return p;
 }
 
@@ -220,7 +244,7 @@ int srv_compute_pool_submit(srv_compute_pool *p, srv_compute_fn run, void *arg,
         p->jobs[j] = (job){run, arg, NONE, lane};
         enqueue(p, lane, j, client);
         p->waiting[lane]++;
-        pthread_cond_signal(&p->ready);
+        pthread_cond_signal(&p->ready[lane == SRV_LANE_BULK]);
     }
     pthread_mutex_unlock(&p->lock);
     return ok ? 0 : -1;
@@ -256,11 +280,13 @@ void srv_compute_pool_free(srv_compute_pool *p) {
         return;
     pthread_mutex_lock(&p->lock);
     p->stopping = 1;
-    pthread_cond_broadcast(&p->ready);
+    pthread_cond_broadcast(&p->ready[0]);
+    pthread_cond_broadcast(&p->ready[1]);
     pthread_mutex_unlock(&p->lock);
     for (unsigned i = 0; i < p->n_threads; i++)
         pthread_join(p->threads[i], NULL);
-    pthread_cond_destroy(&p->ready);
+    pthread_cond_destroy(&p->ready[0]);
+    pthread_cond_destroy(&p->ready[1]);
     pthread_mutex_destroy(&p->lock);
     free(p->jobs);
     free(p->queues);

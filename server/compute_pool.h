@@ -11,11 +11,13 @@
  *
  * Jobs run in three lanes (docs/contract.md section 14): interactive
  * (a student's click), grading (POST /grade) and bulk (POST /grade/batch,
- * and any request with a large body). A free worker takes an interactive
- * job first, then a grading one, then a bulk one; bulk jobs never hold
- * every worker (with two or more workers, one is always left for the
- * other lanes), so an interactive click waits behind no batch, only
- * behind the click or grade a worker is finishing.
+ * and any request with a large body). The pool's workers take an
+ * interactive job first, then a grading one; bulk jobs have workers of
+ * their own (one fewer than the others, at least one), which run at nice
+ * 10, so that the kernel gives the cores to the HTTP threads and the
+ * other workers first. An interactive click then waits behind no batch,
+ * neither in the queue nor for a core, only behind the click or grade a
+ * worker is finishing.
  *
  * Within a lane the queue is fair between clients: each client (the
  * identity the per-client limits use, client_addr.h, or its token) has a
@@ -46,9 +48,10 @@ const char *srv_lane_name(srv_lane lane);
 /* One job: run(arg) on a worker thread. */
 typedef void (*srv_compute_fn)(void *arg);
 
-/* A pool of `workers` threads (≥ 1) and a queue of at most `queue_max`
- * jobs waiting (≥ 1), over all clients. Returns NULL when threads or
- * memory run out. */
+/* A pool of `workers` threads (≥ 1) for the interactive and grading
+ * lanes, max(workers - 1, 1) more for the bulk lane, and a queue of at
+ * most `queue_max` jobs waiting (≥ 1), over all clients. Returns NULL
+ * when threads or memory run out. */
 srv_compute_pool *srv_compute_pool_new(unsigned workers, unsigned queue_max);
 
 /* Queue run(arg) in `lane`, in the queue of `client` (NULL: one queue

@@ -60,11 +60,20 @@ srv_gate_verdict srv_gate_admit(srv_gate *g, const srv_gate_request *req,
     srv_auth_result auth = SRV_AUTH_OK;
     if (g->cfg.auth != NULL && !srv_gate_route_open(g, req->route))
         auth = srv_auth_check(g->cfg.auth, req->authorization, token_label);
+    else if (g->cfg.auth != NULL && req->authorization != NULL)
+        /* an open route: a listed token still names its client (and the
+         * log line its label); a wrong one is not refused */
+        (void)srv_auth_check(g->cfg.auth, req->authorization, token_label);
     srv_addr peer;
     if (g->rl != NULL && !unlimited &&
         srv_addr_from_sockaddr(&peer, req->peer) == 0) {
         srv_addr client = srv_client_addr(
             &peer, &g->cfg.trusted, req->forwarded_for, req->n_forwarded_for);
+        /* a listed token is its client: a room behind one NAT, a token a
+         * student, is as many clients as tokens; a missing or wrong token
+         * is charged to the address, which slows down guessing */
+        if (auth == SRV_AUTH_OK && *token_label != NULL)
+            client = srv_client_of_token(*token_label);
         switch (srv_ratelimit_admit(g->rl, &client, req->now_s, ticket,
                                     retry_after_s)) {
         case SRV_RL_ADMIT:
@@ -106,20 +115,24 @@ const char *srv_gate_www_authenticate(srv_gate_verdict v) {
 }
 
 void srv_gate_respond(const srv_gate *g, api_response *res, srv_gate_verdict v,
-                      const char *path, unsigned retry_after_s) {
+                      const char *path, unsigned retry_after_s,
+                      const char *token_label) {
     res->compute_ms = -1;
+    /* who was limited: the token, or else the address (srv_gate_admit) */
+    const char *whose =
+        token_label != NULL ? "with your token" : "from your address";
     switch (v) {
     case SRV_GATE_RATE_LIMITED:
         api_refuse(res, path, 429,
-                   "too many requests from your address: the limit is %g per "
-                   "second with bursts of %u; retry after %u s",
-                   g->cfg.rate_per_s, g->cfg.burst, retry_after_s);
+                   "too many requests %s: the limit is %g per second with "
+                   "bursts of %u; retry after %u s",
+                   whose, g->cfg.rate_per_s, g->cfg.burst, retry_after_s);
         break;
     case SRV_GATE_TOO_CONCURRENT:
         api_refuse(res, path, 429,
-                   "too many requests from your address at once: the limit "
-                   "is %u in flight; retry when one has been answered",
-                   g->cfg.max_concurrent);
+                   "too many requests %s at once: the limit is %u in flight; "
+                   "retry when one has been answered",
+                   whose, g->cfg.max_concurrent);
         break;
     case SRV_GATE_UNAUTHORIZED:
         api_refuse(res, path, 401,

@@ -2,7 +2,8 @@
  * gate.h — admission of a request whose route is known: after 404 and 405,
  * before 415 (docs/contract.md section 1, "Order of checks"). In turn, each
  * only when configured:
- *   1. per-client fairness (ratelimit.h): 429 rate_limited;
+ *   1. per-client fairness (ratelimit.h), a client being a listed token or
+ *      else an address: 429 rate_limited;
  *   2. the bearer token (auth.h): 401 unauthorized;
  *   3. the server-wide cap on requests in flight: 503 overloaded.
  * Which routes stay open when a token is required (docs/contract.md section 14)
@@ -66,7 +67,9 @@ srv_gate *srv_gate_new(const srv_gate_config *cfg);
  * answer); on a refusal it names nothing and *retry_after_s is the
  * Retry-After value (seconds, >= 1) for 429 and 503, else 0. *token_label
  * is the label of the listed token the request showed (auth.h, owned by
- * the gate), else NULL. Thread-safe. */
+ * the gate), else NULL. The rate limit and the cap in flight count per
+ * client: the listed token when one was shown (srv_client_of_token), else
+ * the address (srv_client_addr). Thread-safe. */
 srv_gate_verdict srv_gate_admit(srv_gate *g, const srv_gate_request *req,
                                 srv_rl_ticket *ticket, unsigned *retry_after_s,
                                 const char **token_label);
@@ -87,9 +90,12 @@ int srv_gate_route_unlimited(const char *route);
  * res (api_response_free). Problem+json (code rate_limited, unauthorized
  * or overloaded) with a detail that names the limit, or {"error": detail}
  * for paths under /v2. A body that cannot be allocated leaves body NULL.
- * The detail never contains what the client sent. */
+ * A 429's detail says "with your token" when token_label (srv_gate_admit's)
+ * is not NULL, else "from your address". The detail never contains what
+ * the client sent. */
 void srv_gate_respond(const srv_gate *g, api_response *res, srv_gate_verdict v,
-                      const char *path, unsigned retry_after_s);
+                      const char *path, unsigned retry_after_s,
+                      const char *token_label);
 
 /* The WWW-Authenticate value for a 401 verdict (RFC 6750 section 3):
  * "Bearer", or with error="invalid_token" when a wrong token was sent;

@@ -129,20 +129,6 @@ static srv_lane lane_of(unsigned flags, size_t body_len) {
     return body_len > BULK_BODY_BYTES ? SRV_LANE_BULK : SRV_LANE_INTERACTIVE;
 }
 
-/* The pool's name for the client that showed the token labelled label:
- * 16 bytes of its FNV-1a hashes, in the unique-local range fd00::/8 no
- * peer of a lab has, so that the class behind one NAT is many clients. */
-static srv_addr token_client(const char *label) {
-    srv_addr a;
-    uint64_t h[2] = {1469598103934665603ULL, 1099511628211ULL};
-    for (const unsigned char *c = (const unsigned char *)label; *c; c++)
-        for (int i = 0; i < 2; i++)
-            h[i] = (h[i] ^ *c) * 1099511628211ULL;
-    memcpy(a.b, h, sizeof a.b);
-    a.b[0] = 0xfd;
-    return a;
-}
-
 enum MHD_Result srv_http_compute_off_thread(srv_request *r,
                                             struct MHD_Connection *conn,
                                             const char *url) {
@@ -158,7 +144,7 @@ enum MHD_Result srv_http_compute_off_thread(srv_request *r,
     srv_addr client;
     int known = srv_http_client_of(r->srv, conn, &client) == 0;
     if (r->token != NULL) { /* behind one NAT, a token is the client */
-        client = token_client(r->token);
+        client = srv_client_of_token(r->token);
         known = 1;
     }
     MHD_suspend_connection(conn);

@@ -171,7 +171,8 @@ enum MHD_Result srv_http_answer_refusal(srv_request *r,
                                         const char *url, int close_conn) {
     api_response res;
     memset(&res, 0, sizeof res);
-    srv_gate_respond(r->srv->gate, &res, r->refused, url, r->retry_after_s);
+    srv_gate_respond(r->srv->gate, &res, r->refused, url, r->retry_after_s,
+                     r->token);
     res.route = r->gate_route; /* a refusal still counts for its route */
     r->refusal = r->refused == SRV_GATE_RATE_LIMITED ? SRV_REFUSED_RATE_LIMITED
                  : r->refused == SRV_GATE_TOO_CONCURRENT

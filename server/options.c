@@ -111,14 +111,15 @@ static const opt_spec specs[] = {
      "K/M/G suffixes allowed; 0 turns compression off (default 1K)"},
     {"rate-limit", "ATTND_RATE_LIMIT", OPT_RATE,
      offsetof(srv_options, rate_limit), 0, 0,
-     "requests per client address, R, R/s or R/m; over it 429 (default "
-     "0: off)"},
+     "requests per client (a listed token, else the address), R, R/s or "
+     "R/m; over it 429 (default 0: off)"},
     {"burst", "ATTND_BURST", OPT_UINT, offsetof(srv_options, burst), 1, 1000000,
      "requests a client may send at once under --rate-limit "
      "(default: the rate per second, rounded up)"},
     {"max-concurrent-per-client", "ATTND_MAX_CONCURRENT_PER_CLIENT", OPT_UINT,
      offsetof(srv_options, max_concurrent_per_client), 0, 1000000,
-     "requests in flight per client address; over it 429 (default 0: off)"},
+     "requests in flight per client (a listed token, else the address); "
+     "over it 429 (default 0: off)"},
     {"max-connections", "ATTND_MAX_CONNECTIONS", OPT_UINT,
      offsetof(srv_options, max_connections), 0, 1000000,
      "requests in flight in all; over it 503 overloaded (default 0: off)"},

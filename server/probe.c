@@ -227,7 +227,7 @@ static int gate(srv_probe *p, probe_request *r, struct MHD_Connection *conn,
     api_response res;
     memset(&res, 0, sizeof res);
     res.compute_ms = -1;
-    srv_gate_respond(p->gate, &res, v, path, retry_after_s);
+    srv_gate_respond(p->gate, &res, v, path, retry_after_s, token);
     res.route = route;
     if (res.body == NULL)
         return MHD_NO;

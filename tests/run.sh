@@ -10,7 +10,8 @@ passed=0
 failed=0
 skipped=0
 log=$(mktemp)
-trap 'rm -f "$log"' EXIT
+failures=$(mktemp)
+trap 'rm -f "$log" "$failures"' EXIT
 
 run_suite() {
     name=$1; shift
@@ -24,12 +25,13 @@ run_suite() {
     k=$(grep -ci '^ok .*# skip' "$log")
     p=$(($(grep -c '^ok ' "$log") - k))
     f=$(grep -c '^not ok ' "$log")
+    grep '^not ok ' "$log" | sed "s/^/# $name: /" >>"$failures"
     if [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; then
-        echo "not ok - $name exited with status $rc"
+        echo "not ok - $name exited with status $rc" | tee -a "$failures"
         f=1
     fi
     if [ "$p" -eq 0 ] && [ "$f" -eq 0 ] && [ "$k" -eq 0 ]; then
-        echo "not ok - $name ran no test"
+        echo "not ok - $name ran no test" | tee -a "$failures"
         f=1
     fi
     passed=$((passed + p))
@@ -62,7 +64,9 @@ if [ "${2:-all}" != unit ] && [ -f tests/integration/run.sh ]; then
 fi
 
 # the last line is the summary CI reads; skips, counted in neither, on
-# the line before it
+# the line before it, and before them every failure again, by suite, so
+# that the end of a long log names what failed
+cat "$failures"
 echo "# $skipped skipped"
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]

@@ -199,11 +199,55 @@ def in_flight(t, binary, flag, reason, code, status_want, source):
         proc.wait()
 
 
+def queue_full(t, binary):
+    """More jobs waiting for a compute thread than the queue holds (128):
+    the next is answered 503 queue_full with Retry-After."""
+    proc, port, log = start(binary, "--threads", "2", "--timeout", "30")
+    try:
+        results = []
+
+        def slow_one(i):
+            # each its own numbers (identical ones would share one job)
+            body = json.dumps({
+                "x_train": [(i + k) / 97 for k in range(200)],
+                "y_train": [((k * 7) % 13) / 13 for k in range(200)],
+                "x_query": [k / 150 for k in range(200)],
+                "fit": {"epochs": 300}}).encode()
+            results.append(request(port, "POST", "/regression/nw", body,
+                                   source="127.0.0.%d" % (2 + i % 3),
+                                   timeout=60))
+        threads = [threading.Thread(target=slow_one, args=(i,))
+                   for i in range(200)]
+        for th in threads:
+            th.start()
+        for th in threads:
+            th.join()
+        full = [r for r in results if r[0] == 503]
+        ok = bool(full) and "Retry-After: 1" in full[0][1] and \
+            json.loads(full[0][2]).get("code") == "overloaded" and \
+            "waiting to be computed" in json.loads(full[0][2]).get("detail")
+        t.report(ok, "200 slow requests at once: %d computed, %d answered "
+                 "503 with Retry-After (the queue was full)" % (
+                     sum(r[0] == 200 for r in results), len(full)),
+                 full[0][:2] if full else [r[0] for r in results][:20])
+        lines = logged(log, "queue_full", " 127.0.0.")
+        t.report(any(re.search(r" 127\.0\.0\.[234] ", line)
+                     for line in lines),
+                 "  logged with its client and refused=queue_full",
+                 lines[-3:] or "no line")
+        n = refused_count(port, "queue_full")
+        t.report(n == len(full), "  counted as queue_full (%d)" % n)
+    finally:
+        proc.terminate()
+        proc.wait()
+
+
 def main():
     binary = sys.argv[1]
     t = Suite()
     connections(t, binary)
     rate_limited(t, binary)
+    queue_full(t, binary)
     in_flight(t, binary, "--max-concurrent-per-client", "too_concurrent",
               "rate_limited", 429, "127.0.0.1")
     # from another address, past the per-client limit this flag implies

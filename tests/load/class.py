@@ -268,7 +268,12 @@ def problem_status(status, hdrs, details):
     return key
 
 
-async def student(i, src, port_file, reqs, records, details, rng):
+async def student(i, src, port_file, reqs, records, details, rng,
+                  poll=None, poll_period=10.0):
+    """A browser with the lab open: a click every CLICK_PERIOD s, in turn
+    one of reqs ((kind, bytes)), and when poll is given, that request
+    every poll_period s too (recorded as kind "poll"), all on the same
+    two keep-alive connections."""
     free = asyncio.Queue()
     conns = [KeepAlive(src, port_file), KeepAlive(src, port_file)]
     for c in conns:
@@ -298,10 +303,14 @@ async def student(i, src, port_file, reqs, records, details, rng):
 
     n = i  # students start at different requests
     await asyncio.sleep(rng.uniform(0, CLICK_PERIOD))
+    next_poll = time.monotonic() + rng.uniform(0, poll_period)
     try:
         while True:
             kind, req = reqs[n % len(reqs)]
             n += 1
+            if poll is not None and time.monotonic() >= next_poll:
+                kind, req, n = "poll", poll, n - 1
+                next_poll += poll_period
             t = asyncio.create_task(click(kind, req))
             pending.add(t)
             t.add_done_callback(pending.discard)

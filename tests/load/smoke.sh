@@ -30,7 +30,11 @@
 #      daemon of its own with docs/class.md's configuration): students, a
 #      teacher and a /healthz probe beside one attacker per phase; each
 #      phase's TAP line counts here as one check;
-#   8. with ASAN_ATTND: 2 to 4 against the AddressSanitizer daemon, which
+#   8. a class of 300 (class300.py, CLASS300_MODE --short or --full, a
+#      daemon of its own per setting with docs/class.md's configuration
+#      for 300): 300 keep-alive students from 300 addresses and from one,
+#      alone and beside a /grade/batch of 10,000; each TAP line counts;
+#   9. with ASAN_ATTND: 2 to 4 against the AddressSanitizer daemon, which
 #      must then exit 0 with no report (LeakSanitizer runs at exit).
 # Needs wrk, perl, curl and jq.
 #   usage: sh tests/load/smoke.sh ATTND [ASAN_ATTND]
@@ -52,6 +56,7 @@ HEALTH_SECONDS=${HEALTH_SECONDS:-3}
 HEALTH_P99_MS=${HEALTH_P99_MS:-50}
 ATTACKS_MODE=${ATTACKS_MODE:---short}
 CLASS_MODE=${CLASS_MODE:---short}
+CLASS300_MODE=${CLASS300_MODE:---short}
 TMP=$(mktemp -d)
 PIDS=""
 trap 'for p in $PIDS; do kill -KILL "$p" 2>/dev/null; done; rm -rf "$TMP"' EXIT
@@ -348,8 +353,9 @@ sigterm_under_load "release" "$LOG"
 # --- 6. resource attacks, each against daemons of its own ---------------------
 suite attacks attacks.py "$ATTACKS_MODE"
 suite class class.py "$CLASS_MODE"
+suite class300 class300.py "$CLASS300_MODE"
 
-# --- 7. the AddressSanitizer daemon ----------------------------------------------
+# --- 9. the AddressSanitizer daemon ----------------------------------------------
 if [ -n "$ASAN_ATTND" ]; then
     ALOG="$TMP/asan.log"
     if start "$ALOG" "$ASAN_ATTND"; then

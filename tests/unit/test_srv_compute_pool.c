@@ -1,16 +1,20 @@
 /*
  * test_srv_compute_pool.c — the compute pool's queue: the lanes in order
- * (interactive, grading, bulk; bulk never on every worker); one client's
+ * (interactive, then grading; bulk on workers of its own, at a lower
+ * priority, never on every worker); one client's
  * jobs in arrival order, several clients' jobs in turn (round-robin over
  * the clients that have jobs waiting), the bound over all clients, and
  * every queued job run before the pool is freed.
  */
+#include <errno.h>
 #include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -169,12 +173,27 @@ static void test_queues_reused(void **state) {
     assert_int_equal(n_ran, (size_t)sent);
 }
 
-/* A free worker takes interactive jobs first, then grading, then bulk,
- * whatever order they came in. */
+/* ran without the jobs named in drop */
+static void ran_without(char *out, const char *drop) {
+    size_t n = 0;
+    for (const char *c = ran; *c; c++)
+        if (strchr(drop, *c) == NULL)
+            out[n++] = *c;
+    out[n] = 0;
+}
+
+/* A free worker takes interactive jobs first, then grading, whatever
+ * order they came in; bulk jobs wait for the bulk worker. */
 static void test_lanes_in_order(void **state) {
     (void)state;
     srv_compute_pool *p = blocked_pool(16);
     srv_addr a = client(1), b = client(2);
+    /* the bulk worker busy too */
+    assert_int_equal(
+        srv_compute_pool_submit(p, gate_job, NULL, SRV_LANE_BULK, &a), 0);
+    for (int i = 0;
+         i < 1000 && srv_compute_pool_lane_running(p, SRV_LANE_BULK) == 0; i++)
+        usleep(1000);
     static const char bulk1 = 'Z', bulk2 = 'Y', grade1 = 'g', click1 = '1',
                       click2 = '2';
     assert_int_equal(srv_compute_pool_submit(p, record_job, (void *)&bulk1,
@@ -199,8 +218,44 @@ static void test_lanes_in_order(void **state) {
                      1); /* the gate */
     assert_string_equal(srv_lane_name(SRV_LANE_BULK), "bulk");
     release(p);
-    /* clients in turn within each lane */
-    assert_string_equal(ran, "12gZY");
+    /* clients in turn within each lane; the two kinds of worker side by
+     * side */
+    char seen[64];
+    ran_without(seen, "ZY");
+    assert_string_equal(seen, "12g");
+    ran_without(seen, "12g");
+    assert_string_equal(seen, "ZY");
+}
+
+/* The nice value of the thread that ran the job, into *(int *)arg. */
+static void nice_job(void *arg) {
+    errno = 0;
+    *(int *)arg = getpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid));
+    pthread_mutex_lock(&lock);
+    ran[n_ran++] = 'n';
+    pthread_mutex_unlock(&lock);
+}
+
+/* Bulk jobs run 10 nice values below the other lanes' jobs (capped at
+ * 19), so that the kernel serves the class first. */
+static void test_bulk_runs_nicer(void **state) {
+    (void)state;
+    n_ran = 0;
+    memset(ran, 0, sizeof ran);
+    srv_compute_pool *p = srv_compute_pool_new(2, 8);
+    assert_non_null(p);
+    srv_addr a = client(1);
+    int click = -100, batch = -100;
+    assert_int_equal(
+        srv_compute_pool_submit(p, nice_job, &click, SRV_LANE_INTERACTIVE, &a),
+        0);
+    assert_int_equal(
+        srv_compute_pool_submit(p, nice_job, &batch, SRV_LANE_BULK, &a), 0);
+    srv_compute_pool_free(p); /* runs both, then stops */
+    assert_int_equal(n_ran, 2);
+    int own = getpriority(PRIO_PROCESS, 0);
+    assert_int_equal(click, own);
+    assert_int_equal(batch, own + 10 > 19 ? 19 : own + 10);
 }
 
 /* Bulk jobs never hold every worker: with two workers and two slow bulk
@@ -242,6 +297,7 @@ int main(void) {
         cmocka_unit_test(test_queues_reused),
         cmocka_unit_test(test_lanes_in_order),
         cmocka_unit_test(test_bulk_leaves_a_worker),
+        cmocka_unit_test(test_bulk_runs_nicer),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

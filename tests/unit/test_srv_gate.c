@@ -185,7 +185,7 @@ static void test_order_and_limits(void **state) {
      * back at once; an admitted one holds it until released */
     memset(&cfg, 0, sizeof cfg);
     cfg.max_concurrent = 1;
-    cfg.auth = tokens("right\n");
+    cfg.auth = tokens("right\nother\n");
     g = srv_gate_new(&cfg);
     srv_rl_ticket held;
     assert_int_equal(ask(g, "/attention/dot", "192.0.2.1", NULL, 1, 0, &held),
@@ -196,13 +196,78 @@ static void test_order_and_limits(void **state) {
     assert_int_equal(
         ask(g, "/attention/dot", "192.0.2.1", "Bearer right", 2, 0, NULL),
         SRV_GATE_TOO_CONCURRENT);
+    /* another token is another client */
     assert_int_equal(
-        ask(g, "/attention/dot", "192.0.2.2", "Bearer right", 2, 0, NULL),
+        ask(g, "/attention/dot", "192.0.2.1", "Bearer other", 2, 0, NULL),
         SRV_GATE_PASS);
     srv_gate_release(g, &held);
     assert_int_equal(
         ask(g, "/attention/dot", "192.0.2.1", "Bearer right", 1, 0, NULL),
         SRV_GATE_PASS);
+    srv_gate_free(g);
+}
+
+/* A listed token is its own client: a room behind one address, a token a
+ * student, is as many buckets as tokens, and a token is one bucket from
+ * wherever it comes; without a token the address is the client. */
+static void test_tokens_are_clients(void **state) {
+    (void)state;
+    srv_gate_config cfg;
+    memset(&cfg, 0, sizeof cfg);
+    cfg.rate_per_s = 1;
+    cfg.burst = 2;
+    cfg.max_concurrent = 1;
+    cfg.auth = tokens("s001 aaaa\ns002 bbbb\n");
+    srv_gate *g = srv_gate_new(&cfg);
+    const char *nat = "198.51.100.7", *route = "/attention/dot";
+    for (int i = 0; i < 2; i++) {
+        assert_int_equal(ask(g, route, nat, "Bearer aaaa", 1, 0, NULL),
+                         SRV_GATE_PASS);
+        assert_int_equal(ask(g, route, nat, "Bearer bbbb", 1, 0, NULL),
+                         SRV_GATE_PASS);
+    }
+    assert_int_equal(ask(g, route, nat, "Bearer aaaa", 1, 0, NULL),
+                     SRV_GATE_RATE_LIMITED);
+    /* the same token from another address: the same bucket */
+    assert_int_equal(ask(g, route, "192.0.2.1", "Bearer bbbb", 1, 0, NULL),
+                     SRV_GATE_RATE_LIMITED);
+    /* the address's own bucket is untouched by its tokens' requests; a
+     * wrong token is charged to it */
+    assert_int_equal(ask(g, route, nat, "Bearer nope", 1, 0, NULL),
+                     SRV_GATE_INVALID_TOKEN);
+    assert_int_equal(ask(g, route, nat, NULL, 1, 0, NULL),
+                     SRV_GATE_UNAUTHORIZED);
+    assert_int_equal(ask(g, route, nat, NULL, 1, 0, NULL),
+                     SRV_GATE_RATE_LIMITED);
+    /* an open route counts a listed token as its client too, and takes a
+     * wrong one without refusing it (charged to the address) */
+    assert_int_equal(ask(g, "/version", nat, "Bearer bbbb", 1, 0, NULL),
+                     SRV_GATE_RATE_LIMITED);
+    assert_int_equal(
+        ask(g, "/version", "192.0.2.77", "Bearer nope", 1, 0, NULL),
+        SRV_GATE_PASS);
+    /* the cap in flight is per token too */
+    srv_rl_ticket held;
+    assert_int_equal(ask(g, route, nat, "Bearer aaaa", 1, 5.0, &held),
+                     SRV_GATE_PASS);
+    assert_int_equal(ask(g, route, nat, "Bearer aaaa", 2, 5.0, NULL),
+                     SRV_GATE_TOO_CONCURRENT);
+    assert_int_equal(ask(g, route, nat, "Bearer bbbb", 2, 5.0, NULL),
+                     SRV_GATE_PASS);
+    srv_gate_release(g, &held);
+    /* the refusal says whose limit it is */
+    api_response res;
+    memset(&res, 0, sizeof res);
+    srv_gate_respond(g, &res, SRV_GATE_RATE_LIMITED, route, 1, "s001");
+    assert_non_null(res.body);
+    assert_non_null(strstr(res.body, "too many requests with your token: the "
+                                     "limit is 1 per second with bursts of 2"));
+    api_response_free(&res);
+    memset(&res, 0, sizeof res);
+    srv_gate_respond(g, &res, SRV_GATE_TOO_CONCURRENT, route, 1, NULL);
+    assert_non_null(strstr(res.body, "too many requests from your address at "
+                                     "once: the limit is 1 in flight"));
+    api_response_free(&res);
     srv_gate_free(g);
 }
 
@@ -249,7 +314,7 @@ static void test_forwarded(void **state) {
 static json_t *respond(const srv_gate *g, srv_gate_verdict v, const char *path,
                        unsigned retry, api_response *res) {
     memset(res, 0, sizeof *res);
-    srv_gate_respond(g, res, v, path, retry);
+    srv_gate_respond(g, res, v, path, retry, NULL);
     assert_non_null(res->body);
     json_error_t error;
     json_t *body = json_loadb(res->body, res->body_len, 0, &error);
@@ -336,6 +401,7 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_open_routes),
         cmocka_unit_test(test_order_and_limits),
+        cmocka_unit_test(test_tokens_are_clients),
         cmocka_unit_test(test_forwarded),
         cmocka_unit_test(test_bodies),
     };
