@@ -97,6 +97,9 @@ typedef struct {
      * (api_budget_give) by whoever frees them: api_response_free, or the
      * server once the answer is sent */
     uint64_t charged;
+    /* 1: a 503 for want of room in the memory budget (its code is
+     * "overloaded", as for a busy server; counted apart) */
+    int no_room;
     /* a batch (POST /grade/batch): how many of its submissions were
      * answered with a problem of their own instead of a grade */
     size_t item_problems;

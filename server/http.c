@@ -130,7 +130,7 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
             r->route = api_route_of_path(r->path);
     }
     srv_conn_watch_idle(r->watched); /* a kept-alive connection's next head */
-    /* the api's own 503s (the memory budget's wait, a stop) and 429s */
+    /* the api's other 503s (the time limit, a stop) and 429s */
     if (r->refusal == SRV_REFUSED_NONE &&
         (r->status == MHD_HTTP_SERVICE_UNAVAILABLE ||
          r->status == MHD_HTTP_TOO_MANY_REQUESTS) &&

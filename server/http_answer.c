@@ -288,6 +288,8 @@ enum MHD_Result srv_http_answer(srv_request *r, struct MHD_Connection *conn,
                                 api_response *res, int close_conn) {
     if (srv_conn_watch_busy(r->watched) != 0)
         return MHD_NO; /* cut for being slow: it closes unanswered */
+    if (res->no_room && r->refusal == SRV_REFUSED_NONE)
+        r->refusal = SRV_REFUSED_MEMORY; /* the api's own wait for room */
     /* the answer's reservation is held until the request is freed */
     r->answer_charged += res->charged;
     if (res == &r->job_response)

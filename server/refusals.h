@@ -24,10 +24,11 @@ typedef enum {
     SRV_REFUSED_RATE_LIMITED,   /* 429: the client's request rate */
     SRV_REFUSED_TOO_CONCURRENT, /* 429: the client's requests in flight */
     SRV_REFUSED_OVERLOADED,     /* 503: the server's requests in flight, or
-                                   the api's own (memory wait, stop) */
+                                   the api's own (time limit, stop) */
     SRV_REFUSED_ADDRESS_SHARE,  /* 503: the address holds its share of the
                                    memory budget */
-    SRV_REFUSED_MEMORY,         /* 503: no room in the memory budget */
+    SRV_REFUSED_MEMORY,         /* 503: no room in the memory budget, for
+                                   the body or for what the api holds */
     SRV_REFUSED_QUEUE_FULL,     /* 503: the compute queue is full */
     SRV_REFUSED_REASONS
 } srv_refusal;

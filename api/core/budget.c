@@ -153,7 +153,7 @@ int api_ledger_reserve(api_ledger *ledger, uint64_t bytes, const char *what,
     char detail[512];
     api_budget_refusal(detail, sizeof detail, rc, what, bytes);
     return api_fail(
-        p, rc == API_BUDGET_NEVER ? API_E_PAYLOAD_TOO_LARGE : API_E_OVERLOADED,
+        p, rc == API_BUDGET_NEVER ? API_E_PAYLOAD_TOO_LARGE : API_E_NO_ROOM,
         NULL, "%s", detail);
 }
 

@@ -162,6 +162,7 @@ void api_kserve_respond_error(api_response *res, const api_problem *p,
     api_buf_free(&msg);
     free(res->body);
     res->status = api_error_status(p->code);
+    res->no_room = p->code == API_E_NO_ROOM;
     res->content_type = API_CT_JSON;
     res->body = api_buf_release(&out, &res->body_len);
 }

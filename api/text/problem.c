@@ -34,6 +34,7 @@ static const struct {
     [API_E_RATE_LIMITED] = {"rate_limited", 429},
     [API_E_OVERLOADED] = {"overloaded", 503},
     [API_E_INTERNAL] = {"internal", 500},
+    [API_E_NO_ROOM] = {"overloaded", 503},
 };
 
 /* RFC 9110 section 15 reason phrases of every status attnd answers. */
@@ -485,6 +486,7 @@ void api_problem_respond(api_response *res, const api_problem *p) {
     api_problem_write(&out, p);
     free(res->body);
     res->status = api_error_status(p->code);
+    res->no_room = p->code == API_E_NO_ROOM;
     res->content_type = API_CT_PROBLEM;
     res->body = api_buf_release(&out, &res->body_len);
 }

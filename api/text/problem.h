@@ -35,6 +35,9 @@ typedef enum {
     API_E_RATE_LIMITED,           /* 429 */
     API_E_OVERLOADED,             /* 503 */
     API_E_INTERNAL,               /* 500 */
+    /* 503 "overloaded" too, for want of room in the memory budget: the
+     * server counts it apart (attnd_refused_total{reason="memory"}) */
+    API_E_NO_ROOM,
     API_E_COUNT
 } api_error;
 

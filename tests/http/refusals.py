@@ -242,12 +242,62 @@ def queue_full(t, binary):
         proc.wait()
 
 
+def memory(t, binary):
+    """No room in the memory budget: for a body as it arrives (the HTTP
+    thread's check), and for the JSON tree of a body that fitted (the
+    api's): each 503 overloaded naming --memory-budget, logged and
+    counted as memory."""
+    proc, port, log = start(binary, "--memory-budget", "64M",
+                            "--max-connections-per-address", "0")
+    holders = []
+
+    def hold(n):
+        """n bodies of 15 of their 16 MB, unfinished: 16 MiB each held."""
+        for _ in range(n):
+            s = socket.create_connection(("127.0.0.1", port))
+            s.sendall(b"POST /attention/dot HTTP/1.1\r\nHost: x\r\n"
+                      b"Content-Type: application/json\r\n"
+                      b"Content-Length: 16000000\r\n\r\n"
+                      b'{"queries": [[[1]]], "pad": "' + b"a" * 15000000)
+            holders.append(s)
+        time.sleep(1)
+
+    def padded(mb):
+        return (b'{"queries": [[[1]]], "keys": [[[1]]], "values": [[[1]]], '
+                b'"pad": "' + b"a" * (mb * 1000000) + b'"}')
+    try:
+        for what, n, body, source in (
+                ("a 14 MB body whose JSON tree finds no room", 3,
+                 padded(14), "127.0.0.3"),
+                ("a 1 MB body finding no room as it arrives", 1,
+                 padded(1), "127.0.0.4")):
+            hold(n)
+            status, head, answer = request(port, "POST", "/attention/dot",
+                                           body, source=source)
+            doc = json.loads(answer or b"{}")
+            t.report(status == 503 and "Retry-After: 1" in head and
+                     doc.get("code") == "overloaded" and
+                     "--memory-budget" in doc.get("detail", ""),
+                     "%s: 503 overloaded with Retry-After, naming "
+                     "--memory-budget" % what, (status, answer[:300]))
+            check_logged(t, log, "memory", source, "  the 503")
+        t.report(refused_count(port, "memory") == 2,
+                 "  both counted as memory (%d)" %
+                 refused_count(port, "memory"))
+    finally:
+        for s in holders:
+            s.close()
+        proc.terminate()
+        proc.wait()
+
+
 def main():
     binary = sys.argv[1]
     t = Suite()
     connections(t, binary)
     rate_limited(t, binary)
     queue_full(t, binary)
+    memory(t, binary)
     in_flight(t, binary, "--max-concurrent-per-client", "too_concurrent",
               "rate_limited", 429, "127.0.0.1")
     # from another address, past the per-client limit this flag implies

@@ -314,7 +314,7 @@ def main():
                "Retry-After: 1, naming --memory-budget", line + " " +
                body[:200].decode("latin-1"))
         refusal_seen(report, port, log, "POST /attention/dot 503 ",
-                     "overloaded", "127.0.0.1")
+                     "memory", "127.0.0.1")
         line, _, _ = request(port, "GET", "/healthz")
         report(line.startswith("HTTP/1.1 200"), "  /healthz still answers")
         for s in holders:
