@@ -347,11 +347,22 @@ async def teacher(port_file, records, details):
         c.close()
 
 
-async def class_main(a):
+async def until_stopped(tasks, out, records, details):
+    """Runs tasks until SIGTERM or SIGINT, then writes what the students
+    recorded to the file out."""
     loop = asyncio.get_running_loop()
     stop = asyncio.Event()
     loop.add_signal_handler(signal.SIGTERM, stop.set)
     loop.add_signal_handler(signal.SIGINT, stop.set)
+    await stop.wait()
+    for t in tasks:
+        t.cancel()
+    await asyncio.gather(*tasks, return_exceptions=True)
+    with open(out, "w") as f:
+        json.dump({"records": records, "details": details}, f)
+
+
+async def class_main(a):
     records, details = [], {}
     reqs = student_requests()
     rng = random.Random(a["seed"])
@@ -363,12 +374,7 @@ async def class_main(a):
                     random.Random(rng.random()))))
     tasks.append(asyncio.create_task(teacher(a["port_file"], records,
                                              details)))
-    await stop.wait()
-    for t in tasks:
-        t.cancel()
-    await asyncio.gather(*tasks, return_exceptions=True)
-    with open(a["out"], "w") as f:
-        json.dump({"records": records, "details": details}, f)
+    await until_stopped(tasks, a["out"], records, details)
 
 
 def worker_health(a):

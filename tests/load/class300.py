@@ -48,10 +48,8 @@ import importlib
 import json
 import os
 import random
-import re
 import secrets
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
@@ -138,9 +136,6 @@ def batch_body(n=BATCH_SUBMISSIONS):
 
 # --- the students (worker process) ---------------------------------------------
 async def students_main(a):
-    loop = asyncio.get_running_loop()
-    stop = asyncio.Event()
-    loop.add_signal_handler(signal.SIGTERM, stop.set)
     records, details = [], {}
     tasks = []
     for i in range(STUDENTS):
@@ -151,12 +146,7 @@ async def students_main(a):
         tasks.append(asyncio.create_task(klass.student(
             i, src, a["port_file"], clicks, records, details,
             random.Random(i), poll, STATUS_POLL)))
-    await stop.wait()
-    for t in tasks:
-        t.cancel()
-    await asyncio.gather(*tasks, return_exceptions=True)
-    with open(a["out"], "w") as f:
-        json.dump({"records": records, "details": details}, f)
+    await klass.until_stopped(tasks, a["out"], records, details)
 
 
 # --- the teacher (a thread of the main process) ---------------------------------
