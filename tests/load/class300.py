@@ -340,14 +340,19 @@ class Run:
         if teacher is not None:
             whole = [x for x in teacher.done
                      if x[1] == 200 and x[2] == BATCH_SUBMISSIONS]
+            took = sorted(x[0] for x in teacher.done) or [0.0]
             f["batches"] = len(teacher.done)
-            f["batch_s"] = [round(x[0], 2) for x in teacher.done]
+            f["batch_s"] = {"min": round(took[0], 2),
+                            "median": round(took[len(took) // 2], 2),
+                            "max": round(took[-1], 2)}
             base = self.figs[-1]["p99_ms"]
             f["p99_ratio"] = round(p99 / base, 2) if base else None
             self.tap(len(whole) >= 1 and len(whole) == len(teacher.done),
-                     "%s: %d batches of %d submissions graded whole, %s s "
-                     "each" % (name, len(whole), BATCH_SUBMISSIONS,
-                               f["batch_s"]))
+                     "%s: %d of %d batches of %d submissions graded whole, "
+                     "in %.2f s (median; %.2f to %.2f)" % (
+                         name, len(whole), len(teacher.done),
+                         BATCH_SUBMISSIONS, f["batch_s"]["median"],
+                         f["batch_s"]["min"], f["batch_s"]["max"]))
             self.tap(p99 <= max(BATCH_P99_FACTOR * base, base + P99_NOISE_MS),
                      "%s: with a batch the students' p99 is %.1f ms, %.2fx "
                      "the %.1f ms without (at most %.1fx, or +%.0f ms)" % (
