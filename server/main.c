@@ -245,8 +245,10 @@ static int setup_safety(const srv_options *opts, srv_gate **gate,
     return 0;
 }
 
-/* One line saying which shared-lab settings are on (never a token). */
-static void log_safety(const srv_gate *gate, const char *trusted_proxy) {
+/* One line saying which shared-lab settings are on (never a token), the
+ * connections per address when given (else the default, an eighth of the
+ * slots, which the line leaves out) among them. */
+static void log_safety(const srv_gate *gate, const srv_options *opts) {
     const srv_gate_config *cfg = srv_gate_config_of(gate);
     char line[1024] = "";
     size_t n = 0;
@@ -266,7 +268,14 @@ static void log_safety(const srv_gate *gate, const char *trusted_proxy) {
                               "; %u in flight in all", cfg->max_in_flight);
     if (cfg->trusted.n > 0 && n < sizeof line)
         n += (size_t)snprintf(line + n, sizeof line - n,
-                              "; X-Forwarded-For from %s", trusted_proxy);
+                              "; X-Forwarded-For from %s", opts->trusted_proxy);
+    if (opts->max_connections_per_address != SRV_PER_ADDRESS_AUTO &&
+        n < sizeof line)
+        n += (size_t)snprintf(line + n, sizeof line - n,
+                              opts->max_connections_per_address == 0
+                                  ? "; no cap on connections per address"
+                                  : "; %u connections per address",
+                              opts->max_connections_per_address);
     if (n > 0)
         srv_log_message("info", "attnd limits: %s", line + 2);
 }
@@ -428,7 +437,7 @@ int main(int argc, char **argv) {
         return 1;
     }
     log_listening(&opts, &tls, srv, probe, blas_threads, budget, budget_source);
-    log_safety(gate, opts.trusted_proxy);
+    log_safety(gate, &opts);
     serve_until_stopped(srv, opts.shutdown_grace_s);
     srv_http_stop(srv);
     /* last: readiness answered (503) while the main port drains */
