@@ -237,7 +237,12 @@ enum {
     /* the compute lane its jobs run in (server/compute_pool.h): grading
      * (/grade), bulk (/grade/batch); neither: interactive, a click */
     API_ROUTE_LANE_GRADING = 1u << 10,
-    API_ROUTE_LANE_BULK = 1u << 11
+    API_ROUTE_LANE_BULK = 1u << 11,
+    /* GET: a document served as it is, the same bytes every time (the lab
+     * page, /openapi.json, /version): no per-client limit counts it, so
+     * that a room behind one address loads the page at once, and the
+     * server keeps its compressed form instead of compressing it again */
+    API_ROUTE_STATIC = 1u << 12
 };
 
 /* The API_ROUTE_* flags of the route named route ("/healthz",

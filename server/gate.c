@@ -61,11 +61,15 @@ srv_gate_verdict srv_gate_admit(srv_gate *g, const srv_gate_request *req,
     if (g->cfg.auth != NULL && !srv_gate_route_open(g, req->route))
         auth = srv_auth_check(g->cfg.auth, req->authorization, token_label);
     else if (g->cfg.auth != NULL && req->authorization != NULL)
-        /* an open route: a listed token still names its client (and the
-         * log line its label); a wrong one is not refused */
+        /* an open route: a listed token still says who asked (the log
+         * line's label); a wrong one is not refused */
         (void)srv_auth_check(g->cfg.auth, req->authorization, token_label);
+    /* a document served as it is costs a copy of bytes kept compressed:
+     * no per-client limit counts it, the cap on all in flight does */
+    int per_client =
+        !unlimited && !(api_route_flags(req->route) & API_ROUTE_STATIC);
     srv_addr peer;
-    if (g->rl != NULL && !unlimited &&
+    if (g->rl != NULL && per_client &&
         srv_addr_from_sockaddr(&peer, req->peer) == 0) {
         srv_addr client = srv_client_addr(
             &peer, &g->cfg.trusted, req->forwarded_for, req->n_forwarded_for);

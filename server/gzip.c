@@ -3,6 +3,7 @@
  */
 #include "gzip.h"
 
+#include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -97,6 +98,64 @@ int srv_gzip_compress(char **out, size_t *out_len, const char *in, size_t len) {
     }
     *out = buf;
     *out_len = produced;
+    return 0;
+}
+
+/* The documents kept compressed (srv_gzip_kept): the lab page,
+ * /openapi.json and /version, with room to spare. */
+#define KEPT_MAX 8
+
+static struct {
+    const char *key;  /* its route's name, a static string; NULL: free */
+    char *plain, *gz; /* the bytes compressed, and their gzip */
+    size_t plain_len, gz_len;
+} kept[KEPT_MAX];
+static pthread_mutex_t kept_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* A malloc'd copy of bytes[0 .. len) into *out. */
+static int copy_of(char **out, const char *bytes, size_t len) {
+    *out = malloc(len > 0 ? len : 1);
+    if (*out == NULL)
+        return -1;
+    memcpy(*out, bytes, len);
+    return 0;
+}
+
+int srv_gzip_kept(const char *key, char **out, size_t *out_len, const char *in,
+                  size_t len) {
+    pthread_mutex_lock(&kept_lock);
+    int slot = -1;
+    for (int i = 0; i < KEPT_MAX && slot < 0; i++)
+        if (kept[i].key == key || kept[i].key == NULL)
+            slot = i;
+    if (slot >= 0 && kept[slot].key == key && kept[slot].plain_len == len &&
+        memcmp(kept[slot].plain, in, len) == 0) {
+        int rc = copy_of(out, kept[slot].gz, kept[slot].gz_len);
+        *out_len = kept[slot].gz_len;
+        pthread_mutex_unlock(&kept_lock);
+        return rc;
+    }
+    pthread_mutex_unlock(&kept_lock);
+    if (srv_gzip_compress(out, out_len, in, len) != 0)
+        return -1;
+    /* kept once, by the first answer that finds its place free; another
+     * document under the same key is compressed each time, never kept */
+    char *plain = NULL, *gz = NULL;
+    if (slot >= 0 && copy_of(&plain, in, len) == 0 &&
+        copy_of(&gz, *out, *out_len) == 0) {
+        pthread_mutex_lock(&kept_lock);
+        if (kept[slot].key == NULL) {
+            kept[slot].key = key;
+            kept[slot].plain = plain;
+            kept[slot].plain_len = len;
+            kept[slot].gz = gz;
+            kept[slot].gz_len = *out_len;
+            plain = gz = NULL;
+        }
+        pthread_mutex_unlock(&kept_lock);
+    }
+    free(plain);
+    free(gz);
     return 0;
 }
 

@@ -30,6 +30,15 @@ int srv_gzip_accepted(const char *accept_encoding);
  * allocated) when memory runs out or the result is not smaller than in. */
 int srv_gzip_compress(char **out, size_t *out_len, const char *in, size_t len);
 
+/* As srv_gzip_compress, for a document that is the same bytes every time
+ * (api.h, API_ROUTE_STATIC), named by `key` (its route's name, a static
+ * string compared by address): the first answer is compressed and kept,
+ * later ones get a copy of what was kept, so that loading the lab page
+ * costs a copy, not a compression (a room of 300 loads it at once). Bytes
+ * other than the ones kept under key are compressed each time. */
+int srv_gzip_kept(const char *key, char **out, size_t *out_len, const char *in,
+                  size_t len);
+
 /* Answers from this many bytes are compressed as they are sent
  * (srv_gzip_stream), not whole: a whole copy would double what a large
  * answer holds, and compressing it would hold an HTTP thread for seconds

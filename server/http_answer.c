@@ -155,7 +155,10 @@ static int choose_gzip(srv_request *r, struct MHD_Connection *conn,
     if (!streamed && wants_gzip && *len < SRV_GZIP_WHOLE_MAX) {
         char *z;
         size_t zlen;
-        if (srv_gzip_compress(&z, &zlen, *body, *len) == 0) {
+        int kept = res->route != NULL &&
+                   (api_route_flags(res->route) & API_ROUTE_STATIC) != 0;
+        if ((kept ? srv_gzip_kept(res->route, &z, &zlen, *body, *len)
+                  : srv_gzip_compress(&z, &zlen, *body, *len)) == 0) {
             free(*body);
             *body = z;
             *len = zlen;

@@ -69,5 +69,5 @@ const api_route api_route_lab = {
     .method = "GET",
     .path = "/",
     .handler = handle_lab,
-    .flags = API_ROUTE_OPEN,
+    .flags = API_ROUTE_OPEN | API_ROUTE_STATIC,
 };

@@ -42,5 +42,5 @@ const api_route api_route_openapi = {
     .method = "GET",
     .path = "/openapi.json",
     .handler = handle_openapi,
-    .flags = API_ROUTE_OPEN,
+    .flags = API_ROUTE_OPEN | API_ROUTE_STATIC,
 };

@@ -94,5 +94,5 @@ const api_route api_route_version = {
     .method = "GET",
     .path = "/version",
     .handler = handle_version,
-    .flags = API_ROUTE_OPEN,
+    .flags = API_ROUTE_OPEN | API_ROUTE_STATIC,
 };
