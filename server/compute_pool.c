@@ -35,7 +35,14 @@ typedef struct {
     void *arg;
     uint32_t next; /* the next job of its queue, or the next free slot */
     srv_lane lane;
+    srv_addr client;
 } job;
+
+/* A client with jobs running in the interactive and grading lanes. */
+typedef struct {
+    srv_addr client;
+    unsigned jobs;
+} busy_client;
 
 typedef struct {
     srv_addr client;
@@ -59,6 +66,10 @@ struct srv_compute_pool {
     int stopping;
     pthread_t *threads; /* the workers, then the bulk lane's workers */
     unsigned n_threads;
+    /* the interactive and grading lanes' clients with jobs running (at
+     * most one per worker), and how many one client may run at once */
+    busy_client *busy;
+    unsigned n_busy, client_max;
 };
 
 static const char *const lane_names[SRV_LANES] = {"interactive", "grading",
@@ -68,21 +79,67 @@ const char *srv_lane_name(srv_lane lane) {
     return lane < SRV_LANES ? lane_names[lane] : "interactive";
 }
 
-/* The lane a free worker serves next, or SRV_LANES when none has a job
- * waiting: for a bulk worker the bulk lane, else the first of the
+/* The jobs client runs now in the interactive and grading lanes. */
+static unsigned busy_jobs(const srv_compute_pool *p, const srv_addr *client) {
+    for (unsigned i = 0; i < p->n_busy; i++)
+        if (memcmp(&p->busy[i].client, client, sizeof *client) == 0)
+            return p->busy[i].jobs;
+    return 0;
+}
+
+/* client runs one more job (delta 1), or one fewer (-1). */
+static void busy_add(srv_compute_pool *p, const srv_addr *client, int delta) {
+    unsigned i = 0;
+    while (i < p->n_busy &&
+           memcmp(&p->busy[i].client, client, sizeof *client) != 0)
+        i++;
+    if (i == p->n_busy) { /* delta is 1: at most one entry per worker */
+        p->busy[p->n_busy++] = (busy_client){*client, 0};
+    }
+    p->busy[i].jobs += (unsigned)delta;
+    if (p->busy[i].jobs == 0)
+        p->busy[i] = p->busy[--p->n_busy];
+}
+
+/* The first client queue of lane l, from its turn on, whose client may
+ * run one more job, or NONE: in the interactive and grading lanes a
+ * client runs at most client_max jobs at once, so that one client whose
+ * jobs are long never holds every worker while others wait. */
+static uint32_t eligible_queue(const srv_compute_pool *p, srv_lane l) {
+    uint32_t q = p->turn[l];
+    if (q == NONE || l == SRV_LANE_BULK)
+        return q;
+    do {
+        if (busy_jobs(p, &p->queues[q].client) < p->client_max)
+            return q;
+        q = p->queues[q].next;
+    } while (q != p->turn[l]);
+    return NONE;
+}
+
+/* The lane a free worker serves next, or SRV_LANES when none has a job it
+ * may take: for a bulk worker the bulk lane, else the first of the
  * interactive and grading lanes, in that order. */
 static srv_lane next_lane(const srv_compute_pool *p, int bulk) {
     if (bulk)
         return p->waiting[SRV_LANE_BULK] > 0 ? SRV_LANE_BULK : SRV_LANES;
     for (int l = 0; l < SRV_LANE_BULK; l++)
-        if (p->waiting[l] > 0)
+        if (eligible_queue(p, (srv_lane)l) != NONE)
             return (srv_lane)l;
     return SRV_LANES;
 }
 
-/* The next job of lane l, round-robin over its clients (waiting > 0). */
+/* Jobs waiting in the lanes a worker of this kind serves. */
+static unsigned waiting_for(const srv_compute_pool *p, int bulk) {
+    return bulk ? p->waiting[SRV_LANE_BULK]
+                : p->waiting[SRV_LANE_INTERACTIVE] +
+                      p->waiting[SRV_LANE_GRADING];
+}
+
+/* The next job of lane l, round-robin over its clients that may run one
+ * more (eligible_queue is not NONE). */
 static job take(srv_compute_pool *p, srv_lane l) {
-    uint32_t q = p->turn[l];
+    uint32_t q = p->turn[l] = eligible_queue(p, l);
     client_queue *cq = &p->queues[q];
     uint32_t j = cq->first;
     job out = p->jobs[j];
@@ -120,16 +177,26 @@ static void serve(srv_compute_pool *p, int bulk) {
     pthread_mutex_lock(&p->lock);
     for (;;) {
         srv_lane l;
-        while ((l = next_lane(p, bulk)) == SRV_LANES && !p->stopping)
+        /* stopping, the jobs left are run before the worker ends */
+        while ((l = next_lane(p, bulk)) == SRV_LANES &&
+               !(p->stopping && waiting_for(p, bulk) == 0))
             pthread_cond_wait(&p->ready[bulk], &p->lock);
         if (l == SRV_LANES) /* stopping, and nothing left to run */
             break;
         job j = take(p, l);
         p->running[l]++;
+        if (!bulk)
+            busy_add(p, &j.client, 1);
         pthread_mutex_unlock(&p->lock);
         j.run(j.arg);
         pthread_mutex_lock(&p->lock);
         p->running[l]--;
+        if (!bulk) {
+            busy_add(p, &j.client, -1);
+            /* its client may run another: a worker waiting for one wakes */
+            if (waiting_for(p, 0) > 0)
+                pthread_cond_broadcast(&p->ready[0]);
+        }
     }
     pthread_mutex_unlock(&p->lock);
 }
@@ -158,10 +225,15 @@ srv_compute_pool *srv_compute_pool_new(unsigned workers, unsigned queue_max) {
      * an idle machine a batch still has every core but one */
     unsigned bulk_workers = workers > 1 ? workers - 1 : 1;
     p->threads = calloc(workers + bulk_workers, sizeof *p->threads);
-    if (p->jobs == NULL || p->queues == NULL || p->threads == NULL) {
+    p->busy = calloc(workers, sizeof *p->busy);
+    /* half the workers (at least one) for one client's jobs */
+    p->client_max = workers > 1 ? workers / 2 : 1;
+    if (p->jobs == NULL || p->queues == NULL || p->threads == NULL ||
+        p->busy == NULL) {
         free(p->jobs);
         free(p->queues);
         free(p->threads);
+        free(p->busy);
         free(p);
         return NULL;
     }
@@ -241,7 +313,7 @@ int srv_compute_pool_submit(srv_compute_pool *p, srv_compute_fn run, void *arg,
     if (ok) {
         uint32_t j = p->free_job;
         p->free_job = p->jobs[j].next;
-        p->jobs[j] = (job){run, arg, NONE, lane};
+        p->jobs[j] = (job){run, arg, NONE, lane, *client};
         enqueue(p, lane, j, client);
         p->waiting[lane]++;
         pthread_cond_signal(&p->ready[lane == SRV_LANE_BULK]);
@@ -291,5 +363,6 @@ void srv_compute_pool_free(srv_compute_pool *p) {
     free(p->jobs);
     free(p->queues);
     free(p->threads);
+    free(p->busy);
     free(p);
 }

@@ -22,10 +22,11 @@
  * Within a lane the queue is fair between clients: each client (the
  * identity the per-client limits use, client_addr.h, or its token) has a
  * queue of its own, first come first served within it, and a free worker
- * takes the next job round-robin over the clients that hold one. A client
- * that queues a hundred slow jobs then delays another client's job by at
- * most one job per worker, not by the hundred (docs/operations.md,
- * "Compute pool").
+ * takes the next job round-robin over the clients that hold one. In the
+ * interactive and grading lanes one client runs at most half the workers'
+ * jobs at once (at least one), so that a client whose jobs each compute
+ * for seconds never holds every worker while another client's job waits
+ * (docs/operations.md, "Compute pool").
  */
 #ifndef SRV_COMPUTE_POOL_H
 #define SRV_COMPUTE_POOL_H

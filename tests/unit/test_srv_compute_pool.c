@@ -289,6 +289,40 @@ static void test_bulk_leaves_a_worker(void **state) {
     release(p);
 }
 
+/* One client's jobs never hold every worker of the interactive and
+ * grading lanes (at most half of them): with two workers and two slow
+ * jobs of one client, one runs, the other waits, and another client's
+ * job runs meanwhile. */
+static void test_one_client_half_the_workers(void **state) {
+    (void)state;
+    open_gate = 0;
+    n_ran = 0;
+    memset(ran, 0, sizeof ran);
+    srv_compute_pool *p = srv_compute_pool_new(2, 8);
+    assert_non_null(p);
+    srv_addr a = client(1), b = client(2);
+    for (int k = 0; k < 2; k++)
+        assert_int_equal(srv_compute_pool_submit(p, gate_job, NULL,
+                                                 SRV_LANE_INTERACTIVE, &a),
+                         0);
+    for (int i = 0; i < 1000 && srv_compute_pool_running(p) == 0; i++)
+        usleep(1000);
+    usleep(
+        50000); /* time for a second worker to take the second, if it could */
+    assert_int_equal(srv_compute_pool_lane_running(p, SRV_LANE_INTERACTIVE), 1);
+    assert_int_equal(srv_compute_pool_lane_waiting(p, SRV_LANE_INTERACTIVE), 1);
+    static const char other = 'b';
+    assert_int_equal(srv_compute_pool_submit(p, record_job, (void *)&other,
+                                             SRV_LANE_GRADING, &b),
+                     0);
+    for (int i = 0; i < 2000 && n_ran == 0; i++)
+        usleep(1000);
+    assert_string_equal(ran, "b");
+    assert_int_equal(srv_compute_pool_lane_waiting(p, SRV_LANE_INTERACTIVE), 1);
+    release(p); /* the gate opens: the second runs once the first is done */
+    assert_string_equal(ran, "b");
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_one_client_in_order),
@@ -298,6 +332,7 @@ int main(void) {
         cmocka_unit_test(test_lanes_in_order),
         cmocka_unit_test(test_bulk_leaves_a_worker),
         cmocka_unit_test(test_bulk_runs_nicer),
+        cmocka_unit_test(test_one_client_half_the_workers),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
