@@ -55,6 +55,13 @@ static int sha256(unsigned char out[DIGEST_BYTES], const char *s, size_t n) {
     return gnutls_hash_fast(GNUTLS_DIG_SHA256, s, n, out) == 0 ? 0 : -1;
 }
 
+static int has_blank(const char *s, size_t n) {
+    for (size_t k = 0; k < n; k++)
+        if (is_blank(s[k]))
+            return 1;
+    return 0;
+}
+
 /* Append the digest of s[0 .. n) to auth, with its label (label_n bytes;
  * none: "token<k>", k counting from 1). Returns 0, -1 out of memory. */
 static int add_token(srv_auth *auth, size_t *cap, const char *s, size_t n,
@@ -80,6 +87,14 @@ static int add_token(srv_auth *auth, size_t *cap, const char *s, size_t n,
         snprintf(auth->label[auth->n], sizeof auth->label[0], "token%zu",
                  auth->n + 1);
     auth->n++;
+    return 0;
+}
+
+/* 1 when the last token's label is an earlier token's too. */
+static int label_taken(const srv_auth *auth) {
+    for (size_t k = 0; k + 1 < auth->n; k++)
+        if (strcmp(auth->label[k], auth->label[auth->n - 1]) == 0)
+            return 1;
     return 0;
 }
 
@@ -119,7 +134,13 @@ srv_auth *srv_auth_load(const char *path, char *err, size_t cap) {
             for (i = blank; i < n && is_blank(line[i]); i++)
                 ;
         }
-        if (label_n > 0 && !is_label(line + label_at, label_n)) {
+        if (label_n > 0 && has_blank(line + i, n - i)) {
+            snprintf(err, cap,
+                     "%s line %lu: more than a label then a token (a label "
+                     "has no blanks: write Ada.Lovelace, not Ada Lovelace)",
+                     path, lineno);
+            failed = 1;
+        } else if (label_n > 0 && !is_label(line + label_at, label_n)) {
             snprintf(err, cap,
                      "%s line %lu: not a label then a token (a label is 1 "
                      "to %d characters of A-Z a-z 0-9 - . _ @)",
@@ -135,6 +156,14 @@ srv_auth *srv_auth_load(const char *path, char *err, size_t cap) {
         } else if (add_token(auth, &digests_cap, line + i, n - i,
                              line + label_at, label_n) != 0) {
             snprintf(err, cap, "out of memory");
+            failed = 1;
+        } else if (label_taken(auth)) {
+            /* a label is one client to the limits and one name in the log */
+            snprintf(err, cap,
+                     "%s line %lu: the label %s is an earlier line's too "
+                     "(a line without a label is token<N>, N its token's "
+                     "place in the file); each label names one student",
+                     path, lineno, auth->label[auth->n - 1]);
             failed = 1;
         }
     }

@@ -138,6 +138,19 @@ static void test_refusals(void **state) {
     free(header);
     free(big);
     srv_auth_free(auth);
+    /* a label with a blank: said so, not "not a token" */
+    assert_null(load("Ada Lovelace s3cret\n", err, sizeof err));
+    assert_non_null(strstr(err, "line 1: more than a label then a token"));
+    assert_null(strstr(err, "s3cret"));
+    /* one label, two tokens: two students would be one client and one
+     * name in the log */
+    assert_null(load("alice aaaa\nbob bbbb\nalice cccc\n", err, sizeof err));
+    assert_non_null(strstr(err, "line 3: the label alice is an earlier"));
+    /* an unlabelled token's name taken by a label, either way round */
+    assert_null(load("dddd\ntoken1 eeee\n", err, sizeof err));
+    assert_non_null(strstr(err, "line 2: the label token1"));
+    assert_null(load("token2 eeee\ndddd\n", err, sizeof err));
+    assert_non_null(strstr(err, "line 2: the label token2"));
     /* unreadable */
     assert_null(srv_auth_load("/nonexistent/attnd-tokens", err, sizeof err));
     assert_non_null(strstr(err, "cannot read /nonexistent/attnd-tokens"));
