@@ -94,7 +94,16 @@ static void test_codes_are_the_error_enum(void **state) {
             "code"),
         "enum");
     assert_true(json_is_array(codes));
-    assert_int_equal(json_array_size(codes), API_E_COUNT - 1);
+    /* every code's name, each once (API_E_NO_ROOM is "overloaded" too) */
+    size_t names = 0;
+    for (int c = API_E_NONE + 1; c < API_E_COUNT; c++) {
+        int earlier = 0;
+        for (int k = API_E_NONE + 1; k < c; k++)
+            earlier |= !strcmp(api_error_name((api_error)k),
+                               api_error_name((api_error)c));
+        names += !earlier;
+    }
+    assert_int_equal(json_array_size(codes), names);
     for (int c = API_E_NONE + 1; c < API_E_COUNT; c++) {
         const char *name = api_error_name((api_error)c);
         int found = 0;
