@@ -258,32 +258,41 @@ static void test_bulk_runs_nicer(void **state) {
     assert_int_equal(batch, own + 10 > 19 ? 19 : own + 10);
 }
 
-/* Bulk jobs never hold every worker: with two workers and two slow bulk
- * jobs, a click is run while the first bulk job still runs. */
-static void test_bulk_leaves_a_worker(void **state) {
-    (void)state;
+/* A pool of two workers in which client 1 has two slow jobs (gates) in
+ * lane `gates`, one of them running, and client 2's job in lane
+ * `click_lane` has run meanwhile: the gate still holds its worker. */
+static srv_compute_pool *gates_then_a_click(srv_lane gates,
+                                            srv_lane click_lane) {
     open_gate = 0;
     n_ran = 0;
     memset(ran, 0, sizeof ran);
     srv_compute_pool *p = srv_compute_pool_new(2, 8);
     assert_non_null(p);
     srv_addr a = client(1), b = client(2);
-    assert_int_equal(
-        srv_compute_pool_submit(p, gate_job, NULL, SRV_LANE_BULK, &a), 0);
-    assert_int_equal(
-        srv_compute_pool_submit(p, gate_job, NULL, SRV_LANE_BULK, &a), 0);
-    for (int i = 0;
-         i < 1000 && srv_compute_pool_lane_running(p, SRV_LANE_BULK) == 0; i++)
+    for (int k = 0; k < 2; k++)
+        assert_int_equal(srv_compute_pool_submit(p, gate_job, NULL, gates, &a),
+                         0);
+    for (int i = 0; i < 1000 && srv_compute_pool_lane_running(p, gates) == 0;
+         i++)
         usleep(1000);
+    usleep(50000); /* time for the second to start too, if it could */
     static const char click = 'c';
-    assert_int_equal(srv_compute_pool_submit(p, record_job, (void *)&click,
-                                             SRV_LANE_INTERACTIVE, &b),
-                     0);
+    assert_int_equal(
+        srv_compute_pool_submit(p, record_job, (void *)&click, click_lane, &b),
+        0);
     for (int i = 0; i < 2000 && n_ran == 0; i++)
         usleep(1000);
-    /* the click ran while the gate (a bulk job) still holds its worker,
-     * and the second bulk job still waits for that one */
     assert_string_equal(ran, "c");
+    return p;
+}
+
+/* Bulk jobs never hold every worker: with two workers and two slow bulk
+ * jobs, a click is run while the first bulk job still runs, and the
+ * second bulk job waits for the bulk lane's one thread. */
+static void test_bulk_leaves_a_worker(void **state) {
+    (void)state;
+    srv_compute_pool *p =
+        gates_then_a_click(SRV_LANE_BULK, SRV_LANE_INTERACTIVE);
     assert_int_equal(srv_compute_pool_lane_running(p, SRV_LANE_BULK), 1);
     assert_int_equal(srv_compute_pool_lane_waiting(p, SRV_LANE_BULK), 1);
     release(p);
@@ -295,32 +304,11 @@ static void test_bulk_leaves_a_worker(void **state) {
  * job runs meanwhile. */
 static void test_one_client_half_the_workers(void **state) {
     (void)state;
-    open_gate = 0;
-    n_ran = 0;
-    memset(ran, 0, sizeof ran);
-    srv_compute_pool *p = srv_compute_pool_new(2, 8);
-    assert_non_null(p);
-    srv_addr a = client(1), b = client(2);
-    for (int k = 0; k < 2; k++)
-        assert_int_equal(srv_compute_pool_submit(p, gate_job, NULL,
-                                                 SRV_LANE_INTERACTIVE, &a),
-                         0);
-    for (int i = 0; i < 1000 && srv_compute_pool_running(p) == 0; i++)
-        usleep(1000);
-    usleep(
-        50000); /* time for a second worker to take the second, if it could */
+    srv_compute_pool *p =
+        gates_then_a_click(SRV_LANE_INTERACTIVE, SRV_LANE_GRADING);
     assert_int_equal(srv_compute_pool_lane_running(p, SRV_LANE_INTERACTIVE), 1);
     assert_int_equal(srv_compute_pool_lane_waiting(p, SRV_LANE_INTERACTIVE), 1);
-    static const char other = 'b';
-    assert_int_equal(srv_compute_pool_submit(p, record_job, (void *)&other,
-                                             SRV_LANE_GRADING, &b),
-                     0);
-    for (int i = 0; i < 2000 && n_ran == 0; i++)
-        usleep(1000);
-    assert_string_equal(ran, "b");
-    assert_int_equal(srv_compute_pool_lane_waiting(p, SRV_LANE_INTERACTIVE), 1);
     release(p); /* the gate opens: the second runs once the first is done */
-    assert_string_equal(ran, "b");
 }
 
 int main(void) {
