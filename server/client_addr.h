@@ -71,9 +71,9 @@ srv_addr srv_client_addr(const srv_addr *peer, const srv_netlist *trusted,
  * name in the unique-local range fd00::/8, which no peer of a lab has,
  * made of two FNV-1a hashes of the label (the rate limit keys an IPv6
  * client by its /64: 56 bits of the first hash, so two labels of a
- * class share a bucket with a chance of about n^2 / 2^57). Tokens are clients, so that a
- * class behind one NAT, one token a student, is many clients to the rate
- * limit and to the compute queue's fairness (docs/class.md, "Who is a
+ * class share a bucket with a chance of about n^2 / 2^57). Tokens are clients,
+ * so that a class behind one NAT, one token a student, is many clients to the
+ * rate limit and to the compute queue's fairness (docs/class.md, "Who is a
  * client"). label must be a NUL-terminated string. */
 srv_addr srv_client_of_token(const char *label);
 

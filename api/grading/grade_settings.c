@@ -25,8 +25,8 @@ static const char *const members[] = {
 /* The gradable route whose request has a field named key: the endpoint
  * body names when it is one, else the first in the table; NULL: none. */
 static const api_route *request_field_of(const json_t *body, const char *key) {
-    const api_route *named = api_route_find(
-        json_string_value(json_object_get(body, "endpoint")));
+    const api_route *named =
+        api_route_find(json_string_value(json_object_get(body, "endpoint")));
     for (size_t r = 0; r <= api_route_count(); r++) {
         const api_route *route = r == 0 ? named : api_route_at(r - 1);
         if (route == NULL || !route->answer || route->request == NULL)

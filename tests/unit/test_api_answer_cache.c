@@ -2,8 +2,8 @@
  * test_api_answer_cache.c — identical requests computed once
  * (api/core/answer_cache.h): a kept answer is found by its key alone,
  * compared in full; requests waiting for an identical one computing get
- * its answer, or compute it themselves, unshared, when it gave none; the cache stays
- * within its bytes, least recently used first out, and within the memory
+ * its answer, or compute it themselves, unshared, when it gave none; the cache
+ * stays within its bytes, least recently used first out, and within the memory
  * budget; ETags and If-None-Match follow RFC 9110.
  */
 #include <pthread.h>
@@ -124,7 +124,8 @@ static void *wait_for_it(void *arg) {
     } else if (w->outcome == API_ANSWER_BYPASS) {
         /* the first gave no answer: this one computes it, unshared */
         strcpy(w->body, "computed here");
-    }    return NULL;
+    }
+    return NULL;
 }
 
 static void test_identical_requests_wait(void **state) {
