@@ -55,7 +55,8 @@ srv_gate_verdict srv_gate_admit(srv_gate *g, const srv_gate_request *req,
     ticket->generation = 0;
     *retry_after_s = 0;
     *token_label = NULL;
-    int unlimited = srv_gate_route_unlimited(req->route);
+    unsigned flags = api_route_flags(req->route);
+    int unlimited = (flags & API_ROUTE_UNLIMITED) != 0;
     /* the token first, so that a refusal's log line names its label */
     srv_auth_result auth = SRV_AUTH_OK;
     if (g->cfg.auth != NULL && !srv_gate_route_open(g, req->route))
@@ -66,8 +67,7 @@ srv_gate_verdict srv_gate_admit(srv_gate *g, const srv_gate_request *req,
         (void)srv_auth_check(g->cfg.auth, req->authorization, token_label);
     /* a document served as it is costs a copy of bytes kept compressed:
      * no per-client limit counts it, the cap on all in flight does */
-    int per_client =
-        !unlimited && !(api_route_flags(req->route) & API_ROUTE_STATIC);
+    int per_client = !unlimited && !(flags & API_ROUTE_STATIC);
     srv_addr peer;
     if (g->rl != NULL && per_client &&
         srv_addr_from_sockaddr(&peer, req->peer) == 0) {
