@@ -129,6 +129,8 @@
   };
   var MASKED_FILL = '#bdbdbd'; /* a masked score (null, −∞) */
   var palette = 'reds'; /* the weights' palette, from the header's picker */
+  var stretchColours = false; /* stretch the weights' scale to their largest */
+  var exactDigits = false; /* readouts: every digit, not 4 significant */
 
   function rgbAt(name, t) {
     var a = PALETTES[name] || PALETTES.reds, last = a.length - 1;
@@ -142,13 +144,6 @@
     return '#' + rgb.map(function (v) { return (v < 16 ? '0' : '') + v.toString(16); }).join('');
   }
   function colour(t, name) { return hex(rgbAt(name || 'reds', t)); }
-  /* White text on dark colours: reds past its middle, as attnd prints;
-   * others by relative luminance (WCAG 2) below 0.35. */
-  function darkAt(name, t) {
-    if ((name || 'reds') === 'reds') return t > 0.5;
-    var lin = rgbAt(name, t).map(function (c) { c /= 255; return c <= 0.04045 ? c / 12.92 : Math.pow((c + 0.055) / 1.055, 2.4); });
-    return 0.2126 * lin[0] + 0.7152 * lin[1] + 0.0722 * lin[2] < 0.35;
-  }
   /* 256 colours of a palette as bytes, for canvases. */
   var luts = {};
   function lut(name) {
@@ -184,17 +179,43 @@
    * for unbatched multi-head weights; (B, H, Nq, Nk). */
   function panelsOf(weights, heads) {
     var w = nested(weights), shape = shapeOf(w), panels = [];
-    if (shape.length === 2) return [{ label: '', m: w }];
+    if (shape.length === 2) return [{ label: '', m: w, b: 0, h: 0 }];
     if (shape.length === 3) {
-      return w.map(function (m, i) { return { label: (heads ? 'head ' : 'example ') + i, m: m }; });
+      return w.map(function (m, i) { return { label: (heads ? 'head ' : 'example ') + i, m: m, b: heads ? 0 : i, h: heads ? i : 0 }; });
     }
     if (shape.length === 4) {
       w.forEach(function (ex, b) {
-        ex.forEach(function (m, hd) { panels.push({ label: 'example ' + b + ', head ' + hd, m: m }); });
+        ex.forEach(function (m, hd) { panels.push({ label: 'example ' + b + ', head ' + hd, m: m, b: b, h: hd }); });
       });
       return panels;
     }
     return null;
+  }
+
+  /* The keys a request hides from each query (docs/attention.md): causal,
+   * valid_lens (per example, or per example and query), a boolean
+   * attn_mask (true = hidden; (Nq, Nk), (B, Nq, Nk) or per head
+   * (B·H, Nq, Nk)) and key_padding_mask. Returns null when it hides none,
+   * else hiddenIn(b, h) → hidden(q, k), so that a masked weight (exactly
+   * 0) is drawn as masked, not as a small one. */
+  function hiddenOf(body, H) {
+    if (!body || typeof body !== 'object') return null;
+    var causal = body.causal === true, lens = nested(body.valid_lens);
+    var am = nested(body.attn_mask), kpm = nested(body.key_padding_mask);
+    if (!causal && lens == null && !Array.isArray(am) && !Array.isArray(kpm)) return null;
+    var amRank = Array.isArray(am) ? shapeOf(am).length : 0;
+    return function (b, h) {
+      var m = amRank === 2 ? am : amRank === 3 ? am[H > 1 && am.length % H === 0 && am.length > 1 ? b * H + h : b] || am[0] : null;
+      var l = typeof lens === 'number' ? lens : Array.isArray(lens) ? lens[b] : null;
+      var pad = Array.isArray(kpm) ? (Array.isArray(kpm[0]) ? kpm[b] : kpm) : null;
+      return function (q, k) {
+        if (causal && k > q) return true;
+        var lq = Array.isArray(l) ? l[q] : l;
+        if (typeof lq === 'number' && k >= lq) return true;
+        if (m && m[q] && (m[q][k] === true || m[q][k] === null)) return true;
+        return !!(pad && pad[k] === true);
+      };
+    };
   }
 
   /* Block-average an (Nq, Nk) matrix down to at most side × side (null
@@ -228,63 +249,116 @@
   }
   function shortLabel(s) { s = String(s); return s.length > 10 ? s.slice(0, 9) + '…' : s; }
 
-  /* A heatmap of panels [{label, m: (Nq, Nk)}] with one colour scale.
-   * opts: title, xLabel, yLabel, perRow, grid (the longer grid side, 400
-   * user units by default), palette (a PALETTES name; default the page's),
+  /* A heatmap of panels [{label, m: (Nq, Nk), hidden(q, k)}] with one
+   * colour scale. opts: title, xLabel, yLabel, perRow, grid (the longer
+   * grid side, 400 user units by default; in presenter mode the screen's),
+   * width (the pixels the figure may take: below 560 the colour bar goes
+   * under the panels), palette (a PALETTES name; default the page's),
    * signed (values may be negative: the diverging palette, centred at 0),
    * labels {queries, keys} (token labels for the ticks), valueName (the
-   * colour bar's title), onHover(text), onClick({panel, q, k, v}).
-   * Panels of up to SVG_MAX_CELLS cells draw one <rect class="cell"> each;
-   * larger ones one canvas image per panel (image-rendering: pixelated),
-   * hovered and clicked by position. The root's data-render-ms says how
-   * long the drawing took. */
+   * colour bar's title), onHover(text, cell), onClick({panel, q, k, v}).
+   *
+   * Weights are drawn on the fixed scale 0 … 1 (a flat row is pale, not
+   * dark), unless the page's "stretch" box is ticked; a map of more than
+   * SVG_MAX_CELLS cells whose 99th percentile is below 0.5 clips its scale
+   * there, and says so, so that the structure of a 512-token causal map
+   * shows. A panel's hidden(q, k) cells (masked: causal, valid_lens,
+   * attn_mask), and null values (−∞ scores), are hatched grey in every
+   * view. Panels of up to SVG_MAX_CELLS cells draw one <rect class="cell">
+   * each; larger ones one canvas image per panel (image-rendering:
+   * pixelated), hovered and clicked by position. The figure is focusable:
+   * the arrow keys move a cursor over the cells (its description goes to
+   * onHover) and Enter clicks it. It carries alt text and, for screen
+   * readers, a table of the values of each panel up to SVG_MAX_CELLS
+   * cells. Returns a <div class="heatmap-figure"> holding the <svg>; its
+   * data-render-ms says how long the drawing took. */
   function heatmap(panels, opts) {
     opts = opts || {};
     var t0 = performance.now();
     var Nq = panels[0].m.length, Nk = panels[0].m[0].length;
     var pal = opts.signed ? 'rdbu' : (opts.palette || palette);
-    var lo = 0, hi = 0;
-    panels.forEach(function (p) {
-      p.m.forEach(function (row) { row.forEach(function (v) { if (v !== null) { if (v > hi) hi = v; if (v < lo) lo = v; } }); });
-    });
-    if (opts.signed || pal === 'rdbu') { hi = Math.max(hi, -lo); lo = -hi; } else lo = 0;
-    if (!(hi > lo)) { hi = lo + 1; if (opts.signed || pal === 'rdbu') { hi = 1; lo = -1; } }
-    var pos = function (v) { return (v - lo) / (hi - lo); };
+    var centred = opts.signed || pal === 'rdbu';
     var canvasMode = Nq * Nk > SVG_MAX_CELLS;
+    var lo = 0, hi = 0, values = [];
+    panels.forEach(function (p) {
+      p.m.forEach(function (row) {
+        row.forEach(function (v) {
+          if (v === null) return;
+          if (v > hi) hi = v;
+          if (v < lo) lo = v;
+          if (canvasMode && values.length < 1 << 20) values.push(v);
+        });
+      });
+    });
+    var scaleNote = '';
+    if (opts.signed) {
+      hi = Math.max(hi, -lo); lo = -hi;
+      if (!(hi > 0)) { hi = 1; lo = -1; }
+    } else if (stretchColours) {
+      if (centred) { hi = Math.max(hi, -lo); lo = -hi; } else lo = 0;
+      if (!(hi > lo)) { hi = 1; lo = centred ? -1 : 0; }
+      scaleNote = 'stretched to the largest, ' + label(hi);
+    } else {
+      lo = centred ? -1 : 0; hi = 1;
+      if (canvasMode && values.length) {
+        values.sort(function (a, b) { return a - b; });
+        var p99 = values[Math.floor(0.99 * (values.length - 1))];
+        if (p99 > 0 && p99 < 0.5) { hi = p99; if (centred) lo = -hi; scaleNote = 'clipped at ' + label(hi) + ', the 99th percentile'; }
+      }
+    }
+    var pos = function (v) { return (v - lo) / (hi - lo); };
     var side = canvasMode ? CANVAS_MAX_SIDE : Infinity;
     var R = Math.min(Nq, side), C = Math.min(Nk, side);
-    var gridSide = opts.grid || 400;
-    var cell = Math.min(40, gridSide / Math.max(R, C));
-    var gw = cell * C, gh = cell * R;
+    var presenter = document.body.classList.contains('presenter');
+    var avail = opts.width || 0, narrow = avail > 0 && avail < 560;
     var labels = opts.labels || {};
     var qLabels = Array.isArray(labels.queries) && labels.queries.length === Nq ? labels.queries : null;
     var kLabels = Array.isArray(labels.keys) && labels.keys.length === Nk ? labels.keys : null;
     var longest = function (a) { return a ? Math.max.apply(null, a.map(function (s) { return shortLabel(s).length; })) : 0; };
-    var left = Math.max(74, 40 + 8.5 * longest(qLabels)), top = 30, bottom = Math.max(58, 44 + 8.5 * longest(kLabels));
-    var pw = left + Math.max(gw, 120) + 24, ph = top + Math.max(gh, 84) + bottom;
-    var perRow = opts.perRow || Math.min(panels.length, 4);
+    var tickFont = presenter ? 20 : 14, titleFont = presenter ? 22 : 17;
+    var left = Math.max(narrow ? 52 : 74, 40 + tickFont * 0.6 * longest(qLabels)), top = 30;
+    var bottom = Math.max(58, 44 + tickFont * 0.6 * longest(kLabels));
+    var perRow = opts.perRow || Math.min(panels.length, narrow ? 1 : 4);
+    var gridSide = opts.grid || 400;
+    if (presenter && avail) {
+      gridSide = Math.max(gridSide, Math.min((avail - 160) / perRow - left - 24, window.innerHeight - 260));
+    }
+    if (narrow) gridSide = Math.max(120, Math.min(gridSide, (avail - left - 12) / perRow));
+    var cell = Math.min(presenter ? 120 : 40, gridSide / Math.max(R, C));
+    var gw = cell * C, gh = cell * R;
+    var pw = left + Math.max(gw, 120) + (narrow ? 8 : 24), ph = top + Math.max(gh, 84) + bottom;
     var rows = Math.ceil(panels.length / perRow);
-    var barH = Math.max(gh, 160);
-    var width = perRow * pw + 120, height = Math.max(rows * ph, top + barH + bottom) + 8;
-    var root = svg('svg', { viewBox: '0 0 ' + r2(width) + ' ' + r2(height), width: r2(width), height: r2(height), role: 'img', class: 'weights-heatmap', 'data-mode': canvasMode ? 'canvas' : 'svg', 'data-palette': pal });
-    root.appendChild(svg('title', null, (opts.title || 'Attention weights') + ': ' + panels.length + ' panel' + (panels.length === 1 ? '' : 's') + ' of ' + Nq + ' × ' + Nk));
-    var defs = svg('defs'), grad = svg('linearGradient', { id: 'lab-scale-' + (++heatmap.count), x1: 0, y1: 1, x2: 0, y2: 0 });
+    var barH = Math.max(gh, 160), barSpace = narrow ? 0 : 120 + (scaleNote ? 24 : 0);
+    var width = perRow * pw + barSpace;
+    var height = narrow ? rows * ph + 96 : Math.max(rows * ph, top + barH + bottom) + 8;
+    var anyHidden = false;
+    var title = (opts.title || 'Attention weights') + ': ' + panels.length + ' panel' + (panels.length === 1 ? '' : 's') + ' of ' + Nq + ' × ' + Nk;
+    var root = svg('svg', {
+      viewBox: '0 0 ' + r2(width) + ' ' + r2(height), width: r2(width), height: r2(height), role: 'img',
+      class: 'weights-heatmap', 'data-mode': canvasMode ? 'canvas' : 'svg', 'data-palette': pal,
+      'data-scale': label(lo) + ' ' + label(hi), tabindex: 0
+    });
+    var id = ++heatmap.count;
+    root.appendChild(svg('title', null, title));
+    var defs = svg('defs'), grad = svg('linearGradient', narrow ? { id: 'lab-scale-' + id, x1: 0, y1: 0, x2: 1, y2: 0 } : { id: 'lab-scale-' + id, x1: 0, y1: 1, x2: 0, y2: 0 });
     var stops = pal === 'reds' ? 8 : 16;
     for (var i = 0; i <= stops; i++) grad.appendChild(svg('stop', { offset: r2(i / stops), 'stop-color': colour(i / stops, pal) }));
     defs.appendChild(grad);
+    defs.appendChild(maskedPattern('lab-masked-' + id, Math.max(6, Math.min(12, cell / 3))));
     root.appendChild(defs);
     var shown = []; /* per panel: the matrix drawn (block means when sampled) */
 
     panels.forEach(function (p, pi) {
-      var d = downsample(p.m, side), m = d.m;
+      var d = downsample(p.m, side), m = d.m, hidden = d.sampled ? null : p.hidden;
       shown.push(d);
       var g = svg('g', { class: 'panel', 'data-panel': pi, transform: 'translate(' + r2((pi % perRow) * pw) + ',' + r2(Math.floor(pi / perRow) * ph) + ')' });
       g.appendChild(svg('title', null, (p.label || 'weights') + ': ' + Nq + ' × ' + Nk +
         (d.sampled ? ', block-averaged to ' + m.length + ' × ' + m[0].length + ' cells' : '')));
       if (p.label || d.sampled) {
-        g.appendChild(svg('text', { class: 'panel-label', x: left, y: 20, 'font-size': 17, 'font-weight': 'bold' },
+        g.appendChild(svg('text', { class: 'panel-label', x: left, y: 20, 'font-size': titleFont, 'font-weight': 'bold' },
           (p.label || '') + (d.sampled ? (p.label ? ' ' : '') + '(block-averaged)' : '')));
       }
+      var isHidden = function (r, c) { return m[r][c] === null || (hidden ? hidden(r, c) : false); };
       if (canvasMode) {
         var cv = document.createElement('canvas');
         cv.width = m[0].length;
@@ -295,7 +369,10 @@
           var row = m[r];
           for (var c = 0; c < row.length; c++, at += 4) {
             var v = row[c];
-            if (v === null) { px[at] = px[at + 1] = px[at + 2] = 0xbd; } else {
+            if (isHidden(r, c)) {
+              anyHidden = true;
+              px[at] = px[at + 1] = px[at + 2] = (r + c) % 4 === 0 ? 0x6e : 0xbd;
+            } else {
               var t = pos(v), k = t <= 0 ? 0 : t >= 1 ? 255 : Math.round(t * 255);
               px[at] = tab[3 * k]; px[at + 1] = tab[3 * k + 1]; px[at + 2] = tab[3 * k + 2];
             }
@@ -311,27 +388,31 @@
         var cells = svg('g', { class: 'cells', 'shape-rendering': 'crispEdges', transform: 'translate(' + left + ',' + top + ')' });
         m.forEach(function (row, r) {
           row.forEach(function (v, c) {
+            var off = isHidden(r, c);
+            if (off) anyHidden = true;
             cells.appendChild(svg('rect', {
-              class: 'cell' + (v === null ? ' masked' : ''), x: r2(c * cell), y: r2(r * cell), width: r2(cell), height: r2(cell),
-              fill: v === null ? MASKED_FILL : colour(pos(v), pal), 'data-panel': pi, 'data-q': r, 'data-k': c, 'data-v': v === null ? 'null' : v
+              class: 'cell' + (off ? ' masked' : ''), x: r2(c * cell), y: r2(r * cell), width: r2(cell), height: r2(cell),
+              fill: off ? 'url(#lab-masked-' + id + ')' : colour(pos(v), pal), 'data-panel': pi, 'data-q': r, 'data-k': c, 'data-v': v === null ? 'null' : v
             }));
           });
         });
         g.appendChild(cells);
-        if (cell >= 30 && Nq * Nk <= 256) {
-          var vals = svg('g', { class: 'values', 'font-size': 13, 'text-anchor': 'middle', 'pointer-events': 'none' });
+        var cellFont = presenter ? Math.max(18, Math.min(28, cell * 0.34)) : 13;
+        if (cell >= cellFont * 2.3 && Nq * Nk <= 256) {
+          var vals = svg('g', { class: 'values', 'font-size': r2(cellFont), 'text-anchor': 'middle', 'pointer-events': 'none' });
           m.forEach(function (row, r) {
             row.forEach(function (v, c) {
-              vals.appendChild(svg('text', { x: r2(left + (c + 0.5) * cell), y: r2(top + (r + 0.5) * cell + 4.5), fill: v !== null && darkAt(pal, pos(v)) ? '#ffffff' : '#000000' },
-                v === null ? '−∞' : Math.abs(v) >= 100 ? label(Math.round(v)) : v.toFixed(2)));
+              var off = isHidden(r, c);
+              vals.appendChild(svg('text', { x: r2(left + (c + 0.5) * cell), y: r2(top + (r + 0.5) * cell + cellFont * 0.35), fill: off ? '#000000' : inkOn(rgbAt(pal, pos(v))) },
+                v === null ? '−∞' : off ? '0' : Math.abs(v) >= 100 ? label(Math.round(v)) : v.toFixed(2)));
             });
           });
           g.appendChild(vals);
         }
       }
       g.appendChild(svg('rect', { x: left, y: top, width: r2(gw), height: r2(gh), fill: 'none', stroke: '#000', 'stroke-width': 1, 'pointer-events': 'none' }));
-      var ticks = svg('g', { class: 'ticks', 'font-size': 14 });
-      var step = tickIndexStep(Nk, kLabels ? Math.max(10, Math.floor(gw / 15)) : 10);
+      var ticks = svg('g', { class: 'ticks', 'font-size': tickFont });
+      var step = tickIndexStep(Nk, kLabels ? Math.max(10, Math.floor(gw / (tickFont + 1))) : 10);
       for (var k = 0; k < Nk; k += step) {
         var x = left + (k + 0.5) * gw / Nk;
         ticks.appendChild(svg('line', { x1: r2(x), y1: top + gh, x2: r2(x), y2: top + gh + 5, stroke: '#000' }));
@@ -342,7 +423,7 @@
           ticks.appendChild(svg('text', { x: r2(x), y: r2(top + gh + 20), 'text-anchor': 'middle' }, k));
         }
       }
-      step = tickIndexStep(Nq, qLabels ? Math.max(10, Math.floor(gh / 15)) : 10);
+      step = tickIndexStep(Nq, qLabels ? Math.max(10, Math.floor(gh / (tickFont + 1))) : 10);
       for (var q = 0; q < Nq; q += step) {
         var y = top + (q + 0.5) * gh / Nq;
         ticks.appendChild(svg('line', { x1: left - 5, y1: r2(y), x2: left, y2: r2(y), stroke: '#000' }));
@@ -350,46 +431,78 @@
           qLabels ? [svg('title', null, String(qLabels[q])), shortLabel(qLabels[q])] : q));
       }
       g.appendChild(ticks);
-      g.appendChild(svg('text', { class: 'axis-title', x: r2(left + Math.max(gw, 120) / 2), y: r2(top + gh + bottom - 14), 'font-size': 17, 'text-anchor': 'middle' }, opts.xLabel || 'Keys'));
-      g.appendChild(svg('text', { class: 'axis-title', x: 0, y: 0, 'font-size': 17, 'text-anchor': 'middle', transform: 'translate(20,' + r2(top + Math.max(gh, 84) / 2) + ') rotate(-90)' }, opts.yLabel || 'Queries'));
+      g.appendChild(svg('text', { class: 'axis-title', x: r2(left + Math.max(gw, 120) / 2), y: r2(top + gh + bottom - 14), 'font-size': titleFont, 'text-anchor': 'middle' }, opts.xLabel || 'Keys'));
+      g.appendChild(svg('text', { class: 'axis-title', x: 0, y: 0, 'font-size': titleFont, 'text-anchor': 'middle', transform: 'translate(20,' + r2(top + Math.max(gh, 84) / 2) + ') rotate(-90)' }, opts.yLabel || 'Queries'));
       root.appendChild(g);
     });
 
-    /* colour bar */
-    var bx = perRow * pw + 6, by = top;
-    var bar = svg('g', { class: 'colorbar' });
-    bar.appendChild(svg('rect', { x: bx, y: by, width: 22, height: r2(barH), fill: 'url(#' + grad.getAttribute('id') + ')', stroke: '#000' }));
+    /* the colour bar: right of the panels, or under them when narrow */
+    var bar = svg('g', { class: 'colorbar', 'font-size': tickFont });
+    var barTitle = (opts.valueName || 'weight') + (scaleNote ? ' (' + scaleNote + ')' : '');
     var ticksV = lo === 0 ? (function () { var s = tickStep(hi), out = []; for (var t = 0; t * s <= hi * (1 + 1e-9); t++) out.push(t * s); return out; })() : niceTicks(lo, hi, 5);
-    ticksV.forEach(function (tv) {
-      var ty = by + barH - barH * pos(tv);
-      bar.appendChild(svg('line', { x1: bx + 22, y1: r2(ty), x2: bx + 27, y2: r2(ty), stroke: '#000' }));
-      bar.appendChild(svg('text', { x: bx + 30, y: r2(ty + 5), 'font-size': 14 }, label(tv)));
-    });
-    bar.appendChild(svg('text', { x: 0, y: 0, 'font-size': 17, 'text-anchor': 'middle', transform: 'translate(' + (bx + 100) + ',' + r2(by + barH / 2) + ') rotate(-90)' }, opts.valueName || 'weight'));
+    if (narrow) {
+      var bx0 = left, by0 = rows * ph + 4, bw = Math.max(gw, 200);
+      bar.appendChild(svg('rect', { x: bx0, y: by0, width: r2(bw), height: 16, fill: 'url(#' + grad.getAttribute('id') + ')', stroke: '#000' }));
+      ticksV.forEach(function (tv) {
+        var tx = bx0 + bw * pos(tv);
+        bar.appendChild(svg('line', { x1: r2(tx), y1: by0 + 16, x2: r2(tx), y2: by0 + 21, stroke: '#000' }));
+        bar.appendChild(svg('text', { x: r2(tx), y: by0 + 36, 'text-anchor': 'middle' }, label(tv)));
+      });
+      bar.appendChild(svg('text', { x: bx0, y: by0 + 58 }, barTitle));
+      if (anyHidden) {
+        bar.appendChild(svg('rect', { x: bx0, y: by0 + 66, width: 18, height: 18, fill: 'url(#lab-masked-' + id + ')', stroke: '#000' }));
+        bar.appendChild(svg('text', { x: bx0 + 26, y: by0 + 81 }, 'masked: weight 0'));
+      }
+    } else {
+      var bx = perRow * pw + 6, by = top;
+      bar.appendChild(svg('rect', { x: bx, y: by, width: 22, height: r2(barH), fill: 'url(#' + grad.getAttribute('id') + ')', stroke: '#000' }));
+      ticksV.forEach(function (tv) {
+        var ty = by + barH - barH * pos(tv);
+        bar.appendChild(svg('line', { x1: bx + 22, y1: r2(ty), x2: bx + 27, y2: r2(ty), stroke: '#000' }));
+        bar.appendChild(svg('text', { x: bx + 30, y: r2(ty + 5) }, label(tv)));
+      });
+      bar.appendChild(svg('text', { x: 0, y: 0, 'font-size': titleFont, 'text-anchor': 'middle', transform: 'translate(' + (bx + 100) + ',' + r2(by + barH / 2) + ') rotate(-90)' },
+        opts.valueName || 'weight'));
+      if (scaleNote) {
+        bar.appendChild(svg('text', { x: 0, y: 0, 'text-anchor': 'middle', transform: 'translate(' + (bx + 124) + ',' + r2(by + barH / 2) + ') rotate(-90)' }, '(' + scaleNote + ')'));
+      }
+      if (anyHidden) {
+        bar.appendChild(svg('rect', { x: bx, y: r2(by + barH + 12), width: 22, height: 22, fill: 'url(#lab-masked-' + id + ')', stroke: '#000' }));
+        bar.appendChild(svg('text', { x: bx + 30, y: r2(by + barH + 28) }, 'masked'));
+      }
+    }
     root.appendChild(bar);
+    var cursor = svg('rect', { class: 'cursor', fill: 'none', stroke: '#0b4fa8', 'stroke-width': 3, 'pointer-events': 'none', visibility: 'hidden' });
+    root.appendChild(cursor);
+    var alt = title + '. ' + legendText(pal, centred, opts.valueName) + (scaleNote ? ' Colour scale ' + scaleNote + '.' : '') +
+      (anyHidden ? ' Hatched grey cells are masked (weight 0).' : '') + ' Arrow keys move over the cells.';
+    root.setAttribute('aria-label', alt);
 
     /* the cell under the pointer: a <rect>'s attributes, or a canvas
      * image's position */
+    function cellOf(pi, qi, ki) {
+      var s = shown[pi];
+      if (!s.sampled) return { panel: pi, q: qi, k: ki, v: panels[pi].m[qi][ki], masked: panels[pi].hidden ? panels[pi].hidden(qi, ki) : panels[pi].m[qi][ki] === null };
+      var rr = Math.floor(qi * s.m.length / Nq), cc = Math.floor(ki * s.m[0].length / Nk);
+      return { panel: pi, q: qi, k: ki, v: s.m[rr][cc], sampled: true };
+    }
     function cellAt(ev) {
       var c = ev.target;
       if (!c.classList) return null;
-      if (c.classList.contains('cell')) {
-        var pi = +c.getAttribute('data-panel'), qi = +c.getAttribute('data-q'), ki = +c.getAttribute('data-k');
-        return { panel: pi, q: qi, k: ki, v: panels[pi].m[qi][ki], node: c };
-      }
+      if (c.classList.contains('cell')) return cellOf(+c.getAttribute('data-panel'), +c.getAttribute('data-q'), +c.getAttribute('data-k'));
       if (c.classList.contains('cells-image')) {
-        var b = c.getBoundingClientRect(), pj = +c.getAttribute('data-panel'), s = shown[pj].m;
-        var rr = Math.min(s.length - 1, Math.max(0, Math.floor((ev.clientY - b.top) / b.height * s.length)));
-        var cc = Math.min(s[0].length - 1, Math.max(0, Math.floor((ev.clientX - b.left) / b.width * s[0].length)));
-        var qq = Math.floor(rr * Nq / s.length), kk = Math.floor(cc * Nk / s[0].length);
-        return { panel: pj, q: qq, k: kk, v: shown[pj].sampled ? s[rr][cc] : panels[pj].m[qq][kk], sampled: shown[pj].sampled, node: c };
+        var b = c.getBoundingClientRect(), pj = +c.getAttribute('data-panel');
+        var qq = Math.min(Nq - 1, Math.max(0, Math.floor((ev.clientY - b.top) / b.height * Nq)));
+        var kk = Math.min(Nk - 1, Math.max(0, Math.floor((ev.clientX - b.left) / b.width * Nk)));
+        return cellOf(pj, qq, kk);
       }
       return null;
     }
     function describeCell(h) {
       var p = panels[h.panel];
       return (p.label ? p.label + ' · ' : '') + 'query ' + h.q + (qLabels ? ' “' + qLabels[h.q] + '”' : '') +
-        ' · key ' + h.k + (kLabels ? ' “' + kLabels[h.k] + '”' : '') + ' : ' + (h.sampled ? 'block mean ' : '') + num(h.v);
+        ' · key ' + h.k + (kLabels ? ' “' + kLabels[h.k] + '”' : '') + ' : ' + (h.sampled ? 'block mean ' : '') + shownNumber(h.v) +
+        (h.masked ? ' (masked)' : '');
     }
     if (opts.onHover) {
       root.addEventListener(canvasMode ? 'mousemove' : 'mouseover', function (ev) {
@@ -403,10 +516,90 @@
         if (h) opts.onClick(h);
       });
     }
-    root.setAttribute('data-render-ms', (performance.now() - t0).toFixed(1));
-    return root;
+    /* the keyboard's cursor: arrows move it, Enter clicks its cell */
+    var at = { panel: 0, q: 0, k: 0 };
+    function moveCursor() {
+      var px0 = (at.panel % perRow) * pw + left, py0 = Math.floor(at.panel / perRow) * ph + top;
+      cursor.setAttribute('x', r2(px0 + at.k * gw / Nk - 1.5));
+      cursor.setAttribute('y', r2(py0 + at.q * gh / Nq - 1.5));
+      cursor.setAttribute('width', r2(Math.max(gw / Nk, 4) + 3));
+      cursor.setAttribute('height', r2(Math.max(gh / Nq, 4) + 3));
+      cursor.setAttribute('visibility', 'visible');
+      root.setAttribute('data-cursor', at.panel + ' ' + at.q + ' ' + at.k);
+      var h = cellOf(at.panel, at.q, at.k);
+      if (opts.onHover) opts.onHover(describeCell(h), h);
+    }
+    root.addEventListener('focus', moveCursor);
+    root.addEventListener('blur', function () { cursor.setAttribute('visibility', 'hidden'); });
+    root.addEventListener('keydown', function (ev) {
+      var big = ev.shiftKey ? Math.max(1, Math.round(Math.max(Nq, Nk) / 8)) : 1;
+      if (ev.key === 'ArrowRight') at.k = Math.min(Nk - 1, at.k + big);
+      else if (ev.key === 'ArrowLeft') at.k = Math.max(0, at.k - big);
+      else if (ev.key === 'ArrowDown') at.q = Math.min(Nq - 1, at.q + big);
+      else if (ev.key === 'ArrowUp') at.q = Math.max(0, at.q - big);
+      else if (ev.key === 'PageDown') at.panel = Math.min(panels.length - 1, at.panel + 1);
+      else if (ev.key === 'PageUp') at.panel = Math.max(0, at.panel - 1);
+      else if (ev.key === 'Enter' || ev.key === ' ') { if (opts.onClick) opts.onClick(cellOf(at.panel, at.q, at.k)); }
+      else return;
+      ev.preventDefault();
+      moveCursor();
+    });
+    var fig = el('div', { class: 'heatmap-figure' }, root, valuesTable(panels, title, qLabels, kLabels));
+    fig.setAttribute('data-render-ms', (performance.now() - t0).toFixed(1));
+    root.setAttribute('data-render-ms', fig.getAttribute('data-render-ms'));
+    return fig;
   }
   heatmap.count = 0;
+
+  /* Grey hatching: a masked cell, the same in every view. */
+  function maskedPattern(id, size) {
+    return svg('pattern', { id: id, width: r2(size), height: r2(size), patternUnits: 'userSpaceOnUse', patternTransform: 'rotate(45)' },
+      svg('rect', { width: r2(size), height: r2(size), fill: MASKED_FILL }),
+      svg('line', { x1: 0, y1: 0, x2: 0, y2: r2(size), stroke: '#555555', 'stroke-width': r2(size / 3) }));
+  }
+  /* What the colours mean, for the palette in use. */
+  function legendText(pal, centred, what) {
+    what = what || 'weight';
+    if (centred) return 'Colour: blue is negative, white 0, red positive (the diverging RdBu palette).';
+    if (pal === 'viridis') return 'Colour: dark purple is a small ' + what + ', yellow a large one (viridis).';
+    return 'Colour: white is a small ' + what + ', dark red a large one (Reds).';
+  }
+  /* The text colour with the higher WCAG 2 contrast on a fill: black or
+   * white; the better of the two is at least 4.58:1 on any colour. */
+  function inkOn(rgb) {
+    var lin = rgb.map(function (c) { c /= 255; return c <= 0.04045 ? c / 12.92 : Math.pow((c + 0.055) / 1.055, 2.4); });
+    var L = 0.2126 * lin[0] + 0.7152 * lin[1] + 0.0722 * lin[2];
+    return (L + 0.05) / 0.05 >= 1.05 / (L + 0.05) ? '#000000' : '#ffffff';
+  }
+  /* A number as the readouts show it: 4 significant digits, or every
+   * digit attnd printed when "exact" is ticked. */
+  function shownNumber(x) {
+    if (x === null) return '−∞';
+    if (exactDigits || typeof x !== 'number') return num(x);
+    return String(Number(x.toPrecision(4)));
+  }
+  /* The values as tables, for screen readers (visually hidden). */
+  function valuesTable(panels, title, qLabels, kLabels) {
+    var box = el('div', { class: 'sr-only' });
+    panels.forEach(function (p) {
+      var Nq = p.m.length, Nk = p.m[0].length;
+      if (Nq * Nk > SVG_MAX_CELLS) {
+        box.appendChild(el('p', null, (p.label || title) + ': ' + Nq + ' × ' + Nk + ' values, too many for a table; the answer\'s JSON has them all.'));
+        return;
+      }
+      var t = el('table', null, el('caption', null, (p.label ? p.label + ', ' : '') + title));
+      var head = el('tr', null, el('th', { scope: 'col' }, 'query \\ key'));
+      for (var k = 0; k < Nk; k++) head.appendChild(el('th', { scope: 'col' }, kLabels ? kLabels[k] : 'key ' + k));
+      t.appendChild(head);
+      p.m.forEach(function (row, q) {
+        var tr = el('tr', null, el('th', { scope: 'row' }, qLabels ? qLabels[q] : 'query ' + q));
+        row.forEach(function (v, k) { tr.appendChild(el('td', null, p.hidden && p.hidden(q, k) ? 'masked' : shownNumber(v))); });
+        t.appendChild(tr);
+      });
+      box.appendChild(t);
+    });
+    return box;
+  }
 
   /* ------------------------------------------------------------------ */
   /* Talking to attnd                                                    */
@@ -752,11 +945,14 @@
     sel.value = routes.indexOf(keep) >= 0 ? keep : routes[routes.length - 1] === '/regression/nw' ? '/regression/nw' : routes[0];
   }
   function examplesFor(path) { return EXAMPLES.filter(function (e) { return e.path === path; }); }
-  function fillExamples() {
+  function fillExamplesOnly() {
     var sel = $('example'), list = examplesFor($('endpoint').value);
     clear(sel);
     list.forEach(function (e, i) { sel.appendChild(el('option', { value: i }, e.name)); });
     if (!list.length) sel.appendChild(el('option', { value: -1 }, '(none: write your own)'));
+  }
+  function fillExamples() {
+    fillExamplesOnly();
     loadExample();
   }
   function loadExample() {
@@ -834,19 +1030,25 @@
     return body && body.labels && typeof body.labels === 'object' ? body.labels : null;
   }
 
-  var lastAnswer = null; /* {path, json, labels} of the last 200, for redraws */
-  function showHeatmap(path, weights, labels) {
+  var lastAnswer = null; /* {path, json, labels, body} of the last 200, for redraws */
+  function showHeatmap(path, weights, labels, body) {
     var box = clear($('heatmap'));
     if (!weights) return;
     var heads = splitsHeads(path), panels = panelsOf(weights, heads);
     if (!panels || !panels.length || !panels[0].m.length) return;
     var t0 = performance.now();
+    var shape = shapeOf(nested(weights));
+    var hid = hiddenOf(body, heads ? shape[shape.length - 3] : 1);
+    panels.forEach(function (p) { p.hidden = hid ? hid(p.b, p.h) : null; });
     var mask = editableMask(path, editorBody());
     var root = heatmap(panels, {
-      title: path + ' weights', perRow: heads && shapeOf(nested(weights)).length === 4 ? shapeOf(nested(weights))[1] : undefined,
-      labels: labels,
+      title: path + ' weights', perRow: heads && shape.length === 4 ? shape[1] : undefined,
+      labels: labels, width: box.clientWidth,
       onHover: function (t) { $('readout').textContent = t; },
-      onClick: function (h) { if ($('ctl-mask').checked && hasControls(path)) toggleMask(h.q, h.k); }
+      onClick: function (h) {
+        $('readout').textContent = 'query ' + h.q + ' · key ' + h.k + ' : ' + num(h.v) + ' (every digit attnd printed)';
+        if ($('ctl-mask').checked && hasControls(path)) toggleMask(h.q, h.k);
+      }
     });
     /* the keys attn_mask hides: dashed outlines (their weights are 0) */
     if (mask) {
@@ -859,18 +1061,24 @@
     box.appendChild(root);
     /* drawn and laid out: the figure the browser test reports */
     box.setAttribute('data-render-ms', (performance.now() - t0).toFixed(1));
-    $('readout').textContent = 'Hover a cell for its weight. Darker = more attention.';
+    $('readout').textContent = 'Hover a cell, or focus the map and use the arrow keys, for its weight; click or Enter for every digit. ' +
+      legendText(palette === 'rdbu' ? 'rdbu' : palette, palette === 'rdbu');
   }
 
-  var busy = false, pending = false, sendTimer = null;
-  /* A send soon (the controls: one request per pause, not per step). */
+  var busy = false, pending = false, sendTimer = null, lastSendAt = 0;
+  var SEND_GAP_MS = 100;
+  /* A send soon: at most one every SEND_GAP_MS while a control moves,
+   * and one request in flight (send() queues the latest), so that a
+   * dragged slider repaints as it moves without flooding the server. */
   function scheduleSend() {
-    clearTimeout(sendTimer);
-    sendTimer = setTimeout(function () { sendTimer = null; send(); }, 180);
+    if (sendTimer) return;
+    var wait = Math.max(0, lastSendAt + SEND_GAP_MS - performance.now());
+    sendTimer = setTimeout(function () { sendTimer = null; send(); }, wait);
   }
   function paletteQuery(path) { return palette === 'reds' ? path : path + '?palette=' + palette; }
   function send(accept) {
-    if (busy) { if (!accept) pending = true; return; }
+    if (busy) { if (!accept) pending = true; return Promise.resolve(); }
+    lastSendAt = performance.now();
     var path = $('endpoint').value, body = editor.value;
     var parsedBody = null;
     try { parsedBody = JSON.parse(body); } catch (e) { parsedBody = null; }
@@ -879,7 +1087,7 @@
     clearMark();
     $('problem').hidden = true;
     setStatus($('status'), true, 'Sending…');
-    call('POST', accept === 'image/svg+xml' ? paletteQuery(path) : path, body, accept).then(function (r) {
+    return call('POST', accept === 'image/svg+xml' ? paletteQuery(path) : path, body, accept).then(function (r) {
       $('status').setAttribute('data-status', r.status);
       setStatus($('status'), r.status < 300, path + ' — ' + describe(r));
       if (r.blob) {
@@ -898,9 +1106,13 @@
         return;
       }
       if (accept !== 'image/svg+xml') $('server-svg').hidden = true;
+      /* a newer request is queued (a control still moving): this answer
+       * is already stale, and the page's own drawing is newer */
+      if (pending) return;
       showSummary(path, r.json);
-      lastAnswer = { path: path, json: r.json, labels: labelsOf(parsedBody) };
-      showHeatmap(path, r.json.weights, lastAnswer.labels);
+      lastAnswer = { path: path, json: r.json, labels: labelsOf(parsedBody), body: parsedBody };
+      showHeatmap(path, r.json.weights, lastAnswer.labels, parsedBody);
+      $('heatmap').setAttribute('data-drawn', 'attnd');
     }).catch(function (e) {
       setStatus($('status'), false, 'The request failed: ' + e.message);
     }).then(function () {
@@ -919,7 +1131,7 @@
    * and keys, or from scores. */
   function hasControls(path) {
     return takes(path, ['causal', 'valid_lens', 'attn_mask']) &&
-      (takes(path, ['queries', 'keys']) || takes(path, ['scores']));
+      (takes(path, ['queries']) || takes(path, ['scores']) || takes(path, ['x']));
   }
 
   /* The shape of a tensor field as sent: nested arrays or {shape, data}. */
@@ -930,11 +1142,13 @@
   /* What the controls need of a body: d (the queries' last axis), Nk,
    * whether it is batched and B. */
   function bodyDims(path, b) {
-    var main = path === '/softmax/masked' ? fieldShape(b.scores) : fieldShape(b.queries);
-    var keys = path === '/softmax/masked' ? main : fieldShape(b.keys);
+    var main = fieldShape(b.scores || b.x || b.queries);
+    var keys = b.scores || b.x ? main : fieldShape(b.keys) || main;
     if (!main || !keys || main.length < 2) return null;
+    var wq = fieldShape(b.W_Q);
     return {
-      d: main[main.length - 1], Nq: main[main.length - 2], Nk: keys[keys.length - (path === '/softmax/masked' ? 1 : 2)],
+      d: b.x ? (typeof b.d_k === 'number' ? b.d_k : wq ? wq[1] : main[main.length - 1]) : main[main.length - 1],
+      Nq: main[main.length - 2], Nk: keys[keys.length - (b.scores ? 1 : 2)],
       batched: main.length >= 3, B: main.length >= 3 ? main[0] : 1
     };
   }
@@ -952,9 +1166,18 @@
     var path = $('endpoint').value, b = editorBody(), dims = b && bodyDims(path, b);
     $('controls').hidden = !hasControls(path) || !dims;
     if ($('controls').hidden) return;
-    var dot = path === '/attention/dot';
-    $('ctl-scale-row').hidden = $('ctl-scale-hint').hidden = !dot;
-    if (dot) {
+    var scaled = takes(path, ['scale']);
+    $('ctl-scale-row').hidden = $('ctl-scale-hint').hidden = !scaled;
+    var heads = takes(path, ['num_heads']) && typeof b.num_heads === 'number';
+    $('ctl-heads-row').hidden = !heads;
+    if (heads) {
+      var hidden = typeof b.num_hiddens === 'number' ? b.num_hiddens : (fieldShape(b.W_q) || [b.num_heads])[0], sel = $('ctl-heads');
+      clear(sel);
+      for (var hN = 1; hN <= hidden; hN++) if (hidden % hN === 0) sel.appendChild(el('option', { value: hN }, String(hN)));
+      sel.value = String(b.num_heads);
+      $('ctl-heads-out').textContent = b.num_heads + ' head' + (b.num_heads === 1 ? '' : 's') + ' of ' + hidden / b.num_heads + ' features each (num_hiddens ' + hidden + ')';
+    }
+    if (scaled) {
       var rootD = Math.sqrt(dims.d), scale = typeof b.scale === 'number' && b.scale > 0 ? b.scale : 1 / rootD;
       var s = Math.log2(1 / scale / rootD);
       $('ctl-tau').value = String(Math.max(-3, Math.min(3, s)));
@@ -1016,6 +1239,8 @@
        * 1/√d rounded; elsewhere the exact double 1/τ */
       var steps = +$('ctl-tau').value, tau = Math.sqrt(dims.d) * Math.pow(2, steps);
       if (steps === 0) delete b.scale; else b.scale = 1 / tau;
+    } else if (which === 'heads') {
+      b.num_heads = +$('ctl-heads').value;
     } else if (which === 'scale-reset') {
       delete b.scale;
     } else if (which === 'causal') {
@@ -1037,7 +1262,41 @@
     }
     setEditorBody(b);
     syncControls();
+    if (path === '/attention/dot') drawHere(path, b);
     scheduleSend();
+  }
+
+  /* The weights of a dot-product request computed in the page, drawn at
+   * once while a control moves; attnd's answer, asked for at most every
+   * SEND_GAP_MS, replaces them. softmax(Q Kᵀ · scale) with the request's
+   * masks (d2l 11.3.3); requests in the flat form, or with a float
+   * attn_mask, wait for attnd. */
+  function drawHere(path, b) {
+    var Q = nested(b.queries), K = nested(b.keys);
+    if (!Array.isArray(Q) || !Array.isArray(K) || (b.attn_mask && !editableMask(path, b))) return;
+    var batched = shapeOf(Q).length === 3, Qs = batched ? Q : [Q], Ks = batched ? K : [K];
+    var d = Qs[0][0].length, scale = typeof b.scale === 'number' ? b.scale : 1 / Math.sqrt(d);
+    var hid = hiddenOf(b, 1), out = [];
+    for (var e = 0; e < Qs.length; e++) {
+      var hidden = hid ? hid(e, 0) : null, W = [];
+      for (var i = 0; i < Qs[e].length; i++) {
+        var q = Qs[e][i], row = new Array(Ks[e].length), mx = -Infinity, sum = 0;
+        for (var j = 0; j < Ks[e].length; j++) {
+          if (hidden && hidden(i, j)) { row[j] = null; continue; }
+          var k = Ks[e][j], s = 0;
+          for (var c = 0; c < d; c++) s += q[c] * k[c];
+          row[j] = s * scale;
+          if (row[j] > mx) mx = row[j];
+        }
+        for (j = 0; j < row.length; j++) if (row[j] !== null) { row[j] = Math.exp(row[j] - mx); sum += row[j]; }
+        for (j = 0; j < row.length; j++) row[j] = row[j] === null || !(sum > 0) ? 0 : row[j] / sum;
+        W.push(row);
+      }
+      out.push(W);
+    }
+    showHeatmap(path, batched ? out : out[0], labelsOf(b), b);
+    $('heatmap').setAttribute('data-drawn', 'here');
+    setStatus($('status'), true, path + ' — computed in the page; asking attnd…');
   }
 
   /* ------------------------------------------------------------------ */
@@ -1109,6 +1368,8 @@
       lg.appendChild(svg('text', { x: lx + 38, y: y + 6 }, s.name + (k === 'fitted' && fits.fitted ? ' = ' + Number(fits.fitted.w).toFixed(2) : '')));
     });
     c.root.appendChild(lg);
+    c.root.setAttribute('aria-label', 'Nadaraya–Watson regression: ' + d.x_train.length + ' training points, the true curve f(x) = 2 sin x + x^0.8 and the predictions of ' +
+      ['constant', 'gaussian', 'fitted'].filter(function (k) { return fits[k]; }).map(function (k) { return SERIES[k].name + ' (test loss ' + shownNumber(fits[k].loss) + ')'; }).join(', '));
     clear($('nw-plot')).appendChild(c.root);
   }
 
@@ -1135,6 +1396,7 @@
         svg('title', null, 'epoch ' + h.epoch + ': w ' + num(h.w) + ', loss ' + num(h.loss))));
     });
     c.root.appendChild(pts);
+    c.root.setAttribute('aria-label', 'The fit\'s training loss per epoch: ' + history.map(function (h) { return 'epoch ' + h.epoch + ' ' + shownNumber(h.loss); }).join(', '));
     clear($('nw-loss')).appendChild(c.root);
   }
 
@@ -1240,49 +1502,165 @@
   }
 
   /* ------------------------------------------------------------------ */
-  /* The flow tab: note 2's self-attention figure from the trace         */
+  /* The flow tab: note 2's self-attention figure (section 4.5) from the */
+  /* trace, one connected diagram per route                              */
   /* ------------------------------------------------------------------ */
 
-  /* The steps drawn, in the trace's order (docs/trace.md): [name, what
-   * the step does, source (request or trace), per head]. */
-  var FLOW_STEPS = {
-    '/attention/dot': [
-      ['queries', 'Q = queries', 'request'], ['keys', 'K = keys', 'request'], ['values', 'V = values', 'request'],
-      ['QK', 'Q Kᵀ', 'trace'], ['scaled', '× scale (÷ √d)', 'trace'], ['masked', 'mask (−∞)', 'trace'],
-      ['weights', 'softmax per row', 'trace'], ['weighted_values', 'weights · V', 'trace']
-    ],
-    '/attention/multihead': [
-      ['queries', 'queries', 'request'], ['Q', 'queries · W_qᵀ + b_q', 'trace'], ['K', 'keys · W_kᵀ + b_k', 'trace'],
-      ['V', 'values · W_vᵀ + b_v', 'trace'], ['Q_heads', 'Q split into heads', 'trace', 1], ['K_heads', 'K split', 'trace', 1],
-      ['V_heads', 'V split', 'trace', 1], ['QK', 'Q Kᵀ per head', 'trace', 1], ['scaled', '× scale (÷ √(h/H))', 'trace', 1],
-      ['masked', 'mask (−∞)', 'trace', 1], ['weights', 'softmax per row', 'trace', 1],
-      ['weighted_values', 'weights · V per head', 'trace', 1], ['concat', 'heads side by side', 'trace'],
-      ['output', 'concat · W_oᵀ + b_o', 'trace']
-    ]
+  /* Each route's diagram: nodes at (col, row) of a grid, and the edges
+   * between them. A node's tensor comes from the request (`request`), the
+   * drawn parameters (`param`: the request's, else the answer's
+   * `params`) or the trace (`trace`); `perHead` nodes show the chosen
+   * head; `op` says how a cell came about (explainCell). Formulas: note 2
+   * sections 4.5 and 4.6, d2l 11.3 (dot, additive), 11.5 (multi-head),
+   * 11.2 (Nadaraya–Watson); the members as docs/trace.md lists them. */
+  var FLOWS = {
+    '/attention/self': {
+      nodes: [
+        { id: 'X', key: 'x', src: 'request', col: 0, row: 1, what: 'the input, one row per token' },
+        { id: 'W_Q', src: 'param', col: 1, row: 0, what: 'weights (d_model, d_k)' },
+        { id: 'W_K', src: 'param', col: 1, row: 1, what: 'weights (d_model, d_k)' },
+        { id: 'W_V', src: 'param', col: 1, row: 2, what: 'weights (d_model, d_k)' },
+        { id: 'Q', src: 'trace', col: 2, row: 0, what: 'X · W_Q', op: { matmul: ['X', 'W_Q'] } },
+        { id: 'K', src: 'trace', col: 2, row: 1, what: 'X · W_K', op: { matmul: ['X', 'W_K'] } },
+        { id: 'V', src: 'trace', col: 2, row: 2, what: 'X · W_V', op: { matmul: ['X', 'W_V'] } },
+        { id: 'QK', title: 'QKᵀ', src: 'trace', col: 3, row: 0, what: 'Q · Kᵀ', scores: true, op: { matmul: ['Q', 'K', 'T'] } },
+        { id: 'scaled', src: 'trace', col: 4, row: 0, what: '÷ √d_k', scores: true, op: { scale: 'QK' } },
+        { id: 'masked', src: 'trace', col: 5, row: 0, what: 'mask: −∞', scores: true, op: { mask: 'scaled' } },
+        { id: 'weights', src: 'trace', col: 6, row: 0, what: 'softmax per row', scores: true, weights: true, op: { softmax: 'masked' } },
+        { id: 'output', key: 'weighted_values', src: 'trace', col: 7, row: 1, what: 'weights · V', op: { matmul: ['weights', 'V'] } }
+      ],
+      edges: [['X', 'W_Q'], ['X', 'W_K'], ['X', 'W_V'], ['W_Q', 'Q'], ['W_K', 'K'], ['W_V', 'V'], ['Q', 'QK'], ['K', 'QK'],
+        ['QK', 'scaled'], ['scaled', 'masked'], ['masked', 'weights'], ['weights', 'output'], ['V', 'output']]
+    },
+    '/attention/dot': {
+      nodes: [
+        { id: 'Q', key: 'queries', src: 'request', col: 0, row: 0, what: 'queries' },
+        { id: 'K', key: 'keys', src: 'request', col: 0, row: 1, what: 'keys' },
+        { id: 'V', key: 'values', src: 'request', col: 0, row: 2, what: 'values' },
+        { id: 'QK', title: 'QKᵀ', src: 'trace', col: 1, row: 0, what: 'Q · Kᵀ', scores: true, op: { matmul: ['Q', 'K', 'T'] } },
+        { id: 'scaled', src: 'trace', col: 2, row: 0, what: '× scale (÷ √d)', scores: true, op: { scale: 'QK' } },
+        { id: 'masked', src: 'trace', col: 3, row: 0, what: 'mask: −∞', scores: true, op: { mask: 'scaled' } },
+        { id: 'weights', src: 'trace', col: 4, row: 0, what: 'softmax per row', scores: true, weights: true, op: { softmax: 'masked' } },
+        { id: 'output', key: 'weighted_values', src: 'trace', col: 5, row: 1, what: 'weights · V', op: { matmul: ['weights', 'V'] } }
+      ],
+      edges: [['Q', 'QK'], ['K', 'QK'], ['QK', 'scaled'], ['scaled', 'masked'], ['masked', 'weights'], ['weights', 'output'], ['V', 'output']]
+    },
+    '/attention/multihead': {
+      nodes: [
+        { id: 'queries', src: 'request', col: 0, row: 0, what: 'queries' },
+        { id: 'keys', src: 'request', col: 0, row: 1, what: 'keys (queries when left out)', fallback: 'queries' },
+        { id: 'values', src: 'request', col: 0, row: 2, what: 'values (keys when left out)', fallback: 'keys' },
+        { id: 'W_q', src: 'param', col: 1, row: 0, what: 'Linear weight (h, dq)' },
+        { id: 'W_k', src: 'param', col: 1, row: 1, what: 'Linear weight (h, dk)' },
+        { id: 'W_v', src: 'param', col: 1, row: 2, what: 'Linear weight (h, dv)' },
+        { id: 'Q', src: 'trace', col: 2, row: 0, what: 'queries · W_qᵀ + b_q', op: { matmul: ['queries', 'W_q', 'T'], bias: 'b_q' } },
+        { id: 'K', src: 'trace', col: 2, row: 1, what: 'keys · W_kᵀ + b_k', op: { matmul: ['keys', 'W_k', 'T'], bias: 'b_k' } },
+        { id: 'V', src: 'trace', col: 2, row: 2, what: 'values · W_vᵀ + b_v', op: { matmul: ['values', 'W_v', 'T'], bias: 'b_v' } },
+        { id: 'Q_heads', title: 'Q, head', src: 'trace', perHead: true, col: 3, row: 0, what: 'the head\'s columns of Q', op: { split: 'Q' } },
+        { id: 'K_heads', title: 'K, head', src: 'trace', perHead: true, col: 3, row: 1, what: 'the head\'s columns of K', op: { split: 'K' } },
+        { id: 'V_heads', title: 'V, head', src: 'trace', perHead: true, col: 3, row: 2, what: 'the head\'s columns of V', op: { split: 'V' } },
+        { id: 'QK', title: 'QKᵀ', src: 'trace', perHead: true, col: 4, row: 0, what: 'per head', scores: true, op: { matmul: ['Q_heads', 'K_heads', 'T'] } },
+        { id: 'scaled', src: 'trace', perHead: true, col: 5, row: 0, what: '÷ √(h/H)', scores: true, op: { scale: 'QK' } },
+        { id: 'masked', src: 'trace', perHead: true, col: 6, row: 0, what: 'mask: −∞', scores: true, op: { mask: 'scaled' } },
+        { id: 'weights', src: 'trace', perHead: true, col: 7, row: 0, what: 'softmax per row', scores: true, weights: true, op: { softmax: 'masked' } },
+        { id: 'weighted_values', title: 'weights · V', src: 'trace', perHead: true, col: 8, row: 1, what: 'per head', op: { matmul: ['weights', 'V_heads'] } },
+        { id: 'concat', src: 'trace', col: 9, row: 1, what: 'the heads side by side', op: { concat: 'weighted_values' } },
+        { id: 'W_o', src: 'param', col: 10, row: 2, what: 'Linear weight (d_out, h)' },
+        { id: 'output', src: 'trace', col: 11, row: 1, what: 'concat · W_oᵀ + b_o', op: { matmul: ['concat', 'W_o', 'T'], bias: 'b_o' } }
+      ],
+      edges: [['queries', 'W_q'], ['keys', 'W_k'], ['values', 'W_v'], ['W_q', 'Q'], ['W_k', 'K'], ['W_v', 'V'],
+        ['Q', 'Q_heads'], ['K', 'K_heads'], ['V', 'V_heads'], ['Q_heads', 'QK'], ['K_heads', 'QK'], ['QK', 'scaled'],
+        ['scaled', 'masked'], ['masked', 'weights'], ['weights', 'weighted_values'], ['V_heads', 'weighted_values'],
+        ['weighted_values', 'concat'], ['concat', 'output'], ['W_o', 'output']]
+    },
+    '/attention/additive': {
+      nodes: [
+        { id: 'queries', src: 'request', col: 0, row: 0, what: 'queries' },
+        { id: 'keys', src: 'request', col: 0, row: 1, what: 'keys' },
+        { id: 'values', src: 'request', col: 0, row: 2, what: 'values' },
+        { id: 'W_q', src: 'param', col: 1, row: 0, what: '(h, dq)' },
+        { id: 'W_k', src: 'param', col: 1, row: 1, what: '(h, dk)' },
+        { id: 'Q', src: 'trace', col: 2, row: 0, what: 'queries · W_qᵀ', op: { matmul: ['queries', 'W_q', 'T'] } },
+        { id: 'K', src: 'trace', col: 2, row: 1, what: 'keys · W_kᵀ', op: { matmul: ['keys', 'W_k', 'T'] } },
+        { id: 'w_v', src: 'param', col: 3, row: 1, what: '(h)' },
+        { id: 'scores', src: 'trace', col: 4, row: 0, what: 'w_vᵀ tanh(Q_i + K_j)', scores: true, op: { additive: ['Q', 'K', 'w_v'] } },
+        { id: 'masked', src: 'trace', col: 5, row: 0, what: 'mask: −∞', scores: true, op: { mask: 'scores' } },
+        { id: 'weights', src: 'trace', col: 6, row: 0, what: 'softmax per row', scores: true, weights: true, op: { softmax: 'masked' } },
+        { id: 'output', key: 'weighted_values', src: 'trace', col: 7, row: 1, what: 'weights · values', op: { matmul: ['weights', 'values'] } }
+      ],
+      edges: [['queries', 'W_q'], ['keys', 'W_k'], ['W_q', 'Q'], ['W_k', 'K'], ['Q', 'scores'], ['K', 'scores'], ['w_v', 'scores'],
+        ['scores', 'masked'], ['masked', 'weights'], ['weights', 'output'], ['values', 'output']]
+    },
+    '/regression/nw': {
+      nodes: [
+        { id: 'x_query', src: 'request', col: 0, row: 0, what: 'the queries', column: true },
+        { id: 'x_train', src: 'request', col: 0, row: 1, what: 'the keys', row1: true },
+        { id: 'distances', src: 'trace', col: 1, row: 0, what: 'x_query − x_train', op: { diff: ['x_query', 'x_train'] } },
+        { id: 'scores', src: 'trace', col: 2, row: 0, what: 'the kernel', scores: true },
+        { id: 'weights', src: 'trace', col: 3, row: 0, what: 'normalised per row', scores: true, weights: true, op: { normalise: 'scores' } },
+        { id: 'y_train', src: 'request', col: 3, row: 1, what: 'the values', column: true },
+        { id: 'predictions', src: 'trace', col: 4, row: 0, what: 'weights · y_train', column: true, op: { matmul: ['weights', 'y_train'] } }
+      ],
+      edges: [['x_query', 'distances'], ['x_train', 'distances'], ['distances', 'scores'], ['scores', 'weights'],
+        ['weights', 'predictions'], ['y_train', 'predictions']]
+    }
   };
-  /* What the flow draws when the editor holds another route's request:
-   * note 2 section 4.6's shapes, seq_len 4, d_k 4 (Q = K = V = X). */
-  function flowDefault() {
-    var x = fill([4, 4], function (i) { return wiggle(i[0] * 4 + i[1] + 31); });
-    return { path: '/attention/dot', body: { queries: x, keys: x, values: x, labels: { queries: ['I', 'love', 'my', 'cat'], keys: ['I', 'love', 'my', 'cat'] } } };
-  }
+  FLOWS['/attention/self'].example = {
+    x: [[1.8, 0.4, 1.0, 2.2, 1.9, -1.0, 1.0, -0.2], [-0.1, 0.4, 0.1, 1.5, 0.8, 0.1, 0.4, 0.3],
+      [1.5, -0.2, 0.3, -0.9, -2.6, 0.7, 0.9, -0.7], [2.3, -1.5, 0.0, -0.2, 1.5, 1.5, 0.2, 0.4]],
+    d_k: 4, seed: 42
+  };
   var flowState = null;
 
-  function flowRun() {
-    var path = $('endpoint').value, body = editorBody();
-    if (!FLOW_STEPS[path] || !body) { var d = flowDefault(); path = d.path; body = d.body; }
-    body = Object.assign({}, body, { trace: true });
+  function flowNode(id) { return flowState && flowState.spec.nodes.filter(function (n) { return n.id === id; })[0]; }
+
+  /* A node's matrix for the chosen example and head: rank 2, a vector
+   * drawn as a column (or a row), null when absent. */
+  function flowMatrix(id) {
+    var f = flowState, n = flowNode(id);
+    if (!n) return null;
+    var key = n.key || n.id, t;
+    if (n.src === 'request') t = f.body[key];
+    else if (n.src === 'param') t = f.body[key] !== undefined ? f.body[key] : f.answer.params && f.answer.params[key];
+    else t = f.trace[key];
+    if ((t === undefined || t === null) && n.fallback) return flowMatrix(n.fallback);
+    if (t === undefined || t === null) return null;
+    var m = nested(t), rank = shapeOf(m).length;
+    if (n.src !== 'param' && f.batched && rank >= 2 && (rank > 2 || !n.column) && Array.isArray(m[0])) m = m[f.b];
+    if (n.perHead && Array.isArray(m)) m = m[f.h];
+    if (!Array.isArray(m)) m = [[m]];
+    else if (!Array.isArray(m[0])) m = n.row1 ? [m] : m.map(function (v) { return [v]; });
+    return shapeOf(m).length === 2 ? m : null;
+  }
+
+  /* Trace the request: the editor's, or note 2 section 4.6's. A route the
+   * flow cannot draw, or a body that is not JSON, is said so. */
+  function flowRun(which) {
+    var path, body;
+    if (which === 'notes') { path = '/attention/self'; body = FLOWS[path].example; }
+    else { path = $('endpoint').value; body = editorBody(); }
     var status = $('flow-status');
     $('flow-problem').hidden = true;
+    clear($('flow-explain')).textContent = 'Click a cell of the figure to see how it came about.';
+    if (!FLOWS[path] || !body) {
+      flowProblem({
+        title: 'Nothing to draw', detail: !FLOWS[path]
+          ? 'The Flow tab draws requests to ' + Object.keys(FLOWS).join(', ') + '; the editor holds one to ' + path + '. Press "The notes\' example" for note 2 section 4.6\'s self-attention.'
+          : 'The editor\'s request is not a JSON object yet: see the Request tab.'
+      });
+      return Promise.resolve();
+    }
+    body = Object.assign({}, body, { trace: true });
     setStatus(status, true, 'Tracing ' + path + '…');
     return call('POST', path, JSON.stringify(body)).then(function (r) {
       if (r.status !== 200 || !r.json) throw r;
       if (!r.json.trace || typeof r.json.trace !== 'object') {
         throw { json: { status: 200, title: 'No trace', detail: 'this attnd answered without a "trace" member: it does not trace ' + path + ' yet' } };
       }
-      var batched = (fieldShape(body.queries) || []).length >= 3;
-      flowState = { path: path, body: body, answer: r.json, trace: r.json.trace, batched: batched, b: 0, h: 0 };
-      var B = batched ? fieldShape(body.queries)[0] : 1;
+      var main = path === '/attention/self' ? 'x' : path === '/regression/nw' ? null : 'queries';
+      var batched = !!main && (fieldShape(body[main]) || []).length >= 3;
+      flowState = { path: path, spec: FLOWS[path], body: body, answer: r.json, trace: r.json.trace, batched: batched, b: 0, h: 0 };
+      var B = batched ? fieldShape(body[main])[0] : 1;
       fillSelect($('flow-example'), B, 'example ');
       $('flow-example-label').hidden = B < 2;
       var H = path === '/attention/multihead' ? body.num_heads : 1;
@@ -1291,110 +1669,248 @@
       drawFlow();
       setStatus(status, true, path + ': ' + Object.keys(r.json.trace).join(' → '));
     }).catch(function (r) {
-      var p = r && r.json ? r.json : { title: 'failed', detail: r && r.message };
-      setStatus(status, false, (p.status || '') + ' ' + (p.title || ''));
-      var box = clear($('flow-problem'));
-      box.appendChild(el('b', null, p.code || p.title || ''));
-      if (p.pointer !== undefined) box.appendChild(el('span', null, ' at ', el('code', null, p.pointer || '(the body)')));
-      box.appendChild(el('div', { class: 'detail' }, p.detail || ''));
-      box.hidden = false;
+      flowProblem(r && r.json ? r.json : { title: 'failed', detail: r && r.message });
     });
+  }
+  function flowProblem(p) {
+    setStatus($('flow-status'), false, (p.status || '') + ' ' + (p.title || ''));
+    var box = clear($('flow-problem'));
+    box.appendChild(el('b', null, p.code || p.title || ''));
+    if (p.pointer !== undefined) box.appendChild(el('span', null, ' at ', el('code', null, p.pointer || '(the body)')));
+    box.appendChild(el('div', { class: 'detail' }, p.detail || ''));
+    box.hidden = false;
   }
   function fillSelect(sel, n, prefix) {
     clear(sel);
     for (var i = 0; i < n; i++) sel.appendChild(el('option', { value: i }, prefix + i));
   }
 
-  /* Step `name`'s full tensor (nested) and its (Nq, N) matrix for the
-   * chosen example and head. */
-  function flowTensor(name) {
-    var f = flowState, src = FLOW_STEPS[f.path].filter(function (s) { return s[0] === name; })[0];
-    var t = src && src[2] === 'request' ? f.body[name] : f.trace[name];
-    if (t === undefined || t === null) return null;
-    var full = nested(t), m = full;
-    if (f.batched && Array.isArray(m)) m = m[f.b];
-    if (src[3] && Array.isArray(m)) m = m[f.h];
-    if (shapeOf(m).length === 1) m = m.map(function (v) { return [v]; });
-    return { full: full, m: m };
-  }
-
+  /* The diagram: one SVG, self-contained (every colour an attribute), so
+   * that the download is the picture shown. Each node is a group of
+   * cells (<rect class="cell" data-node data-i data-j>, its exact value
+   * in a <title>), a caption (name, shape, formula) and edges between the
+   * nodes; a node is a stop of the Tab key, and the arrow keys move over
+   * its cells. */
   function drawFlow() {
     if (!flowState) return;
-    var f = flowState, box = clear($('flow'));
-    var labels = labelsOf(f.body) || {};
-    FLOW_STEPS[f.path].forEach(function (s, i) {
-      var t = flowTensor(s[0]);
-      if (!t || shapeOf(t.m).length !== 2) return;
-      var signed = s[0] !== 'weights';
-      var isScore = ['QK', 'scaled', 'masked', 'weights'].indexOf(s[0]) >= 0;
-      var rowsAreQueries = ['queries', 'Q', 'Q_heads', 'QK', 'scaled', 'masked', 'weights', 'weighted_values', 'concat', 'output'].indexOf(s[0]) >= 0;
-      var card = el('figure', { class: 'flow-step card', 'data-step': s[0] },
-        el('figcaption', null, el('b', null, s[0]), ' ', el('span', { class: 'shape' }, '(' + shapeOf(t.full).join(', ') + ')'), el('div', { class: 'what' }, s[1])));
-      card.appendChild(heatmap([{ label: '', m: t.m }], {
-        title: s[0], grid: 150, signed: signed, valueName: s[0] === 'weights' ? 'weight' : 'value',
-        xLabel: isScore ? 'Keys' : 'features', yLabel: rowsAreQueries ? 'Queries' : 'Keys',
-        labels: { queries: rowsAreQueries ? labels.queries : labels.keys, keys: isScore ? labels.keys : null },
-        onHover: function (text) { $('flow-status').textContent = s[0] + ' · ' + text; },
-        onClick: function (h) { explain(s[0], h.q, h.k); }
-      }));
-      if (i) box.appendChild(el('div', { class: 'flow-arrow', 'aria-hidden': 'true' }, '→'));
-      box.appendChild(card);
+    var f = flowState, spec = f.spec, box = clear($('flow'));
+    var mats = {}, maxDim = 1;
+    spec.nodes.forEach(function (n) {
+      var m = flowMatrix(n.id);
+      if (m) { mats[n.id] = m; maxDim = Math.max(maxDim, m.length, m[0].length); }
     });
+    var c = Math.max(6, Math.min(30, 30 * 10 / Math.max(10, maxDim))), capH = 46, gapX = 54, gapY = 26, pad = 12;
+    var ncol = 0, nrow = 0;
+    spec.nodes.forEach(function (n) { ncol = Math.max(ncol, n.col + 1); nrow = Math.max(nrow, n.row + 1); });
+    var colW = [], rowH = [];
+    for (var i = 0; i < ncol; i++) colW.push(0);
+    for (i = 0; i < nrow; i++) rowH.push(0);
+    spec.nodes.forEach(function (n) {
+      var m = mats[n.id];
+      if (!m) return;
+      colW[n.col] = Math.max(colW[n.col], m[0].length * c, 64);
+      rowH[n.row] = Math.max(rowH[n.row], m.length * c + capH);
+    });
+    var colX = [], rowY = [], x = pad, y = pad;
+    colW.forEach(function (w) { colX.push(x); x += w + gapX; });
+    rowH.forEach(function (h) { rowY.push(y); y += h + gapY; });
+    var W = x - gapX + pad, Hh = y - gapY + pad;
+    var hid = hiddenOf(f.body, f.path === '/attention/multihead' ? f.body.num_heads : 1);
+    var hiddenHere = hid ? hid(f.b, f.h) : null;
+    var root = svg('svg', { xmlns: SVGNS, viewBox: '0 0 ' + r2(W) + ' ' + r2(Hh), width: r2(W), height: r2(Hh), class: 'flow-figure', role: 'group', 'aria-label': 'Flow of ' + f.path + ': ' + spec.nodes.map(function (n) { return n.title || n.id; }).join(', '), 'font-family': 'DejaVu Sans, Arial, sans-serif' });
+    root.appendChild(svg('title', null, 'The flow of ' + f.path + ' (note 2 section 4.5), from attnd\'s trace'));
+    var defs = svg('defs');
+    defs.appendChild(svg('marker', { id: 'flow-arrow', viewBox: '0 0 10 10', refX: 9, refY: 5, markerWidth: 7, markerHeight: 7, orient: 'auto-start-reverse' },
+      svg('path', { d: 'M0,0 L10,5 L0,10 z', fill: '#444444' })));
+    defs.appendChild(maskedPattern('flow-masked', 8));
+    root.appendChild(defs);
+    var place = {};
+    spec.nodes.forEach(function (n) {
+      var m = mats[n.id];
+      if (!m) return;
+      var w = m[0].length * c, h = m.length * c;
+      var nx = colX[n.col] + (colW[n.col] - w) / 2, ny = rowY[n.row] + capH + (rowH[n.row] - capH - h) / 2;
+      place[n.id] = { x: nx, y: ny, w: w, h: h };
+    });
+    var edges = svg('g', { class: 'edges', fill: 'none', stroke: '#444444', 'stroke-width': 2 });
+    spec.edges.forEach(function (e) {
+      var a = place[e[0]], b = place[e[1]];
+      if (!a || !b) return;
+      var x1 = a.x + a.w + 3, y1 = a.y + a.h / 2, x2 = b.x - 4, y2 = b.y + b.h / 2, xm = Math.max(x1 + 10, x2 - 18);
+      var d = Math.abs(y1 - y2) < 1 ? 'M' + r2(x1) + ' ' + r2(y1) + ' H' + r2(x2)
+        : 'M' + r2(x1) + ' ' + r2(y1) + ' H' + r2(xm) + ' V' + r2(y2) + ' H' + r2(x2);
+      edges.appendChild(svg('path', { d: d, 'marker-end': 'url(#flow-arrow)', 'data-from': e[0], 'data-to': e[1] }));
+    });
+    root.appendChild(edges);
+    spec.nodes.forEach(function (n) {
+      var m = mats[n.id], p = place[n.id];
+      if (!m) return;
+      var lo = 0, hi = 0;
+      m.forEach(function (row) { row.forEach(function (v) { if (v !== null) { if (v > hi) hi = v; if (v < lo) lo = v; } }); });
+      var amp = Math.max(hi, -lo) || 1;
+      var pal = n.weights ? palette : 'rdbu';
+      var fillOf = function (v, i, j) {
+        if (v === null || (n.weights && hiddenHere && hiddenHere(i, j))) return 'url(#flow-masked)';
+        if (n.weights) return colour(stretchColours ? v / (hi || 1) : v, pal === 'rdbu' ? 'rdbu' : pal);
+        return colour(0.5 + v / amp / 2, 'rdbu');
+      };
+      if (n.weights && pal === 'rdbu') fillOf = function (v, i, j) {
+        return v === null || (hiddenHere && hiddenHere(i, j)) ? 'url(#flow-masked)' : colour(0.5 + v / 2, 'rdbu');
+      };
+      var shapeText = '(' + shapeOf(m).join(', ') + ')';
+      var g = svg('g', { class: 'node', 'data-node': n.id, tabindex: 0, role: 'img', 'aria-label': (n.title || n.id) + ' ' + shapeText + ': ' + n.what + '. Arrow keys move over its cells, Enter explains one.' });
+      g.appendChild(svg('text', { x: r2(p.x + p.w / 2), y: r2(p.y - capH + 18), 'text-anchor': 'middle', 'font-size': 16, 'font-weight': 'bold', fill: '#000000' },
+        (n.title || n.id) + (n.perHead && f.body.num_heads > 1 ? ' ' + f.h : '') + ' ', svg('tspan', { 'font-weight': 'normal', 'font-size': 13 }, shapeText)));
+      g.appendChild(svg('text', { x: r2(p.x + p.w / 2), y: r2(p.y - capH + 36), 'text-anchor': 'middle', 'font-size': 13, fill: '#333333' }, n.what));
+      var cells = svg('g', { class: 'cells', 'shape-rendering': 'crispEdges' });
+      var numbers = c >= 28 ? svg('g', { 'font-size': 10, 'text-anchor': 'middle', 'pointer-events': 'none' }) : null;
+      m.forEach(function (row, i) {
+        row.forEach(function (v, j) {
+          var fill = fillOf(v, i, j);
+          cells.appendChild(svg('rect', { class: 'cell', x: r2(p.x + j * c), y: r2(p.y + i * c), width: r2(c), height: r2(c), fill: fill, 'data-node': n.id, 'data-i': i, 'data-j': j, 'data-v': v === null ? 'null' : v },
+            svg('title', null, (n.title || n.id) + '[' + i + '][' + j + '] = ' + num(v))));
+          if (numbers) {
+            var ink = fill.indexOf('url(') === 0 ? '#000000' : inkOn(hexRgb(fill));
+            numbers.appendChild(svg('text', { x: r2(p.x + (j + 0.5) * c), y: r2(p.y + (i + 0.5) * c + 3.5), fill: ink }, v === null ? '−∞' : v.toFixed(2)));
+          }
+        });
+      });
+      g.appendChild(cells);
+      if (numbers) g.appendChild(numbers);
+      g.appendChild(svg('rect', { x: r2(p.x), y: r2(p.y), width: r2(p.w), height: r2(p.h), fill: 'none', stroke: '#000000', 'stroke-width': 1, 'pointer-events': 'none' }));
+      var cursor = { i: 0, j: 0 };
+      g.addEventListener('keydown', function (ev) {
+        if (ev.key === 'ArrowRight') cursor.j = Math.min(m[0].length - 1, cursor.j + 1);
+        else if (ev.key === 'ArrowLeft') cursor.j = Math.max(0, cursor.j - 1);
+        else if (ev.key === 'ArrowDown') cursor.i = Math.min(m.length - 1, cursor.i + 1);
+        else if (ev.key === 'ArrowUp') cursor.i = Math.max(0, cursor.i - 1);
+        else if (ev.key !== 'Enter' && ev.key !== ' ') return;
+        ev.preventDefault();
+        explainCell(n.id, cursor.i, cursor.j);
+      });
+      g.addEventListener('focus', function () { flowMark(n.id, cursor.i, cursor.j, []); });
+      root.appendChild(g);
+    });
+    root.addEventListener('click', function (ev) {
+      var t = ev.target;
+      if (t.classList && t.classList.contains('cell')) explainCell(t.getAttribute('data-node'), +t.getAttribute('data-i'), +t.getAttribute('data-j'));
+    });
+    root.addEventListener('mouseover', function (ev) {
+      var t = ev.target;
+      if (t.classList && t.classList.contains('cell')) $('flow-status').textContent = t.getAttribute('data-node') + '[' + t.getAttribute('data-i') + '][' + t.getAttribute('data-j') + '] = ' + shownNumber(Number(t.getAttribute('data-v')));
+    });
+    box.appendChild(root);
+    /* the download: the same SVG, with its XML declaration */
+    var link = $('flow-svg');
+    if (link.href) URL.revokeObjectURL(link.href);
+    link.href = URL.createObjectURL(new Blob(['<?xml version="1.0" encoding="UTF-8"?>\n' + new XMLSerializer().serializeToString(root)], { type: 'image/svg+xml' }));
+    link.download = f.path.replace(/^\//, '').replace(/\//g, '-') + '-flow.svg';
+    link.hidden = false;
+  }
+  function hexRgb(h) { return [1, 3, 5].map(function (i) { return parseInt(h.slice(i, i + 2), 16); }); }
+
+  /* Outline the clicked cell and its operands: [{node, row} | {node, col}
+   * | {node, i, j}]. */
+  function flowMark(id, i, j, operands) {
+    var root = $('flow');
+    root.querySelectorAll('.cell.operand, .cell.target').forEach(function (r) { r.classList.remove('operand', 'target'); });
+    var hit = function (o, r) {
+      var ri = +r.getAttribute('data-i'), rj = +r.getAttribute('data-j');
+      return (o.row === undefined || o.row === ri) && (o.col === undefined || o.col === rj) && (o.i === undefined || (o.i === ri && o.j === rj));
+    };
+    operands.forEach(function (o) {
+      root.querySelectorAll('.cell[data-node="' + o.node + '"]').forEach(function (r) { if (hit(o, r)) r.classList.add('operand'); });
+    });
+    var me = root.querySelector('.cell[data-node="' + id + '"][data-i="' + i + '"][data-j="' + j + '"]');
+    if (me) me.classList.add('target');
   }
 
   /* n as the page prints a term: 4 significant digits. */
   function n4(x) { return x === null ? '−∞' : String(Number(x.toPrecision(4))); }
   function paren(x) { return x < 0 ? '(' + n4(x) + ')' : n4(x); }
 
-  /* How cell (i, j) of step `name` came about, with the numbers. */
-  function explain(name, i, j) {
-    var f = flowState, box = clear($('flow-explain'));
-    var get = function (n) { var t = flowTensor(n); return t ? t.m : null; };
-    var Qn = f.path === '/attention/dot' ? 'queries' : 'Q_heads', Kn = f.path === '/attention/dot' ? 'keys' : 'K_heads';
-    var Vn = f.path === '/attention/dot' ? 'values' : 'V_heads';
-    var Q = get(Qn), K = get(Kn), V = get(Vn), QK = get('QK'), S = get('scaled'), M = get('masked') || S, W = get('weights');
-    var value = get(name) ? get(name)[i][j] : null, computed = null, lines = [];
-    var dk = Q ? Q[0].length : 0;
-    var scale = QK && S && QK[i][j] ? S[i][j] / QK[i][j] : (f.answer.scale || 1 / Math.sqrt(dk));
-    if (name === 'QK') {
-      var terms = Q[i].map(function (q, c) { return paren(q) + '×' + paren(K[j][c]); });
-      computed = Q[i].reduce(function (a, q, c) { return a + q * K[j][c]; }, 0);
-      lines.push('QK[' + i + '][' + j + '] = row ' + i + ' of Q · column ' + j + ' of Kᵀ = Σ_c Q[' + i + '][c]·K[' + j + '][c]');
+  /* How cell (i, j) of node `id` came about, with the numbers, recomputed
+   * here from the trace's own operands; its operands outlined. */
+  function explainCell(id, i, j) {
+    var f = flowState, n = flowNode(id), M = flowMatrix(id), op = n.op || {};
+    var box = clear($('flow-explain')), lines = [], operands = [], computed = null;
+    var value = M && M[i] ? M[i][j] : null;
+    var get = function (name) { return flowMatrix(name); };
+    var nameOf = function (name) { var k = flowNode(name); return k ? k.title || k.id : name; };
+    if (op.matmul) {
+      var A = get(op.matmul[0]), B = get(op.matmul[1]), T = op.matmul[2] === 'T';
+      var bias = op.bias && f.body[op.bias] ? nested(f.body[op.bias]) : null;
+      var terms = [], sum = 0;
+      A[i].forEach(function (a, c) { var b = T ? B[j][c] : B[c][j]; terms.push(paren(a) + '×' + paren(b)); sum += a * b; });
+      if (bias) { sum += bias[j]; terms.push(paren(bias[j])); }
+      computed = sum;
+      lines.push(nameOf(id) + '[' + i + '][' + j + '] = row ' + i + ' of ' + nameOf(op.matmul[0]) + ' · ' + (T ? 'row ' + j + ' of ' + nameOf(op.matmul[1]) + ' (column ' + j + ' of its transpose)' : 'column ' + j + ' of ' + nameOf(op.matmul[1])) + (bias ? ' + ' + op.bias + '[' + j + ']' : ''));
       lines.push('= ' + terms.join(' + ') + ' = ' + n4(computed));
-    } else if (name === 'scaled') {
-      computed = QK[i][j] * scale;
-      lines.push('scaled[' + i + '][' + j + '] = QK[' + i + '][' + j + '] × scale = ' + paren(QK[i][j]) + ' × ' + n4(scale) + ' = ' + n4(computed));
-      lines.push('scale = 1/√d_k = 1/√' + dk + ' = ' + n4(1 / Math.sqrt(dk)) + (Math.abs(scale - 1 / Math.sqrt(dk)) > 1e-12 ? ' by default; this request set ' + n4(scale) : ''));
-    } else if (name === 'masked') {
-      computed = M[i][j];
-      lines.push(M[i][j] === null ? 'masked[' + i + '][' + j + '] = −∞: key ' + j + ' is hidden from query ' + i + ' (causal, valid_lens or attn_mask), so its weight is exactly 0'
-        : M[i][j] === S[i][j] ? 'masked[' + i + '][' + j + '] = scaled[' + i + '][' + j + '] = ' + n4(M[i][j]) + ' (key ' + j + ' is visible to query ' + i + ')'
-          : 'masked[' + i + '][' + j + '] = scaled[' + i + '][' + j + '] + the float attn_mask\'s entry = ' + paren(S[i][j]) + ' + ' + paren(M[i][j] - S[i][j]) + ' = ' + n4(M[i][j]));
-    } else if (name === 'weights') {
-      var row = M[i], live = row.filter(function (x) { return x !== null; });
+      operands.push({ node: op.matmul[0], row: i }, T ? { node: op.matmul[1], row: j } : { node: op.matmul[1], col: j });
+    } else if (op.scale) {
+      var S0 = get(op.scale), scale = typeof f.answer.scale === 'number' ? f.answer.scale : S0[i][j] ? value / S0[i][j] : 1;
+      computed = S0[i][j] * scale;
+      lines.push(nameOf(id) + '[' + i + '][' + j + '] = ' + nameOf(op.scale) + '[' + i + '][' + j + '] × scale = ' + paren(S0[i][j]) + ' × ' + n4(scale) + ' = ' + n4(computed));
+      var dk = get(f.path === '/attention/multihead' ? 'Q_heads' : 'Q')[0].length;
+      lines.push('1/√d_k = 1/√' + dk + ' = ' + n4(1 / Math.sqrt(dk)) + (Math.abs(scale - 1 / Math.sqrt(dk)) > 1e-12 ? '; this request set the scale ' + n4(scale) + ' (τ = ' + n4(1 / scale) + ')' : ', attnd\'s default'));
+      operands.push({ node: op.scale, i: i, j: j });
+    } else if (op.mask) {
+      var S = get(op.mask);
+      computed = value;
+      lines.push(value === null ? nameOf(id) + '[' + i + '][' + j + '] = −∞: key ' + j + ' is hidden from query ' + i + ' (causal, valid_lens or attn_mask), so its weight is exactly 0'
+        : value === S[i][j] ? nameOf(id) + '[' + i + '][' + j + '] = ' + nameOf(op.mask) + '[' + i + '][' + j + '] = ' + n4(value) + ' (key ' + j + ' is visible to query ' + i + ')'
+          : nameOf(id) + '[' + i + '][' + j + '] = ' + nameOf(op.mask) + '[' + i + '][' + j + '] + the float attn_mask\'s entry = ' + paren(S[i][j]) + ' + ' + paren(value - S[i][j]) + ' = ' + n4(value));
+      operands.push({ node: op.mask, i: i, j: j });
+    } else if (op.softmax) {
+      var row = get(op.softmax)[i], live = row.filter(function (x) { return x !== null; });
       var mx = Math.max.apply(null, live), exps = row.map(function (x) { return x === null ? 0 : Math.exp(x - mx); });
-      var sum = exps.reduce(function (a, b) { return a + b; }, 0);
-      computed = exps[j] / sum;
-      lines.push('weights[' + i + '][' + j + '] = softmax of row ' + i + ' of masked: exp(m[' + i + '][' + j + '] − max) / Σ_k exp(m[' + i + '][k] − max)');
+      var tot = exps.reduce(function (a, b) { return a + b; }, 0);
+      computed = exps[j] / tot;
+      lines.push(id + '[' + i + '][' + j + '] = softmax of row ' + i + ' of ' + nameOf(op.softmax) + ': exp(m[' + i + '][' + j + '] − max) / Σ_k exp(m[' + i + '][k] − max)');
       lines.push('row ' + i + ' = [' + row.map(n4).join(', ') + '], max = ' + n4(mx));
-      lines.push('= exp(' + n4(row[j]) + ' − ' + n4(mx) + ') / (' + exps.map(n4).join(' + ') + ') = ' + n4(exps[j]) + ' / ' + n4(sum) + ' = ' + n4(computed));
-    } else if (name === 'weighted_values') {
-      var wr = W[i], tv = wr.map(function (w, k) { return n4(w) + '×' + paren(V[k][j]); });
-      computed = wr.reduce(function (a, w, k) { return a + w * V[k][j]; }, 0);
-      lines.push('weighted_values[' + i + '][' + j + '] = row ' + i + ' of weights · column ' + j + ' of V = Σ_k weights[' + i + '][k]·V[k][' + j + ']');
-      lines.push('= ' + tv.join(' + ') + ' = ' + n4(computed));
+      lines.push('= exp(' + n4(row[j]) + ' − ' + n4(mx) + ') / (' + exps.map(n4).join(' + ') + ') = ' + n4(exps[j]) + ' / ' + n4(tot) + ' = ' + n4(computed));
+      operands.push({ node: op.softmax, row: i });
+    } else if (op.normalise) {
+      var sr = get(op.normalise)[i], total = sr.reduce(function (a, b) { return a + b; }, 0);
+      lines.push('weights[' + i + '][' + j + '] = scores[' + i + '][' + j + '] / Σ_k scores[' + i + '][k], after the kernel (a Gaussian: a softmax of −((x_query − x_train)·w)²/2)');
+      computed = value;
+      lines.push('row ' + i + ' of scores = [' + sr.map(n4).join(', ') + '] (sum ' + n4(total) + ')');
+      operands.push({ node: op.normalise, row: i });
+    } else if (op.split) {
+      var full = get(op.split), dh = M[0].length;
+      computed = full[i][f.h * dh + j];
+      lines.push(id + '[' + i + '][' + j + '] of head ' + f.h + ' = ' + op.split + '[' + i + '][' + f.h + '·' + dh + ' + ' + j + '] = ' + n4(computed) + ' (d2l\'s transpose_qkv: head t takes features t·h/H … (t+1)·h/H − 1)');
+      operands.push({ node: op.split, i: i, j: f.h * dh + j });
+    } else if (op.concat) {
+      var per = nested(f.trace.weighted_values), headsOf = f.batched ? per[f.b] : per, dhv = headsOf[0][0].length;
+      var t = Math.floor(j / dhv);
+      computed = headsOf[t][i][j % dhv];
+      lines.push('concat[' + i + '][' + j + '] = head ' + t + '\'s weights · V, row ' + i + ', column ' + (j % dhv) + ' = ' + n4(computed) + (t !== f.h ? ' (pick head ' + t + ' to see it drawn)' : ''));
+      if (t === f.h) operands.push({ node: op.concat, i: i, j: j % dhv });
+    } else if (op.additive) {
+      var Qa = get(op.additive[0]), Ka = get(op.additive[1]), wv = get(op.additive[2]).map(function (r) { return r[0]; });
+      var tt = wv.map(function (w, cc) { return n4(w) + '·tanh(' + n4(Qa[i][cc]) + ' + ' + n4(Ka[j][cc]) + ')'; });
+      computed = wv.reduce(function (a, w, cc) { return a + w * Math.tanh(Qa[i][cc] + Ka[j][cc]); }, 0);
+      lines.push('scores[' + i + '][' + j + '] = Σ_c w_v[c]·tanh(Q[' + i + '][c] + K[' + j + '][c]) (d2l 11.3.3)');
+      lines.push('= ' + tt.join(' + ') + ' = ' + n4(computed));
+      operands.push({ node: op.additive[0], row: i }, { node: op.additive[1], row: j }, { node: op.additive[2] });
+    } else if (op.diff) {
+      var xq = get(op.diff[0]), xt = get(op.diff[1]);
+      computed = xq[i][0] - xt[0][j];
+      lines.push('distances[' + i + '][' + j + '] = x_query[' + i + '] − x_train[' + j + '] = ' + paren(xq[i][0]) + ' − ' + paren(xt[0][j]) + ' = ' + n4(computed));
+      operands.push({ node: op.diff[0], row: i }, { node: op.diff[1], col: j });
     } else {
-      lines.push(name + '[' + i + '][' + j + '] = ' + n4(value) + ': ' + FLOW_STEPS[f.path].filter(function (s) { return s[0] === name; })[0][1] +
-        ' (the parameters are not part of the trace; the cells to click are QK, scaled, masked, weights and weighted_values)');
+      lines.push(nameOf(id) + ' ' + (n.src === 'request' ? 'comes with the request' : n.src === 'param' ? 'is a parameter: the request\'s, or drawn from its seed (params)' : 'is ' + n.what) + '. Click a cell of a computed step to see its arithmetic.');
     }
-    box.setAttribute('data-step', name);
+    box.setAttribute('data-step', id);
     box.setAttribute('data-q', i);
     box.setAttribute('data-k', j);
     box.setAttribute('data-value', value === null ? 'null' : value);
     box.setAttribute('data-computed', computed === null ? 'null' : computed);
-    box.appendChild(el('div', { class: 'explain-head' }, el('b', null, name + '[' + i + '][' + j + '] = ' + n4(value)),
+    box.appendChild(el('div', { class: 'explain-head' }, el('b', null, nameOf(id) + '[' + i + '][' + j + '] = ' + shownNumber(value)),
       computed !== null && value !== null ? ' (recomputed here: ' + n4(computed) + ')' : ''));
     lines.forEach(function (l) { box.appendChild(el('div', { class: 'explain-line mono' }, l)); });
+    flowMark(id, i, j, operands);
   }
 
   /* ------------------------------------------------------------------ */
@@ -1480,11 +1996,180 @@
   }
 
   /* ------------------------------------------------------------------ */
+  /* The chapter: one card per topic, in d2l's order (chapter "Attention */
+  /* Mechanisms") and the two notes'                                     */
+  /* ------------------------------------------------------------------ */
+
+  /* Put a request in the editor, open the Request tab and send it; the
+   * card's line of what to notice goes above the answer. */
+  function openRequest(path, body, lesson) {
+    var sel = $('endpoint');
+    if (!Array.prototype.some.call(sel.options, function (o) { return o.value === path; })) sel.appendChild(el('option', { value: path }, path));
+    sel.value = path;
+    fillExamplesOnly();
+    setEditorBody(JSON.parse(JSON.stringify(body)));
+    syncControls();
+    showLesson(lesson);
+    showTab('request');
+    return send();
+  }
+  function showLesson(lesson) {
+    var box = clear($('lesson'));
+    box.hidden = !lesson;
+    if (lesson) box.appendChild(el('span', null, el('b', null, lesson.title + '.'), lesson.notice));
+  }
+
+  var causalTokens = (function () {
+    var words = ['the', 'cat', 'sat', 'on', 'the', 'mat'];
+    var x = words.map(function (w, i) { return fill([4], function (c) { return wiggle((w === 'the' ? 0 : i + 1) * 4 + c[0] + 5); }); });
+    return { queries: x, keys: x, values: x, causal: true, labels: { queries: words, keys: words } };
+  })();
+  var tempBody = (function () {
+    var x = fill([16, 4], function (i) { return Math.round(Math.sin(i[0] * 0.7 + i[1] * 1.3) * 150) / 100; });
+    return { queries: x, keys: x, values: x };
+  })();
+  var maskScores = [[[0.91, 0.12, 0.55, 0.33], [0.27, 0.64, 0.08, 0.71]], [[0.45, 0.88, 0.19, 0.6], [0.02, 0.37, 0.93, 0.5]]];
+
+  var CHAPTER = [
+    {
+      id: 'qkv', title: 'Queries, keys and values', where: 'd2l 11.1 · note 1 §1, §3',
+      notice: 'Q = K = 30·I with scale 1: each query matches only its own key, so the weights are eye(10), a dark diagonal on white.',
+      steps: [{ label: 'Open', run: function (c) { return openRequest('/attention/dot', { queries: eye(10, 30), keys: eye(10, 30), values: eye(10, 1), scale: 1 }, c); } }]
+    },
+    {
+      id: 'nw', title: 'Attention pooling: Nadaraya–Watson', where: 'd2l 11.2 · note 1 §4–10',
+      notice: 'Average pooling ignores x and draws a flat line; the Gaussian kernel follows the data; the learned w narrows the kernel. Drag w and watch the weights.',
+      steps: [{ label: 'Open', run: function (c) { showLesson(c); showTab('nw'); nwStarted = true; return runNw(); } }]
+    },
+    {
+      id: 'mask-example', title: 'Masked softmax: valid_lens per example', where: 'd2l 11.3.2 · note 1 §14',
+      notice: 'valid_lens [2, 3]: example 0 keeps 2 keys and example 1 keeps 3; the rest are masked (hatched), their weight exactly 0, and each row still sums to 1.',
+      steps: [{ label: 'Open', run: function (c) { return openRequest('/softmax/masked', { scores: maskScores, valid_lens: [2, 3] }, c); } }]
+    },
+    {
+      id: 'mask-query', title: 'Masked softmax: valid_lens per query', where: 'd2l 11.3.2 · note 1 §14',
+      notice: 'valid_lens [[1, 3], [2, 4]]: each query of each example has its own length, so the first row of example 0 puts all its weight on key 0.',
+      steps: [{ label: 'Open', run: function (c) { return openRequest('/softmax/masked', { scores: maskScores, valid_lens: [[1, 3], [2, 4]] }, c); } }]
+    },
+    {
+      id: 'dot-additive', title: 'Dot-product against additive attention', where: 'd2l 11.3.3–11.3.4 · note 1 §15–19',
+      notice: 'd2l\'s toy: all keys equal, so both scorings spread the weight evenly over the valid keys and give the same outputs [[2, 3, 4, 5]] and [[10, 11, 12, 13]].',
+      steps: [
+        { label: 'Dot product', run: function (c) { return openRequest('/attention/dot', EXAMPLES[0].body, c); } },
+        { label: 'Additive', run: function (c) { return openRequest('/attention/additive', EXAMPLES[5].body, c); } }
+      ]
+    },
+    {
+      id: 'temperature', title: 'The scale as a temperature', where: 'd2l 11.3.3 · note 2 §4.3–4.4',
+      notice: 'Drag τ: a larger τ divides the scores by more and flattens each row towards uniform (pale); a smaller τ sharpens it towards one key (dark).',
+      steps: [{ label: 'Open', run: function (c) { return openRequest('/attention/dot', tempBody, c).then(function () { $('ctl-tau').focus(); }); } }]
+    },
+    {
+      id: 'causal', title: 'Causal masks', where: 'd2l 11.7',
+      notice: 'Each token sees itself and the tokens before it: the upper triangle is masked, so "cat" cannot look at "sat".',
+      steps: [{ label: 'Open', run: function (c) { return openRequest('/attention/dot', causalTokens, c); } }]
+    },
+    {
+      id: 'self', title: 'Self-attention, as note 2 writes it', where: 'd2l 11.6.1 · note 2 §4.5–4.6',
+      notice: 'x (4 × 8), d_k 4, np.random.seed(42): W_Q, W_K and W_V turn the same x into Q, K and V. Click a cell to see its arithmetic.',
+      steps: [{ label: 'Open', run: function (c) { showLesson(c); showTab('flow'); flowStarted = true; return flowRun('notes'); } }]
+    },
+    {
+      id: 'multihead', title: 'Multi-head attention', where: 'd2l 11.5 · note 2 §4.7',
+      notice: 'The same 6 tokens split into heads: change num_heads and each head attends in its own way, one panel per head.',
+      steps: [{
+        label: 'Open', run: function (c) {
+          return openRequest('/attention/multihead', { queries: causalTokens.queries.map(function (r) { return r.concat(r.map(function (v) { return -v; })); }), num_heads: 2, num_hiddens: 8, seed: 0, labels: causalTokens.labels }, c);
+        }
+      }]
+    },
+    {
+      id: 'positional', title: 'Positional encoding', where: 'd2l 11.6.3',
+      notice: 'Each row is a position and each column a frequency: columns 6 to 9 change ever more slowly, as d2l draws them.',
+      steps: [{ label: 'Open', run: function (c) { showLesson(c); showTab('pe'); peStarted = true; return runPe(); } }]
+    },
+    {
+      id: 'transformer', title: 'The Transformer encoder and decoder', where: 'd2l 11.7',
+      notice: 'Layers in rows, heads in columns. The decoder masks its own future (causal) and attends to the memory through cross-attention.',
+      steps: [
+        { label: 'Encoder', run: function (c) { showLesson(c); $('tf-block').value = 'encoder'; tfBlockChanged(); showTab('transformer'); tfStarted = true; return tfRun(); } },
+        { label: 'Decoder', run: function (c) { showLesson(c); $('tf-block').value = 'decoder'; tfBlockChanged(); showTab('transformer'); tfStarted = true; return tfRun(); } }
+      ]
+    }
+  ];
+
+  function drawChapter() {
+    var list = clear($('cards'));
+    CHAPTER.forEach(function (c, i) {
+      var steps = el('div', { class: 'steps' });
+      c.steps.forEach(function (s) {
+        var b = el('button', { type: 'button', class: 'primary', 'data-card': c.id, 'aria-label': s.label + ': ' + c.title }, s.label);
+        b.addEventListener('click', function () { s.run(c); });
+        steps.appendChild(b);
+      });
+      list.appendChild(el('li', { class: 'card chapter-card', 'data-card': c.id },
+        el('h2', null, (i + 1) + '. ' + c.title), el('p', { class: 'where' }, c.where), el('p', { class: 'notice' }, c.notice), steps));
+    });
+  }
+
+  /* ------------------------------------------------------------------ */
+  /* Positional encoding: GET /encoding/positional (d2l 11.6.3)          */
+  /* ------------------------------------------------------------------ */
+
+  var peState = null, peStarted = false;
+  var PE_COLOURS = ['#0072b2', '#d55e00', '#009e73', '#cc79a7', '#e69f00', '#56b4e9'];
+  function runPe() {
+    var N = +$('pe-steps').value, D = +$('pe-d').value, status = $('pe-status');
+    $('pe-problem').hidden = true;
+    setStatus(status, true, 'Asking…');
+    return call('GET', '/encoding/positional?num_steps=' + encodeURIComponent($('pe-steps').value) + '&d=' + encodeURIComponent($('pe-d').value)).then(function (r) {
+      if (r.status !== 200 || !r.json || !r.json.P) throw r;
+      peState = { P: nested(r.json.P), N: N, D: D };
+      drawPe();
+      setStatus(status, true, 'GET /encoding/positional — ' + describe(r));
+    }).catch(function (r) {
+      var p = r && r.json ? r.json : { title: 'failed', detail: r && r.message };
+      setStatus(status, false, (p.status || '') + ' ' + (p.title || ''));
+      var box = clear($('pe-problem'));
+      box.appendChild(el('b', null, p.code || p.title || ''));
+      if (p.pointer !== undefined) box.appendChild(el('span', null, ' at ', el('code', null, p.pointer)));
+      box.appendChild(el('div', { class: 'detail' }, p.detail || ''));
+      box.hidden = false;
+    });
+  }
+  function peColumns(D) {
+    return $('pe-cols').value.split(/[\s,]+/).filter(Boolean).map(Number)
+      .filter(function (j) { return j === Math.floor(j) && j >= 0 && j < D; }).slice(0, PE_COLOURS.length);
+  }
+  function drawPe() {
+    if (!peState) return;
+    var P = peState.P, N = P.length, D = P[0].length, cols = peColumns(D);
+    var xs = P.map(function (row, i) { return i; });
+    var c = chart(720, 360, 0, Math.max(1, N - 1), -1.1, 1.1, 'position (row of P)', 'P[position, column]', null, 150);
+    c.root.setAttribute('aria-label', 'Columns ' + cols.join(', ') + ' of P over ' + N + ' positions: sines and cosines, slower for higher columns');
+    var lines = svg('g', { class: 'pe-lines', fill: 'none' });
+    var lg = svg('g', { class: 'legend', 'font-size': 18 });
+    cols.forEach(function (j, k) {
+      lines.appendChild(svg('path', { class: 'pe-col', 'data-col': j, d: linePath(xs, P.map(function (row) { return row[j]; }), c.sx, c.sy), stroke: PE_COLOURS[k], 'stroke-width': 3, 'stroke-dasharray': k % 2 ? '8 5' : null }));
+      lg.appendChild(svg('line', { x1: c.width - 130, y1: 30 + 28 * k, x2: c.width - 100, y2: 30 + 28 * k, stroke: PE_COLOURS[k], 'stroke-width': 3, 'stroke-dasharray': k % 2 ? '8 5' : null }));
+      lg.appendChild(svg('text', { x: c.width - 92, y: 36 + 28 * k }, 'col ' + j));
+    });
+    c.root.appendChild(lines);
+    c.root.appendChild(lg);
+    clear($('pe-curves')).appendChild(c.root);
+    var box = clear($('pe-heat'));
+    box.appendChild(heatmap([{ label: '', m: P }], {
+      title: 'Positional encoding P', signed: true, valueName: 'P', xLabel: 'encoding dimension (column)', yLabel: 'position (row)',
+      width: box.clientWidth, onHover: function (t) { $('pe-readout').textContent = t.replace('query', 'position').replace('key', 'column'); }
+    }));
+  }
+
+  /* ------------------------------------------------------------------ */
   /* Wiring                                                              */
   /* ------------------------------------------------------------------ */
 
   var nwStarted = false, flowStarted = false, tfStarted = false;
-  var TABS = ['request', 'nw', 'flow', 'transformer'];
+  var TABS = ['chapter', 'request', 'nw', 'flow', 'pe', 'transformer'];
   function showTab(name) {
     TABS.forEach(function (t) {
       $('tab-' + t).hidden = t !== name;
@@ -1496,7 +2181,11 @@
     }
     if (name === 'flow' && !flowStarted) {
       flowStarted = true;
-      flowRun();
+      flowRun('notes');
+    }
+    if (name === 'pe' && !peStarted) {
+      peStarted = true;
+      runPe();
     }
     if (name === 'transformer' && !tfStarted) {
       tfStarted = true;
@@ -1538,16 +2227,35 @@
       }
     });
     TABS.forEach(function (t) {
-      $('tab-btn-' + t).addEventListener('click', function () { history.replaceState(null, '', '#' + t); showTab(t); });
+      $('tab-btn-' + t).addEventListener('click', function () { history.replaceState(null, '', '#' + t); showLesson(null); showTab(t); });
     });
+    function redrawAll() {
+      if (lastAnswer) showHeatmap(lastAnswer.path, lastAnswer.json.weights, lastAnswer.labels, lastAnswer.body);
+      drawNwHeat();
+      drawFlow();
+      drawPe();
+      drawTransformer();
+    }
     $('palette').addEventListener('change', function () {
       palette = $('palette').value;
       try { sessionStorage.setItem('attnd-palette', palette); } catch (e) { /* storage off */ }
-      if (lastAnswer) showHeatmap(lastAnswer.path, lastAnswer.json.weights, lastAnswer.labels);
-      drawNwHeat();
-      drawFlow();
-      drawTransformer();
+      redrawAll();
     });
+    $('stretch').addEventListener('change', function () { stretchColours = $('stretch').checked; redrawAll(); });
+    $('exact').addEventListener('change', function () { exactDigits = $('exact').checked; redrawAll(); });
+    $('presenter').addEventListener('click', function () {
+      var on = !document.body.classList.contains('presenter');
+      document.body.classList.toggle('presenter', on);
+      $('presenter').setAttribute('aria-pressed', String(on));
+      redrawAll();
+    });
+    window.addEventListener('resize', function () {
+      clearTimeout(redrawAll.timer);
+      redrawAll.timer = setTimeout(redrawAll, 200);
+    });
+    $('flow-self').addEventListener('click', function () { flowRun('notes'); });
+    $('pe-form').addEventListener('submit', function (ev) { ev.preventDefault(); runPe(); });
+    $('ctl-heads').addEventListener('change', function () { controlChanged('heads'); });
     $('ctl-tau').addEventListener('input', function () { controlChanged('tau'); });
     $('ctl-scale-reset').addEventListener('click', function () { controlChanged('scale-reset'); });
     $('ctl-causal').addEventListener('change', function () { controlChanged('causal'); });
@@ -1555,7 +2263,7 @@
     $('ctl-mask').addEventListener('change', function () { controlChanged('mask'); });
     $('ctl-lens-n').addEventListener('input', function () { controlChanged('lens-n'); });
     $('nw-w').addEventListener('input', nwSlide);
-    $('flow-run').addEventListener('click', flowRun);
+    $('flow-run').addEventListener('click', function () { flowRun(); });
     $('flow-example').addEventListener('change', function () { flowState.b = +$('flow-example').value; drawFlow(); });
     $('flow-head').addEventListener('change', function () { flowState.h = +$('flow-head').value; drawFlow(); });
     $('tf-form').addEventListener('submit', function (ev) { ev.preventDefault(); tfRun(); });
@@ -1569,7 +2277,8 @@
     try { palette = sessionStorage.getItem('attnd-palette') || 'reds'; } catch (e) { palette = 'reds'; }
     if (!PALETTES[palette]) palette = 'reds';
     $('palette').value = palette;
-    showTab(TABS.indexOf(location.hash.slice(1)) >= 0 ? location.hash.slice(1) : 'request');
+    drawChapter();
+    showTab(TABS.indexOf(location.hash.slice(1)) >= 0 ? location.hash.slice(1) : 'chapter');
 
     /* The routes this server has, and the fields each takes, from its
      * OpenAPI document; asked again a second later, up to three times,
