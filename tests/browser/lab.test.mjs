@@ -38,7 +38,7 @@
 // preflight, the exposed Inference-Header-Content-Length, errors read
 // cross-origin, and docs/binary.md's browser example with what it logs.
 import { spawn } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -66,6 +66,11 @@ function ok(cond, name, ...why) {
   }
   return cond;
 }
+// WCAG 2 relative luminance of '#rrggbb'
+const luminance = (hex) => {
+  const lin = [1, 3, 5].map((i) => { const c = parseInt(hex.slice(i, i + 2), 16) / 255; return c <= 0.04045 ? c / 12.92 : ((c + 0.055) / 1.055) ** 2.4; });
+  return 0.2126 * lin[0] + 0.7152 * lin[1] + 0.0722 * lin[2];
+};
 const shapeOfJson = (a) => { const s = []; for (; Array.isArray(a); a = a[0]) s.push(a.length); return s; };
 const close = (a, b, tol = 1e-12) => typeof a === 'number' && Math.abs(a - b) <= tol;
 const closeAll = (a, b, tol = 1e-12) =>
@@ -87,6 +92,40 @@ function startDaemon() {
       if (m) { clearTimeout(timer); resolve(m[1].replace('0.0.0.0', '127.0.0.1')); }
     });
   });
+}
+
+// The Flow figure of a traced /attention/self against attnd's answer:
+// every node of note 2 section 4.5's picture present, its cells the
+// trace's (and the request's x, the answer's params) to the bit, and the
+// downloaded SVG the same picture (nodes and exact values in <title>s).
+async function flowFigureMatches(page, answer, request, what) {
+  const want = { X: request.x, W_Q: answer.params.W_Q, W_K: answer.params.W_K, W_V: answer.params.W_V,
+    Q: answer.trace.Q, K: answer.trace.K, V: answer.trace.V, QK: answer.trace.QK, scaled: answer.trace.scaled,
+    masked: answer.trace.masked, weights: answer.trace.weights, output: answer.trace.weighted_values };
+  const drawn = await page.$$eval('#flow .cell', (rs) => {
+    const out = {};
+    for (const r of rs) {
+      const m = (out[r.dataset.node] = out[r.dataset.node] || []);
+      (m[+r.dataset.i] = m[+r.dataset.i] || [])[+r.dataset.j] = r.dataset.v === 'null' ? null : Number(r.dataset.v);
+    }
+    return out;
+  });
+  const names = Object.keys(want);
+  const bad = names.filter((n) => !closeAll(drawn[n], want[n], 0));
+  ok(bad.length === 0 && Object.keys(drawn).join(' ') === names.join(' '),
+    `${what}: the figure shows ${names.join(', ')}, each cell the live answer's number`, `differ: ${bad.join(' ')}`, Object.keys(drawn).join(' '));
+  ok(closeAll(answer.trace.weighted_values, answer.output, 0) && closeAll(answer.trace.weights, answer.weights, 0),
+    `${what}: the trace's weights and weighted_values are the answer's weights and output`);
+  const [download] = await Promise.all([page.waitForEvent('download', WAIT), page.click('#flow-svg')]);
+  const file = { name: download.suggestedFilename(), text: readFileSync(await download.path(), 'utf8'), type: 'image/svg+xml' };
+  const titles = [...file.text.matchAll(/<title>([A-Za-zᵀ_]+)\[(\d+)\]\[(\d+)\] = ([^<]+)<\/title>/g)];
+  const fromFile = {};
+  for (const [, n, i, j, v] of titles) ((fromFile[n] = fromFile[n] || [])[+i] = fromFile[n][+i] || [])[+j] = v === 'null' ? null : Number(v);
+  const fileBad = names.filter((n) => !closeAll(fromFile[n === 'QK' ? 'QKᵀ' : n], want[n], 0));
+  ok(file.name === 'attention-self-flow.svg' && /^<\?xml[^>]*>\n<svg xmlns="http:\/\/www.w3.org\/2000\/svg"/.test(file.text) &&
+     !/class="[^"]*operand/.test(file.text) && fileBad.length === 0 && !/https?:\/\/(?!www\.w3\.org)/.test(file.text),
+    `${what}: "Download the figure" is one self-contained SVG (${file.text.length} bytes) with every node's exact values`, `differ: ${fileBad.join(' ')}`, file.text.slice(0, 200));
+  writeFileSync(path.join(ARTIFACTS, 'flow-self-attention.svg'), file.text);
 }
 
 // ---------------------------------------------------------------------------
@@ -144,6 +183,9 @@ async function drive(context, base) {
   await page.goto(`${base}/`);
   await page.waitForSelector('body[data-ready="1"]', WAIT);
   ok(await page.title() === 'attnd lab', 'the page loads, titled "attnd lab"');
+  ok(await page.isVisible('#tab-chapter') && await page.$$eval('#cards li', (l) => l.length) === 11,
+    'the page opens on the chapter: 11 cards');
+  await page.click('#tab-btn-request');
   const routes = await page.$$eval('#endpoint option', (os) => os.map((o) => o.value));
   ok(routes.includes('/regression/nw') && routes.includes('/attention/dot') && routes.includes('/attention/additive'),
     'the endpoint list has the server\'s POST routes', routes.join(' '));
@@ -168,14 +210,21 @@ async function drive(context, base) {
   ok(closeAll(weights, [[0.304504342420284, 0.39099131515943186, 0.304504342420284]]),
     'the page shows the weights [0.3045…, 0.3909…, 0.3045…]', JSON.stringify(weights));
   const cells = await page.$$eval('#heatmap rect.cell', (rs) => rs.map((r) => r.getAttribute('fill')));
-  ok(cells.length === 3 && cells[1] === '#67000d' && cells[0] === cells[2] && cells[0] !== cells[1],
-    'the weights heatmap has 1 × 3 cells, the middle key darkest', JSON.stringify(cells));
+  ok(cells.length === 3 && luminance(cells[1]) < luminance(cells[0]) && cells[0] === cells[2] &&
+     await page.getAttribute('#heatmap svg', 'data-scale') === '0 1',
+    'the weights heatmap has 1 × 3 cells on the fixed scale 0 … 1, the middle key darkest', JSON.stringify(cells));
   ok(await page.$$eval('#heatmap text.axis-title', (ts) => ts.map((t) => t.textContent).join()) === 'Keys,Queries',
     'the heatmap has the axis titles Keys and Queries');
   ok(await page.$('#heatmap g.colorbar') !== null, 'the heatmap has a colour bar');
   await page.hover('#heatmap rect.cell[data-k="1"]');
   const readout = await page.textContent('#readout');
-  ok(readout.includes('key 1') && readout.includes('0.39099131515943186'), 'hovering a cell reads out its weight', readout);
+  ok(readout.includes('key 1') && / : 0\.391$/.test(readout), 'hovering a cell reads out its weight, to 4 significant digits', readout);
+  await page.check('#exact');
+  await page.hover('#heatmap rect.cell[data-k="0"]');
+  await page.hover('#heatmap rect.cell[data-k="1"]');
+  ok((await page.textContent('#readout')).endsWith(' : 0.39099131515943186'), '"exact": the readout shows every digit attnd printed',
+    await page.textContent('#readout'));
+  await page.uncheck('#exact');
 
   // --- d2l's toy through dot ------------------------------------------------
   await page.selectOption('#endpoint', '/attention/dot');
@@ -328,10 +377,16 @@ async function drive(context, base) {
     for (const r of rs) if (Number(r.getAttribute('data-v')) > Number(best.getAttribute('data-v'))) best = r;
     return best.getAttribute('fill');
   });
-  ok(await maxCell() === '#67000d', 'palette reds: the largest weight is dark red');
+  ok(await maxCell() !== '#67000d' && await page.getAttribute('#heatmap svg', 'data-scale') === '0 1',
+    'palette reds: weights are drawn from 0 to 1, so a largest weight below 1 is not the darkest red');
+  await page.check('#stretch');
+  ok(await maxCell() === '#67000d' && /stretched to the largest/.test(await page.textContent('#heatmap g.colorbar')),
+    '"stretch": the largest weight is dark red, and the colour bar says the scale is stretched');
   await page.selectOption('#palette', 'viridis');
-  ok(await maxCell() === '#fde725' && await page.getAttribute('#heatmap svg', 'data-palette') === 'viridis',
-    'palette viridis: the page redraws, the largest weight yellow (#fde725)');
+  ok(await maxCell() === '#fde725' && await page.getAttribute('#heatmap svg', 'data-palette') === 'viridis' &&
+     /dark purple is a small weight, yellow a large one/.test(await page.textContent('#readout')),
+    'palette viridis: the page redraws, the largest weight yellow (#fde725), the legend written for viridis');
+  await page.uncheck('#stretch');
   sent = await sendAndCapture(page, '#send-svg', 200);
   ok(sent.response.url().endsWith('/attention/dot?palette=viridis') && (await svgOf(sent.response.url())).includes('fill="#fde725"'),
     'palette viridis: Server SVG asks ?palette=viridis and gets viridis cells', sent.response.url());
@@ -381,8 +436,8 @@ async function drive(context, base) {
   // causal and valid_lens
   await move(() => page.check('#ctl-causal'), (b) => b.causal === true);
   const causalCells = await page.$$eval('#heatmap rect.cell', (rs) => rs.map((r) => [Number(r.getAttribute('data-q')), Number(r.getAttribute('data-k')), Number(r.getAttribute('data-v')), r.getAttribute('fill')]));
-  ok(causalCells.length === 36 && causalCells.every(([q, k, v, f]) => (k > q ? v === 0 && f === '#fff5f0' : v > 0)),
-    'controls: causal masks every key after its query (weight 0, white) and keeps the rest');
+  ok(causalCells.length === 36 && causalCells.every(([q, k, v, f]) => (k > q ? v === 0 && /^url\(#lab-masked-\d+\)$/.test(f) : v > 0 && f[0] === '#')),
+    'controls: causal masks every key after its query (weight 0, hatched as masked) and keeps the rest');
   ok(closeAll(await drawnRow(2), softmaxRow(X[2], 0.5, (j) => j <= 2)), 'controls: causal row 2 is the softmax over keys 0 … 2');
   await move(() => page.check('#ctl-lens'), (b) => b.valid_lens === 3 && b.causal === true);
   await page.screenshot({ path: path.join(ARTIFACTS, 'lab-controls.png') });
@@ -441,7 +496,7 @@ async function drive(context, base) {
   // a cell is under a pixel on screen: the pointer lands within one cell
   const big1 = await page.textContent('#readout');
   const [, bq, bk, bv] = /query (\d+) · key (\d+) : (\S+)/.exec(big1) || [];
-  ok(Math.abs(bq - 400) <= 1 && Math.abs(bk - 300) <= 1 && Number(bv) === bigAnswer.weights[bq][bk],
+  ok(Math.abs(bq - 400) <= 1 && Math.abs(bk - 300) <= 1 && Number(bv) === Number(bigAnswer.weights[bq][bk].toPrecision(4)),
     '512 × 512: hovering the canvas reads out the weight under the pointer (query 400 ± 1, key 300 ± 1)', big1);
 
   // --- Nadaraya–Watson view ------------------------------------------------------
@@ -519,7 +574,22 @@ async function drive(context, base) {
     'lr -1: the fit\'s problem (/fit/lr) flags the lr input; editing n_train cleared its flag');
 
   // --- the flow view ---------------------------------------------------------
-  // /attention/dot with "trace": true from the live attnd (docs/trace.md):
+  // first, note 2 section 4.6's self-attention (x 4 × 8, d_k 4, seed 42):
+  // the tab's default; every node of the section 4.5 figure, its numbers
+  // the live trace's, and the download the same picture
+  const notes = { x: [[1.8, 0.4, 1.0, 2.2, 1.9, -1.0, 1.0, -0.2], [-0.1, 0.4, 0.1, 1.5, 0.8, 0.1, 0.4, 0.3],
+    [1.5, -0.2, 0.3, -0.9, -2.6, 0.7, 0.9, -0.7], [2.3, -1.5, 0.0, -0.2, 1.5, 1.5, 0.2, 0.4]], d_k: 4, seed: 42 };
+  const [selfReq] = await Promise.all([
+    page.waitForRequest((r) => r.method() === 'POST' && r.url().endsWith('/attention/self'), WAIT),
+    page.click('#tab-btn-flow'),
+  ]);
+  await page.waitForSelector('#flow g.node[data-node="output"]', WAIT);
+  const selfAnswer = await (await selfReq.response()).json();
+  ok(JSON.stringify(JSON.parse(selfReq.postData())) === JSON.stringify(Object.assign({}, notes, { trace: true })),
+    'flow: the tab opens on note 2 section 4.6\'s request to /attention/self, traced');
+  await flowFigureMatches(page, selfAnswer, notes, 'flow (self-attention)');
+
+  // then the editor's /attention/dot with "trace": true (docs/trace.md):
   // a 3-token causal self-attention, Q = K = V = X, every number checked
   // against the formulas here
   const x3 = [[1, 0], [0, 1], [1, 1]];
@@ -528,11 +598,14 @@ async function drive(context, base) {
   await page.click('#tab-btn-request');
   await page.selectOption('#endpoint', '/attention/dot');
   await page.fill('#editor', JSON.stringify(flowReq));
+  await page.click('#tab-btn-flow');
   const [traced] = await Promise.all([
     page.waitForRequest((r) => r.method() === 'POST' && r.url().endsWith('/attention/dot') && JSON.parse(r.postData()).trace === true, WAIT),
-    page.click('#tab-btn-flow'),
+    page.click('#flow-run'),
   ]);
-  await page.waitForSelector('#flow figure[data-step="weighted_values"]', WAIT);
+  await page.waitForSelector('#flow g.node[data-node="QK"]', WAIT);
+  ok(await page.textContent('#flow-explain') === 'Click a cell of the figure to see how it came about.',
+    'flow: a new trace clears the explanation');
   const tracedAnswer = await (await traced.response()).json();
   ok((await traced.response()).status() === 200 && tracedAnswer.trace &&
      Object.keys(tracedAnswer.trace).join(' ') === 'QK scaled masked weights weighted_values',
@@ -540,26 +613,30 @@ async function drive(context, base) {
     JSON.stringify(tracedAnswer).slice(0, 300));
   ok(JSON.stringify(Object.assign({}, JSON.parse(traced.postData()), { trace: undefined })) === JSON.stringify(Object.assign({}, flowReq, { trace: undefined })),
     'flow: the editor\'s request is sent with "trace": true');
-  const steps = await page.$$eval('#flow figure.flow-step', (fs) => fs.map((f) => f.getAttribute('data-step') + ' ' + f.querySelector('.shape').textContent));
-  ok(steps.join(' | ') === 'queries (3, 2) | keys (3, 2) | values (3, 2) | QK (3, 3) | scaled (3, 3) | masked (3, 3) | weights (3, 3) | weighted_values (3, 2)',
-    'flow: one small heatmap per step, with its shape', steps.join(' | '));
-  ok(await page.$$eval('#flow figure[data-step="masked"] rect.cell.masked', (r) => r.length) === 3 &&
-     await page.getAttribute('#flow figure[data-step="QK"] svg', 'data-palette') === 'rdbu',
-    'flow: the masked scores are drawn as −∞ (3 cells); signed steps use the diverging palette');
+  const nodeShapes = async () => page.$$eval('#flow g.node', (gs) => gs.map((g) => g.dataset.node + ' ' + g.querySelector('tspan').textContent));
+  let steps = await nodeShapes();
+  ok(steps.join(' | ') === 'Q (3, 2) | K (3, 2) | V (3, 2) | QK (3, 3) | scaled (3, 3) | masked (3, 3) | weights (3, 3) | output (3, 2)',
+    'flow: the dot-product diagram has one node per step, with its shape', steps.join(' | '));
+  ok(await page.$$eval('#flow .cell[data-node="masked"]', (r) => r.filter((c) => c.getAttribute('fill') === 'url(#flow-masked)').length) === 3 &&
+     await page.$$eval('#flow .cell[data-node="weights"]', (r) => r.filter((c) => c.getAttribute('fill') === 'url(#flow-masked)').length) === 3 &&
+     await page.$$eval('#flow path[data-to="QK"]', (p) => p.map((e) => e.dataset.from).join()) === 'Q,K',
+    'flow: masked scores and their weights are hatched (3 cells each); Q and K join at QK');
   const Xf = flowReq.queries;
   const s2 = 1 / Math.sqrt(2);
   const explainOf = async (step, q, k) => {
-    await page.click(`#flow figure[data-step="${step}"] rect.cell[data-q="${q}"][data-k="${k}"]`);
+    await page.click(`#flow .cell[data-node="${step}"][data-i="${q}"][data-j="${k}"]`);
     await page.waitForSelector(`#flow-explain[data-step="${step}"][data-q="${q}"][data-k="${k}"]`, WAIT);
     return {
       value: Number(await page.getAttribute('#flow-explain', 'data-value')),
       computed: Number(await page.getAttribute('#flow-explain', 'data-computed')),
       text: await page.textContent('#flow-explain'),
+      operands: await page.$$eval('#flow .cell.operand', (r) => r.map((c) => `${c.dataset.node}[${c.dataset.i}][${c.dataset.j}]`).join(' ')),
     };
   };
   let ex = await explainOf('QK', 2, 1);
   ok(ex.value === 1 && ex.computed === 1 && ex.text.includes('row 2 of Q · column 1 of Kᵀ') && ex.text.includes('= 1×0 + 1×1 = 1'),
     'flow: QK[2][1] = row 2 of Q · column 1 of Kᵀ = 1×0 + 1×1 = 1', ex.text);
+  ok(ex.operands === 'Q[2][0] Q[2][1] K[1][0] K[1][1]', 'flow: clicking QK[2][1] outlines row 2 of Q and row 1 of K', ex.operands);
   ex = await explainOf('scaled', 2, 2);
   ok(close(ex.value, 2 * s2) && close(ex.computed, 2 * s2) && ex.text.includes('2 × 0.7071 = 1.414') && ex.text.includes('1/√2'),
     'flow: scaled[2][2] = QK × 1/√d_k = 2 × 0.7071 = 1.414', ex.text);
@@ -569,13 +646,35 @@ async function drive(context, base) {
   const want10 = Math.exp(-s2) / (Math.exp(-s2) + 1);
   ok(close(ex.value, want10) && close(ex.computed, want10) && ex.text.includes('max = 0.7071') && ex.text.includes('= 0.3302'),
     `flow: weights[1][0] = exp(0 − 0.7071) / (exp(0 − 0.7071) + exp(0)) = ${want10.toPrecision(4)}`, ex.text);
-  ex = await explainOf('weighted_values', 2, 0);
+  ex = await explainOf('output', 2, 0);
   const wRow = (() => { const s = [s2, s2, 2 * s2]; const m = Math.max(...s); const e = s.map((x) => Math.exp(x - m)); const z = e.reduce((a, b) => a + b); return e.map((x) => x / z); })();
   const want20 = wRow[0] * Xf[0][0] + wRow[1] * Xf[1][0] + wRow[2] * Xf[2][0];
-  ok(close(ex.value, want20) && close(ex.computed, want20) && ex.text.includes('Σ_k weights[2][k]·V[k][0]'),
-    `flow: weighted_values[2][0] = Σ_k weights[2][k]·V[k][0] = ${want20.toPrecision(4)}`, ex.text);
-  await page.click('#flow figure[data-step="weights"] rect.cell[data-q="2"][data-k="1"]');
+  ok(close(ex.value, want20) && close(ex.computed, want20) && ex.text.includes('Σ_c weights[2][c]·V[c][0]') &&
+     ex.operands === 'V[0][0] V[1][0] V[2][0] weights[2][0] weights[2][1] weights[2][2]',
+    `flow: output[2][0] = Σ_c weights[2][c]·V[c][0] = ${want20.toPrecision(4)}, row 2 of weights and column 0 of V outlined`, ex.text, ex.operands);
+  // keyboard only: Tab to a node, arrows to a cell, Enter explains it
+  await page.focus('#flow g.node[data-node="weights"]');
+  await page.keyboard.press('ArrowDown');
+  await page.keyboard.press('ArrowDown');
+  await page.keyboard.press('ArrowRight');
+  await page.keyboard.press('Enter');
+  ok(await page.getAttribute('#flow-explain', 'data-step') === 'weights' && await page.getAttribute('#flow-explain', 'data-q') === '2' &&
+     await page.getAttribute('#flow-explain', 'data-k') === '1',
+    'flow, keyboard: focus a node, arrows to weights[2][1], Enter explains it');
+  const beside = await page.evaluate(() => {
+    const f = document.getElementById('flow').getBoundingClientRect(), e = document.getElementById('flow-explain').getBoundingClientRect();
+    return e.left >= f.right - 1 && e.top < f.bottom;
+  });
+  ok(beside, 'flow: the explanation sits beside the figure, not below it');
   await page.locator('#tab-flow').screenshot({ path: path.join(ARTIFACTS, 'lab-flow.png') });
+
+  // not drawable: said so, never swapped for another request
+  await page.click('#tab-btn-request');
+  await page.selectOption('#endpoint', '/softmax/masked');
+  await page.click('#tab-btn-flow');
+  await page.click('#flow-run');
+  ok(await page.isVisible('#flow-problem') && (await page.textContent('#flow-problem')).includes('/softmax/masked'),
+    'flow: a request to a route it cannot draw is said so', await page.textContent('#flow-problem'));
 
   // multi-head (docs/trace.md): the editor's multihead example, B = 2,
   // H = 2, h = 8, valid_lens [3, 2]; the head and example pickers, the
@@ -588,30 +687,31 @@ async function drive(context, base) {
     page.waitForRequest((r) => r.method() === 'POST' && r.url().endsWith('/attention/multihead') && JSON.parse(r.postData()).trace === true, WAIT),
     page.click('#flow-run'),
   ]);
-  await page.waitForSelector('#flow figure[data-step="Q_heads"]', WAIT);
-  await page.waitForSelector('#flow figure[data-step="output"]', WAIT);
+  await page.waitForSelector('#flow g.node[data-node="Q_heads"]', WAIT);
+  await page.waitForSelector('#flow g.node[data-node="output"]', WAIT);
   const mh = await (await mhReq.response()).json();
   const mt = mh.trace || {};
-  const mhSteps = await page.$$eval('#flow figure.flow-step', (fs) => fs.map((f) => f.getAttribute('data-step') + ' ' + f.querySelector('.shape').textContent));
-  ok(mhSteps.join(' | ') === 'queries (2, 4, 4) | Q (2, 4, 8) | K (2, 6, 8) | V (2, 6, 8) | Q_heads (2, 2, 4, 4) | K_heads (2, 2, 6, 4) | ' +
-     'V_heads (2, 2, 6, 4) | QK (2, 2, 4, 6) | scaled (2, 2, 4, 6) | masked (2, 2, 4, 6) | weights (2, 2, 4, 6) | ' +
-     'weighted_values (2, 2, 4, 4) | concat (2, 4, 8) | output (2, 4, 8)',
-  'multihead flow: a heatmap per step of the live trace, Q … Q_heads (B, H, Nq, h/H) … concat, output', mhSteps.join(' | '));
+  const mhSteps = await nodeShapes();
+  ok(mhSteps.join(' | ') === 'queries (4, 4) | keys (6, 4) | values (6, 4) | W_q (8, 4) | W_k (8, 4) | W_v (8, 4) | Q (4, 8) | K (6, 8) | V (6, 8) | ' +
+     'Q_heads (4, 4) | K_heads (6, 4) | V_heads (6, 4) | QK (4, 6) | scaled (4, 6) | masked (4, 6) | weights (4, 6) | ' +
+     'weighted_values (4, 4) | concat (4, 8) | W_o (8, 8) | output (4, 8)',
+  'multihead flow: W_q, W_k, W_v and W_o drawn beside the trace\'s steps, one example and head at a time', mhSteps.join(' | '));
   ok(!(await page.isHidden('#flow-head-label')) && !(await page.isHidden('#flow-example-label')) &&
      JSON.stringify(await page.$$eval('#flow-head option', (os) => os.map((o) => o.textContent))) === '["head 0","head 1"]',
   'multihead flow: the head picker offers head 0 and head 1, the example picker is shown');
   await page.selectOption('#flow-head', '1');
   await page.selectOption('#flow-example', '1');
-  const drawnOf = (step) => page.$$eval(`#flow figure[data-step="${step}"] rect.cell`, (rs) => {
+  const drawnOf = (step) => page.$$eval(`#flow .cell[data-node="${step}"]`, (rs) => {
     const m = [];
-    for (const r of rs) { const q = +r.dataset.q; (m[q] = m[q] || [])[+r.dataset.k] = r.dataset.v === 'null' ? null : Number(r.dataset.v); }
+    for (const r of rs) { const q = +r.dataset.i; (m[q] = m[q] || [])[+r.dataset.j] = r.dataset.v === 'null' ? null : Number(r.dataset.v); }
     return m;
   });
   const qh11 = mt.Q_heads ? mt.Q_heads[1][1] : null;
   ok(qh11 && closeAll(await drawnOf('Q_heads'), qh11, 0) && closeAll(qh11.map((r) => r), mt.Q[1].map((r) => r.slice(4, 8)), 0),
     'multihead flow: head 1 of example 1 draws Q_heads[1][1], features 4 … 7 of Q', JSON.stringify(qh11));
-  ok(closeAll(await drawnOf('K'), mt.K[1], 0) && closeAll(await drawnOf('concat'), mt.concat[1], 0),
-    'multihead flow: the shared steps (K, concat) show example 1 whatever the head');
+  ok(closeAll(await drawnOf('K'), mt.K[1], 0) && closeAll(await drawnOf('concat'), mt.concat[1], 0) &&
+     closeAll(await drawnOf('W_o'), mh.params.W_o, 0),
+    'multihead flow: the shared steps (K, concat) show example 1 whatever the head; W_o is the answer\'s params.W_o');
   const masked11 = await drawnOf('masked');
   ok(masked11.length === 4 && masked11.every((r) => r.length === 6 && r.every((v, k) => (k >= 2) === (v === null))),
     'multihead flow: example 1 (valid_lens 2) has keys 2 … 5 masked (−∞) in every row', JSON.stringify(masked11));
@@ -620,7 +720,7 @@ async function drive(context, base) {
   const Vh = mt.V_heads[1][1];
   ex = await explainOf('QK', 3, 1);
   const wantQK = dotp(qh11[3], Kh[1]);
-  ok(ex.value === mt.QK[1][1][3][1] && close(ex.computed, wantQK, 1e-12) && close(ex.value, wantQK, 1e-12) && ex.text.includes('row 3 of Q · column 1 of Kᵀ'),
+  ok(ex.value === mt.QK[1][1][3][1] && close(ex.computed, wantQK, 1e-12) && close(ex.value, wantQK, 1e-12) && ex.text.includes('row 3 of Q, head · column 1 of K, headᵀ'),
     `multihead flow: QK[3][1] of head 1 = Q_heads[1][1][3] · K_heads[1][1][1] = ${wantQK.toPrecision(6)}`, ex.text);
   ex = await explainOf('scaled', 3, 1);
   ok(close(ex.value, wantQK / 2, 1e-12) && close(ex.computed, wantQK / 2, 1e-12) && ex.text.includes('1/√4'),
@@ -634,8 +734,13 @@ async function drive(context, base) {
   ex = await explainOf('weighted_values', 0, 2);
   const w0 = mt.weights[1][1][0];
   const want02 = w0.reduce((a, w, k) => a + w * Vh[k][2], 0);
-  ok(ex.value === mt.weighted_values[1][1][0][2] && close(ex.computed, want02, 1e-12) && close(ex.value, want02, 1e-12) && ex.text.includes('V[k][2]'),
+  ok(ex.value === mt.weighted_values[1][1][0][2] && close(ex.computed, want02, 1e-12) && close(ex.value, want02, 1e-12) && ex.text.includes('[c][2]'),
     `multihead flow: weighted_values[0][2] of head 1 = weights · V_heads[1][1][:, 2] = ${want02.toPrecision(6)}`, ex.text);
+  ex = await explainOf('Q', 2, 5);
+  const Wq = mh.params.W_q;
+  const q1 = JSON.parse(mhReq.postData()).queries[1];
+  const want25 = dotp(q1[2], Wq[5]);
+  ok(close(ex.computed, want25, 1e-12) && close(ex.value, want25, 1e-12), `multihead flow: Q[2][5] = row 2 of queries · row 5 of W_q = ${want25.toPrecision(6)}`, ex.text);
   await page.selectOption('#flow-head', '0');
   ok(closeAll(await drawnOf('weights'), mt.weights[1][0], 0), 'multihead flow: head 0 redraws weights[1][0]');
 

@@ -1844,7 +1844,9 @@
       A[i].forEach(function (a, c) { var b = T ? B[j][c] : B[c][j]; terms.push(paren(a) + '×' + paren(b)); sum += a * b; });
       if (bias) { sum += bias[j]; terms.push(paren(bias[j])); }
       computed = sum;
-      lines.push(nameOf(id) + '[' + i + '][' + j + '] = row ' + i + ' of ' + nameOf(op.matmul[0]) + ' · ' + (T ? 'row ' + j + ' of ' + nameOf(op.matmul[1]) + ' (column ' + j + ' of its transpose)' : 'column ' + j + ' of ' + nameOf(op.matmul[1])) + (bias ? ' + ' + op.bias + '[' + j + ']' : ''));
+      var An = nameOf(op.matmul[0]), Bn = nameOf(op.matmul[1]);
+      lines.push(nameOf(id) + '[' + i + '][' + j + '] = row ' + i + ' of ' + An + ' · column ' + j + ' of ' + Bn + (T ? 'ᵀ (row ' + j + ' of ' + Bn + ')' : '') + (bias ? ' + ' + op.bias + '[' + j + ']' : ''));
+      lines.push('= Σ_c ' + An + '[' + i + '][c]·' + Bn + (T ? '[' + j + '][c]' : '[c][' + j + ']') + (bias ? ' + ' + op.bias + '[' + j + ']' : ''));
       lines.push('= ' + terms.join(' + ') + ' = ' + n4(computed));
       operands.push({ node: op.matmul[0], row: i }, T ? { node: op.matmul[1], row: j } : { node: op.matmul[1], col: j });
     } else if (op.scale) {
