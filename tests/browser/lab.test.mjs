@@ -129,6 +129,236 @@ async function flowFigureMatches(page, answer, request, what) {
 }
 
 // ---------------------------------------------------------------------------
+// The chapter (docs/lab.md "The chapter"): every card's buttons, the view
+// each opens checked against attnd's own answer to the same request (asked
+// again here, outside the page), axe-core on every view (0 violations),
+// and a screenshot per card. Then the keyboard alone, the τ slider's
+// repaints while it moves, a phone and a projector.
+async function walkCards(context, base) {
+  const page = await context.newPage();
+  const errors = [];
+  page.on('pageerror', (e) => errors.push(`page error: ${e.message}`));
+  page.on('console', (m) => { if (m.type() === 'error') errors.push(`console: ${m.text()}`); });
+  await page.setViewportSize({ width: 1366, height: 768 });
+  await page.goto(`${base}/`);
+  await page.waitForSelector('body[data-ready="1"]', WAIT);
+  const axeSource = readFileSync(path.join(here, 'node_modules/axe-core/axe.min.js'), 'utf8');
+  const axe = async (view) => {
+    if (!(await page.evaluate(() => !!window.axe))) await page.evaluate(axeSource);
+    const v = await page.evaluate(async () => (await window.axe.run(document, { resultTypes: ['violations'] })).violations
+      .map((x) => `${x.id} (${x.impact}): ${x.nodes.slice(0, 3).map((n) => n.target.join(' ')).join(' | ')}`));
+    ok(v.length === 0, `axe-core: 0 violations on ${view}`, ...v);
+  };
+  await axe('the chapter');
+  await page.screenshot({ path: path.join(ARTIFACTS, 'lab-chapter.png') });
+  const post = async (route, body) => (await fetch(`${base}${route}`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(body) })).json();
+  const drawnPanels = () => page.$$eval('#heatmap g.panel', (ps) => ps.map((p) => {
+    const m = [];
+    for (const r of p.querySelectorAll('rect.cell')) (m[+r.dataset.q] = m[+r.dataset.q] || [])[+r.dataset.k] = Number(r.dataset.v);
+    return m;
+  }));
+  const hatched = () => page.$$eval('#heatmap rect.cell.masked', (rs) => rs.map((r) => `${r.dataset.panel}:${r.dataset.q}:${r.dataset.k}`));
+  // click card `id`'s button `label`; wait for the request it sends
+  const open = async (id, label, route, method = 'POST') => {
+    await page.click('#tab-btn-chapter');
+    const [req] = await Promise.all([
+      page.waitForRequest((r) => r.method() === method && new URL(r.url()).pathname === route, WAIT),
+      page.click(`#cards li[data-card="${id}"] button:text-is("${label}")`),
+    ]);
+    const res = await req.response();
+    await page.waitForTimeout(150);
+    return { body: method === 'POST' ? JSON.parse(req.postData()) : null, answer: await res.json(), status: res.status(), url: req.url() };
+  };
+  const lesson = async (id) => (await page.textContent('#lesson')).includes(await page.textContent(`#cards li[data-card="${id}"] .notice`));
+  const shot = async (id) => page.screenshot({ path: path.join(ARTIFACTS, `lab-card-${id}.png`) });
+  const flat = (t) => (Array.isArray(t) ? t.flatMap(flat) : [t]);
+
+  // 1. QKV: eye(10)
+  let r = await open('qkv', 'Open', '/attention/dot');
+  let again = await post('/attention/dot', r.body);
+  let panels = await drawnPanels();
+  ok(r.status === 200 && closeAll(panels[0], again.weights, 0) && panels[0].every((row, i) => row.every((v, j) => (i === j ? v > 0.999 : v < 1e-9))) &&
+     await page.isVisible('#tab-request') && await lesson('qkv'),
+    'card 1 (QKV): the Request view draws eye(10), attnd\'s own weights, with the card\'s line');
+  await axe('card 1 (QKV)'); await shot('qkv');
+
+  // 2. NW: average pooling, Gaussian, learned w
+  await page.click('#tab-btn-chapter');
+  await Promise.all([page.waitForFunction(() => /fitted w/.test(document.getElementById('nw-status').textContent), null, WAIT),
+    page.click('#cards li[data-card="nw"] button')]);
+  ok(await page.isVisible('#tab-nw') && await page.$$eval('#nw-plot path.curve', (p) => p.map((c) => c.getAttribute('class')).join()) === 'curve truth,curve constant,curve gaussian,curve fitted' &&
+     await lesson('nw'), 'card 2 (NW): the NW view draws the truth, average pooling, the Gaussian kernel and the fitted w');
+  await axe('card 2 (NW)'); await shot('nw');
+
+  // 3, 4. masked softmax, per example and per query
+  for (const [id, lens] of [['mask-example', [2, 3]], ['mask-query', [[1, 3], [2, 4]]]]) {
+    r = await open(id, 'Open', '/softmax/masked');
+    again = await post('/softmax/masked', r.body);
+    panels = await drawnPanels();
+    const want = [];
+    for (let b = 0; b < 2; b++) for (let q = 0; q < 2; q++) for (let k = 0; k < 4; k++) {
+      const l = Array.isArray(lens[b]) ? lens[b][q] : lens[b];
+      if (k >= l) want.push(`${b}:${q}:${k}`);
+    }
+    ok(JSON.stringify(r.body.valid_lens) === JSON.stringify(lens) && closeAll(panels, again.weights, 0) &&
+       JSON.stringify(await hatched()) === JSON.stringify(want) && want.every((w) => { const [b, q, k] = w.split(':'); return panels[b][q][k] === 0; }),
+      `card ${id === 'mask-example' ? 3 : 4} (${id}): valid_lens ${JSON.stringify(lens)}, attnd's weights, exactly the hidden keys hatched (${want.length})`, JSON.stringify(await hatched()));
+    await axe(`card ${id}`); await shot(id);
+  }
+
+  // 5. dot against additive: d2l's toy outputs
+  for (const [label, route] of [['Dot product', '/attention/dot'], ['Additive', '/attention/additive']]) {
+    r = await open('dot-additive', label, route);
+    const out = JSON.parse((await page.textContent('#summary dd[data-field="output"]')).replace(/\s*\(.*\)\s*$/, ''));
+    ok(closeAll(out, [[[2, 3, 4, 5]], [[10, 11, 12, 13]]], 1e-12) && closeAll(await drawnPanels(), (await post(route, r.body)).weights, 0),
+      `card 5 (${label}): d2l's toy gives [[2, 3, 4, 5]] and [[10, 11, 12, 13]], the weights attnd's`, JSON.stringify(out));
+    await axe(`card 5 (${label})`); await shot(`dot-additive-${route.split('/')[2]}`);
+  }
+
+  // 6. temperature: the τ slider, focused; dragging repaints as it moves
+  r = await open('temperature', 'Open', '/attention/dot');
+  ok(await page.evaluate(() => document.activeElement.id) === 'ctl-tau' && shapeOfJson(r.answer.weights).join() === '16,16',
+    'card 6 (temperature): a 16 × 16 request, the τ slider focused');
+  const drag = async (moves, everyMs) => page.evaluate(async ([moves, everyMs]) => {
+    const box = document.getElementById('heatmap'), paints = [];
+    const obs = new MutationObserver(() => paints.push(performance.now()));
+    obs.observe(box, { childList: true });
+    const s = document.getElementById('ctl-tau'), t0 = performance.now();
+    let lastMove = t0;
+    for (let i = 0; i < moves; i++) {
+      lastMove = performance.now();
+      s.value = String(-3 + (6 * (i % 24)) / 24);
+      s.dispatchEvent(new Event('input', { bubbles: true }));
+      await new Promise((ok) => setTimeout(ok, everyMs));
+    }
+    const last = performance.now();
+    await new Promise((ok) => setTimeout(ok, 600));
+    obs.disconnect();
+    const during = paints.filter((p) => p <= last);
+    let gap = during.length ? during[0] - t0 : Infinity;
+    for (let i = 1; i < during.length; i++) gap = Math.max(gap, during[i] - during[i - 1]);
+    gap = Math.max(gap, last - (during[during.length - 1] || t0));
+    const after = paints.filter((p) => p >= lastMove);
+    return { paints: paints.length, moves, maxGap: gap, afterLast: after.length ? after[0] - lastMove : Infinity, drawn: box.getAttribute('data-drawn') };
+  }, [moves, everyMs]);
+  await page.keyboard.press('ArrowRight');
+  let d = await drag(40, 25);
+  ok(d.maxGap <= 100, `τ drag on 16 × 16: ${d.paints} repaints for ${d.moves} moves in 1 s, the longest wait between repaints ${d.maxGap.toFixed(0)} ms (≤ 100)`);
+  const tauReq = page.waitForResponse((res) => res.url().endsWith('/attention/dot'), WAIT);
+  await page.keyboard.press('ArrowLeft');
+  await tauReq;
+  await page.waitForTimeout(300);
+  const scale = (JSON.parse(await page.inputValue('#editor'))).scale;
+  ok(closeAll(await drawnPanels(), [(await post('/attention/dot', JSON.parse(await page.inputValue('#editor')))).weights], 0) &&
+     await page.getAttribute('#heatmap', 'data-drawn') === 'attnd',
+    `card 6: after the drag, the keyboard moves τ and attnd's answer replaces the page's own (scale ${scale})`);
+  await axe('card 6 (temperature)'); await shot('temperature');
+  // a 512 × 512 map: the page computes the weights itself while τ moves
+  await page.click('#tab-btn-request');
+  await page.selectOption('#endpoint', '/attention/dot');
+  await page.selectOption('#example', { label: 'Large: self-attention over 512 tokens (canvas)' });
+  await Promise.all([page.waitForResponse((res) => res.url().endsWith('/attention/dot'), WAIT), page.click('#send')]);
+  await page.waitForSelector('#heatmap image.cells-image', WAIT);
+  d = await drag(12, 60);
+  ok(d.afterLast <= 300 && d.drawn !== null, `τ drag on 512 × 512: repainted ${d.afterLast.toFixed(0)} ms after the last move (≤ 300), ${d.paints} repaints for ${d.moves} moves`);
+  ok(/clipped at [0-9.]+, the 99th percentile/.test(await page.textContent('#heatmap g.colorbar')),
+    '512 × 512 causal: the colour scale is clipped at its 99th percentile, and says so', await page.textContent('#heatmap g.colorbar'));
+
+  // 7. causal: the upper triangle hatched
+  r = await open('causal', 'Open', '/attention/dot');
+  const tri = [];
+  for (let q = 0; q < 6; q++) for (let k = q + 1; k < 6; k++) tri.push(`0:${q}:${k}`);
+  ok(JSON.stringify(await hatched()) === JSON.stringify(tri) && closeAll(await drawnPanels(), [(await post('/attention/dot', r.body)).weights], 0) &&
+     (await page.$$eval('#heatmap text.tick-label', (t) => t.map((x) => x.lastChild.textContent))).slice(0, 6).join(' ') === 'the cat sat on the mat',
+    'card 7 (causal): the 15 cells above the diagonal hatched, the tokens on the axes, attnd\'s weights', JSON.stringify(await hatched()),
+    JSON.stringify(await drawnPanels()), JSON.stringify((await post('/attention/dot', r.body)).weights));
+  await axe('card 7 (causal)'); await shot('causal');
+
+  // 8. self-attention: the Flow figure of note 2 section 4.6
+  r = await open('self', 'Open', '/attention/self');
+  await page.waitForSelector('#flow g.node[data-node="output"]', WAIT);
+  ok(await page.isVisible('#tab-flow') && r.body.seed === 42 && r.body.d_k === 4, 'card 8 (self-attention): the Flow view traces x, d_k 4, seed 42');
+  await flowFigureMatches(page, await post('/attention/self', r.body), r.body, 'card 8');
+  await axe('card 8 (self-attention, Flow)'); await shot('self');
+
+  // 9. multi-head: num_heads as a control
+  r = await open('multihead', 'Open', '/attention/multihead');
+  ok(await page.isVisible('#ctl-heads') && JSON.stringify(await page.$$eval('#ctl-heads option', (o) => o.map((x) => x.value))) === '["1","2","4","8"]' &&
+     (await drawnPanels()).length === 2, 'card 9 (multi-head): 2 heads drawn, num_heads offers 1, 2, 4 and 8');
+  const [h4] = await Promise.all([page.waitForResponse((res) => res.url().endsWith('/attention/multihead'), WAIT), page.selectOption('#ctl-heads', '4')]);
+  await page.waitForTimeout(150);
+  const body4 = JSON.parse(h4.request().postData());
+  ok(body4.num_heads === 4 && (await drawnPanels()).length === 4 && closeAll(await drawnPanels(), (await post('/attention/multihead', body4)).weights, 0),
+    'card 9: num_heads 4 sends 4 and draws attnd\'s 4 heads');
+  await axe('card 9 (multi-head)'); await shot('multihead');
+
+  // 10. positional encoding: P and its columns 6 … 9
+  r = await open('positional', 'Open', '/encoding/positional', 'GET');
+  const Pdrawn = await page.$$eval('#pe-heat rect.cell', (rs) => { const m = []; for (const c of rs) (m[+c.dataset.q] = m[+c.dataset.q] || [])[+c.dataset.k] = Number(c.dataset.v); return m; });
+  const Pown = (await (await fetch(`${base}/encoding/positional?num_steps=60&d=32`)).json()).P;
+  ok(r.url.endsWith('?num_steps=60&d=32') && closeAll(Pdrawn, Pown, 0) && closeAll(Pown[1].slice(0, 2), [Math.sin(1), Math.cos(1)], 1e-15) &&
+     (await page.$$eval('#pe-curves path.pe-col', (p) => p.map((x) => x.dataset.col).join())) === '6,7,8,9',
+    'card 10 (positional encoding): P (60 × 32) drawn as attnd answers it, P[1] = sin 1, cos 1, …; columns 6 … 9 as curves');
+  await axe('card 10 (positional encoding)'); await shot('positional');
+
+  // 11. the Transformer encoder and decoder
+  for (const [label, route] of [['Encoder', '/transformer/encoder'], ['Decoder', '/transformer/decoder']]) {
+    r = await open('transformer', label, route);
+    await page.waitForSelector('#tf-grid g.panel', WAIT);
+    const own = await post(route, r.body);
+    const w = label === 'Encoder' ? own.weights : own.self_weights;
+    const first = await page.$$eval('#tf-grid figure:first-child g.panel', (ps) => ps.map((p) => { const m = []; for (const c of p.querySelectorAll('rect.cell')) (m[+c.dataset.q] = m[+c.dataset.q] || [])[+c.dataset.k] = Number(c.dataset.v); return m; }));
+    ok(closeAll(first, w.flat(), 0) && first.length === 4, `card 11 (${label}): layers × heads = 2 × 2 panels, attnd's weights`);
+    await axe(`card 11 (${label})`); await shot(`transformer-${label.toLowerCase()}`);
+  }
+
+  // the keyboard alone: Tab reaches a card's button, Enter opens it; the
+  // heatmap's cells by the arrow keys, Enter flips a mask entry
+  await page.click('#tab-btn-chapter');
+  await page.evaluate(() => document.activeElement && document.activeElement.blur());
+  let reached = false;
+  for (let i = 0; i < 40 && !reached; i++) {
+    await page.keyboard.press('Tab');
+    reached = await page.evaluate(() => document.activeElement.closest('li[data-card="causal"]') !== null);
+  }
+  const [kReq] = await Promise.all([page.waitForRequest((q) => q.url().endsWith('/attention/dot'), WAIT), page.keyboard.press('Enter')]);
+  await kReq.response();
+  await page.waitForTimeout(150);
+  ok(reached && await page.isVisible('#tab-request'), 'keyboard: Tab reaches card 7\'s button, Enter opens it');
+  await page.focus('#ctl-mask');
+  await page.keyboard.press('Space');
+  await page.waitForTimeout(300);
+  await page.focus('#heatmap svg');
+  await page.keyboard.press('ArrowDown');
+  await page.keyboard.press('ArrowDown');
+  await page.keyboard.press('ArrowRight');
+  ok(/query 2 “sat” · key 1 “cat”/.test(await page.textContent('#readout')), 'keyboard: arrows move over the heatmap, the readout names the cell', await page.textContent('#readout'));
+  const [flip] = await Promise.all([page.waitForRequest((q) => q.url().endsWith('/attention/dot'), WAIT), page.keyboard.press('Enter')]);
+  ok(JSON.parse(flip.postData()).attn_mask[2][1] === true, 'keyboard: Enter on a cell flips its attn_mask entry');
+
+  // a phone and a projector
+  await page.setViewportSize({ width: 390, height: 844 });
+  await page.click('#tab-btn-chapter');
+  r = await open('qkv', 'Open', '/attention/dot');
+  const phone = await page.evaluate(() => ({ heat: document.querySelector('#heatmap svg').getBoundingClientRect().width, page: document.documentElement.scrollWidth }));
+  ok(phone.heat >= 300 && phone.page <= 390, `phone 390 × 844: the heatmap is ${phone.heat.toFixed(0)} px wide (≥ 300), the page ${phone.page} px (no sideways scroll)`);
+  await axe('the phone layout'); await shot('phone');
+  await page.setViewportSize({ width: 1920, height: 1080 });
+  await page.click('#presenter');
+  r = await open('temperature', 'Open', '/attention/dot');
+  const px = await page.evaluate(() => {
+    const s = document.querySelector('#heatmap svg'), k = s.getBoundingClientRect().width / s.viewBox.baseVal.width;
+    const t = [...s.querySelectorAll('g.values text')];
+    return { n: t.length, min: Math.min(...t.map((x) => Number(x.parentNode.getAttribute('font-size')) * k)) };
+  });
+  ok(px.n === 256 && px.min >= 18, `projector 1920 × 1080, presenter mode: 256 cell numbers, ${px.min.toFixed(1)} px at the smallest (≥ 18)`);
+  await axe('presenter mode'); await shot('presenter');
+  await page.click('#presenter');
+  ok(errors.length === 0, 'the chapter walk: no page errors', ...errors);
+  await page.close();
+}
+
+// ---------------------------------------------------------------------------
 async function main() {
   const base = process.env.ATTND_URL ? process.env.ATTND_URL.replace(/\/$/, '') : await startDaemon();
   console.log(`# attnd at ${base}`);
@@ -153,6 +383,7 @@ async function main() {
   });
   try {
     await drive(context, base);
+    await walkCards(context, base);
     await binaryClient(context, base);
     await mistypedRoute(context, base);
   } finally {

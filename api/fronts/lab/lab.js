@@ -286,7 +286,7 @@
           if (v === null) return;
           if (v > hi) hi = v;
           if (v < lo) lo = v;
-          if (canvasMode && values.length < 1 << 20) values.push(v);
+          if (canvasMode) values.push(v);
         });
       });
     });
@@ -301,8 +301,11 @@
     } else {
       lo = centred ? -1 : 0; hi = 1;
       if (canvasMode && values.length) {
-        values.sort(function (a, b) { return a - b; });
-        var p99 = values[Math.floor(0.99 * (values.length - 1))];
+        /* the 99th percentile of an even sample of at most 2^14 values */
+        var every = Math.max(1, Math.floor(values.length / 16384)), sample = [];
+        for (var si = 0; si < values.length; si += every) sample.push(values[si]);
+        sample.sort(function (a, b) { return a - b; });
+        var p99 = sample[Math.floor(0.99 * (sample.length - 1))];
         if (p99 > 0 && p99 < 0.5) { hi = p99; if (centred) lo = -hi; scaleNote = 'clipped at ' + label(hi) + ', the 99th percentile'; }
       }
     }
@@ -1066,7 +1069,7 @@
   }
 
   var busy = false, pending = false, sendTimer = null, lastSendAt = 0;
-  var SEND_GAP_MS = 100;
+  var SEND_GAP_MS = 100, CONFIRM_MS = 250;
   /* A send soon: at most one every SEND_GAP_MS while a control moves,
    * and one request in flight (send() queues the latest), so that a
    * dragged slider repaints as it moves without flooding the server. */
@@ -1262,8 +1265,12 @@
     }
     setEditorBody(b);
     syncControls();
-    if (path === '/attention/dot') drawHere(path, b);
-    scheduleSend();
+    /* drawn here: attnd confirms once the control rests; else attnd
+     * draws, as often as SEND_GAP_MS allows */
+    if (path === '/attention/dot' && drawHere(path, b)) {
+      clearTimeout(sendTimer);
+      sendTimer = setTimeout(function () { sendTimer = null; send(); }, CONFIRM_MS);
+    } else scheduleSend();
   }
 
   /* The weights of a dot-product request computed in the page, drawn at
@@ -1273,7 +1280,7 @@
    * attn_mask, wait for attnd. */
   function drawHere(path, b) {
     var Q = nested(b.queries), K = nested(b.keys);
-    if (!Array.isArray(Q) || !Array.isArray(K) || (b.attn_mask && !editableMask(path, b))) return;
+    if (!Array.isArray(Q) || !Array.isArray(K) || (b.attn_mask && !editableMask(path, b))) return false;
     var batched = shapeOf(Q).length === 3, Qs = batched ? Q : [Q], Ks = batched ? K : [K];
     var d = Qs[0][0].length, scale = typeof b.scale === 'number' ? b.scale : 1 / Math.sqrt(d);
     var hid = hiddenOf(b, 1), out = [];
@@ -1296,7 +1303,8 @@
     }
     showHeatmap(path, batched ? out : out[0], labelsOf(b), b);
     $('heatmap').setAttribute('data-drawn', 'here');
-    setStatus($('status'), true, path + ' — computed in the page; asking attnd…');
+    setStatus($('status'), true, path + ' — computed in the page; attnd\'s answer follows when the control rests');
+    return true;
   }
 
   /* ------------------------------------------------------------------ */
