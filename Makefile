@@ -190,17 +190,20 @@ bench: all numbers-bench-bin batch-bench-bin ## attnd against nginx, Flask+numpy
 	python3 tests/bench/identical.py --attnd $(BUILD)/attnd $(BENCH_ARGS)
 
 # The lab page (GET /) in headless Chromium, then a page of another origin
-# calling the v2 front with binary tensor data (docs/binary.md): Debian's
-# chromium package and playwright-core pinned in
+# calling the v2 front with binary tensor data (docs/binary.md), then the
+# palettes under simulated colour-vision deficiencies: Debian's chromium
+# package, playwright-core and axe-core pinned in
 # tests/browser/package-lock.json (npm ci once). Prints TAP; screenshots go
-# to $(BUILD)/artifacts (lab.png, lab-request.png, lab-controls.png,
-# lab-flow.png, lab-transformer.png).
+# to $(BUILD)/artifacts (lab-chapter.png, lab-card-*.png, lab.png,
+# lab-request.png, lab-controls.png, lab-flow.png, lab-transformer.png) with
+# the Flow figure's download, flow-self-attention.svg.
 .PHONY: browser-test
 browser-test: all ## the lab page and a binary tensor data client in headless Chromium
-	@[ -d tests/browser/node_modules/playwright-core ] || \
+	@[ -d tests/browser/node_modules/playwright-core ] && [ -d tests/browser/node_modules/axe-core ] || \
 	  (cd tests/browser && npm ci --no-audit --no-fund --loglevel=error)
 	ATTND=$(abspath $(BUILD))/attnd ARTIFACTS=$(abspath $(BUILD))/artifacts \
 	  node tests/browser/lab.test.mjs
+	node tests/browser/cvd.mjs
 
 # Every suite (unit, and integration against an ASan daemon) under clang's
 # AddressSanitizer, LeakSanitizer and UBSan: any report fails the run.

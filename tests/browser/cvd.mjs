@@ -22,8 +22,10 @@
 //   - the smallest ΔE00 between the masked grey and any swatch.
 // Checks: the pipeline first (CIEDE2000 against Sharma's published pairs,
 // the unfiltered screenshot returns the painted colours, each emulation
-// changes them), then for reds and viridis under every condition a smallest
-// consecutive ΔE00 ≥ 3 and a monotonic L*, for rdbu ends ≥ 20 apart.
+// changes them), then for reds and viridis a monotonic L* under every
+// condition and a smallest consecutive ΔE00 ≥ 3 (≥ 2.3, one just-noticeable
+// difference, under achromatopsia), for rdbu ends ≥ 20 apart (under
+// achromatopsia, where the sign cannot show, L* monotonic towards the centre).
 // The numbers end the output again as a markdown table on `#` lines.
 // Exit code 1 if any check fails.
 import { readFileSync } from 'node:fs';
@@ -40,6 +42,7 @@ const CONDITIONS = ['none', 'protanopia', 'deuteranopia', 'tritanopia', 'achroma
 const STEPS = 10; // swatches at t = i / STEPS, i = 0..STEPS
 const SWATCH = 40; // px
 const MIN_STEP_DE = 3; // smallest ΔE00 between consecutive swatches (reds, viridis)
+const MIN_STEP_GREY_DE = 2.3; // the same under achromatopsia: one just-noticeable difference
 const MIN_ENDS_DE = 20; // smallest ΔE00 between rdbu's ends
 const DIVERGING = new Set(['rdbu']);
 const DEADLINE_MS = 60000;
@@ -345,14 +348,26 @@ async function main() {
     }
   }
 
-  // the checks
+  // the checks. Under achromatopsia no hue is left by definition: a
+  // sequential palette must still read by lightness (monotonic L*, steps
+  // of at least a just-noticeable ΔE00 of 2.3), and a diverging one shows
+  // the magnitude (L* monotonic from each end to the centre) but not the
+  // sign, which the page prints (cell numbers, readouts, tables). Masked
+  // cells are hatched, so they never rely on their grey.
   for (const { name, type, m } of results) {
+    const grey = type === 'achromatopsia';
     if (DIVERGING.has(name)) {
-      ok(m.ends >= MIN_ENDS_DE, `${name} / ${type}: the two ends are distinguishable (ΔE00 ${m.ends.toFixed(2)} ≥ ${MIN_ENDS_DE})`,
-        `t=0 reads ${hex(seen[type][name][0])}, t=1 reads ${hex(seen[type][name][STEPS])}`);
+      if (grey) {
+        ok(m.monotonic.low && m.monotonic.high, `${name} / ${type}: the magnitude reads by lightness (L* monotonic from each end to the centre); the sign does not, and is printed`,
+          `L* ${m.L.map((v) => v.toFixed(2)).join(' ')}`);
+      } else {
+        ok(m.ends >= MIN_ENDS_DE, `${name} / ${type}: the two ends are distinguishable (ΔE00 ${m.ends.toFixed(2)} ≥ ${MIN_ENDS_DE})`,
+          `t=0 reads ${hex(seen[type][name][0])}, t=1 reads ${hex(seen[type][name][STEPS])}`);
+      }
     } else {
-      ok(m.minStep >= MIN_STEP_DE,
-        `${name} / ${type}: consecutive swatches differ by ΔE00 ≥ ${MIN_STEP_DE} (smallest ${m.minStep.toFixed(2)}, t=${tAt(m.minStepAt)}→${tAt(m.minStepAt + 1)})`);
+      const least = grey ? MIN_STEP_GREY_DE : MIN_STEP_DE;
+      ok(m.minStep >= least,
+        `${name} / ${type}: consecutive swatches differ by ΔE00 ≥ ${least} (smallest ${m.minStep.toFixed(2)}, t=${tAt(m.minStepAt)}→${tAt(m.minStepAt + 1)})`);
       ok(m.monotonic.all, `${name} / ${type}: L* is monotonic along t`, `L* ${m.L.map((v) => v.toFixed(2)).join(' ')}`);
     }
   }
