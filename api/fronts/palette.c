@@ -9,6 +9,10 @@
 #include <stdio.h>
 #include <string.h>
 
+/* sqrt(1.05 · 0.05) − 0.05: below it, white text contrasts more than
+ * black; either way the contrast is at least 4.58:1 (WCAG 2). */
+#define DARK_LUMINANCE 0.17912878474779200
+
 /* matplotlib's "Reds" (d2l's show_heatmaps). */
 static const unsigned char reds[][3] = {
     {0xff, 0xf5, 0xf0}, {0xfe, 0xe0, 0xd2}, {0xfc, 0xbb, 0xa1},
@@ -95,12 +99,11 @@ static double linear(int c) {
 }
 
 int api_palette_dark(api_palette p, double t) {
-    if (p == API_PALETTE_REDS) /* as attnd has always printed on "Reds" */
-        return t > 0.5;
     int rgb[3];
     rgb_at(p, t, rgb);
-    /* relative luminance, WCAG 2 */
+    /* relative luminance, WCAG 2: white text has the higher contrast below
+     * the luminance where both are equal, (y + 0.05)^2 = 1.05 · 0.05 */
     double y = 0.2126 * linear(rgb[0]) + 0.7152 * linear(rgb[1]) +
                0.0722 * linear(rgb[2]);
-    return y < 0.35;
+    return y < DARK_LUMINANCE;
 }

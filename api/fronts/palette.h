@@ -41,8 +41,10 @@ int api_palette_diverging(api_palette p);
  * linear between the palette's anchors. */
 void api_palette_colour(api_palette p, double t, char hex[8]);
 
-/* 1 when text on the colour at t should be white (the colour is dark:
- * relative luminance below 0.35; for reds, t > 0.5), else 0 (black). */
+/* 1 when text on the colour at t should be white, else 0 (black):
+ * whichever has the higher WCAG 2 contrast with it, at least 4.58:1 on
+ * any colour (white when the relative luminance is below 0.1791). The lab
+ * chooses its cell text the same way. */
 int api_palette_dark(api_palette p, double t);
 
 #endif /* API_PALETTE_H */

@@ -21,7 +21,14 @@
 #include <string.h>
 
 #include "accept.h"
+#include "flow_svg.h"
 #include "query.h"
+#include "svg_text.h"
+
+#define put_text api_svg_put_text
+#define put_num api_svg_put_num
+#define put_fmt api_svg_put_fmt
+#define put_num_attr api_svg_put_num_attr
 
 /* Layout constants, user units. */
 #define GRID_MAX 384.0    /* the grid's longer side */
@@ -44,32 +51,6 @@
 #define MAX_TICKS 8
 #define VALUE_TEXT_MAX 256    /* print each weight in its cell up to this */
 #define CELL_TOOLTIP_MAX 1024 /* a <title> per cell up to this many */
-
-/* Text as XML character data or an attribute value: &, <, >, " and '
- * escaped (the labels are the request's own strings). */
-static void put_text(api_buf *out, const char *s, size_t len) {
-    for (size_t i = 0; i < len; i++) {
-        switch (s[i]) {
-        case '&':
-            api_buf_puts(out, "&amp;");
-            break;
-        case '<':
-            api_buf_puts(out, "&lt;");
-            break;
-        case '>':
-            api_buf_puts(out, "&gt;");
-            break;
-        case '"':
-            api_buf_puts(out, "&quot;");
-            break;
-        case '\'':
-            api_buf_puts(out, "&#39;");
-            break;
-        default:
-            api_buf_putc(out, s[i]);
-        }
-    }
-}
 
 /* Characters (UTF-8 sequences) in s[0 .. len). */
 static size_t utf8_chars(const char *s, size_t len) {
@@ -117,41 +98,6 @@ static size_t longest_label(const json_t *axis) {
             most = c;
     }
     return most;
-}
-
-/* A coordinate: at most 2 decimals, trailing zeros dropped. */
-static void put_num(api_buf *out, double x) {
-    char s[32];
-    snprintf(s, sizeof s, "%.2f", x);
-    char *dot = strchr(s, '.');
-    if (dot) {
-        char *end = s + strlen(s);
-        while (end > dot && (end[-1] == '0' || end[-1] == '.'))
-            *--end = '\0';
-    }
-    if (!strcmp(s, "-0"))
-        strcpy(s, "0");
-    api_buf_puts(out, s);
-}
-
-static void put_fmt(api_buf *out, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
-
-static void put_fmt(api_buf *out, const char *fmt, ...) {
-    char s[256];
-    va_list ap;
-    va_start(ap, fmt);
-    int n = vsnprintf(s, sizeof s, fmt, ap);
-    va_end(ap);
-    if (n > 0)
-        api_buf_append(out, s, (size_t)n < sizeof s ? (size_t)n : sizeof s - 1);
-}
-
-/* ` name="x"`, x a coordinate (put_num). */
-static void put_num_attr(api_buf *out, const char *name, double x) {
-    put_fmt(out, " %s=\"", name);
-    put_num(out, x);
-    api_buf_putc(out, '"');
 }
 
 /* The most SVG text a panel's frame and a cell take (measured: 1.1 to
@@ -716,6 +662,8 @@ int api_svg_respond(api_call *call, const char *title, const double *weights,
 }
 
 static int respond_heatmap(api_call *call, const api_result *r) {
+    if (api_flow_svg_wanted(call, r))
+        return api_flow_svg_respond(call, r);
     return api_svg_respond(call, r->heatmap.title, r->heatmap.weights,
                            r->heatmap.B, r->heatmap.H, r->heatmap.Nq,
                            r->heatmap.Nk);

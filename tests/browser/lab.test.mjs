@@ -50,7 +50,7 @@ const root = path.resolve(here, '../..');
 const ATTND = process.env.ATTND || path.join(root, 'build/attnd');
 const CHROMIUM = process.env.CHROMIUM || '/usr/bin/chromium';
 const ARTIFACTS = path.resolve(process.env.ARTIFACTS || path.join(root, 'build/artifacts'));
-const DEADLINE_MS = 150000;
+const DEADLINE_MS = 300000;
 const WAIT = { timeout: 15000 };
 
 let n = 0;
@@ -94,11 +94,55 @@ function startDaemon() {
   });
 }
 
+// The server's picture of the same traced request (Accept: image/svg+xml)
+// against the page's Flow figure: the same nodes at the same places, the
+// same cells with the same colours and values, the same arrows.
+async function sameAsServer(page, base, route, body, what) {
+  const res = await fetch(`${base}${route}${await page.evaluate(() => document.getElementById('palette').value === 'reds' ? '' : '?palette=' + document.getElementById('palette').value)}`,
+    { method: 'POST', headers: { 'Content-Type': 'application/json', Accept: 'image/svg+xml' }, body: JSON.stringify(Object.assign({}, body, { trace: true })) });
+  const text = await res.text();
+  const attrs = (tag) => Object.fromEntries([...tag.matchAll(/([a-z-]+)="([^"]*)"/g)].map((m) => [m[1], m[2]]));
+  const server = {
+    cells: [...text.matchAll(/<rect class="cell"[^>]*><title>([^<]*)<\/title>/g)].map((m) => Object.assign(attrs(m[0]), { title: m[1] })),
+    edges: [...text.matchAll(/<path d="M[^>]*><title>([^<]*)<\/title>/g)].map((m) => Object.assign(attrs(m[0]), { title: m[1] })),
+    frames: [...text.matchAll(/<rect x="[^"]*" y="[^"]*" width="[^"]*" height="[^"]*" fill="none"[^>]*>/g)].map((m) => attrs(m[0])),
+  };
+  const mine = await page.evaluate(() => {
+    const a = (e) => Object.assign(Object.fromEntries([...e.attributes].map((x) => [x.name, x.value])), { title: e.querySelector('title') ? e.querySelector('title').textContent : '' });
+    return {
+      cells: [...document.querySelectorAll('#flow rect.cell')].map(a),
+      edges: [...document.querySelectorAll('#flow path[data-from]')].map(a),
+      frames: [...document.querySelectorAll('#flow g.node > rect[fill="none"]')].map(a),
+    };
+  });
+  const num = (x) => Number(x);
+  const near = (a, b) => Math.abs(num(a) - num(b)) <= 0.011;
+  const diff = [];
+  if (server.cells.length !== mine.cells.length) diff.push(`cells: server ${server.cells.length}, page ${mine.cells.length}`);
+  server.cells.forEach((c, i) => {
+    const m = mine.cells[i] || {};
+    if (c.title !== m.title || !['x', 'y', 'width', 'height'].every((k) => near(c[k], m[k])) || c.fill !== m.fill) {
+      if (diff.length < 5) diff.push(`cell ${i}: server ${JSON.stringify(c)} page ${JSON.stringify(m)}`);
+    }
+  });
+  if (server.edges.length !== mine.edges.length) diff.push(`edges: server ${server.edges.length}, page ${mine.edges.length}`);
+  server.edges.forEach((e, i) => {
+    const m = mine.edges[i] || {};
+    const nums = (d) => (d || '').match(/-?[0-9.]+/g) || [];
+    const [a, b] = [nums(e.d), nums(m.d)];
+    if (e.title !== m.title || a.length !== b.length || !a.every((x, k) => near(x, b[k]))) diff.push(`edge ${i}: ${e.d} vs ${m.d}`);
+  });
+  if (server.frames.length !== mine.frames.length || !server.frames.every((f, i) => ['x', 'y', 'width', 'height'].every((k) => near(f[k], (mine.frames[i] || {})[k])))) diff.push('node frames differ');
+  ok(res.status === 200 && /^image\/svg\+xml/.test(res.headers.get('content-type')) && diff.length === 0 && server.cells.length > 0,
+    `${what}: attnd's own picture of the traced request (Accept: image/svg+xml) is the page's figure: ${server.cells.length} cells, ${server.edges.length} arrows, ${server.frames.length} nodes, the same places, colours and values`,
+    `${res.status} ${res.headers.get('content-type')}`, ...diff);
+}
+
 // The Flow figure of a traced /attention/self against attnd's answer:
 // every node of note 2 section 4.5's picture present, its cells the
 // trace's (and the request's x, the answer's params) to the bit, and the
 // downloaded SVG the same picture (nodes and exact values in <title>s).
-async function flowFigureMatches(page, answer, request, what) {
+async function flowFigureMatches(page, base, answer, request, what) {
   const want = { X: request.x, W_Q: answer.params.W_Q, W_K: answer.params.W_K, W_V: answer.params.W_V,
     Q: answer.trace.Q, K: answer.trace.K, V: answer.trace.V, QK: answer.trace.QK, scaled: answer.trace.scaled,
     masked: answer.trace.masked, weights: answer.trace.weights, output: answer.trace.weighted_values };
@@ -126,6 +170,7 @@ async function flowFigureMatches(page, answer, request, what) {
      !/class="[^"]*operand/.test(file.text) && fileBad.length === 0 && !/https?:\/\/(?!www\.w3\.org)/.test(file.text),
     `${what}: "Download the figure" is one self-contained SVG (${file.text.length} bytes) with every node's exact values`, `differ: ${fileBad.join(' ')}`, file.text.slice(0, 200));
   writeFileSync(path.join(ARTIFACTS, 'flow-self-attention.svg'), file.text);
+  await sameAsServer(page, base, '/attention/self', request, what);
 }
 
 // ---------------------------------------------------------------------------
@@ -239,11 +284,12 @@ async function walkCards(context, base) {
     for (let i = 1; i < during.length; i++) gap = Math.max(gap, during[i] - during[i - 1]);
     gap = Math.max(gap, last - (during[during.length - 1] || t0));
     const after = paints.filter((p) => p >= lastMove);
-    return { paints: paints.length, moves, maxGap: gap, afterLast: after.length ? after[0] - lastMove : Infinity, drawn: box.getAttribute('data-drawn') };
+    const gaps = during.map((p, i) => (i ? p - during[i - 1] : p - t0));
+    return { paints: paints.length, moves, maxGap: gap, afterLast: after.length ? after[0] - lastMove : Infinity, drawn: box.getAttribute('data-drawn'), gaps: gaps.map((g) => g.toFixed(0)).join(' ') };
   }, [moves, everyMs]);
   await page.keyboard.press('ArrowRight');
   let d = await drag(40, 25);
-  ok(d.maxGap <= 100, `τ drag on 16 × 16: ${d.paints} repaints for ${d.moves} moves in 1 s, the longest wait between repaints ${d.maxGap.toFixed(0)} ms (≤ 100)`);
+  ok(d.maxGap <= 100, `τ drag on 16 × 16: ${d.paints} repaints for ${d.moves} moves in 1 s, the longest wait between repaints ${d.maxGap.toFixed(0)} ms (≤ 100)`, `gaps (ms): ${d.gaps}`);
   const tauReq = page.waitForResponse((res) => res.url().endsWith('/attention/dot'), WAIT);
   await page.keyboard.press('ArrowLeft');
   await tauReq;
@@ -278,7 +324,7 @@ async function walkCards(context, base) {
   r = await open('self', 'Open', '/attention/self');
   await page.waitForSelector('#flow g.node[data-node="output"]', WAIT);
   ok(await page.isVisible('#tab-flow') && r.body.seed === 42 && r.body.d_k === 4, 'card 8 (self-attention): the Flow view traces x, d_k 4, seed 42');
-  await flowFigureMatches(page, await post('/attention/self', r.body), r.body, 'card 8');
+  await flowFigureMatches(page, base, await post('/attention/self', r.body), r.body, 'card 8');
   await axe('card 8 (self-attention, Flow)'); await shot('self');
 
   // 9. multi-head: num_heads as a control
@@ -635,7 +681,8 @@ async function drive(context, base) {
   };
   const drawnRow = async (q) => page.$$eval(`#heatmap rect.cell[data-q="${q}"]`, (rs) => rs.map((r) => Number(r.getAttribute('data-v'))));
   ok(await page.isVisible('#controls') && await page.isVisible('#ctl-tau'), 'controls: the dot view shows the τ slider and the toggles');
-  ok((await page.textContent('#ctl-scale-out')).includes('1/√d = 1/√4 = 0.5'), 'controls: the current scale and 1/√d are shown',
+  ok((await page.textContent('#ctl-scale-out')) === 'τ = 2, so scale = 1/τ = 0.5 (attnd\'s default: τ = √d = √4)' &&
+     await page.getAttribute('#ctl-tau', 'aria-valuetext') === 'τ = 2, scale 0.5', 'controls: the current τ, its scale and attnd\'s default are shown (and told to screen readers)',
     await page.textContent('#ctl-scale-out'));
   // move a control, wait for the request it sends and for its answer drawn
   const move = async (action, want) => {
@@ -818,7 +865,7 @@ async function drive(context, base) {
   const selfAnswer = await (await selfReq.response()).json();
   ok(JSON.stringify(JSON.parse(selfReq.postData())) === JSON.stringify(Object.assign({}, notes, { trace: true })),
     'flow: the tab opens on note 2 section 4.6\'s request to /attention/self, traced');
-  await flowFigureMatches(page, selfAnswer, notes, 'flow (self-attention)');
+  await flowFigureMatches(page, base, selfAnswer, notes, 'flow (self-attention)');
 
   // then the editor's /attention/dot with "trace": true (docs/trace.md):
   // a 3-token causal self-attention, Q = K = V = X, every number checked
@@ -837,6 +884,7 @@ async function drive(context, base) {
   await page.waitForSelector('#flow g.node[data-node="QK"]', WAIT);
   ok(await page.textContent('#flow-explain') === 'Click a cell of the figure to see how it came about.',
     'flow: a new trace clears the explanation');
+  await sameAsServer(page, base, '/attention/dot', flowReq, 'flow (dot, causal)');
   const tracedAnswer = await (await traced.response()).json();
   ok((await traced.response()).status() === 200 && tracedAnswer.trace &&
      Object.keys(tracedAnswer.trace).join(' ') === 'QK scaled masked weights weighted_values',
@@ -922,6 +970,7 @@ async function drive(context, base) {
   await page.waitForSelector('#flow g.node[data-node="output"]', WAIT);
   const mh = await (await mhReq.response()).json();
   const mt = mh.trace || {};
+  await sameAsServer(page, base, '/attention/multihead', JSON.parse(mhReq.postData()), 'flow (multi-head, example 0, head 0)');
   const mhSteps = await nodeShapes();
   ok(mhSteps.join(' | ') === 'queries (4, 4) | keys (6, 4) | values (6, 4) | W_q (8, 4) | W_k (8, 4) | W_v (8, 4) | Q (4, 8) | K (6, 8) | V (6, 8) | ' +
      'Q_heads (4, 4) | K_heads (6, 4) | V_heads (6, 4) | QK (4, 6) | scaled (4, 6) | masked (4, 6) | weights (4, 6) | ' +

@@ -401,7 +401,7 @@
         });
         g.appendChild(cells);
         var cellFont = presenter ? Math.max(18, Math.min(28, cell * 0.34)) : 13;
-        if (cell >= cellFont * 2.3 && Nq * Nk <= 256) {
+        if (cell >= cellFont * 2.8 && Nq * Nk <= 256) {
           var vals = svg('g', { class: 'values', 'font-size': r2(cellFont), 'text-anchor': 'middle', 'pointer-events': 'none' });
           m.forEach(function (row, r) {
             row.forEach(function (v, c) {
@@ -520,7 +520,8 @@
       });
     }
     /* the keyboard's cursor: arrows move it, Enter clicks its cell */
-    var at = { panel: 0, q: 0, k: 0 };
+    var at = opts.cursor && opts.cursor.panel < panels.length && opts.cursor.q < Nq && opts.cursor.k < Nk
+      ? { panel: opts.cursor.panel, q: opts.cursor.q, k: opts.cursor.k } : { panel: 0, q: 0, k: 0 };
     function moveCursor() {
       var px0 = (at.panel % perRow) * pw + left, py0 = Math.floor(at.panel / perRow) * ph + top;
       cursor.setAttribute('x', r2(px0 + at.k * gw / Nk - 1.5));
@@ -542,8 +543,11 @@
       else if (ev.key === 'ArrowUp') at.q = Math.max(0, at.q - big);
       else if (ev.key === 'PageDown') at.panel = Math.min(panels.length - 1, at.panel + 1);
       else if (ev.key === 'PageUp') at.panel = Math.max(0, at.panel - 1);
-      else if (ev.key === 'Enter' || ev.key === ' ') { if (opts.onClick) opts.onClick(cellOf(at.panel, at.q, at.k)); }
-      else return;
+      else if (ev.key === 'Enter' || ev.key === ' ') {
+        ev.preventDefault();
+        if (opts.onClick) opts.onClick(cellOf(at.panel, at.q, at.k));
+        return;
+      } else return;
       ev.preventDefault();
       moveCursor();
     });
@@ -960,6 +964,7 @@
   }
   function loadExample() {
     var list = examplesFor($('endpoint').value), i = +$('example').value;
+    if (i === -2) return; /* a chapter card's request: already in the editor */
     editor.value = list[i] ? pretty(list[i].body) : '{\n  \n}';
     clearMark();
     syncControls();
@@ -972,7 +977,7 @@
   function describe(r) {
     var parts = [r.status + ' ' + (r.statusText || '')];
     var m = /dur=([0-9.]+)/.exec(r.timing || '');
-    if (m) parts.push('compute ' + m[1] + ' ms');
+    if (m) parts.push(Number(m[1]) === 0 ? 'compute 0 ms: an identical request\'s kept answer' : 'compute ' + m[1] + ' ms');
     parts.push('round trip ' + r.ms.toFixed(1) + ' ms');
     if (r.id) parts.push('id ' + r.id);
     return parts.join(' · ');
@@ -1035,6 +1040,9 @@
 
   var lastAnswer = null; /* {path, json, labels, body} of the last 200, for redraws */
   function showHeatmap(path, weights, labels, body) {
+    /* a keyboard user on the old map stays on the same cell of the new */
+    var old = $('heatmap').querySelector('svg'), focused = old && document.activeElement === old;
+    var cursor = old && old.getAttribute('data-cursor') ? old.getAttribute('data-cursor').split(' ').map(Number) : null;
     var box = clear($('heatmap'));
     if (!weights) return;
     var heads = splitsHeads(path), panels = panelsOf(weights, heads);
@@ -1047,6 +1055,7 @@
     var root = heatmap(panels, {
       title: path + ' weights', perRow: heads && shape.length === 4 ? shape[1] : undefined,
       labels: labels, width: box.clientWidth,
+      cursor: cursor ? { panel: cursor[0], q: cursor[1], k: cursor[2] } : null,
       onHover: function (t) { $('readout').textContent = t; },
       onClick: function (h) {
         $('readout').textContent = 'query ' + h.q + ' · key ' + h.k + ' : ' + num(h.v) + ' (every digit attnd printed)';
@@ -1062,6 +1071,7 @@
     }
     box.classList.toggle('mask-edit', !!mask);
     box.appendChild(root);
+    if (focused) root.querySelector('svg').focus();
     /* drawn and laid out: the figure the browser test reports */
     box.setAttribute('data-render-ms', (performance.now() - t0).toFixed(1));
     $('readout').textContent = 'Hover a cell, or focus the map and use the arrow keys, for its weight; click or Enter for every digit. ' +
@@ -1069,6 +1079,7 @@
   }
 
   var busy = false, pending = false, sendTimer = null, lastSendAt = 0;
+  var edits = 0; /* the controls' changes so far: an answer to an older body is stale */
   var SEND_GAP_MS = 100, CONFIRM_MS = 250;
   /* A send soon: at most one every SEND_GAP_MS while a control moves,
    * and one request in flight (send() queues the latest), so that a
@@ -1082,6 +1093,7 @@
   function send(accept) {
     if (busy) { if (!accept) pending = true; return Promise.resolve(); }
     lastSendAt = performance.now();
+    var sentAt = edits;
     var path = $('endpoint').value, body = editor.value;
     var parsedBody = null;
     try { parsedBody = JSON.parse(body); } catch (e) { parsedBody = null; }
@@ -1109,9 +1121,9 @@
         return;
       }
       if (accept !== 'image/svg+xml') $('server-svg').hidden = true;
-      /* a newer request is queued (a control still moving): this answer
-       * is already stale, and the page's own drawing is newer */
-      if (pending) return;
+      /* a newer request is queued, or a control moved since (the page
+       * drew its own newer weights): this answer is already stale */
+      if (pending || sentAt !== edits) return;
       showSummary(path, r.json);
       lastAnswer = { path: path, json: r.json, labels: labelsOf(parsedBody), body: parsedBody };
       showHeatmap(path, r.json.weights, lastAnswer.labels, parsedBody);
@@ -1178,7 +1190,7 @@
       clear(sel);
       for (var hN = 1; hN <= hidden; hN++) if (hidden % hN === 0) sel.appendChild(el('option', { value: hN }, String(hN)));
       sel.value = String(b.num_heads);
-      $('ctl-heads-out').textContent = b.num_heads + ' head' + (b.num_heads === 1 ? '' : 's') + ' of ' + hidden / b.num_heads + ' features each (num_hiddens ' + hidden + ')';
+      $('ctl-heads-out').textContent = b.num_heads + ' head' + (b.num_heads === 1 ? '' : 's') + ' of ' + hidden / b.num_heads + ' feature' + (hidden / b.num_heads === 1 ? '' : 's') + ' each (num_hiddens ' + hidden + ')';
     }
     if (scaled) {
       var rootD = Math.sqrt(dims.d), scale = typeof b.scale === 'number' && b.scale > 0 ? b.scale : 1 / rootD;
@@ -1208,8 +1220,10 @@
   function showScale(scale, d) {
     var rootD = Math.sqrt(d), given = typeof scale === 'number';
     var sc = given ? scale : 1 / rootD;
-    $('ctl-scale-out').textContent = 'τ = ' + fmt4(1 / sc) + ', scale = 1/τ = ' + fmt4(sc) +
-      (given ? '' : ' (attnd\'s default)') + ' · 1/√d = 1/√' + d + ' = ' + fmt4(1 / rootD);
+    $('ctl-scale-out').textContent = 'τ = ' + fmt4(1 / sc) + ', so scale = 1/τ = ' + fmt4(sc) +
+      (given ? ' (attnd\'s default would be τ = √d = √' + d + ' = ' + fmt4(rootD) + ', scale 1/√d = ' + fmt4(1 / rootD) + ')'
+        : ' (attnd\'s default: τ = √d = √' + d + ')');
+    $('ctl-tau').setAttribute('aria-valuetext', 'τ = ' + fmt4(1 / sc) + ', scale ' + fmt4(sc));
   }
 
   /* The request's attn_mask when the page can toggle its cells: booleans
@@ -1237,6 +1251,7 @@
   function controlChanged(which) {
     var path = $('endpoint').value, b = editorBody(), dims = b && bodyDims(path, b);
     if (!dims) return;
+    edits++;
     if (which === 'tau') {
       /* τ = √d is attnd's own default: leave scale out rather than send
        * 1/√d rounded; elsewhere the exact double 1/τ */
@@ -1723,8 +1738,9 @@
     colW.forEach(function (w) { colX.push(x); x += w + gapX; });
     rowH.forEach(function (h) { rowY.push(y); y += h + gapY; });
     var W = x - gapX + pad, Hh = y - gapY + pad;
-    var hid = hiddenOf(f.body, f.path === '/attention/multihead' ? f.body.num_heads : 1);
-    var hiddenHere = hid ? hid(f.b, f.h) : null;
+    /* a weight is masked where its score is: null (−∞) in `masked` */
+    var maskedScores = mats.masked;
+    var hiddenHere = maskedScores ? function (i, j) { return maskedScores[i] && maskedScores[i][j] === null; } : null;
     var root = svg('svg', { xmlns: SVGNS, viewBox: '0 0 ' + r2(W) + ' ' + r2(Hh), width: r2(W), height: r2(Hh), class: 'flow-figure', role: 'group', 'aria-label': 'Flow of ' + f.path + ': ' + spec.nodes.map(function (n) { return n.title || n.id; }).join(', '), 'font-family': 'DejaVu Sans, Arial, sans-serif' });
     root.appendChild(svg('title', null, 'The flow of ' + f.path + ' (note 2 section 4.5), from attnd\'s trace'));
     var defs = svg('defs');
@@ -1747,7 +1763,7 @@
       var x1 = a.x + a.w + 3, y1 = a.y + a.h / 2, x2 = b.x - 4, y2 = b.y + b.h / 2, xm = Math.max(x1 + 10, x2 - 18);
       var d = Math.abs(y1 - y2) < 1 ? 'M' + r2(x1) + ' ' + r2(y1) + ' H' + r2(x2)
         : 'M' + r2(x1) + ' ' + r2(y1) + ' H' + r2(xm) + ' V' + r2(y2) + ' H' + r2(x2);
-      edges.appendChild(svg('path', { d: d, 'marker-end': 'url(#flow-arrow)', 'data-from': e[0], 'data-to': e[1] }));
+      edges.appendChild(svg('path', { d: d, 'marker-end': 'url(#flow-arrow)', 'data-from': e[0], 'data-to': e[1] }, svg('title', null, e[0] + ' → ' + e[1])));
     });
     root.appendChild(edges);
     spec.nodes.forEach(function (n) {
@@ -1958,7 +1974,7 @@
     setStatus(status, true, 'Running…');
     return call('POST', path, JSON.stringify(body)).then(function (r) {
       if (r.status !== 200 || !r.json || !(decoder ? r.json.self_weights && r.json.cross_weights : r.json.weights)) throw r;
-      tfState = { decoder: decoder, tokens: tokens, memory: memory, answer: r.json };
+      tfState = { decoder: decoder, tokens: tokens, memory: memory, answer: r.json, causal: body.causal === true };
       drawTransformer();
       setStatus(status, true, path + ' — ' + describe(r));
     }).catch(function (r) {
@@ -1973,12 +1989,12 @@
   }
   /* One layer × head grid of weights (L, H, Nq, Nk), or (L, B, H, Nq, Nk)
    * of which example 0 is drawn. */
-  function tfGrid(weights, title, qLabels, kLabels, side) {
+  function tfGrid(weights, title, qLabels, kLabels, side, causal) {
     var w = nested(weights);
     if (shapeOf(w).length === 5) w = w.map(function (layer) { return layer[0]; });
     var panels = [];
     w.forEach(function (layer, l) {
-      layer.forEach(function (m, h) { panels.push({ label: 'layer ' + l + ', head ' + h, m: m }); });
+      layer.forEach(function (m, h) { panels.push({ label: 'layer ' + l + ', head ' + h, m: m, hidden: causal ? function (q, k) { return k > q; } : null }); });
     });
     if (!panels.length) return null;
     var fig = el('figure', { class: 'tf-block', 'data-block': title, 'data-layers': w.length, 'data-heads': w[0].length },
@@ -1994,9 +2010,9 @@
     if (!tfState) return;
     var t = tfState, a = t.answer, box = clear($('tf-grid'));
     /* the decoder's two grids side by side: smaller panels */
-    var figs = t.decoder ? [tfGrid(a.self_weights, 'Decoder self-attention', t.tokens, t.tokens, 140),
+    var figs = t.decoder ? [tfGrid(a.self_weights, 'Decoder self-attention', t.tokens, t.tokens, 140, t.causal),
       tfGrid(a.cross_weights, 'Decoder cross-attention', t.tokens, t.memory, 140)]
-      : [tfGrid(a.weights, 'Encoder self-attention', t.tokens, t.tokens, 220)];
+      : [tfGrid(a.weights, 'Encoder self-attention', t.tokens, t.tokens, 220, t.causal)];
     figs.forEach(function (f) { if (f) box.appendChild(f); });
   }
   function tfBlockChanged() {
@@ -2017,6 +2033,9 @@
     if (!Array.prototype.some.call(sel.options, function (o) { return o.value === path; })) sel.appendChild(el('option', { value: path }, path));
     sel.value = path;
     fillExamplesOnly();
+    var ex = $('example');
+    ex.insertBefore(el('option', { value: -2 }, 'Chapter card: ' + lesson.title), ex.firstChild);
+    ex.value = '-2';
     setEditorBody(JSON.parse(JSON.stringify(body)));
     syncControls();
     showLesson(lesson);
@@ -2026,7 +2045,12 @@
   function showLesson(lesson) {
     var box = clear($('lesson'));
     box.hidden = !lesson;
-    if (lesson) box.appendChild(el('span', null, el('b', null, lesson.title + '.'), lesson.notice));
+    if (!lesson) return;
+    box.appendChild(el('span', null, el('b', null, lesson.title + '.'), lesson.notice));
+    /* the keyboard and the screen reader go on from the card's line, and
+     * a phone sees it */
+    box.focus({ preventScroll: true });
+    box.scrollIntoView({ block: 'start' });
   }
 
   var causalTokens = (function () {
@@ -2034,8 +2058,13 @@
     var x = words.map(function (w, i) { return fill([4], function (c) { return wiggle((w === 'the' ? 0 : i + 1) * 4 + c[0] + 5); }); });
     return { queries: x, keys: x, values: x, causal: true, labels: { queries: words, keys: words } };
   })();
+  /* 16 tokens of equal length 2.12 at different angles: a token's best
+   * match is itself (score 4.5), its neighbours' 2.9 */
   var tempBody = (function () {
-    var x = fill([16, 4], function (i) { return Math.round(Math.sin(i[0] * 0.7 + i[1] * 1.3) * 150) / 100; });
+    var x = fill([16, 4], function (i) {
+      var a = 2 * Math.PI * i[0] / 16 * (i[1] < 2 ? 1 : 3);
+      return Math.round((i[1] % 2 ? Math.sin(a) : Math.cos(a)) * 150) / 100;
+    });
     return { queries: x, keys: x, values: x };
   })();
   var maskScores = [[[0.91, 0.12, 0.55, 0.33], [0.27, 0.64, 0.08, 0.71]], [[0.45, 0.88, 0.19, 0.6], [0.02, 0.37, 0.93, 0.5]]];
@@ -2049,7 +2078,7 @@
     {
       id: 'nw', title: 'Attention pooling: Nadaraya–Watson', where: 'd2l 11.2 · note 1 §4–10',
       notice: 'Average pooling ignores x and draws a flat line; the Gaussian kernel follows the data; the learned w narrows the kernel. Drag w and watch the weights.',
-      steps: [{ label: 'Open', run: function (c) { showLesson(c); showTab('nw'); nwStarted = true; return runNw(); } }]
+      steps: [{ label: 'Open', run: function (c) { showLesson(c); nwStarted = true; showTab('nw'); return runNw(); } }]
     },
     {
       id: 'mask-example', title: 'Masked softmax: valid_lens per example', where: 'd2l 11.3.2 · note 1 §14',
@@ -2063,7 +2092,7 @@
     },
     {
       id: 'dot-additive', title: 'Dot-product against additive attention', where: 'd2l 11.3.3–11.3.4 · note 1 §15–19',
-      notice: 'd2l\'s toy: all keys equal, so both scorings spread the weight evenly over the valid keys and give the same outputs [[2, 3, 4, 5]] and [[10, 11, 12, 13]].',
+      notice: 'd2l\'s toy: all keys equal, so both scorings spread the weight evenly over the valid keys and give the same outputs, [[2, 3, 4, 5]] and [[10, 11, 12, 13]] up to the last bit of rounding.',
       steps: [
         { label: 'Dot product', run: function (c) { return openRequest('/attention/dot', EXAMPLES[0].body, c); } },
         { label: 'Additive', run: function (c) { return openRequest('/attention/additive', EXAMPLES[5].body, c); } }
@@ -2071,7 +2100,7 @@
     },
     {
       id: 'temperature', title: 'The scale as a temperature', where: 'd2l 11.3.3 · note 2 §4.3–4.4',
-      notice: 'Drag τ: a larger τ divides the scores by more and flattens each row towards uniform (pale); a smaller τ sharpens it towards one key (dark).',
+      notice: 'Drag τ: a larger τ divides the scores by more and flattens each row towards uniform (pale); a smaller τ sharpens it towards one key, each token\'s own (a dark diagonal).',
       steps: [{ label: 'Open', run: function (c) { return openRequest('/attention/dot', tempBody, c).then(function () { $('ctl-tau').focus(); }); } }]
     },
     {
@@ -2082,7 +2111,7 @@
     {
       id: 'self', title: 'Self-attention, as note 2 writes it', where: 'd2l 11.6.1 · note 2 §4.5–4.6',
       notice: 'x (4 × 8), d_k 4, np.random.seed(42): W_Q, W_K and W_V turn the same x into Q, K and V. Click a cell to see its arithmetic.',
-      steps: [{ label: 'Open', run: function (c) { showLesson(c); showTab('flow'); flowStarted = true; return flowRun('notes'); } }]
+      steps: [{ label: 'Open', run: function (c) { showLesson(c); flowStarted = true; showTab('flow'); return flowRun('notes'); } }]
     },
     {
       id: 'multihead', title: 'Multi-head attention', where: 'd2l 11.5 · note 2 §4.7',
@@ -2095,15 +2124,15 @@
     },
     {
       id: 'positional', title: 'Positional encoding', where: 'd2l 11.6.3',
-      notice: 'Each row is a position and each column a frequency: columns 6 to 9 change ever more slowly, as d2l draws them.',
-      steps: [{ label: 'Open', run: function (c) { showLesson(c); showTab('pe'); peStarted = true; return runPe(); } }]
+      notice: 'Each row is a position; columns come in pairs, a sine and a cosine of one frequency, and each pair is slower than the one before: columns 6 and 7, then 8 and 9, as d2l draws them.',
+      steps: [{ label: 'Open', run: function (c) { showLesson(c); peStarted = true; showTab('pe'); return runPe(); } }]
     },
     {
       id: 'transformer', title: 'The Transformer encoder and decoder', where: 'd2l 11.7',
       notice: 'Layers in rows, heads in columns. The decoder masks its own future (causal) and attends to the memory through cross-attention.',
       steps: [
-        { label: 'Encoder', run: function (c) { showLesson(c); $('tf-block').value = 'encoder'; tfBlockChanged(); showTab('transformer'); tfStarted = true; return tfRun(); } },
-        { label: 'Decoder', run: function (c) { showLesson(c); $('tf-block').value = 'decoder'; tfBlockChanged(); showTab('transformer'); tfStarted = true; return tfRun(); } }
+        { label: 'Encoder', run: function (c) { showLesson(c); $('tf-block').value = 'encoder'; tfBlockChanged(); tfStarted = true; showTab('transformer'); return tfRun(); } },
+        { label: 'Decoder', run: function (c) { showLesson(c); $('tf-block').value = 'decoder'; tfBlockChanged(); tfStarted = true; showTab('transformer'); return tfRun(); } }
       ]
     }
   ];
