@@ -26,8 +26,8 @@
 #define CELL_MIN 6.0
 #define NUMBERS_MIN_CELL 28.0 /* cells this large print their value */
 #define MASKED_FILL "#bdbdbd"
-#define FIGURE_BYTES 16384  /* the figure's text but its cells */
-#define CELL_BYTES 256      /* a cell: its rect, title and number */
+#define FIGURE_BYTES 16384 /* the figure's text but its cells */
+#define CELL_BYTES 256     /* a cell: its rect, title and number */
 
 typedef enum { FROM_REQUEST, FROM_PARAMS, FROM_TRACE } source;
 
@@ -59,7 +59,8 @@ typedef struct {
 #define LEN(a) (sizeof(a) / sizeof((a)[0]))
 
 static const flow_node self_nodes[] = {
-    {"X", "x", NULL, FROM_REQUEST, 0, 1, "the input, one row per token", 0, NULL},
+    {"X", "x", NULL, FROM_REQUEST, 0, 1, "the input, one row per token", 0,
+     NULL},
     {"W_Q", NULL, NULL, FROM_PARAMS, 1, 0, "weights (d_model, d_k)", 0, NULL},
     {"W_K", NULL, NULL, FROM_PARAMS, 1, 1, "weights (d_model, d_k)", 0, NULL},
     {"W_V", NULL, NULL, FROM_PARAMS, 1, 2, "weights (d_model, d_k)", 0, NULL},
@@ -70,12 +71,13 @@ static const flow_node self_nodes[] = {
     {"scaled", NULL, NULL, FROM_TRACE, 4, 0, "÷ √d_k", 0, NULL},
     {"masked", NULL, NULL, FROM_TRACE, 5, 0, "mask: −∞", 0, NULL},
     {"weights", NULL, NULL, FROM_TRACE, 6, 0, "softmax per row", WEIGHTS, NULL},
-    {"output", "weighted_values", NULL, FROM_TRACE, 7, 1, "weights · V", 0, NULL},
+    {"output", "weighted_values", NULL, FROM_TRACE, 7, 1, "weights · V", 0,
+     NULL},
 };
 static const char *const self_edges[][2] = {
-    {"X", "W_Q"},      {"X", "W_K"},          {"X", "W_V"},
-    {"W_Q", "Q"},      {"W_K", "K"},          {"W_V", "V"},
-    {"Q", "QK"},       {"K", "QK"},           {"QK", "scaled"},
+    {"X", "W_Q"},         {"X", "W_K"},          {"X", "W_V"},
+    {"W_Q", "Q"},         {"W_K", "K"},          {"W_V", "V"},
+    {"Q", "QK"},          {"K", "QK"},           {"QK", "scaled"},
     {"scaled", "masked"}, {"masked", "weights"}, {"weights", "output"},
     {"V", "output"},
 };
@@ -88,7 +90,8 @@ static const flow_node dot_nodes[] = {
     {"scaled", NULL, NULL, FROM_TRACE, 2, 0, "× scale (÷ √d)", 0, NULL},
     {"masked", NULL, NULL, FROM_TRACE, 3, 0, "mask: −∞", 0, NULL},
     {"weights", NULL, NULL, FROM_TRACE, 4, 0, "softmax per row", WEIGHTS, NULL},
-    {"output", "weighted_values", NULL, FROM_TRACE, 5, 1, "weights · V", 0, NULL},
+    {"output", "weighted_values", NULL, FROM_TRACE, 5, 1, "weights · V", 0,
+     NULL},
 };
 static const char *const dot_edges[][2] = {
     {"Q", "QK"},          {"K", "QK"},           {"QK", "scaled"},
@@ -98,34 +101,54 @@ static const char *const dot_edges[][2] = {
 
 static const flow_node multihead_nodes[] = {
     {"queries", NULL, NULL, FROM_REQUEST, 0, 0, "queries", 0, NULL},
-    {"keys", NULL, NULL, FROM_REQUEST, 0, 1, "keys (queries when left out)", 0, "queries"},
-    {"values", NULL, NULL, FROM_REQUEST, 0, 2, "values (keys when left out)", 0, "keys"},
+    {"keys", NULL, NULL, FROM_REQUEST, 0, 1, "keys (queries when left out)", 0,
+     "queries"},
+    {"values", NULL, NULL, FROM_REQUEST, 0, 2, "values (keys when left out)", 0,
+     "keys"},
     {"W_q", NULL, NULL, FROM_PARAMS, 1, 0, "Linear weight (h, dq)", 0, NULL},
     {"W_k", NULL, NULL, FROM_PARAMS, 1, 1, "Linear weight (h, dk)", 0, NULL},
     {"W_v", NULL, NULL, FROM_PARAMS, 1, 2, "Linear weight (h, dv)", 0, NULL},
     {"Q", NULL, NULL, FROM_TRACE, 2, 0, "queries · W_qᵀ + b_q", 0, NULL},
     {"K", NULL, NULL, FROM_TRACE, 2, 1, "keys · W_kᵀ + b_k", 0, NULL},
     {"V", NULL, NULL, FROM_TRACE, 2, 2, "values · W_vᵀ + b_v", 0, NULL},
-    {"Q_heads", NULL, "Q, head", FROM_TRACE, 3, 0, "the head's columns of Q", PER_HEAD, NULL},
-    {"K_heads", NULL, "K, head", FROM_TRACE, 3, 1, "the head's columns of K", PER_HEAD, NULL},
-    {"V_heads", NULL, "V, head", FROM_TRACE, 3, 2, "the head's columns of V", PER_HEAD, NULL},
+    {"Q_heads", NULL, "Q, head", FROM_TRACE, 3, 0, "the head's columns of Q",
+     PER_HEAD, NULL},
+    {"K_heads", NULL, "K, head", FROM_TRACE, 3, 1, "the head's columns of K",
+     PER_HEAD, NULL},
+    {"V_heads", NULL, "V, head", FROM_TRACE, 3, 2, "the head's columns of V",
+     PER_HEAD, NULL},
     {"QK", NULL, "QKᵀ", FROM_TRACE, 4, 0, "per head", PER_HEAD, NULL},
     {"scaled", NULL, NULL, FROM_TRACE, 5, 0, "÷ √(h/H)", PER_HEAD, NULL},
     {"masked", NULL, NULL, FROM_TRACE, 6, 0, "mask: −∞", PER_HEAD, NULL},
-    {"weights", NULL, NULL, FROM_TRACE, 7, 0, "softmax per row", PER_HEAD | WEIGHTS, NULL},
-    {"weighted_values", NULL, "weights · V", FROM_TRACE, 8, 1, "per head", PER_HEAD, NULL},
+    {"weights", NULL, NULL, FROM_TRACE, 7, 0, "softmax per row",
+     PER_HEAD | WEIGHTS, NULL},
+    {"weighted_values", NULL, "weights · V", FROM_TRACE, 8, 1, "per head",
+     PER_HEAD, NULL},
     {"concat", NULL, NULL, FROM_TRACE, 9, 1, "the heads side by side", 0, NULL},
-    {"W_o", NULL, NULL, FROM_PARAMS, 10, 2, "Linear weight (d_out, h)", 0, NULL},
+    {"W_o", NULL, NULL, FROM_PARAMS, 10, 2, "Linear weight (d_out, h)", 0,
+     NULL},
     {"output", NULL, NULL, FROM_TRACE, 11, 1, "concat · W_oᵀ + b_o", 0, NULL},
 };
 static const char *const multihead_edges[][2] = {
-    {"queries", "W_q"},   {"keys", "W_k"},        {"values", "W_v"},
-    {"W_q", "Q"},         {"W_k", "K"},           {"W_v", "V"},
-    {"Q", "Q_heads"},     {"K", "K_heads"},       {"V", "V_heads"},
-    {"Q_heads", "QK"},    {"K_heads", "QK"},      {"QK", "scaled"},
-    {"scaled", "masked"}, {"masked", "weights"},  {"weights", "weighted_values"},
-    {"V_heads", "weighted_values"}, {"weighted_values", "concat"},
-    {"concat", "output"}, {"W_o", "output"},
+    {"queries", "W_q"},
+    {"keys", "W_k"},
+    {"values", "W_v"},
+    {"W_q", "Q"},
+    {"W_k", "K"},
+    {"W_v", "V"},
+    {"Q", "Q_heads"},
+    {"K", "K_heads"},
+    {"V", "V_heads"},
+    {"Q_heads", "QK"},
+    {"K_heads", "QK"},
+    {"QK", "scaled"},
+    {"scaled", "masked"},
+    {"masked", "weights"},
+    {"weights", "weighted_values"},
+    {"V_heads", "weighted_values"},
+    {"weighted_values", "concat"},
+    {"concat", "output"},
+    {"W_o", "output"},
 };
 
 static const flow_node additive_nodes[] = {
@@ -140,12 +163,13 @@ static const flow_node additive_nodes[] = {
     {"scores", NULL, NULL, FROM_TRACE, 4, 0, "w_vᵀ tanh(Q_i + K_j)", 0, NULL},
     {"masked", NULL, NULL, FROM_TRACE, 5, 0, "mask: −∞", 0, NULL},
     {"weights", NULL, NULL, FROM_TRACE, 6, 0, "softmax per row", WEIGHTS, NULL},
-    {"output", "weighted_values", NULL, FROM_TRACE, 7, 1, "weights · values", 0, NULL},
+    {"output", "weighted_values", NULL, FROM_TRACE, 7, 1, "weights · values", 0,
+     NULL},
 };
 static const char *const additive_edges[][2] = {
-    {"queries", "W_q"}, {"keys", "W_k"},      {"W_q", "Q"},
-    {"W_k", "K"},       {"Q", "scores"},      {"K", "scores"},
-    {"w_v", "scores"},  {"scores", "masked"}, {"masked", "weights"},
+    {"queries", "W_q"},    {"keys", "W_k"},      {"W_q", "Q"},
+    {"W_k", "K"},          {"Q", "scores"},      {"K", "scores"},
+    {"w_v", "scores"},     {"scores", "masked"}, {"masked", "weights"},
     {"weights", "output"}, {"values", "output"},
 };
 
@@ -154,17 +178,23 @@ static const flow_node nw_nodes[] = {
     {"x_train", NULL, NULL, FROM_REQUEST, 0, 1, "the keys", ROW, NULL},
     {"distances", NULL, NULL, FROM_TRACE, 1, 0, "x_query − x_train", 0, NULL},
     {"scores", NULL, NULL, FROM_TRACE, 2, 0, "the kernel", 0, NULL},
-    {"weights", NULL, NULL, FROM_TRACE, 3, 0, "normalised per row", WEIGHTS, NULL},
+    {"weights", NULL, NULL, FROM_TRACE, 3, 0, "normalised per row", WEIGHTS,
+     NULL},
     {"y_train", NULL, NULL, FROM_REQUEST, 3, 1, "the values", COLUMN, NULL},
-    {"predictions", NULL, NULL, FROM_TRACE, 4, 0, "weights · y_train", COLUMN, NULL},
+    {"predictions", NULL, NULL, FROM_TRACE, 4, 0, "weights · y_train", COLUMN,
+     NULL},
 };
 static const char *const nw_edges[][2] = {
-    {"x_query", "distances"}, {"x_train", "distances"}, {"distances", "scores"},
-    {"scores", "weights"},    {"weights", "predictions"}, {"y_train", "predictions"},
+    {"x_query", "distances"},   {"x_train", "distances"},
+    {"distances", "scores"},    {"scores", "weights"},
+    {"weights", "predictions"}, {"y_train", "predictions"},
 };
 
-#define SPEC(p, main, name) \
-    {p, main, name##_nodes, LEN(name##_nodes), name##_edges, LEN(name##_edges)}
+#define SPEC(p, main, name)                                                    \
+    {                                                                          \
+        p, main, name##_nodes, LEN(name##_nodes), name##_edges,                \
+            LEN(name##_edges)                                                  \
+    }
 static const flow_spec specs[] = {
     SPEC("/attention/self", "x", self),
     SPEC("/attention/dot", "queries", dot),
@@ -207,19 +237,19 @@ static void from_shape(node_matrix *m, const size_t *shape, size_t rank,
 
 /* The request field name as the route decoded it (it has passed the
  * route's checks): its numbers, read into m->owned. */
-static int read_request(node_matrix *m, const api_call *call,
-                        const char *name, unsigned flags) {
+static int read_request(node_matrix *m, const api_call *call, const char *name,
+                        unsigned flags) {
     const json_t *v = api_field_value(call->body, name);
     if (!v || json_is_null(v))
         return 0;
     static const api_tensor_spec any = {
-        "field", API_RANK(0) | API_RANK(1) | API_RANK(2) | API_RANK(3) |
-                     API_RANK(4),
-        0, "", 0};
+        "field",
+        API_RANK(0) | API_RANK(1) | API_RANK(2) | API_RANK(3) | API_RANK(4), 0,
+        "", 0};
     api_tensor t;
     api_problem ignored = {0};
-    if (api_tensor_decode(&t, call->doc, v, &any, "", call->limits->max_elements,
-                          &ignored))
+    if (api_tensor_decode(&t, call->doc, v, &any, "",
+                          call->limits->max_elements, &ignored))
         return 0;
     m->owned = malloc(t.count * sizeof(double));
     if (!m->owned)
@@ -327,7 +357,8 @@ static void put_node(api_buf *out, const flow_node *n, const node_matrix *m,
     api_buf_puts(out, " text-anchor=\"middle\" font-size=\"13\" "
                       "fill=\"#333333\">");
     api_svg_put_text(out, n->what, strlen(n->what));
-    api_buf_puts(out, "</text><g class=\"cells\" shape-rendering=\"crispEdges\">");
+    api_buf_puts(out,
+                 "</text><g class=\"cells\" shape-rendering=\"crispEdges\">");
     int numbers = c >= NUMBERS_MIN_CELL;
     for (size_t i = 0; i < m->rows; i++)
         for (size_t j = 0; j < m->cols; j++) {
@@ -339,7 +370,8 @@ static void put_node(api_buf *out, const flow_node *n, const node_matrix *m,
             char hex[8] = "";
             if (!hidden) {
                 if (!(n->flags & WEIGHTS))
-                    api_palette_colour(API_PALETTE_RDBU, 0.5 + v / amp / 2, hex);
+                    api_palette_colour(API_PALETTE_RDBU, 0.5 + v / amp / 2,
+                                       hex);
                 else if (api_palette_diverging(pal))
                     api_palette_colour(pal, 0.5 + v / 2, hex);
                 else
@@ -360,9 +392,12 @@ static void put_node(api_buf *out, const flow_node *n, const node_matrix *m,
             if (numbers) {
                 api_buf_puts(out, "<text");
                 api_svg_put_num_attr(out, "x", m->x + ((double)j + 0.5) * c);
-                api_svg_put_num_attr(out, "y", m->y + ((double)i + 0.5) * c + 3.5);
-                api_svg_put_fmt(out, " font-size=\"10\" text-anchor=\"middle\" fill=\"%s\">",
-                                hidden ? "#000000" : ink_on(hex));
+                api_svg_put_num_attr(out, "y",
+                                     m->y + ((double)i + 0.5) * c + 3.5);
+                api_svg_put_fmt(
+                    out,
+                    " font-size=\"10\" text-anchor=\"middle\" fill=\"%s\">",
+                    hidden ? "#000000" : ink_on(hex));
                 if (isnan(v))
                     api_buf_puts(out, "−∞");
                 else
@@ -375,7 +410,8 @@ static void put_node(api_buf *out, const flow_node *n, const node_matrix *m,
     api_svg_put_num_attr(out, "y", m->y);
     api_svg_put_num_attr(out, "width", m->w);
     api_svg_put_num_attr(out, "height", m->h);
-    api_buf_puts(out, " fill=\"none\" stroke=\"#000000\" stroke-width=\"1\"/></g>\n");
+    api_buf_puts(
+        out, " fill=\"none\" stroke=\"#000000\" stroke-width=\"1\"/></g>\n");
 }
 
 /* The figure of spec s from the nodes' matrices m. */
@@ -387,16 +423,20 @@ static void put_figure(api_buf *out, const flow_spec *s, node_matrix *m,
             max_dim = m[i].rows > max_dim ? m[i].rows : max_dim;
             max_dim = m[i].cols > max_dim ? m[i].cols : max_dim;
         }
-        ncol = (size_t)s->nodes[i].col + 1 > ncol ? (size_t)s->nodes[i].col + 1 : ncol;
-        nrow = (size_t)s->nodes[i].row + 1 > nrow ? (size_t)s->nodes[i].row + 1 : nrow;
+        ncol = (size_t)s->nodes[i].col + 1 > ncol ? (size_t)s->nodes[i].col + 1
+                                                  : ncol;
+        nrow = (size_t)s->nodes[i].row + 1 > nrow ? (size_t)s->nodes[i].row + 1
+                                                  : nrow;
     }
-    double c = fmax(CELL_MIN, fmin(CELL_MAX, CELL_MAX * 10 / fmax(10, (double)max_dim)));
+    double c = fmax(CELL_MIN,
+                    fmin(CELL_MAX, CELL_MAX * 10 / fmax(10, (double)max_dim)));
     double col_w[16] = {0}, row_h[16] = {0}, col_x[16], row_y[16];
     for (size_t i = 0; i < s->n_nodes; i++) {
         if (!m[i].present)
             continue;
         const flow_node *n = &s->nodes[i];
-        col_w[n->col] = fmax(col_w[n->col], fmax((double)m[i].cols * c, NODE_MIN_W));
+        col_w[n->col] =
+            fmax(col_w[n->col], fmax((double)m[i].cols * c, NODE_MIN_W));
         row_h[n->row] = fmax(row_h[n->row], (double)m[i].rows * c + CAPTION_H);
     }
     double x = PAD, y = PAD;
@@ -414,39 +454,46 @@ static void put_figure(api_buf *out, const flow_spec *s, node_matrix *m,
         m[i].w = (double)m[i].cols * c;
         m[i].h = (double)m[i].rows * c;
         m[i].x = col_x[n->col] + (col_w[n->col] - m[i].w) / 2;
-        m[i].y = row_y[n->row] + CAPTION_H + (row_h[n->row] - CAPTION_H - m[i].h) / 2;
+        m[i].y = row_y[n->row] + CAPTION_H +
+                 (row_h[n->row] - CAPTION_H - m[i].h) / 2;
     }
     api_buf_puts(out, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
-                      "<svg xmlns=\"http://www.w3.org/2000/svg\" version=\"1.1\" viewBox=\"0 0 ");
+                      "<svg xmlns=\"http://www.w3.org/2000/svg\" "
+                      "version=\"1.1\" viewBox=\"0 0 ");
     api_svg_put_num(out, W);
     api_buf_putc(out, ' ');
     api_svg_put_num(out, H);
     api_buf_putc(out, '"');
     api_svg_put_num_attr(out, "width", W);
     api_svg_put_num_attr(out, "height", H);
-    api_buf_puts(out, " class=\"flow-figure\" font-family=\"DejaVu Sans, Arial, sans-serif\">\n<title>The flow of ");
+    api_buf_puts(out, " class=\"flow-figure\" font-family=\"DejaVu Sans, "
+                      "Arial, sans-serif\">\n<title>The flow of ");
     api_buf_puts(out, s->path);
-    api_buf_puts(out, " (note 2 section 4.5), from attnd's trace</title>\n<desc>");
+    api_buf_puts(out,
+                 " (note 2 section 4.5), from attnd's trace</title>\n<desc>");
     for (size_t i = 0; i < s->n_nodes; i++) {
         const char *t = s->nodes[i].title ? s->nodes[i].title : s->nodes[i].id;
         if (i)
             api_buf_puts(out, ", ");
         api_svg_put_text(out, t, strlen(t));
     }
-    api_buf_puts(out,
-                 "</desc>\n<defs>"
-                 "<marker id=\"flow-arrow\" viewBox=\"0 0 10 10\" refX=\"9\" refY=\"5\" "
-                 "markerWidth=\"7\" markerHeight=\"7\" orient=\"auto-start-reverse\">"
-                 "<path d=\"M0,0 L10,5 L0,10 z\" fill=\"#444444\"/></marker>"
-                 "<pattern id=\"flow-masked\" width=\"8\" height=\"8\" "
-                 "patternUnits=\"userSpaceOnUse\" patternTransform=\"rotate(45)\">"
-                 "<rect width=\"8\" height=\"8\" fill=\"" MASKED_FILL "\"/>"
-                 "<line x1=\"0\" y1=\"0\" x2=\"0\" y2=\"8\" stroke=\"#555555\" "
-                 "stroke-width=\"2.67\"/></pattern></defs>\n"
-                 "<g class=\"edges\" fill=\"none\" stroke=\"#444444\" stroke-width=\"2\">\n");
+    api_buf_puts(
+        out,
+        "</desc>\n<defs>"
+        "<marker id=\"flow-arrow\" viewBox=\"0 0 10 10\" refX=\"9\" refY=\"5\" "
+        "markerWidth=\"7\" markerHeight=\"7\" orient=\"auto-start-reverse\">"
+        "<path d=\"M0,0 L10,5 L0,10 z\" fill=\"#444444\"/></marker>"
+        "<pattern id=\"flow-masked\" width=\"8\" height=\"8\" "
+        "patternUnits=\"userSpaceOnUse\" patternTransform=\"rotate(45)\">"
+        "<rect width=\"8\" height=\"8\" fill=\"" MASKED_FILL "\"/>"
+        "<line x1=\"0\" y1=\"0\" x2=\"0\" y2=\"8\" stroke=\"#555555\" "
+        "stroke-width=\"2.67\"/></pattern></defs>\n"
+        "<g class=\"edges\" fill=\"none\" stroke=\"#444444\" "
+        "stroke-width=\"2\">\n");
     for (size_t e = 0; e < s->n_edges; e++) {
         size_t a = index_of(s, s->edges[e][0]), b = index_of(s, s->edges[e][1]);
-        if (a >= s->n_nodes || b >= s->n_nodes || !m[a].present || !m[b].present)
+        if (a >= s->n_nodes || b >= s->n_nodes || !m[a].present ||
+            !m[b].present)
             continue;
         double x1 = m[a].x + m[a].w + 3, y1 = m[a].y + m[a].h / 2;
         double x2 = m[b].x - 4, y2 = m[b].y + m[b].h / 2;
@@ -463,15 +510,18 @@ static void put_figure(api_buf *out, const flow_spec *s, node_matrix *m,
         }
         api_buf_puts(out, " H");
         api_svg_put_num(out, x2);
-        api_svg_put_fmt(out, "\" marker-end=\"url(#flow-arrow)\"><title>%s → %s</title></path>\n",
+        api_svg_put_fmt(out,
+                        "\" marker-end=\"url(#flow-arrow)\"><title>%s → "
+                        "%s</title></path>\n",
                         s->edges[e][0], s->edges[e][1]);
     }
     api_buf_puts(out, "</g>\n");
     size_t masked = index_of(s, "masked");
     for (size_t i = 0; i < s->n_nodes; i++)
         if (m[i].present)
-            put_node(out, &s->nodes[i], &m[i], masked < s->n_nodes ? &m[masked] : NULL,
-                     c, pal, num_heads);
+            put_node(out, &s->nodes[i], &m[i],
+                     masked < s->n_nodes ? &m[masked] : NULL, c, pal,
+                     num_heads);
     api_buf_puts(out, "</svg>\n");
 }
 
@@ -521,12 +571,14 @@ int api_flow_svg_respond(api_call *call, const api_result *r) {
                  cells, API_FLOW_MAX_CELLS);
         goto done;
     }
-    if (api_ledger_reserve(call->ledger, FIGURE_BYTES + (uint64_t)cells * CELL_BYTES,
+    if (api_ledger_reserve(call->ledger,
+                           FIGURE_BYTES + (uint64_t)cells * CELL_BYTES,
                            "the flow figure", &call->problem))
         goto done;
     const json_t *heads = api_field_value(call->body, "num_heads");
     api_buf_free(&call->out);
-    put_figure(&call->out, s, m, pal, json_is_integer(heads) ? json_integer_value(heads) : 1);
+    put_figure(&call->out, s, m, pal,
+               json_is_integer(heads) ? json_integer_value(heads) : 1);
     if (call->out.failed) {
         api_fail(&call->problem, API_E_INTERNAL, NULL,
                  "out of memory while drawing the flow figure");

@@ -62,4 +62,3 @@ void api_svg_put_num_attr(api_buf *out, const char *name, double x) {
     api_svg_put_num(out, x);
     api_buf_putc(out, '"');
 }
-

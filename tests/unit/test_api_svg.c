@@ -8,6 +8,7 @@
  * through api_handle (content types, JSON for * / *, errors stay
  * problem+json, 413 for too many cells).
  */
+#include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -367,6 +368,28 @@ static void test_palettes(void **state) {
     assert_int_equal(api_palette_dark(API_PALETTE_VIRIDIS, 0), 1);
     assert_int_equal(api_palette_dark(API_PALETTE_VIRIDIS, 1), 0);
     assert_int_equal(api_palette_dark(API_PALETTE_RDBU, 0.5), 0);
+    /* the text chosen has at least 4.5:1 contrast (WCAG 2) on every colour
+     * of every palette */
+    for (int pal = 0; pal < 3; pal++)
+        for (int k = 0; k <= 1000; k++) {
+            char hex[8];
+            api_palette_colour((api_palette)pal, k / 1000.0, hex);
+            double lin[3];
+            for (int c = 0; c < 3; c++) {
+                char two[3] = {hex[1 + 2 * c], hex[2 + 2 * c], 0};
+                double v = strtol(two, NULL, 16) / 255.0;
+                lin[c] =
+                    v <= 0.04045 ? v / 12.92 : pow((v + 0.055) / 1.055, 2.4);
+            }
+            double y = 0.2126 * lin[0] + 0.7152 * lin[1] + 0.0722 * lin[2];
+            double contrast = api_palette_dark((api_palette)pal, k / 1000.0)
+                                  ? 1.05 / (y + 0.05)
+                                  : (y + 0.05) / 0.05;
+            if (contrast < 4.5)
+                fail_msg("%s at %g (%s): text contrast %.2f",
+                         api_palette_name((api_palette)pal), k / 1000.0, hex,
+                         contrast);
+        }
 
     api_palette pal;
     api_problem p = {0};
