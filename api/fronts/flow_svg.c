@@ -6,6 +6,7 @@
 #include "flow_svg.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -414,6 +415,26 @@ static void put_node(api_buf *out, const flow_node *n, const node_matrix *m,
         out, " fill=\"none\" stroke=\"#000000\" stroke-width=\"1\"/></g>\n");
 }
 
+/* Code points in the UTF-8 string s. */
+static size_t code_points(const char *s) {
+    size_t n = 0;
+    for (; *s; s++)
+        n += ((unsigned char)*s & 0xC0) != 0x80;
+    return n;
+}
+
+/* The width a node's caption needs, as lab.js's captionWidth: its name
+ * (bold, 16 units; a head's number after it), shape and formula. */
+static double caption_width(const flow_node *n, const node_matrix *m) {
+    char shape[64];
+    snprintf(shape, sizeof shape, "(%zu, %zu)", m->rows, m->cols);
+    size_t name = code_points(n->title ? n->title : n->id) +
+                  (n->flags & PER_HEAD ? 3 : 1);
+    return fmax(9.6 * (double)name + 7.8 * (double)code_points(shape),
+                7.8 * (double)code_points(n->what)) +
+           8;
+}
+
 /* The figure of spec s from the nodes' matrices m. */
 static void put_figure(api_buf *out, const flow_spec *s, node_matrix *m,
                        api_palette pal, long long num_heads) {
@@ -436,7 +457,8 @@ static void put_figure(api_buf *out, const flow_spec *s, node_matrix *m,
             continue;
         const flow_node *n = &s->nodes[i];
         col_w[n->col] =
-            fmax(col_w[n->col], fmax((double)m[i].cols * c, NODE_MIN_W));
+            fmax(col_w[n->col], fmax(fmax((double)m[i].cols * c, NODE_MIN_W),
+                                     caption_width(n, &m[i])));
         row_h[n->row] = fmax(row_h[n->row], (double)m[i].rows * c + CAPTION_H);
     }
     double x = PAD, y = PAD;

@@ -266,8 +266,9 @@ async function walkCards(context, base) {
     'card 6 (temperature): a 16 × 16 request, the τ slider focused');
   const drag = async (moves, everyMs) => page.evaluate(async ([moves, everyMs]) => {
     const box = document.getElementById('heatmap'), paints = [];
+    // a repaint: the map drawn again, or its cells recoloured in place
     const obs = new MutationObserver(() => paints.push(performance.now()));
-    obs.observe(box, { childList: true });
+    obs.observe(box, { childList: true, subtree: true, attributes: true, attributeFilter: ['fill'] });
     const s = document.getElementById('ctl-tau'), t0 = performance.now();
     let lastMove = t0;
     for (let i = 0; i < moves; i++) {

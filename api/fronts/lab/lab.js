@@ -350,6 +350,7 @@
     defs.appendChild(maskedPattern('lab-masked-' + id, Math.max(6, Math.min(12, cell / 3))));
     root.appendChild(defs);
     var shown = []; /* per panel: the matrix drawn (block means when sampled) */
+    var rects = [], texts = []; /* per panel, row-major: what refresh() updates */
 
     panels.forEach(function (p, pi) {
       var d = downsample(p.m, side), m = d.m, hidden = d.sampled ? null : p.hidden;
@@ -389,25 +390,28 @@
         }));
       } else {
         var cells = svg('g', { class: 'cells', 'shape-rendering': 'crispEdges', transform: 'translate(' + left + ',' + top + ')' });
+        var mine = (rects[pi] = []);
         m.forEach(function (row, r) {
           row.forEach(function (v, c) {
             var off = isHidden(r, c);
             if (off) anyHidden = true;
-            cells.appendChild(svg('rect', {
+            mine.push(svg('rect', {
               class: 'cell' + (off ? ' masked' : ''), x: r2(c * cell), y: r2(r * cell), width: r2(cell), height: r2(cell),
               fill: off ? 'url(#lab-masked-' + id + ')' : colour(pos(v), pal), 'data-panel': pi, 'data-q': r, 'data-k': c, 'data-v': v === null ? 'null' : v
             }));
+            cells.appendChild(mine[mine.length - 1]);
           });
         });
         g.appendChild(cells);
         var cellFont = presenter ? Math.max(18, Math.min(28, cell * 0.34)) : 13;
         if (cell >= cellFont * 2.8 && Nq * Nk <= 256) {
           var vals = svg('g', { class: 'values', 'font-size': r2(cellFont), 'text-anchor': 'middle', 'pointer-events': 'none' });
+          var myTexts = (texts[pi] = []);
           m.forEach(function (row, r) {
             row.forEach(function (v, c) {
               var off = isHidden(r, c);
-              vals.appendChild(svg('text', { x: r2(left + (c + 0.5) * cell), y: r2(top + (r + 0.5) * cell + cellFont * 0.35), fill: off ? '#000000' : inkOn(rgbAt(pal, pos(v))) },
-                v === null ? '−∞' : off ? '0' : Math.abs(v) >= 100 ? label(Math.round(v)) : v.toFixed(2)));
+              myTexts.push(vals.appendChild(svg('text', { x: r2(left + (c + 0.5) * cell), y: r2(top + (r + 0.5) * cell + cellFont * 0.35), fill: off ? '#000000' : inkOn(rgbAt(pal, pos(v))) },
+                cellText(v, off))));
             });
           });
           g.appendChild(vals);
@@ -551,13 +555,47 @@
       ev.preventDefault();
       moveCursor();
     });
-    var fig = el('div', { class: 'heatmap-figure' }, root, valuesTable(panels, title, qLabels, kLabels));
+    var table = valuesTable(panels, title, qLabels, kLabels);
+    var fig = el('div', { class: 'heatmap-figure' }, root, table);
+    /* new values of the same shape, masks and scale (a slider moving):
+     * the cells change colour and text in place, nothing is rebuilt */
+    if (!canvasMode && !scaleNote && !opts.signed) {
+      fig.refresh = function (fresh) {
+        var t1 = performance.now(), tds = table.querySelectorAll('td');
+        fresh.forEach(function (p, pi) {
+          panels[pi].m = p.m;
+          var at = 0;
+          p.m.forEach(function (row, r) {
+            row.forEach(function (v, c) {
+              var off = v === null || (panels[pi].hidden ? panels[pi].hidden(r, c) : false), rect = rects[pi][at];
+              rect.setAttribute('fill', off ? 'url(#lab-masked-' + id + ')' : colour(pos(v), pal));
+              rect.setAttribute('data-v', v === null ? 'null' : v);
+              if (texts[pi]) {
+                texts[pi][at].textContent = cellText(v, off);
+                texts[pi][at].setAttribute('fill', off ? '#000000' : inkOn(rgbAt(pal, pos(v))));
+              }
+              at++;
+            });
+          });
+        });
+        var k = 0;
+        fresh.forEach(function (p, pi) {
+          p.m.forEach(function (row, r) { row.forEach(function (v, c) { if (tds[k]) tds[k].textContent = panels[pi].hidden && panels[pi].hidden(r, c) ? 'masked' : shownNumber(v); k++; }); });
+        });
+        fig.setAttribute('data-render-ms', (performance.now() - t1).toFixed(1));
+      };
+    }
     fig.setAttribute('data-render-ms', (performance.now() - t0).toFixed(1));
     root.setAttribute('data-render-ms', fig.getAttribute('data-render-ms'));
     return fig;
   }
   heatmap.count = 0;
 
+  /* A cell's number: two decimals (whole numbers from 100), 0 when
+   * masked, −∞ for a masked score. */
+  function cellText(v, off) {
+    return v === null ? '−∞' : off ? '0' : Math.abs(v) >= 100 ? label(Math.round(v)) : v.toFixed(2);
+  }
   /* Grey hatching: a masked cell, the same in every view. */
   function maskedPattern(id, size) {
     return svg('pattern', { id: id, width: r2(size), height: r2(size), patternUnits: 'userSpaceOnUse', patternTransform: 'rotate(45)' },
@@ -1042,15 +1080,24 @@
   function showHeatmap(path, weights, labels, body) {
     /* a keyboard user on the old map stays on the same cell of the new */
     var old = $('heatmap').querySelector('svg'), focused = old && document.activeElement === old;
+    var oldFig = $('heatmap').querySelector('.heatmap-figure');
     var cursor = old && old.getAttribute('data-cursor') ? old.getAttribute('data-cursor').split(' ').map(Number) : null;
-    var box = clear($('heatmap'));
-    if (!weights) return;
-    var heads = splitsHeads(path), panels = panelsOf(weights, heads);
-    if (!panels || !panels.length || !panels[0].m.length) return;
+    var box = $('heatmap');
+    var heads = splitsHeads(path), panels = weights && panelsOf(weights, heads);
+    if (!panels || !panels.length || !panels[0].m.length) { clear(box); return; }
     var t0 = performance.now();
     var shape = shapeOf(nested(weights));
     var hid = hiddenOf(body, heads ? shape[shape.length - 3] : 1);
     panels.forEach(function (p) { p.hidden = hid ? hid(p.b, p.h) : null; });
+    /* what a redraw in place must share with the figure drawn */
+    var sig = JSON.stringify([path, shape, labels, palette, stretchColours, exactDigits, document.body.classList.contains('presenter'),
+      box.clientWidth, body && [body.causal, body.valid_lens, body.attn_mask, body.key_padding_mask], $('ctl-mask').checked]);
+    if (oldFig && oldFig.refresh && oldFig.sig === sig) {
+      oldFig.refresh(panels);
+      box.setAttribute('data-render-ms', (performance.now() - t0).toFixed(1));
+      return;
+    }
+    clear(box);
     var mask = editableMask(path, editorBody());
     var root = heatmap(panels, {
       title: path + ' weights', perRow: heads && shape.length === 4 ? shape[1] : undefined,
@@ -1070,6 +1117,7 @@
       });
     }
     box.classList.toggle('mask-edit', !!mask);
+    root.sig = sig;
     box.appendChild(root);
     if (focused) root.querySelector('svg').focus();
     /* drawn and laid out: the figure the browser test reports */
@@ -1289,13 +1337,21 @@
   }
 
   /* The weights of a dot-product request computed in the page, drawn at
-   * once while a control moves; attnd's answer, asked for at most every
-   * SEND_GAP_MS, replaces them. softmax(Q Kᵀ · scale) with the request's
-   * masks (d2l 11.3.3); requests in the flat form, or with a float
-   * attn_mask, wait for attnd. */
+   * the next frame while a control moves (moves between two frames are
+   * drawn once, the last); attnd's answer, asked for when the control
+   * rests, replaces them. softmax(Q Kᵀ · scale) with the request's masks
+   * (d2l 11.3.3); requests in the flat form, or with a float attn_mask,
+   * wait for attnd. Returns whether the page draws. */
+  var hereNext = null, hereFrame = 0;
   function drawHere(path, b) {
     var Q = nested(b.queries), K = nested(b.keys);
     if (!Array.isArray(Q) || !Array.isArray(K) || (b.attn_mask && !editableMask(path, b))) return false;
+    hereNext = { path: path, b: b, Q: Q, K: K };
+    if (!hereFrame) hereFrame = requestAnimationFrame(function () { hereFrame = 0; computeHere(hereNext); });
+    return true;
+  }
+  function computeHere(job) {
+    var b = job.b, Q = job.Q, K = job.K;
     var batched = shapeOf(Q).length === 3, Qs = batched ? Q : [Q], Ks = batched ? K : [K];
     var d = Qs[0][0].length, scale = typeof b.scale === 'number' ? b.scale : 1 / Math.sqrt(d);
     var hid = hiddenOf(b, 1), out = [];
@@ -1316,10 +1372,9 @@
       }
       out.push(W);
     }
-    showHeatmap(path, batched ? out : out[0], labelsOf(b), b);
+    showHeatmap(job.path, batched ? out : out[0], labelsOf(b), b);
     $('heatmap').setAttribute('data-drawn', 'here');
-    setStatus($('status'), true, path + ' — computed in the page; attnd\'s answer follows when the control rests');
-    return true;
+    setStatus($('status'), true, job.path + ' — computed in the page; attnd\'s answer follows when the control rests');
   }
 
   /* ------------------------------------------------------------------ */
@@ -1731,7 +1786,7 @@
     spec.nodes.forEach(function (n) {
       var m = mats[n.id];
       if (!m) return;
-      colW[n.col] = Math.max(colW[n.col], m[0].length * c, 64);
+      colW[n.col] = Math.max(colW[n.col], m[0].length * c, 64, captionWidth(n, m));
       rowH[n.row] = Math.max(rowH[n.row], m.length * c + capH);
     });
     var colX = [], rowY = [], x = pad, y = pad;
@@ -1830,6 +1885,14 @@
     link.href = URL.createObjectURL(new Blob(['<?xml version="1.0" encoding="UTF-8"?>\n' + new XMLSerializer().serializeToString(root)], { type: 'image/svg+xml' }));
     link.download = f.path.replace(/^\//, '').replace(/\//g, '-') + '-flow.svg';
     link.hidden = false;
+  }
+  /* The width a node's caption needs: its name (bold, 16 units; a head's
+   * number after it), shape and formula (13 units), counted in code
+   * points as flow_svg.c counts them. */
+  function captionWidth(n, m) {
+    var chars = function (t) { return Array.from(t).length; };
+    var shape = '(' + m.length + ', ' + m[0].length + ')';
+    return Math.max(9.6 * (chars(n.title || n.id) + (n.perHead ? 3 : 1)) + 7.8 * chars(shape), 7.8 * chars(n.what)) + 8;
   }
   function hexRgb(h) { return [1, 3, 5].map(function (i) { return parseInt(h.slice(i, i + 2), 16); }); }
 
