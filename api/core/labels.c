@@ -27,6 +27,14 @@ static unsigned bidi_control(const unsigned char *c, size_t left) {
     return 0;
 }
 
+/* 1 when c starts U+FFFE or U+FFFF (EF BF BE, EF BF BF): noncharacters,
+ * which XML 1.0 (section 2.2, Char) does not allow in a document, so an
+ * SVG picture with one would not parse. */
+static int xml_nonchar(const unsigned char *c, size_t left) {
+    return left >= 3 && c[0] == 0xEF && c[1] == 0xBF &&
+           (c[2] == 0xBE || c[2] == 0xBF);
+}
+
 /* Check one axis: n labels, each short and free of control characters. */
 static int check_axis(const json_t *axis, const char *member, size_t n,
                       const char *what, api_problem *p) {
@@ -61,6 +69,12 @@ static int check_axis(const json_t *axis, const char *member, size_t n,
                                 "printable text (an SVG picture cannot carry "
                                 "control characters)",
                                 i, member, c[k], k);
+            if (xml_nonchar(c + k, len - k))
+                return api_fail(p, API_E_INVALID_VALUE, ptr,
+                                "label %zu of labels.%s holds the "
+                                "noncharacter U+FFF%c at byte %zu; labels are "
+                                "text an SVG (XML 1.0) document can carry",
+                                i, member, c[k + 2] == 0xBE ? 'E' : 'F', k);
             unsigned cp = bidi_control(c + k, len - k);
             if (cp)
                 return api_fail(p, API_E_INVALID_VALUE, ptr,

@@ -401,6 +401,37 @@ async function walkCards(context, base) {
   ok(px.n === 256 && px.min >= 18, `projector 1920 × 1080, presenter mode: 256 cell numbers, ${px.min.toFixed(1)} px at the smallest (≥ 18)`);
   await axe('presenter mode'); await shot('presenter');
   await page.click('#presenter');
+  // what the page will not draw: it says so before it asks, or before it
+  // draws, as attnd's own pictures do (a review froze tabs past 3.9 GB)
+  await page.setViewportSize({ width: 1366, height: 768 });
+  let sentAny = false;
+  const watch = (r) => { if (r.method() === 'POST') sentAny = true; };
+  page.on('request', watch);
+  const long = Array.from({ length: 300 }, (_, i) => [i % 7, 1]);
+  await page.click('#tab-btn-request');
+  await page.selectOption('#endpoint', '/attention/dot');
+  await page.fill('#editor', JSON.stringify({ queries: long, keys: long, values: long }));
+  await page.click('#tab-btn-flow');
+  await page.click('#flow-run');
+  ok(!sentAny && /Too large to draw/.test(await page.textContent('#flow-problem')) && /at most 256/.test(await page.textContent('#flow-problem')),
+    'flow: 300 tokens are refused before the trace is asked for (at most 256 along a side, attnd\'s own limit)', await page.textContent('#flow-problem'));
+  await page.click('#tab-btn-transformer');
+  await page.fill('#tf-d-model', '100000000');
+  await page.click('#tf-run');
+  ok(!sentAny && /more than the page builds/.test(await page.textContent('#tf-problem')), 'Transformer: d_model 1e8 is refused before the page builds its rows',
+    await page.textContent('#tf-problem'));
+  await page.fill('#tf-d-model', '8');
+  page.off('request', watch);
+  // 64 panels of 64 × 64: canvases, no table, drawn in seconds, not minutes
+  const many = Array.from({ length: 64 }, (_, b) => Array.from({ length: 64 }, (_, i) => [Math.sin(i + b), Math.cos(i * b)]));
+  await page.click('#tab-btn-request');
+  await page.fill('#editor', JSON.stringify({ queries: many, keys: many, values: many }));
+  const t64 = Date.now();
+  await Promise.all([page.waitForResponse((res) => res.url().endsWith('/attention/dot'), WAIT), page.click('#send')]);
+  await page.waitForFunction(() => document.querySelectorAll('#heatmap image.cells-image').length === 64, null, WAIT);
+  const ms64 = Date.now() - t64;
+  ok(await page.$$eval('#heatmap rect.cell', (r) => r.length) === 0 && await page.$$eval('#heatmap td', (t) => t.length) === 0 && ms64 < 10000,
+    `64 panels of 64 × 64 (262144 weights): drawn as 64 canvases in ${ms64} ms, no table of values`);
   ok(errors.length === 0, 'the chapter walk: no page errors', ...errors);
   await page.close();
 }

@@ -236,6 +236,9 @@ check_problem "a label with a right-to-left override: 422 at /labels/keys/0" \
     422 invalid_value /labels/keys/0
 post_json /softmax/masked '{"scores": [[1, 2], [3, 4]], "labels": {"keys": ["\u2067x", "c"]}}'
 check_problem "  so is a right-to-left isolate" 422 invalid_value /labels/keys/0
+post_json /softmax/masked '{"scores": [[1, 2], [3, 4]], "labels": {"keys": ["c", "a\ufffeb"]}}'
+check_problem "a label holding U+FFFE, which XML cannot carry: 422 at /labels/keys/1" \
+    422 invalid_value /labels/keys/1
 for pal in viridis rdbu; do
     post_json "/attention/dot?palette=$pal" "{$LQKV}" -H 'Accept: image/svg+xml'
     check_svg "?palette=$pal: a valid SVG 1.1 picture" 6 1

@@ -237,6 +237,8 @@
   }
 
   var SVG_MAX_CELLS = 4096;   /* per panel: one <rect> each; more → a canvas */
+  var SVG_MAX_TOTAL = 16384;  /* <rect>s in all panels together; more → canvases */
+  var DRAW_MAX_CELLS = 1 << 20; /* the most a figure draws (attnd's pictures too) */
   var CANVAS_MAX_SIDE = 1024; /* cells per canvas axis; longer → block means */
 
   /* Tick indices over n entries: every `step`-th, step from 1, 2, 5, 10, …
@@ -275,10 +277,15 @@
   function heatmap(panels, opts) {
     opts = opts || {};
     var t0 = performance.now();
-    var Nq = panels[0].m.length, Nk = panels[0].m[0].length;
+    var Nq = panels[0].m.length, Nk = panels[0].m[0].length, total = panels.length * Nq * Nk;
+    if (total > DRAW_MAX_CELLS) {
+      return el('div', { class: 'heatmap-figure too-large', role: 'note' },
+        (opts.title || 'Attention weights') + ': ' + panels.length + ' panels of ' + Nq + ' × ' + Nk + ' = ' + total +
+        ' cells, more than the ' + DRAW_MAX_CELLS + ' a picture draws. The numbers are in the answer.');
+    }
     var pal = opts.signed ? 'rdbu' : (opts.palette || palette);
     var centred = opts.signed || pal === 'rdbu';
-    var canvasMode = Nq * Nk > SVG_MAX_CELLS;
+    var canvasMode = Nq * Nk > SVG_MAX_CELLS || total > SVG_MAX_TOTAL;
     var lo = 0, hi = 0, values = [];
     panels.forEach(function (p) {
       p.m.forEach(function (row) {
@@ -555,7 +562,7 @@
       ev.preventDefault();
       moveCursor();
     });
-    var table = valuesTable(panels, title, qLabels, kLabels);
+    var table = valuesTable(panels, title, qLabels, kLabels, canvasMode);
     var fig = el('div', { class: 'heatmap-figure' }, root, table);
     /* new values of the same shape, masks and scale (a slider moving):
      * the cells change colour and text in place, nothing is rebuilt */
@@ -624,11 +631,11 @@
     return String(Number(x.toPrecision(4)));
   }
   /* The values as tables, for screen readers (visually hidden). */
-  function valuesTable(panels, title, qLabels, kLabels) {
+  function valuesTable(panels, title, qLabels, kLabels, tooMany) {
     var box = el('div', { class: 'sr-only' });
     panels.forEach(function (p) {
       var Nq = p.m.length, Nk = p.m[0].length;
-      if (Nq * Nk > SVG_MAX_CELLS) {
+      if (tooMany) {
         box.appendChild(el('p', null, (p.label || title) + ': ' + Nq + ' × ' + Nk + ' values, too many for a table; the answer\'s JSON has them all.'));
         return;
       }
@@ -913,7 +920,10 @@
   function renderBackdrop() {
     var text = editor.value;
     if (!mark) {
-      backdrop.innerHTML = escapeHtml(text) + '\n ';
+      /* nothing to mark: the backdrop is transparent, so it holds no
+       * copy of the text (a copy per key press of a 4 MB body took
+       * seconds) */
+      backdrop.textContent = '';
     } else {
       backdrop.innerHTML = escapeHtml(text.slice(0, mark.start)) + '<mark>' +
         escapeHtml(text.slice(mark.start, mark.end) || ' ') + '</mark>' + escapeHtml(text.slice(mark.end)) + '\n ';
@@ -1155,6 +1165,8 @@
       setStatus($('status'), r.status < 300, path + ' — ' + describe(r));
       if (r.blob) {
         var url = URL.createObjectURL(r.blob);
+        /* one picture held at a time */
+        if ($('server-svg-img').src.indexOf('blob:') === 0) URL.revokeObjectURL($('server-svg-img').src);
         $('server-svg-img').src = url;
         $('server-svg-link').href = url;
         $('server-svg').hidden = false;
@@ -1689,6 +1701,7 @@
     d_k: 4, seed: 42
   };
   var flowState = null;
+  var FLOW_MAX_CELLS = 65536, FLOW_MAX_SIDE = 256; /* attnd's figure's limits (flow_svg.h) */
 
   function flowNode(id) { return flowState && flowState.spec.nodes.filter(function (n) { return n.id === id; })[0]; }
 
@@ -1725,6 +1738,20 @@
         title: 'Nothing to draw', detail: !FLOWS[path]
           ? 'The Flow tab draws requests to ' + Object.keys(FLOWS).join(', ') + '; the editor holds one to ' + path + '. Press "The notes\' example" for note 2 section 4.6\'s self-attention.'
           : 'The editor\'s request is not a JSON object yet: see the Request tab.'
+      });
+      return Promise.resolve();
+    }
+    /* the figure's limits, attnd's own (flow_svg.h): asked before the
+     * trace, whose JSON grows as the square of the tokens */
+    var tooLong = Object.keys(body).filter(function (k) {
+      var sh = isTensor(body[k]) ? fieldShape(body[k]) : null;
+      return sh && sh.slice(-2).some(function (n) { return n > FLOW_MAX_SIDE; });
+    });
+    if (typeof body.num_hiddens === 'number' && body.num_hiddens > FLOW_MAX_SIDE) tooLong.push('num_hiddens');
+    if (tooLong.length) {
+      flowProblem({
+        title: 'Too large to draw', detail: tooLong.join(', ') + ' ' + (tooLong.length === 1 ? 'has' : 'have') + ' more than ' + FLOW_MAX_SIDE +
+          ' entries along an axis; the figure draws at most ' + FLOW_MAX_SIDE + ' along a side of any tensor. Trace fewer tokens, or send it from the Request tab.'
       });
       return Promise.resolve();
     }
@@ -1772,11 +1799,15 @@
   function drawFlow() {
     if (!flowState) return;
     var f = flowState, spec = f.spec, box = clear($('flow'));
-    var mats = {}, maxDim = 1;
+    var mats = {}, maxDim = 1, cells = 0;
     spec.nodes.forEach(function (n) {
       var m = flowMatrix(n.id);
-      if (m) { mats[n.id] = m; maxDim = Math.max(maxDim, m.length, m[0].length); }
+      if (m) { mats[n.id] = m; maxDim = Math.max(maxDim, m.length, m[0].length); cells += m.length * m[0].length; }
     });
+    if (cells > FLOW_MAX_CELLS || maxDim > FLOW_MAX_SIDE) {
+      flowProblem({ title: 'Too large to draw', detail: 'the figure would draw ' + cells + ' cells, ' + maxDim + ' along a side; it draws at most ' + FLOW_MAX_CELLS + ', ' + FLOW_MAX_SIDE + ' along a side (as attnd\'s own figure)' });
+      return;
+    }
     var c = Math.max(6, Math.min(30, 30 * 10 / Math.max(10, maxDim))), capH = 46, gapX = 54, gapY = 26, pad = 12;
     var ncol = 0, nrow = 0;
     spec.nodes.forEach(function (n) { ncol = Math.max(ncol, n.col + 1); nrow = Math.max(nrow, n.row + 1); });
@@ -2024,6 +2055,17 @@
     var decoder = $('tf-block').value === 'decoder';
     var tokens = tfTokens('tf-tokens'), memory = decoder ? tfTokens('tf-memory') : null;
     var E = +$('tf-d-model').value, rows = function (ts) { return ts.map(function (t) { return embed(t, E); }); };
+    /* what the page would build and draw, asked before it builds it */
+    var T = tokens.length, S = decoder ? memory.length : T;
+    var drawn = (+$('tf-layers').value) * (+$('tf-heads').value) * T * (T + (decoder ? S : 0));
+    if (!(E * Math.max(T, S) <= (1 << 20)) || !(drawn <= DRAW_MAX_CELLS)) {
+      $('tf-problem').hidden = false;
+      clear($('tf-problem')).appendChild(el('b', null, 'Too large for the page'));
+      $('tf-problem').appendChild(el('div', { class: 'detail' }, !(E * Math.max(T, S) <= (1 << 20))
+        ? 'd_model ' + E + ' × ' + Math.max(T, S) + ' tokens is more than the page builds (' + (1 << 20) + ' numbers).'
+        : 'the weights would be ' + drawn + ' cells (layers × heads × tokens²), more than the ' + DRAW_MAX_CELLS + ' a picture draws.'));
+      return Promise.resolve();
+    }
     var body = decoder ? { tgt: rows(tokens), memory: rows(memory) } : { src: rows(tokens) };
     Object.assign(body, {
       seed: +$('tf-seed').value, d_model: E, num_heads: +$('tf-heads').value,
