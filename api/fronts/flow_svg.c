@@ -14,7 +14,6 @@
 #include "fields.h"
 #include "numfmt.h"
 #include "palette.h"
-#include "svg.h"
 #include "svg_text.h"
 
 /* Layout, user units (lab.js drawFlow) */
@@ -548,7 +547,7 @@ static void put_figure(api_buf *out, const flow_spec *s, node_matrix *m,
 }
 
 int api_flow_svg_wanted(const api_call *call, const api_result *r) {
-    if (!api_svg_wanted(call) || !call->body || !spec_of(call->req->path))
+    if (!call->body || !spec_of(call->req->path))
         return 0;
     if (!json_is_true(api_field_value(call->body, "trace")))
         return 0;
@@ -558,11 +557,8 @@ int api_flow_svg_wanted(const api_call *call, const api_result *r) {
     return 0;
 }
 
-int api_flow_svg_respond(api_call *call, const api_result *r) {
+int api_flow_svg_respond(api_call *call, const api_result *r, api_palette pal) {
     const flow_spec *s = spec_of(call->req->path);
-    api_palette pal;
-    if (api_svg_palette_of(call->req->query, &pal, &call->problem))
-        return -1;
     node_matrix m[LEN(multihead_nodes)];
     memset(m, 0, sizeof m);
     int rc = -1;

@@ -21,6 +21,7 @@
 #define API_FLOW_SVG_H
 
 #include "call.h"
+#include "palette.h"
 #include "result.h"
 
 /* Most cells a figure draws (every node's together), and most cells along
@@ -28,19 +29,18 @@
 #define API_FLOW_MAX_CELLS ((size_t)1 << 16)
 #define API_FLOW_MAX_SIDE 256
 
-/* 1 when the request asks for the figure: an SVG answer (api_svg_wanted)
- * of a traced request ("trace": true, r holding trace.* items) to a route
- * that has a figure; else 0. */
+/* 1 when a picture of r is the figure: a traced request ("trace": true, r
+ * holding trace.* items) to a route that has a figure; else 0 (the svg
+ * front asks, once the Accept header wants a picture: svg.h). */
 int api_flow_svg_wanted(const api_call *call, const api_result *r);
 
 /* Replace call->out with the figure of r and set call->content_type to
- * image/svg+xml. The query's `palette` colours the weights (signed
+ * image/svg+xml. pal colours the weights (the query's `palette`: signed
  * tensors always use rdbu, centred at 0). Returns 0, or -1 with
- * call->problem set: invalid_value (422) for an unknown palette,
- * payload_too_large (413) when the figure would draw more than
- * API_FLOW_MAX_CELLS cells or a node more than API_FLOW_MAX_SIDE along a
+ * call->problem set: payload_too_large (413) when the figure would draw more
+ * than API_FLOW_MAX_CELLS cells or a node more than API_FLOW_MAX_SIDE along a
  * side, the memory budget's refusals (budget.h), internal (500) when
  * memory runs out. */
-int api_flow_svg_respond(api_call *call, const api_result *r);
+int api_flow_svg_respond(api_call *call, const api_result *r, api_palette pal);
 
 #endif /* API_FLOW_SVG_H */

@@ -662,8 +662,12 @@ int api_svg_respond(api_call *call, const char *title, const double *weights,
 }
 
 static int respond_heatmap(api_call *call, const api_result *r) {
-    if (api_flow_svg_wanted(call, r))
-        return api_flow_svg_respond(call, r);
+    if (api_svg_wanted(call) && api_flow_svg_wanted(call, r)) {
+        api_palette pal;
+        if (api_svg_palette_of(call->req->query, &pal, &call->problem))
+            return -1;
+        return api_flow_svg_respond(call, r, pal);
+    }
     return api_svg_respond(call, r->heatmap.title, r->heatmap.weights,
                            r->heatmap.B, r->heatmap.H, r->heatmap.Nq,
                            r->heatmap.Nk);
