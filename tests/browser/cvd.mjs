@@ -33,6 +33,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { inflateSync } from 'node:zlib';
 import { chromium } from 'playwright-core';
+import { ok, tally } from './tap.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const root = path.resolve(here, '../..');
@@ -47,19 +48,6 @@ const MIN_ENDS_DE = 20; // smallest ΔE00 between rdbu's ends
 const DIVERGING = new Set(['rdbu']);
 const DEADLINE_MS = 60000;
 
-let n = 0;
-let failures = 0;
-function ok(cond, name, ...why) {
-  n++;
-  if (cond) {
-    console.log(`ok ${n} - ${name}`);
-  } else {
-    failures++;
-    console.log(`not ok ${n} - ${name}`);
-    for (const w of why) console.log(`#   ${String(w).split('\n').join('\n#   ')}`);
-  }
-  return cond;
-}
 
 // ---------------------------------------------------------------------------
 // the palettes, as lab.js has them
@@ -384,7 +372,7 @@ async function main() {
 
 const watchdog = setTimeout(() => {
   ok(false, `finished within ${DEADLINE_MS / 1000} s`);
-  console.log(`1..${n}`);
+  console.log(`1..${tally().n}`);
   process.exit(1);
 }, DEADLINE_MS);
 
@@ -392,7 +380,7 @@ main().catch((e) => {
   ok(false, 'the measurement ran to the end', e.stack || e.message);
 }).finally(() => {
   clearTimeout(watchdog);
-  console.log(`1..${n}`);
-  console.log(`# cvd: ${n - failures} passed, ${failures} failed`);
-  process.exitCode = failures ? 1 : 0;
+  console.log(`1..${tally().n}`);
+  console.log(`# cvd: ${tally().n - tally().failures} passed, ${tally().failures} failed`);
+  process.exitCode = tally().failures ? 1 : 0;
 });

@@ -44,6 +44,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { chromium } from 'playwright-core';
+import { ok, tally } from './tap.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const root = path.resolve(here, '../..');
@@ -53,19 +54,6 @@ const ARTIFACTS = path.resolve(process.env.ARTIFACTS || path.join(root, 'build/a
 const DEADLINE_MS = 300000;
 const WAIT = { timeout: 15000 };
 
-let n = 0;
-let failures = 0;
-function ok(cond, name, ...why) {
-  n++;
-  if (cond) {
-    console.log(`ok ${n} - ${name}`);
-  } else {
-    failures++;
-    console.log(`not ok ${n} - ${name}`);
-    for (const w of why) console.log(`#   ${String(w).split('\n').join('\n#   ')}`);
-  }
-  return cond;
-}
 // WCAG 2 relative luminance of '#rrggbb'
 const luminance = (hex) => {
   const lin = [1, 3, 5].map((i) => { const c = parseInt(hex.slice(i, i + 2), 16) / 255; return c <= 0.04045 ? c / 12.92 : ((c + 0.055) / 1.055) ** 2.4; });
@@ -1434,7 +1422,7 @@ async function sendAndCapture(page, button, status) {
 
 const watchdog = setTimeout(() => {
   ok(false, `finished within ${DEADLINE_MS / 1000} s`);
-  console.log(`1..${n}`);
+  console.log(`1..${tally().n}`);
   if (daemon) daemon.kill('SIGKILL');
   process.exit(1);
 }, DEADLINE_MS);
@@ -1444,7 +1432,7 @@ main().catch((e) => {
 }).finally(() => {
   clearTimeout(watchdog);
   if (daemon) { daemon.removeAllListeners('exit'); daemon.kill('SIGTERM'); }
-  console.log(`1..${n}`);
-  console.log(`browser: ${n - failures} passed, ${failures} failed`);
-  process.exitCode = failures ? 1 : 0;
+  console.log(`1..${tally().n}`);
+  console.log(`browser: ${tally().n - tally().failures} passed, ${tally().failures} failed`);
+  process.exitCode = tally().failures ? 1 : 0;
 });
