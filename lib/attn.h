@@ -369,6 +369,15 @@ typedef struct {
  * init_by_array instead: not this function.) */
 void attn_np_seed(attn_np_random *rs, uint32_t seed);
 
+/* np.random.seed(init_key) for an array of key_length ≥ 1 integers
+ * 0 … 2^32 − 1: numpy's _legacy_seeding passes a 1-d array to
+ * mt19937_init_by_array (Matsumoto & Nishimura's init_by_array of
+ * mt19937ar.c, 2002: seed 19650218, then the key mixed into the state
+ * with the multipliers 1664525 and 1566083941, key[0] = 2^31), and
+ * RandomState.seed drops the cached normal. */
+void attn_np_seed_array(attn_np_random *rs, const uint32_t *init_key,
+                        size_t key_length);
+
 /* The next tempered 32-bit word (numpy's mt19937_next). */
 uint32_t attn_np_next32(attn_np_random *rs);
 

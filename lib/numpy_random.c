@@ -50,6 +50,35 @@ void attn_np_seed(attn_np_random *rs, uint32_t seed) {
     rs->gauss = 0.0;
 }
 
+void attn_np_seed_array(attn_np_random *rs, const uint32_t *init_key,
+                        size_t key_length) {
+    uint32_t *mt = rs->key;
+    size_t i = 1, j = 0;
+    attn_np_seed(rs, 19650218u);
+    for (size_t k = MT_N > key_length ? MT_N : key_length; k; k--) {
+        mt[i] = (mt[i] ^ ((mt[i - 1] ^ (mt[i - 1] >> 30)) * 1664525u)) +
+                init_key[j] + (uint32_t)j; /* non linear */
+        i++;
+        j++;
+        if (i >= MT_N) {
+            mt[0] = mt[MT_N - 1];
+            i = 1;
+        }
+        if (j >= key_length)
+            j = 0;
+    }
+    for (size_t k = MT_N - 1; k; k--) {
+        mt[i] = (mt[i] ^ ((mt[i - 1] ^ (mt[i - 1] >> 30)) * 1566083941u)) -
+                (uint32_t)i; /* non linear */
+        i++;
+        if (i >= MT_N) {
+            mt[0] = mt[MT_N - 1];
+            i = 1;
+        }
+    }
+    mt[0] = 0x80000000u; /* MSB is 1, assuring a non-zero initial array */
+}
+
 /* The next 624 words of the state (mt19937_gen). */
 static void regenerate(attn_np_random *rs) {
     uint32_t *key = rs->key, y;

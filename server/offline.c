@@ -50,6 +50,7 @@
 #include "api.h"
 #include "memory_budget.h"
 #include "offline_internal.h"
+#include "offline_variants.h"
 #include "options.h"
 
 /* the path POST /grade/batch, which attnd grade runs */
@@ -77,7 +78,8 @@ typedef struct {
 
 int srv_offline_command(const char *arg) {
     return arg != NULL &&
-           (strcmp(arg, "run") == 0 || strcmp(arg, "grade") == 0);
+           (strcmp(arg, "run") == 0 || strcmp(arg, "grade") == 0 ||
+            strcmp(arg, "variants") == 0);
 }
 
 static void usage(FILE *out, int grade) {
@@ -542,6 +544,8 @@ static int answer(const offline_args *a, const char *path, const char *query,
 }
 
 int srv_offline_main(int argc, char **argv) {
+    if (strcmp(argv[0], "variants") == 0)
+        return srv_offline_variants(argc, argv);
     offline_args a;
     int parsed = parse_args(&a, argc, argv);
     if (parsed != 0)

@@ -20,7 +20,8 @@ enum {
                                 with a problem of their own */
 };
 
-/* 1 when arg names an offline command ("run" or "grade"), else 0. */
+/* 1 when arg names an offline command ("run", "grade" or "variants"),
+ * else 0. */
 int srv_offline_command(const char *arg);
 
 /* Run the offline command argv[0] ("run" or "grade") with its arguments

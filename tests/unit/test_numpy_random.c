@@ -42,6 +42,29 @@ static void test_first_values(void **state) {
     assert_true(attn_np_gauss(&rs) == 0.6484086742306527);
 }
 
+/* np.random.seed with an array (init_by_array), against numpy 1.24's own
+ * values (python3 -c "import numpy as np; np.random.seed([1, 2, 3, 4]);
+ * print([x.hex() for x in np.random.randn(3)])" ...). */
+static void test_seed_array(void **state) {
+    (void)state;
+    attn_np_random rs;
+    const uint32_t k4[] = {1, 2, 3, 4};
+    attn_np_seed_array(&rs, k4, 4);
+    assert_true(attn_np_gauss(&rs) == -0x1.15cf93e369adcp-1);
+    assert_true(attn_np_gauss(&rs) == 0x1.d6e8520fa2a94p-3);
+    assert_true(attn_np_gauss(&rs) == -0x1.ca9f2856e8dd6p-1);
+    const uint32_t big[] = {0x12345678u, 0x9abcdef0u, 7, 0xffffffffu};
+    attn_np_seed_array(&rs, big, 4);
+    assert_true(attn_np_random_sample(&rs) == 0x1.1e574fca2d79fp-1);
+    assert_true(attn_np_random_sample(&rs) == 0x1.bf8f7db35cbd8p-2);
+    /* a new seed drops the cached normal */
+    attn_np_seed_array(&rs, k4, 4);
+    attn_np_gauss(&rs);
+    attn_np_seed_array(&rs, k4, 4);
+    assert_int_equal(rs.has_gauss, 0);
+    assert_true(attn_np_gauss(&rs) == -0x1.15cf93e369adcp-1);
+}
+
 /* The polar method by hand from the uniforms of the same stream: the first
  * normal is f·x2, the second the cached f·x1. */
 static void test_polar_by_hand(void **state) {
@@ -170,6 +193,7 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_first_values),
         cmocka_unit_test(test_polar_by_hand),
+        cmocka_unit_test(test_seed_array),
         cmocka_unit_test(test_seed_resets_cache),
         cmocka_unit_test(test_vs_numpy),
         cmocka_unit_test(test_zero_count),
