@@ -188,11 +188,13 @@ static void usage(FILE *out) {
     fprintf(out, "usage: attnd [--option VALUE ...] [--healthcheck]\n"
                  "       attnd run PATH [--accept TYPE] < BODY\n"
                  "       attnd grade [--format FORMAT] < SUBMISSIONS\n"
+                 "       attnd variants --question DIR --roster FILE\n"
                  "Serve attention computations over HTTP (see README.md and "
                  "docs/).\n"
                  "run and grade answer one request from stdin without a "
                  "server (attnd run --help,\n"
-                 "docs/offline.md).\n\n");
+                 "docs/offline.md); variants writes each student's own "
+                 "problem (docs/variants.md).\n\n");
     for (size_t i = 0; i < NSPECS; i++)
         fprintf(out, "  --%s (%s)\n      %s\n", specs[i].flag, specs[i].env,
                 specs[i].help);
