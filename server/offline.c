@@ -546,7 +546,8 @@ static int answer(const offline_args *a, const char *path, const char *query,
 
 int srv_offline_main(int argc, char **argv) {
     if (strcmp(argv[0], "variants") == 0)
-        return srv_offline_variants(argc, argv);
+        return srv_offline_variants(argc, argv) ? SRV_OFFLINE_USAGE
+                                                : SRV_OFFLINE_OK;
     offline_args a;
     int parsed = parse_args(&a, argc, argv);
     if (parsed != 0)

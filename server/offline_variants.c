@@ -13,7 +13,6 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "offline.h"
 #include "variants.h"
 
 #define WHO "attnd variants"
@@ -198,8 +197,8 @@ int srv_offline_variants(int argc, char **argv) {
     variants_args a;
     int parsed = parse(&a, argc, argv);
     if (parsed)
-        return parsed > 0 ? SRV_OFFLINE_OK : SRV_OFFLINE_USAGE;
-    int rc = SRV_OFFLINE_USAGE;
+        return parsed > 0 ? 0 : -1;
+    int rc = -1;
     char *req = NULL, *roster = NULL, *secret = NULL, *why = NULL;
     size_t req_len, roster_len, secret_len = 0;
     char path[4096], problem_buf[256];
@@ -330,7 +329,7 @@ int srv_offline_variants(int argc, char **argv) {
             fprintf(stderr, "%s: %zu variants of %s, version %s\n", WHO,
                     students, problem, a.version);
     }
-    rc = fflush(stdout) == 0 ? SRV_OFFLINE_OK : SRV_OFFLINE_USAGE;
+    rc = fflush(stdout) == 0 ? 0 : -1;
 done:
     free(req);
     free(roster);

@@ -6,8 +6,9 @@
 #define SRV_OFFLINE_VARIANTS_H
 
 /* Run attnd variants with argv[1..argc-1] (argv[0] "variants"). Messages
- * go to stderr, prefixed "attnd variants:". Returns SRV_OFFLINE_OK, or
- * SRV_OFFLINE_USAGE for bad arguments, files or marks (offline.h). */
+ * go to stderr, prefixed "attnd variants:". Returns 0 (the handouts
+ * written, or --help), or -1 for bad arguments, files, marks or secret
+ * (attnd then exits 1, SRV_OFFLINE_USAGE). */
 int srv_offline_variants(int argc, char **argv);
 
 #endif /* SRV_OFFLINE_VARIANTS_H */
