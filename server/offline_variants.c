@@ -301,9 +301,9 @@ int srv_offline_variants(int argc, char **argv) {
                         fprintf(stderr, "%s: %s: %s\n", WHO, file,
                                 strerror(errno));
                 } else {
-                    bad = printf("{\"student\": \"%s\", %s%s%s\"request\": ",
-                                 student, group ? "\"group\": \"" : "",
-                                 group ? group : "", group ? "\", " : "") < 0;
+                    bad = printf("{\"student\":\"%s\",%s%s%s\"request\":",
+                                 student, group ? "\"group\":\"" : "",
+                                 group ? group : "", group ? "\"," : "") < 0;
                     size_t tl = strlen(text);
                     bad |= fwrite(text, 1, tl - 1, stdout) != tl - 1 ||
                            fputs("}\n", stdout) < 0;

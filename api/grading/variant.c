@@ -13,6 +13,7 @@
 
 #include "attn.h"
 #include "buf.h"
+#include "grade_entries.h"
 #include "variants.h"
 
 #define FIELD_WORDS (API_VARIANT_KEY_BYTES / 4)
@@ -228,61 +229,13 @@ static void draw(const mark *m, const uint32_t words[FIELD_WORDS], double *x) {
     }
 }
 
-/* A JSON value as attnd writes it (numbers by api_buf_number). */
-static void put_value(api_buf *out, const json_t *v) {
-    switch (json_typeof(v)) {
-    case JSON_OBJECT: {
-        const char *name;
-        const json_t *m;
-        int first = 1;
-        api_buf_putc(out, '{');
-        json_object_foreach((json_t *)v, name, m) {
-            if (!first)
-                api_buf_puts(out, ", ");
-            first = 0;
-            api_buf_json_string(out, name, strlen(name));
-            api_buf_puts(out, ": ");
-            put_value(out, m);
-        }
-        api_buf_putc(out, '}');
-        break;
-    }
-    case JSON_ARRAY:
-        api_buf_putc(out, '[');
-        for (size_t i = 0; i < json_array_size(v); i++) {
-            if (i)
-                api_buf_puts(out, ", ");
-            put_value(out, json_array_get(v, i));
-        }
-        api_buf_putc(out, ']');
-        break;
-    case JSON_STRING:
-        api_buf_json_string(out, json_string_value(v), json_string_length(v));
-        break;
-    case JSON_INTEGER:
-        api_buf_int(out, (long long)json_integer_value(v));
-        break;
-    case JSON_REAL:
-        api_buf_number(out, json_real_value(v), 0);
-        break;
-    case JSON_TRUE:
-        api_buf_puts(out, "true");
-        break;
-    case JSON_FALSE:
-        api_buf_puts(out, "false");
-        break;
-    default:
-        api_buf_puts(out, "null");
-    }
-}
-
 /* x (m's shape, row-major) as nested arrays, from axis on. */
 static void put_tensor(api_buf *out, const mark *m, const double *x,
                        size_t axis, size_t *at) {
     api_buf_putc(out, '[');
     for (size_t i = 0; i < m->shape[axis]; i++) {
         if (i)
-            api_buf_puts(out, ", ");
+            api_buf_putc(out, ',');
         if (axis + 1 == m->rank)
             api_buf_number(out, x[(*at)++], 0);
         else
@@ -304,13 +257,13 @@ int api_variant_write(const json_t *request,
     api_buf_putc(&out, '{');
     json_object_foreach((json_t *)request, name, v) {
         if (!first)
-            api_buf_puts(&out, ", ");
+            api_buf_putc(&out, ',');
         first = 0;
         api_buf_json_string(&out, name, strlen(name));
-        api_buf_puts(&out, ": ");
+        api_buf_putc(&out, ':');
         const json_t *d = draw_of(v);
         if (!d) {
-            put_value(&out, v);
+            api_grade_put_value(&out, v); /* as /grade quotes a value */
             continue;
         }
         mark m;

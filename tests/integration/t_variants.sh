@@ -87,7 +87,7 @@ esac
 secret=$(cat "$DIR/secret")
 variants --question "$DIR/dot" --roster "$DIR/roster.csv" --secret-file "$DIR/secret" --out "$TMP/handouts"
 if [ "$RC" = 0 ] && [ "$(ls "$TMP/handouts" | wc -l)" = 5 ] &&
-    cmp -s "$TMP/handouts/ada.json" "$(sed -n 1p "$TMP/v1" | sed 's/^{"student": "ada", "request": //; s/}$//' >"$TMP/ada"; echo "$TMP/ada")" &&
+    cmp -s "$TMP/handouts/ada.json" "$(sed -n 1p "$TMP/v1" | sed 's/^{"student":"ada","request"://; s/}$//' >"$TMP/ada"; echo "$TMP/ada")" &&
     ! grep -rqF "$secret" "$TMP/handouts" "$TMP/v1" "$TMP/v2" "$TMP/all_err" "$TMP/err"; then
     ok "--out writes one handout per student (ada.json is her line's request); the secret appears in none, nor in any message"
 else
