@@ -31,6 +31,14 @@ void api_limits_default(api_limits *limits);
 /* A response body printed as it is read (api/text/stream.h). */
 typedef struct api_stream api_stream;
 
+/* A course's secret, from which each student's variant of a problem is
+ * drawn (contract section 13b, api/grading/variant.h): read from a file
+ * or the environment by the server, never from a request. */
+typedef struct {
+    const unsigned char *bytes;
+    size_t len;
+} api_variant_secret;
+
 typedef struct {
     const char *method; /* "GET", "POST", ... */
     const char
@@ -68,6 +76,12 @@ typedef struct {
     /* If-None-Match header or NULL: an answer whose ETag it names is 304,
      * not computed (api/core/answer_cache.h) */
     const char *if_none_match;
+    /* the server's variant secret, or NULL when it draws no variants */
+    const api_variant_secret *variant_secret;
+    /* 1: the request comes from a grader (a grading token, or attnd
+     * grade): it may grade and hand out variants, which only the secret
+     * and a student's id make */
+    int grader;
 } api_request;
 
 /* An ETag's text: a quoted 32-digit hex string, and its NUL. */

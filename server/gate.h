@@ -33,6 +33,9 @@ typedef struct {
     unsigned max_in_flight;  /* server-wide; 0: no cap */
     srv_netlist trusted;     /* proxies whose X-Forwarded-For is believed */
     srv_auth *auth;          /* taken over by the gate; NULL: no token */
+    /* graders' tokens (--grading-token-file), taken over by the gate:
+     * each also passes where auth asks for a token; NULL: none */
+    srv_auth *grading;
     int metrics_public;      /* 1: GET /metrics needs no token */
 } srv_gate_config;
 
@@ -73,6 +76,12 @@ srv_gate *srv_gate_new(const srv_gate_config *cfg);
 srv_gate_verdict srv_gate_admit(srv_gate *g, const srv_gate_request *req,
                                 srv_rl_ticket *ticket, unsigned *retry_after_s,
                                 const char **token_label);
+
+/* 1 when authorization (an Authorization header, or NULL) carries a
+ * grader's token (--grading-token-file): its request may grade and hand
+ * out students' variants (api_request.grader). Thread-safe; constant
+ * time as srv_auth_check. */
+int srv_gate_is_grader(const srv_gate *g, const char *authorization);
 
 /* The request behind ticket has completed. Safe on an empty ticket. */
 void srv_gate_release(srv_gate *g, const srv_rl_ticket *ticket);

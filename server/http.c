@@ -29,6 +29,7 @@
 #include "cors.h"
 #include "framing.h"
 #include "http_internal.h"
+#include "variant_secret.h"
 #include "log.h"
 #include "metrics.h"
 
@@ -262,6 +263,8 @@ void srv_http_fill_api_request(api_request *req, srv_request *r,
      * compressed as it is sent for a client that takes gzip; HEAD needs
      * the length of the plain answer. */
     req->stream_ok = strcmp(r->method, "HEAD") != 0;
+    req->variant_secret = srv_variant_secret();
+    req->grader = r->grader;
 }
 
 /* OPTIONS: a CORS preflight (Fetch standard), never behind a token. The

@@ -159,6 +159,8 @@ static void admit(srv_request *r, struct MHD_Connection *conn,
     r->gate_route = route;
     r->refused =
         srv_gate_admit(gate, &in, &r->ticket, &r->retry_after_s, &r->token);
+    r->grader = r->refused == SRV_GATE_PASS &&
+                srv_gate_is_grader(gate, in.authorization);
     /* a token shown: its connection is let go last (conn_watch.h) */
     if (r->refused == SRV_GATE_PASS && in.authorization != NULL &&
         srv_gate_config_of(gate)->auth != NULL &&

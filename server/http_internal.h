@@ -133,6 +133,7 @@ typedef struct {
     const char *token;        /* the label of the token it showed (auth.h),
                                  or NULL */
     const char *gate_route;   /* the route template the gate ruled on */
+    int grader;               /* 1: it showed a grader's token */
     unsigned retry_after_s;   /* Retry-After of that refusal */
     srv_rl_ticket ticket;     /* the client's place, released at the end */
     /* handed to the compute pool while the connection is suspended */

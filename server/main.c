@@ -26,6 +26,7 @@
 #include "cors.h"
 #include "csp.h"
 #include "gate.h"
+#include "variant_secret.h"
 #include "gzip.h"
 #include "healthcheck.h"
 #include "http.h"
@@ -227,6 +228,15 @@ static int setup_safety(const srv_options *opts, srv_gate **gate,
             return -1;
         }
     }
+    if (opts->grading_token_file[0] != '\0') {
+        cfg.grading = srv_auth_load(opts->grading_token_file, err, sizeof err);
+        if (cfg.grading == NULL) {
+            fprintf(stderr, "attnd: --grading-token-file: %s\n", err);
+            srv_auth_free(cfg.auth);
+            srv_tls_keys_free(tls);
+            return -1;
+        }
+    }
     if (opts->burst > 0 && opts->rate_limit <= 0 && warn[0] == '\0')
         snprintf(warn, cap, "--burst has no effect without --rate-limit");
     if (cfg.trusted.n > 0 && opts->rate_limit <= 0 &&
@@ -256,6 +266,12 @@ static void log_safety(const srv_gate *gate, const srv_options *opts) {
         n += (size_t)snprintf(line + n, sizeof line - n,
                               "; bearer token required (%zu listed)",
                               srv_auth_count(cfg->auth));
+    if (cfg->grading != NULL && n < sizeof line)
+        n += (size_t)snprintf(line + n, sizeof line - n,
+                              "; %zu graders' tokens", srv_auth_count(cfg->grading));
+    if (srv_variant_secret() != NULL && n < sizeof line)
+        n += (size_t)snprintf(line + n, sizeof line - n,
+                              "; students' variants drawn from a secret");
     if (cfg->rate_per_s > 0 && n < sizeof line)
         n += (size_t)snprintf(line + n, sizeof line - n,
                               "; %g requests/s per client, bursts of %u",
@@ -403,6 +419,18 @@ int main(int argc, char **argv) {
     char warn[512];
     if (setup_safety(&opts, &gate, &tls, warn, sizeof warn) != 0)
         return 2;
+    api_variant_secret secret;
+    char secret_err[512];
+    int has_secret = srv_variant_secret_read(opts.variant_secret_file, &secret,
+                                             secret_err, sizeof secret_err);
+    if (has_secret < 0) {
+        fprintf(stderr, "attnd: --variant-secret-file: %s\n", secret_err);
+        srv_gate_free(gate);
+        srv_tls_keys_free(&tls);
+        return 2;
+    }
+    if (has_secret)
+        srv_variant_secret_set(&secret);
     srv_log_init(opts.log_format);
     srv_request_id_init();
     srv_gzip_set_min_bytes(opts.gzip_min_bytes);
@@ -434,6 +462,7 @@ int main(int argc, char **argv) {
     if (srv == NULL) {
         srv_gate_free(gate);
         srv_tls_keys_free(&tls);
+        srv_variant_secret_free(&secret);
         return 1;
     }
     log_listening(&opts, &tls, srv, probe, blas_threads, budget, budget_source);
@@ -444,6 +473,8 @@ int main(int argc, char **argv) {
     srv_probe_stop(probe);
     srv_gate_free(gate);
     srv_tls_keys_free(&tls);
+    srv_variant_secret_set(NULL);
+    srv_variant_secret_free(&secret);
     srv_log_message("info", "attnd: stopped");
     return 0;
 }

@@ -50,6 +50,7 @@
 #include "api.h"
 #include "memory_budget.h"
 #include "offline_internal.h"
+#include "variant_secret.h"
 #include "offline_variants.h"
 #include "options.h"
 
@@ -71,6 +72,7 @@ typedef struct {
     const char *target;       /* run: PATH with its query; grade: NULL */
     const char *format;       /* grade --format, or NULL */
     const char *question;     /* grade --question DIR, or NULL */
+    const char *secret_file;  /* grade --secret-file FILE, or NULL */
     const char *content_type; /* --content-type, or NULL */
     const char *accept;       /* --accept, or NULL */
     srv_options opts;         /* the limits */
@@ -103,7 +105,13 @@ static void usage(FILE *out, int grade) {
                 "      credit, visibility, rtol, atol) and \"request\": "
                 "DIR/request.json are\n"
                 "      added; a submission that gives one of them itself is "
-                "a problem line\n");
+                "a problem line\n"
+                "  --secret-file FILE\n"
+                "      the course secret (else ATTND_VARIANT_SECRET): a "
+                "request.json that marks\n"
+                "      members to draw is graded against each student's "
+                "own variant\n"
+                "      (docs/variants.md)\n");
     else
         fprintf(out,
                 "usage: attnd run PATH[?QUERY] [--option VALUE ...] [< BODY]\n"
@@ -161,6 +169,8 @@ static const char **own_option(offline_args *a, int grade, const char *name,
         return &a->format;
     if (grade && n == 10 && strncmp(name, "--question", n) == 0)
         return &a->question;
+    if (grade && n == 13 && strncmp(name, "--secret-file", n) == 0)
+        return &a->secret_file;
     return NULL;
 }
 
@@ -484,7 +494,8 @@ static void refuse_body(api_response *res, const offline_body *body,
  * path and query as api_request wants them; settings (NULL: none) what
  * attnd grade --question adds to each submission. */
 static int answer(const offline_args *a, const char *path, const char *query,
-                  const offline_body *settings) {
+                  const offline_body *settings,
+                  const api_variant_secret *secret) {
     const char *method = api_route_method(path);
     if (method == NULL)
         method = "GET";
@@ -522,6 +533,9 @@ static int answer(const offline_args *a, const char *path, const char *query,
     req.body_done = free_body;
     req.body_ctx = &body;
     req.may_wait = 1;
+    /* whoever runs attnd grade holds the files: a grader */
+    req.grader = 1;
+    req.variant_secret = secret;
     api_response res;
     memset(&res, 0, sizeof res);
     if (body.refused)
@@ -562,6 +576,8 @@ int srv_offline_main(int argc, char **argv) {
 
     char *path = NULL, *query = NULL;
     int rc = SRV_OFFLINE_USAGE;
+    api_variant_secret secret; /* attnd grade's, when it has one */
+    memset(&secret, 0, sizeof secret);
     if (a.target != NULL) { /* attnd run PATH[?QUERY] */
         const char *q = strchr(a.target, '?');
         size_t len = q != NULL ? (size_t)(q - a.target) : strlen(a.target);
@@ -593,16 +609,28 @@ int srv_offline_main(int argc, char **argv) {
     }
     offline_body settings;
     memset(&settings, 0, sizeof settings);
+    char err[512];
+    int has_secret = a.target == NULL ? srv_variant_secret_read(
+                                            a.secret_file, &secret, err,
+                                            sizeof err)
+                                      : 0;
+    if (has_secret < 0) {
+        fprintf(stderr, "%s: --secret-file: %s\n", a.who, err);
+        goto done;
+    }
     if (a.question != NULL) { /* the question folder, before stdin */
         api_limits limits;
         limits_of(&a, &limits);
-        if (srv_offline_question_load(a.who, a.question, &limits, &settings) !=
-            0)
+        if (srv_offline_question_load(a.who, a.question, &limits,
+                                      has_secret ? &secret : NULL,
+                                      &settings) != 0)
             goto done;
     }
-    rc = answer(&a, path, query, a.question != NULL ? &settings : NULL);
+    rc = answer(&a, path, query, a.question != NULL ? &settings : NULL,
+                has_secret ? &secret : NULL);
     srv_offline_body_release(&settings);
 done:
+    srv_variant_secret_free(&secret);
     free(path);
     free(query);
     return rc;

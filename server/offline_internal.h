@@ -43,10 +43,16 @@ int srv_offline_read(FILE *in, offline_body *b, uint64_t max);
  * submission, question.json's members and then "request": request.json,
  * reserved from the memory budget; then grade an empty answer with them
  * once, so that a setting or request the grader refuses is told before
- * any student's answer. Messages go to stderr, prefixed who. Returns 0,
+ * any student's answer. A request.json that marks members to draw is a
+ * problem (docs/variants.md): it needs the secret (NULL: none, which is
+ * said), and its problem id is question.json's "problem", else dir's own
+ * name, as attnd variants names it. Messages go to stderr, prefixed who.
+ * Returns 0,
  * or -1 after printing why with nothing held. */
 int srv_offline_question_load(const char *who, const char *dir,
-                              const api_limits *limits, offline_body *settings);
+                              const api_limits *limits,
+                              const api_variant_secret *secret,
+                              offline_body *settings);
 
 /* body (stdin, of Content-Type content_type) replaced by the batch's
  * body with settings added to its submissions (api_question_batch),

@@ -30,6 +30,7 @@
 #include "api.h"
 #include "offline_internal.h"
 #include "question.h"
+#include "variants.h"
 
 /* the files of a question folder */
 #define QUESTION_FILE "question.json"
@@ -171,10 +172,42 @@ static int join_settings(const char *who, const char *members,
     return 0;
 }
 
+/* members (a JSON object's text, malloc'd) with "problem": dir's own
+ * name first when it has no "problem" (as attnd variants names a
+ * problem). Returns the text to use (members itself, or a new one with
+ * members freed), or NULL when memory runs out (members freed). */
+static char *with_problem(char *members, const char *dir) {
+    json_t *m = json_loads(members, 0, NULL);
+    if (m != NULL && json_object_get(m, "problem") != NULL) {
+        json_decref(m);
+        return members;
+    }
+    size_t len = strlen(dir);
+    while (len > 1 && dir[len - 1] == '/')
+        len--;
+    const char *base = dir + len;
+    while (base > dir && base[-1] != '/')
+        base--;
+    json_t *name = json_stringn(base, (size_t)(dir + len - base));
+    json_t *out = json_object();
+    char *text = NULL;
+    if (m != NULL && name != NULL && out != NULL &&
+        json_object_set(out, "problem", name) == 0 &&
+        json_object_update(out, m) == 0)
+        text = json_dumps(out, JSON_COMPACT);
+    json_decref(name);
+    json_decref(out);
+    json_decref(m);
+    free(members);
+    return text;
+}
+
 /* Read dir's question.json and request.json into *settings (see
  * join_settings). Returns 0, or -1 after printing why. */
 static int load_question(const char *who, const char *dir,
-                         const api_limits *limits, offline_body *settings) {
+                         const api_limits *limits,
+                         const api_variant_secret *secret,
+                         offline_body *settings, int *marked) {
     memset(settings, 0, sizeof *settings);
     int rc = -1;
     char *members = NULL, *why;
@@ -206,6 +239,24 @@ static int load_question(const char *who, const char *dir,
         say(who, why);
         goto done;
     }
+    /* a problem: each student's variant is drawn (docs/variants.md) */
+    *marked = api_variants_marked(r_file.text, r_file.len, r_path, &why);
+    if (*marked < 0) {
+        say(who, why);
+        goto done;
+    }
+    if (*marked && secret == NULL) {
+        fprintf(stderr,
+                "%s: %s marks members to draw, so each student's variant "
+                "is graded: give the course secret with --secret-file FILE "
+                "or ATTND_VARIANT_SECRET\n",
+                who, r_path);
+        goto done;
+    }
+    if (*marked && (members = with_problem(members, dir)) == NULL) {
+        fprintf(stderr, "%s: out of memory\n", who);
+        goto done;
+    }
     rc = join_settings(who, members, &r_file, r_path, settings);
 done:
     srv_offline_body_release(&r_file);
@@ -225,9 +276,12 @@ done:
  * and the file it is in. */
 static int try_question(const char *who, const char *dir,
                         const api_limits *limits,
-                        const offline_body *settings) {
-    static const char empty[] = ",\"answer\":{}}";
-    size_t len = 1 + settings->len + sizeof empty - 1;
+                        const api_variant_secret *secret,
+                        const offline_body *settings, int marked) {
+    /* a problem's is tried on a variant of its own */
+    const char *empty =
+        marked ? ",\"id\":\"question check\",\"answer\":{}}" : ",\"answer\":{}}";
+    size_t len = 1 + settings->len + strlen(empty);
     if (reserve(who, dir, len) != 0)
         return -1;
     char *body = malloc(len);
@@ -238,7 +292,7 @@ static int try_question(const char *who, const char *dir,
     }
     body[0] = '{';
     memcpy(body + 1, settings->text, settings->len);
-    memcpy(body + 1 + settings->len, empty, sizeof empty - 1);
+    memcpy(body + 1 + settings->len, empty, strlen(empty));
     api_request req;
     memset(&req, 0, sizeof req);
     req.method = "POST";
@@ -248,6 +302,8 @@ static int try_question(const char *who, const char *dir,
     req.body_len = len;
     req.limits = limits;
     req.may_wait = 1;
+    req.grader = 1;
+    req.variant_secret = secret;
     api_response res;
     memset(&res, 0, sizeof res);
     api_handle(&req, &res);
@@ -287,10 +343,12 @@ static int try_question(const char *who, const char *dir,
 
 int srv_offline_question_load(const char *who, const char *dir,
                               const api_limits *limits,
+                              const api_variant_secret *secret,
                               offline_body *settings) {
-    if (load_question(who, dir, limits, settings) != 0)
+    int marked = 0;
+    if (load_question(who, dir, limits, secret, settings, &marked) != 0)
         return -1;
-    if (try_question(who, dir, limits, settings) != 0) {
+    if (try_question(who, dir, limits, secret, settings, marked) != 0) {
         srv_offline_body_release(settings);
         return -1;
     }

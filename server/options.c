@@ -136,6 +136,16 @@ static const opt_spec specs[] = {
      offsetof(srv_options, auth_token_file), 0, FIELD_SIZE(auth_token_file),
      "file of bearer tokens, one per line; requests must carry one "
      "(default: none, no token needed)"},
+    {"grading-token-file", "ATTND_GRADING_TOKEN_FILE", OPT_TEXT,
+     offsetof(srv_options, grading_token_file), 0,
+     FIELD_SIZE(grading_token_file),
+     "file of graders' bearer tokens, as --auth-token-file: only these "
+     "grade or hand out students' variants (default: none)"},
+    {"variant-secret-file", "ATTND_VARIANT_SECRET_FILE", OPT_TEXT,
+     offsetof(srv_options, variant_secret_file), 0,
+     FIELD_SIZE(variant_secret_file),
+     "the course secret each student's variant is drawn from, at least 16 "
+     "bytes (else ATTND_VARIANT_SECRET; default: none, no variants)"},
     {"metrics-public", "ATTND_METRICS_PUBLIC", OPT_BOOL,
      offsetof(srv_options, metrics_public), 0, 1,
      "serve /metrics without a token when --auth-token-file is set"},

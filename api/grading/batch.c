@@ -272,6 +272,7 @@ static int take_next(batch_run *r, int *rc) {
             api_fail(&b->call->problem, API_E_INTERNAL, NULL, "out of memory");
         return 0;
     }
+    b->doc_at = r->n_doc - 1;
     int problem = 1;
     if (got == API_BATCH_BROKEN)
         put_broken(&r->line, entry, where, why);
@@ -293,6 +294,10 @@ static int finish_answer(batch_run *r, int rc) {
     api_call *call = b->call;
     if (rc == 0 && !b->deferred && r->stats.submissions == 0)
         rc = empty_batch(call, r->form);
+    if (rc == 0 && !b->deferred)
+        rc = api_batch_check_copies(
+            b, r->fmt != API_GRADE_FORMAT_ATTND ? r->doc : NULL,
+            r->form == API_BATCH_ARRAY, &r->charged);
     if (rc == 0 && !b->deferred && r->fmt != API_GRADE_FORMAT_ATTND)
         rc = api_batch_write_document(call, &r->charged, r->fmt, r->doc,
                                       r->n_doc);
@@ -322,6 +327,7 @@ static void end_batch(batch_run *r) {
     api_buf_free(&r->line);
     api_buf_free(&r->graded);
     api_buf_free(&b->text);
+    api_batch_free_variants(b);
     api_batch_free_document(r->doc, r->n_doc);
     api_reference_cache_free(b->cache);
     free(b);

@@ -60,6 +60,17 @@ typedef struct {
         api_reference_entry *entry;
     } lent[LENT_MAX];
     size_t n_lent;
+    /* the submissions graded against their student's own variant, for
+     * the copy check once all are graded (copies.h) */
+    struct batch_variant {
+        api_grade_sample *sample; /* owned (lines), or the document's */
+        int suspect; /* failed, and no named mistake explains it */
+        size_t doc;  /* its entry of the LMS document, or SIZE_MAX */
+        api_buf id_json, id_text;
+    } *variants;
+    size_t n_variants, cap_variants;
+    size_t doc_at; /* the LMS document's entry being graded */
+    uint64_t variants_charged; /* of the ledger, for what they hold */
     /* what api_batch_last_stats (batch.h) reports of the batch's sharing */
     struct {
         size_t references_computed; /* the route run for a reference */
@@ -104,6 +115,25 @@ api_grade_references api_batch_references(batch *b);
  * grade; b->deferred set when the ledger must wait (nothing answered). */
 int api_batch_grade_one(batch *b, const api_batch_item *it, api_buf *line,
                         api_buf *graded, batch_doc_entry *doc);
+
+/* ------------------------------------------------- batch_copies.c */
+
+/* Keep what the copy check needs of grade, the submission's (doc: its
+ * entry of the LMS document, or SIZE_MAX): its sample, taken from it
+ * when doc is SIZE_MAX, and its id; reserved first from the ledger.
+ * Returns 0, or -1 with b->call->problem set. */
+int api_batch_keep_variant(batch *b, api_grade *grade, size_t doc);
+
+/* The copy check of the variants kept: for the lines, the summary line
+ * {"copies": {...}} appended to the answer (form: the body's); for an
+ * LMS document, each copy's note on its grade (api_grade.copy_note).
+ * Nothing when the batch graded no variant. Returns 0, or -1 with
+ * b->call->problem set. */
+int api_batch_check_copies(batch *b, batch_doc_entry *doc, int lines_form_array,
+                           uint64_t *charged);
+
+/* Free what the kept variants hold. */
+void api_batch_free_variants(batch *b);
 
 /* ------------------------------------------------- batch_answer.c */
 

@@ -122,6 +122,18 @@ static int share_answer(void *ctx, api_call *call, const api_route *route,
     batch *b = ctx;
     b->entry = NULL;
     api_reference_entry *e = NULL;
+    /* a student's variant (grade_variant.h) is drawn for that student
+     * alone: neither the submission's bytes (the problem, the same for
+     * every student) nor another's request can stand for it */
+    if (request != b->request && !b->elided) {
+        limit_to_what_is_left(b);
+        uint64_t before = call->cost.ops;
+        int rc = api_invoke_result(call, route, request, call->doc, query,
+                                   reference);
+        count_work(b, call->cost.ops - before, rc != 0);
+        b->counted.references_computed += rc == 0;
+        return rc;
+    }
     if (b->raw_len > 0)
         e = api_reference_cache_find_raw(b->cache, route, b->raw_hash, b->raw,
                                          b->raw_len);
@@ -210,6 +222,7 @@ static int share_mistake(void *ctx, api_call *call, const api_misconception *m,
 }
 
 api_grade_references api_batch_references(batch *b) {
-    api_grade_references refs = {share_answer, share_mistake, share_release, b};
+    api_grade_references refs = {share_answer, share_mistake, share_release, b,
+                                 0};
     return refs;
 }

@@ -10,6 +10,7 @@
  * A request whose bytes were seen before, with every answer it will need
  * already computed, is not parsed again: it is read as {} (known_request).
  */
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -263,10 +264,17 @@ static int grade_parsed(batch *b, const json_t *root, const api_fastpath *fast,
     sub.body = root;
     sub.doc = fast;
     api_grade_references refs = api_batch_references(b);
+    refs.sample = 1; /* for the copy check (batch_copies.c) */
     int was_going = b->stopped == GOING;
     graded->len = 0;
-    int rc = doc ? api_grade_run(&sub, root, &refs, &doc->grade)
-                 : api_grade_body(&sub, root, &refs, graded);
+    api_grade own;
+    api_grade *grade = doc ? &doc->grade : &own;
+    int rc = api_grade_run(&sub, root, &refs, grade);
+    if (rc == 0 && !doc) {
+        rc = api_grade_write_body(&sub, grade, root, graded);
+        if (rc)
+            api_grade_free(grade);
+    }
     if (sub.compute_ms > 0)
         call->compute_ms =
             (call->compute_ms > 0 ? call->compute_ms : 0) + sub.compute_ms;
@@ -290,6 +298,15 @@ static int grade_parsed(batch *b, const json_t *root, const api_fastpath *fast,
         api_buf_append(line, graded->data, graded->len);
         problem = 0;
     }
+    if (problem == 0 && grade->sample &&
+        api_batch_keep_variant(b, grade, doc ? b->doc_at : SIZE_MAX)) {
+        *p = call->problem; /* the ledger's refusal is this submission's */
+        memset(&call->problem, 0, sizeof call->problem);
+        line->len = 0;
+        problem = 1;
+    }
+    if (!doc && rc == 0)
+        api_grade_free(grade);
     if (doc && problem && rc == 0)
         api_grade_free(&doc->grade); /* graded, but thrown away */
     if (doc && problem) {

@@ -71,10 +71,12 @@
  * /answer).
  */
 #include <pthread.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "fastpath.h"
 #include "grade.h"
+#include "grade_variant.h"
 #include "grader.h"
 #include "invoke.h"
 #include "numfmt.h"
@@ -418,13 +420,12 @@ static int compute_reference(grader *g, api_call *call,
  * set. */
 static int conclude(grader *g, api_call *call,
                     const api_grade_references *references, const json_t *body,
-                    api_grade *out) {
+                    const json_t *request, api_grade *out) {
     int rc = 0;
     out->pass = g->all_pass;
     snprintf(out->endpoint, sizeof out->endpoint, "%s", g->route->path);
     if (!g->all_pass)
-        api_grader_find_misconception(g, call, references,
-                                      json_object_get(body, "request"));
+        api_grader_find_misconception(g, call, references, request);
     if (g->fields_list && order_as_listed(g))
         rc = -1;
     api_grader_copy_id(out, body);
@@ -436,9 +437,11 @@ static int conclude(grader *g, api_call *call,
     return rc;
 }
 
-/* api_grade_run with g zeroed; what g holds is released by the caller. */
+/* api_grade_run with g and variant zeroed; what they hold is released by
+ * the caller. */
 static int grade_run(grader *g, api_call *call, const json_t *body,
-                     const api_grade_references *references, api_grade *out) {
+                     const api_grade_references *references, api_grade *out,
+                     api_grade_variant *variant) {
     api_problem *p = &call->problem;
     g->p = p;
     g->doc = call->doc;
@@ -464,8 +467,21 @@ static int grade_run(grader *g, api_call *call, const json_t *body,
         api_grader_check_points(g, body, p))
         return -1;
 
-    /* 3. the reference: the endpoint's own typed answer to the request */
-    const json_t *request = json_object_get(body, "request");
+    /* 3. the reference: the endpoint's own typed answer to the request,
+     *    or to the student's variant when the request is a problem's */
+    if (api_grade_variant_draw(call, body, variant))
+        return -1;
+    const json_t *request = variant->request
+                                ? variant->request
+                                : json_object_get(body, "request");
+    if (variant->request) {
+        call->doc = g->doc = &variant->doc;
+        if (references && references->sample &&
+            !(out->sample = calloc(1, sizeof *out->sample)))
+            return api_fail(p, API_E_INTERNAL, NULL, "out of memory");
+        if (out->sample && !(out->sample->variant = strdup(variant->student)))
+            return api_fail(p, API_E_INTERNAL, NULL, "out of memory");
+    }
     api_result reference;
     memset(&reference, 0, sizeof reference);
     if (compute_reference(g, call, references, request, &reference))
@@ -494,7 +510,7 @@ static int grade_run(grader *g, api_call *call, const json_t *body,
         rc = g->fields_list ? add_missing(g)
                             : add_missing_points(g, body, answer);
     if (rc == 0)
-        rc = conclude(g, call, references, body, out);
+        rc = conclude(g, call, references, body, request, out);
     reference_done(references, &reference);
     if (rc) {
         api_grade_free(out);
@@ -508,9 +524,16 @@ int api_grade_run(api_call *call, const json_t *body,
     grader g;
     memset(&g, 0, sizeof g);
     memset(out, 0, sizeof *out);
-    int rc = grade_run(&g, call, body, references, out);
+    api_grade_variant variant;
+    memset(&variant, 0, sizeof variant);
+    const api_fastpath *doc = call->doc;
+    int rc = grade_run(&g, call, body, references, out, &variant);
+    call->doc = doc;
+    api_grade_variant_free(&variant);
     json_decref(g.listed_index);
     json_decref(g.listed_ways);
+    if (rc)
+        api_grade_free(out);
     return rc;
 }
 
@@ -539,20 +562,25 @@ int api_grade_write_as(const api_grade *grade, api_grade_format format,
     return api_grade_write_lms(format, &item, 1, out) == -2 ? -1 : 0;
 }
 
-int api_grade_body(api_call *call, const json_t *body,
-                   const api_grade_references *references, api_buf *out) {
-    api_grade grade;
-    if (api_grade_run(call, body, references, &grade))
-        return -1;
-    int rc = api_grade_write_as(&grade, api_grade_requested_format(body), out);
-    api_grade_free(&grade);
-    if (rc)
+int api_grade_write_body(api_call *call, const api_grade *grade,
+                         const json_t *body, api_buf *out) {
+    if (api_grade_write_as(grade, api_grade_requested_format(body), out))
         return api_fail(&call->problem, API_E_PAYLOAD_TOO_LARGE, NULL,
                         "the grade's document would be more than %d bytes "
                         "even with every text cut (too many tests): grade "
                         "fewer fields at once",
                         API_LMS_DOC_MAX);
     return 0;
+}
+
+int api_grade_body(api_call *call, const json_t *body,
+                   const api_grade_references *references, api_buf *out) {
+    api_grade grade;
+    if (api_grade_run(call, body, references, &grade))
+        return -1;
+    int rc = api_grade_write_body(call, &grade, body, out);
+    api_grade_free(&grade);
+    return rc;
 }
 
 static int handle_grade(api_call *call) {

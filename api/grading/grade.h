@@ -51,6 +51,9 @@ typedef struct api_grade_references {
                    api_result *wrong);
     void (*release)(void *ctx, api_result *result);
     void *ctx;
+    /* 1: a grade of a student's variant keeps a sample of its fields
+     * (api_grade.sample), for the batch's copy check (copies.h) */
+    int sample;
 } api_grade_references;
 
 /* Grade body, a grading request object ({"endpoint", "request", "answer",
@@ -74,6 +77,12 @@ int api_grade_run(api_call *call, const json_t *body,
 /* The "format" body asks for: attnd when absent (or not one of the
  * formats, which api_grade_run refuses). */
 api_grade_format api_grade_requested_format(const json_t *body);
+
+/* Append grade in the format body asks for (api_grade_requested_format)
+ * to out. Returns 0, or -1 with call->problem set: payload_too_large when
+ * its LMS document cannot be held in API_LMS_DOC_MAX bytes. */
+int api_grade_write_body(api_call *call, const api_grade *grade,
+                         const json_t *body, api_buf *out);
 
 /* Append grade in format: attnd's own answer (api_grade_write), or the
  * LMS document of this one submission (api_grade_write_lms). Returns 0,

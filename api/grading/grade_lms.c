@@ -197,21 +197,34 @@ void api_lms_put_text(api_buf *out, api_buf *text, size_t max) {
     text->len = 0;
 }
 
-const char *api_grade_item_note(const api_grade_item *item) {
-    const api_grade *g = item->grade;
+/* The catalogue's instructor text of g's misconception, or NULL. */
+static const char *misconception_note(const api_grade *g) {
     if (!g || g->pass || !g->misconception)
         return NULL;
     return g->misconception->instructor;
 }
 
+const char *api_grade_item_note(const api_grade_item *item) {
+    const api_grade *g = item->grade;
+    if (g && g->copy_note.len > 0)
+        return g->copy_note.data;
+    return misconception_note(g);
+}
+
 void api_grade_item_note_line(api_buf *out, const api_grade_item *item) {
-    const char *note = api_grade_item_note(item);
-    if (!note)
-        return;
-    api_buf_puts(out, "misconception ");
-    api_buf_puts(out, item->grade->misconception->code);
-    api_buf_puts(out, ": ");
-    api_buf_puts(out, note);
+    const api_grade *g = item->grade;
+    const char *note = misconception_note(g);
+    if (note) {
+        api_buf_puts(out, "misconception ");
+        api_buf_puts(out, g->misconception->code);
+        api_buf_puts(out, ": ");
+        api_buf_puts(out, note);
+    }
+    if (g && g->copy_note.len > 0) {
+        if (note)
+            api_buf_puts(out, "; ");
+        api_buf_append(out, g->copy_note.data, g->copy_note.len);
+    }
 }
 
 void api_grade_put_test_name(api_buf *out, const api_grade_item *item,

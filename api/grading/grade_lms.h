@@ -143,12 +143,14 @@ void api_lms_put_summary(api_buf *out, const api_grade_item *items, size_t n,
  * passed on to out). */
 void api_lms_put_text(api_buf *out, api_buf *text, size_t max);
 
-/* The instructor text of the item's misconception (misconceptions.h), for
- * a failed grade whose mistake has one; else NULL. Never part of what a
+/* The instructor's text about the item: a copy's note (copies.h), else
+ * the instructor text of its misconception (misconceptions.h) for a
+ * failed grade whose mistake has one; else NULL. Never part of what a
  * student sees. */
 const char *api_grade_item_note(const api_grade_item *item);
 
-/* The note as one line: "misconception <code>: <instructor text>". */
+/* The notes as one line: "misconception <code>: <instructor text>",
+ * then "; " and the copy's note when there is one. */
 void api_grade_item_note_line(api_buf *out, const api_grade_item *item);
 
 /* One line for a person about field f of g (plain text, no newline):

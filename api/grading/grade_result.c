@@ -292,6 +292,11 @@ void api_grade_write(const api_grade *g, api_buf *out) {
     api_buf_putc(out, '}');
 }
 
+size_t api_grade_sample_index(size_t k, size_t count) {
+    size_t taken = count < API_GRADE_SAMPLE_MAX ? count : API_GRADE_SAMPLE_MAX;
+    return (size_t)((unsigned __int128)k * count / taken);
+}
+
 void api_grade_free(api_grade *g) {
     for (size_t i = 0; i < g->n_fields; i++) {
         api_grade_field *f = &g->fields[i];
@@ -302,6 +307,14 @@ void api_grade_free(api_grade *g) {
         api_buf_free(&f->first_got);
     }
     free(g->fields);
+    if (g->sample) {
+        for (size_t i = 0; i < g->sample->n_fields; i++)
+            free(g->sample->fields[i].name);
+        free(g->sample->fields);
+        free(g->sample->variant);
+        free(g->sample);
+    }
+    api_buf_free(&g->copy_note);
     api_buf_free(&g->id_json);
     api_buf_free(&g->id_text);
     memset(g, 0, sizeof *g);

@@ -84,6 +84,32 @@ typedef struct {
     double score;  /* in [0, 1] */
 } api_grade_field;
 
+/* What a copy check (copies.h) needs of a field graded entry by entry:
+ * its comparison, and at most API_GRADE_SAMPLE_MAX of its entries,
+ * evenly spaced and the same for every answer of the field's shape, as
+ * the reference states them and as the answer gives them (NaN where the
+ * answer's entry is not a number). */
+#define API_GRADE_SAMPLE_MAX 256
+typedef struct {
+    char *name; /* malloc'd */
+    api_compare compare;
+    size_t count; /* the field's entries */
+    size_t taken; /* of them, sampled: min(count, API_GRADE_SAMPLE_MAX) */
+    double expected[API_GRADE_SAMPLE_MAX], got[API_GRADE_SAMPLE_MAX];
+} api_grade_sample_field;
+
+/* A variant's grade as a copy check sees it: whose variant it was drawn
+ * for, and its fields graded entry by entry. */
+typedef struct {
+    char *variant; /* the student's (or group's) id, malloc'd */
+    api_grade_sample_field *fields;
+    size_t n_fields, cap;
+} api_grade_sample;
+
+/* Entry k (< API_GRADE_SAMPLE_MAX) of the sample of a field of count
+ * entries: k·count / taken. */
+size_t api_grade_sample_index(size_t k, size_t count);
+
 /* One graded answer. Zeroed, it is empty; free it with api_grade_free. */
 typedef struct {
     /* the request's "id", as JSON text (a string literal or an integer)
@@ -109,6 +135,12 @@ typedef struct {
     double rubric_points;
     /* api_grade_score: points earned, points possible, their ratio */
     double earned, possible, score;
+    /* a variant's grade, when the grader asked for a sample (grade.h):
+     * malloc'd, or NULL */
+    api_grade_sample *sample;
+    /* for the instructor alone (never a student's text): a copy found by
+     * the batch (copies.h), one line, or empty */
+    api_buf copy_note;
 } api_grade;
 
 /* Append a field named name (n bytes) to g, zeroed but for its name and

@@ -10,17 +10,18 @@
 
 #include "foreign_names.h"
 #include "grade.h"
+#include "grade_variant.h"
 #include "grader.h"
 #include "suggest.h"
 
 static const char *const members[] = {
-    "endpoint", "request",    "answer",       "rtol",   "atol",
-    "id",       "points",     "credit",       "format", "compare",
-    "fields",   "visibility", "show_expected"};
+    "endpoint", "request",    "answer",        "rtol",   "atol",
+    "id",       "points",     "credit",        "format", "compare",
+    "fields",   "visibility", "show_expected", API_GRADE_VARIANT_MEMBERS};
 #define N_MEMBERS (sizeof members / sizeof members[0])
 #define MEMBER_LIST                                                            \
     "endpoint, request, answer, rtol, atol, id, points, credit, format, "      \
-    "compare, fields, visibility, show_expected"
+    "compare, fields, visibility, show_expected, problem, version, group"
 
 /* The gradable route whose request has a field named key: the endpoint
  * body names when it is one, else the first in the table; NULL: none. */

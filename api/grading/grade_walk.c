@@ -4,6 +4,7 @@
  * against the reference, and then each field graded into the grade.
  */
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "fastpath.h"
@@ -247,6 +248,41 @@ static int too_few_decimals(const api_compare *c, const api_grade_tally *t) {
     return shown;
 }
 
+/* A field of a variant's sample (grade_result.h): the entries at
+ * api_grade_sample_index of the reference, as the comparison takes them,
+ * and of the answer. Returns 0, or -1 when memory runs out. */
+static int keep_sample(api_grade_sample *s, const char *name,
+                       api_compare compare, const api_grade_ref_view *want,
+                       const api_grade_view *got) {
+    if (s->n_fields == s->cap) {
+        size_t cap = s->cap ? 2 * s->cap : 4;
+        api_grade_sample_field *more =
+            realloc(s->fields, cap * sizeof *s->fields);
+        if (!more)
+            return -1;
+        s->fields = more;
+        s->cap = cap;
+    }
+    api_grade_sample_field *f = &s->fields[s->n_fields];
+    if (!(f->name = strdup(name)))
+        return -1;
+    s->n_fields++;
+    f->compare = compare;
+    f->count = want->count;
+    f->taken = want->count < API_GRADE_SAMPLE_MAX ? want->count
+                                                  : API_GRADE_SAMPLE_MAX;
+    int precision = api_result_item_precision(want->result, want->item);
+    for (size_t k = 0; k < f->taken; k++) {
+        size_t i = api_grade_sample_index(k, f->count);
+        f->expected[k] = api_grade_as_answered(want->item->data[i], precision);
+        api_grade_got e = api_grade_got_at(got, i);
+        f->got[k] = e.fast                   ? e.x
+                    : json_is_number(e.json) ? json_number_value(e.json)
+                                             : NAN;
+    }
+    return 0;
+}
+
 /* Grade one field into a new field of g->grade, against ref (the
  * reference's item, or NULL when it has none). */
 static int grade_against(grader *g, const char *name,
@@ -288,6 +324,7 @@ static int grade_against(grader *g, const char *name,
         free(got.leaves);
         return 0;
     }
+    int rc = 0;
     api_grade_tally t;
     memset(&t, 0, sizeof t);
     t.rounded_to = -1;
@@ -297,6 +334,9 @@ static int grade_against(grader *g, const char *name,
     for (size_t i = 0; i < want.count; i++)
         api_grade_compare_entries(&f->compare, &t, &want, i,
                                   api_grade_got_at(&got, i));
+    if (g->grade->sample && ref->kind == API_ITEM_TENSOR &&
+        keep_sample(g->grade->sample, name, f->compare, &want, &got))
+        rc = api_fail(g->p, API_E_INTERNAL, NULL, "out of memory");
     f->pass = t.mismatches == 0;
     f->rounded_to = t.rounded_to;
     g->all_pass &= f->pass;
@@ -321,7 +361,7 @@ static int grade_against(grader *g, const char *name,
         f->too_few_decimals = too_few_decimals(&f->compare, &t);
     }
     free(got.leaves);
-    return 0;
+    return rc;
 }
 
 /* Grade one field into a new field of g->grade. */

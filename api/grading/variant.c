@@ -14,6 +14,7 @@
 #include "attn.h"
 #include "buf.h"
 #include "grade_entries.h"
+#include "tensor_bytes.h"
 #include "variants.h"
 
 #define FIELD_WORDS (API_VARIANT_KEY_BYTES / 4)
@@ -244,6 +245,22 @@ static void put_tensor(api_buf *out, const mark *m, const double *x,
     api_buf_putc(out, ']');
 }
 
+/* Member name of the variant of key drawn into x (m->count entries).
+ * Returns 0, or -1 when HMAC-SHA-256 fails. */
+static int draw_member(const unsigned char key[API_VARIANT_KEY_BYTES],
+                       const char *name, const mark *m, double *x) {
+    unsigned char h[API_VARIANT_KEY_BYTES];
+    uint32_t words[FIELD_WORDS];
+    if (gnutls_hmac_fast(GNUTLS_MAC_SHA256, key, API_VARIANT_KEY_BYTES, name,
+                         strlen(name), h) < 0)
+        return -1;
+    for (int w = 0; w < FIELD_WORDS; w++)
+        words[w] = (uint32_t)h[4 * w] | (uint32_t)h[4 * w + 1] << 8 |
+                   (uint32_t)h[4 * w + 2] << 16 | (uint32_t)h[4 * w + 3] << 24;
+    draw(m, words, x);
+    return 0;
+}
+
 int api_variant_write(const json_t *request,
                       const unsigned char key[API_VARIANT_KEY_BYTES],
                       char **text, api_problem *p) {
@@ -268,12 +285,8 @@ int api_variant_write(const json_t *request,
         }
         mark m;
         read_mark(d, name, &m, p); /* checked above */
-        unsigned char h[API_VARIANT_KEY_BYTES];
-        uint32_t words[FIELD_WORDS];
         double *x = malloc(m.count * sizeof *x);
-        if (!x ||
-            gnutls_hmac_fast(GNUTLS_MAC_SHA256, key, API_VARIANT_KEY_BYTES,
-                             name, strlen(name), h) < 0) {
+        if (!x || draw_member(key, name, &m, x)) {
             free(x);
             rc = api_fail(p, API_E_INTERNAL, NULL,
                           "out of memory, or HMAC-SHA-256 failed, while "
@@ -281,11 +294,6 @@ int api_variant_write(const json_t *request,
                           name);
             break;
         }
-        for (int w = 0; w < FIELD_WORDS; w++)
-            words[w] = (uint32_t)h[4 * w] | (uint32_t)h[4 * w + 1] << 8 |
-                       (uint32_t)h[4 * w + 2] << 16 |
-                       (uint32_t)h[4 * w + 3] << 24;
-        draw(&m, words, x);
         size_t at = 0;
         put_tensor(&out, &m, x, 0, &at);
         free(x);
@@ -299,6 +307,77 @@ int api_variant_write(const json_t *request,
     }
     size_t len;
     *text = api_buf_release(&out, &len);
+    return 0;
+}
+
+/* {"shape": m's shape, "data": a placeholder of doc for x}, or NULL when
+ * memory runs out. */
+static json_t *adopted_tensor(api_fastpath *doc, const mark *m,
+                              const double *x) {
+    json_t *shape = json_array(), *t = json_object();
+    for (size_t i = 0; shape && i < m->rank; i++)
+        json_array_append_new(shape, json_integer((json_int_t)m->shape[i]));
+    json_t *data = api_fastpath_adopt_bytes(doc, (const unsigned char *)x,
+                                            API_DT_FP64, m->count);
+    if (!shape || !t || !data || json_array_size(shape) != m->rank ||
+        json_object_set_new(t, "shape", shape) ||
+        json_object_set_new(t, "data", data)) {
+        json_decref(t);
+        return NULL;
+    }
+    return t;
+}
+
+int api_variant_request(const json_t *request,
+                        const unsigned char key[API_VARIANT_KEY_BYTES],
+                        api_fastpath *doc, json_t **out, double **numbers,
+                        api_problem *p) {
+    *out = NULL;
+    *numbers = NULL;
+    if (api_variant_check(request, p))
+        return -1;
+    const char *name;
+    const json_t *v;
+    size_t total = 0;
+    mark m;
+    json_object_foreach((json_t *)request, name, v) {
+        const json_t *d = draw_of(v);
+        if (d) {
+            read_mark(d, name, &m, p); /* checked above */
+            total += m.count;
+        }
+    }
+    /* x86-64 and aarch64 hold doubles little-endian, as FP64 bytes are */
+    double *x = malloc((total ? total : 1) * sizeof *x);
+    json_t *built = json_object();
+    size_t at = 0;
+    int rc = x && built ? 0 : -1;
+    json_object_foreach((json_t *)request, name, v) {
+        if (rc)
+            break;
+        const json_t *d = draw_of(v);
+        if (!d) {
+            rc = json_object_set(built, name, (json_t *)v);
+            continue;
+        }
+        read_mark(d, name, &m, p);
+        json_t *t = NULL;
+        rc = draw_member(key, name, &m, x + at) ||
+                     !(t = adopted_tensor(doc, &m, x + at)) ||
+                     json_object_set_new(built, name, t)
+                 ? -1
+                 : 0;
+        at += m.count;
+    }
+    if (rc) {
+        json_decref(built);
+        free(x);
+        return api_fail(p, API_E_INTERNAL, NULL,
+                        "out of memory, or HMAC-SHA-256 failed, while "
+                        "drawing the variant");
+    }
+    *out = built;
+    *numbers = x;
     return 0;
 }
 

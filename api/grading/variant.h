@@ -30,6 +30,7 @@
 #include <jansson.h>
 #include <stddef.h>
 
+#include "fastpath.h"
 #include "problem.h"
 
 #define API_VARIANT_KEY_BYTES 32
@@ -70,5 +71,20 @@ int api_variant_check(const json_t *request, api_problem *p);
 int api_variant_write(const json_t *request,
                       const unsigned char key[API_VARIANT_KEY_BYTES],
                       char **text, api_problem *p);
+
+/* The variant of key as a request to compute: a new object with the
+ * template's members in its order, each marked member replaced by
+ * {"shape": [...], "data": a placeholder of doc} (the tensors' second
+ * form, contract section 1), so that no number is printed or parsed
+ * again; doc is begun by the caller (api_fastpath_begin) and resolves
+ * the placeholders. The numbers are exactly the handout's (a printed
+ * double reads back as itself), in *numbers (malloc'd; the caller frees
+ * it after releasing doc). Returns 0 with *out (a new reference), or -1
+ * with p set: the errors of api_variant_check, or internal when memory
+ * runs out. */
+int api_variant_request(const json_t *request,
+                        const unsigned char key[API_VARIANT_KEY_BYTES],
+                        api_fastpath *doc, json_t **out, double **numbers,
+                        api_problem *p);
 
 #endif /* API_VARIANT_H */
