@@ -17,7 +17,7 @@ extern const api_route api_route_dot, api_route_additive, api_route_multihead,
     api_route_v2_model_ready, api_route_v2_infer, api_route_healthz,
     api_route_live, api_route_ready, api_route_version, api_route_openapi,
     api_route_metrics, api_route_lab, api_route_transformer_encoder,
-    api_route_transformer_decoder;
+    api_route_transformer_decoder, api_route_variants;
 
 /* the order of /metrics and of api/fronts/openapi.json's paths */
 const api_route *const api_routes[] = {
@@ -33,6 +33,7 @@ const api_route *const api_routes[] = {
     &api_route_transformer_decoder,
     &api_route_grade,
     &api_route_grade_batch,
+    &api_route_variants,
     &api_route_v2_server,
     &api_route_v2_model,
     &api_route_v2_model_ready,

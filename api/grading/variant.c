@@ -212,6 +212,20 @@ int api_variant_check(const json_t *request, api_problem *p) {
     return 0;
 }
 
+size_t api_variant_entries(const json_t *request) {
+    const char *name;
+    const json_t *v;
+    size_t total = 0;
+    mark m;
+    api_problem p = {0};
+    json_object_foreach((json_t *)request, name, v) {
+        const json_t *d = draw_of(v);
+        if (d && read_mark(d, name, &m, &p) == 0)
+            total += m.count;
+    }
+    return total;
+}
+
 /* np.random.normal(mean, std, shape) or np.random.uniform(low, high,
  * shape) after np.random.seed(words), then np.round(x, round). */
 static void draw(const mark *m, const uint32_t words[FIELD_WORDS], double *x) {

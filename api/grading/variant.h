@@ -62,6 +62,10 @@ int api_variant_marked(const json_t *request);
  * low ≥ high, round outside 0 … 15, a distribution not named above). */
 int api_variant_check(const json_t *request, api_problem *p);
 
+/* The entries a variant of the (checked) request template draws, over
+ * every marked member. */
+size_t api_variant_entries(const json_t *request);
+
 /* The variant of key: the request template with every marked member
  * replaced by its drawn tensor (nested arrays), the other members as they
  * are, in the template's order, written as one line of JSON (numbers as

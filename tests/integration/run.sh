@@ -78,6 +78,7 @@ run_script d_safety sh "$DIR/d_safety.sh" "$ATTND"
 run_script d_metrics sh "$DIR/d_metrics.sh" "$ATTND"
 run_script d_logs sh "$DIR/d_logs.sh" "$ATTND"
 run_script d_gzip sh "$DIR/d_gzip.sh" "$ATTND"
+run_script d_variants sh "$DIR/d_variants.sh" "$ATTND"
 run_script load sh "$DIR/../load/load.sh" "$BASE" "$PID"
 
 # the access log: one text line per request, e.g.

@@ -1,0 +1,183 @@
+#!/bin/sh
+# d_variants.sh — grading each student's own variant (docs/variants.md),
+# on a daemon of its own started with a secret and graders' tokens: the
+# handouts of POST /variants are attnd variants' byte for byte; a class of
+# 24 (tests/variants/class.py: right answers, copies of another's right
+# answer, copies perturbed within rtol, dot.no_scale on the student's own
+# variant, slips, a study group) graded over HTTP and by attnd grade
+# --question gives the same bytes; every copy is named with its source and
+# nothing else is (precision and recall 1); the copy report reaches only
+# the instructor's side of a Gradescope document; a request without a
+# grader's token, or to a server without a secret, is refused; the secret
+# is in no answer, log line or metric.
+#   usage: sh tests/integration/d_variants.sh PATH/TO/attnd
+ATTND=${1:?usage: d_variants.sh PATH/TO/attnd}
+DIR=$(cd "$(dirname "$0")" && pwd)
+V=$(cd "$DIR/../variants" && pwd)
+BASE=""
+. "$DIR/lib.sh"
+. "$DIR/daemon.sh"
+PID=""
+trap 'kill_daemon; rm -rf "$TMP"' EXIT
+
+TOKEN=ta-9d1c7e4b2a6f08e3c5
+printf 'ta-ada %s\n' "$TOKEN" >"$TMP/graders"
+SECRET=$(cat "$V/secret")
+LOG="$TMP/attnd.log"
+if ! start_daemon "$LOG" --port 0 --grading-token-file "$TMP/graders" \
+    --variant-secret-file "$V/secret"; then
+    not_ok "attnd starts with --grading-token-file and --variant-secret-file" \
+        "$(head -c 400 "$LOG")"
+    exit 0
+fi
+BASE="http://127.0.0.1:$PORT"
+AUTH="Authorization: Bearer $TOKEN"
+
+# the question folder: the problem's marked request and its endpoint
+mkdir -p "$TMP/q/dot"
+cp "$V/dot/request.json" "$TMP/q/dot/"
+echo '{"endpoint": "/attention/dot"}' >"$TMP/q/dot/question.json"
+
+# 1. the handouts, offline and from the server
+"$ATTND" variants --question "$V/dot" --roster "$V/class-roster.csv" \
+    --secret-file "$V/secret" >"$TMP/handouts" 2>/dev/null
+/usr/bin/python3 - "$V" >"$TMP/vreq" <<'EOF_PY'
+import json, sys
+v = sys.argv[1]
+students = []
+for line in open(f'{v}/class-roster.csv'):
+    line = line.split('#')[0].strip()
+    if line:
+        s, *g = [p.strip() for p in line.split(',')]
+        students.append({'id': s, 'group': g[0]} if g else s)
+print(json.dumps({'problem': 'dot', 'request': json.load(open(f'{v}/dot/request.json')),
+                  'students': students}))
+EOF_PY
+curl -s -o "$TMP/http_handouts" -w '%{http_code}' -H "$AUTH" \
+    -H 'Content-Type: application/json' --data-binary @"$TMP/vreq" \
+    "$BASE/variants" >"$TMP/code"
+if [ "$(cat "$TMP/code")" = 200 ] && cmp -s "$TMP/http_handouts" "$TMP/handouts"; then
+    ok "POST /variants with a grader's token: attnd variants' handouts, byte for byte"
+else
+    not_ok "POST /variants with a grader's token: attnd variants' handouts, byte for byte" \
+        "status $(cat "$TMP/code")" "$(head -c 300 "$TMP/http_handouts")"
+fi
+curl -s -o "$TMP/body" -w '%{http_code}' -H 'Content-Type: application/json' \
+    --data-binary @"$TMP/vreq" "$BASE/variants" >"$TMP/code"
+if [ "$(cat "$TMP/code")" = 401 ] && grep -q '"code":"unauthorized"' "$TMP/body"; then
+    ok "POST /variants without a grader's token: 401 unauthorized"
+else
+    not_ok "POST /variants without a grader's token: 401 unauthorized" \
+        "status $(cat "$TMP/code")" "$(head -c 300 "$TMP/body")"
+fi
+
+# 2. the class, graded offline and over HTTP
+/usr/bin/python3 "$V/class.py" "$ATTND" "$TMP/handouts" "$TMP"
+"$ATTND" grade --question "$TMP/q/dot" --secret-file "$V/secret" \
+    <"$TMP/subs.ndjson" >"$TMP/offline" 2>"$TMP/offline_err"
+/usr/bin/python3 - "$V/dot/request.json" "$TMP/subs.ndjson" >"$TMP/http_class" <<'EOF_PY'
+import json, sys
+template = json.load(open(sys.argv[1]))
+for line in open(sys.argv[2]):
+    s = json.loads(line)
+    print(json.dumps(dict({'problem': 'dot', 'endpoint': '/attention/dot',
+                           'request': template}, **s)))
+EOF_PY
+batch() { # batch OUT [CURL ARGS...]
+    out=$1
+    shift
+    curl -s -o "$out" -w '%{http_code}' -H 'Content-Type: application/x-ndjson' \
+        --data-binary @"$TMP/http_class" "$@" >"$TMP/code"
+}
+batch "$TMP/http" -H "$AUTH" "$BASE/grade/batch"
+if [ "$(cat "$TMP/code")" = 200 ] && [ -s "$TMP/offline" ] &&
+    cmp -s "$TMP/http" "$TMP/offline"; then
+    ok "the class over HTTP and through attnd grade --question: the same bytes"
+else
+    not_ok "the class over HTTP and through attnd grade --question: the same bytes" \
+        "status $(cat "$TMP/code"); offline: $(head -c 200 "$TMP/offline_err")" \
+        "$(cmp "$TMP/http" "$TMP/offline" 2>&1)"
+fi
+out=$(/usr/bin/python3 - "$TMP/offline" "$TMP/truth.json" <<'EOF_PY'
+import json, sys
+lines = [json.loads(l) for l in open(sys.argv[1])]
+truth = json.load(open(sys.argv[2]))
+grades, summary = lines[:-1], lines[-1]['copies']
+by_id = {g['id']: g for g in grades}
+wrong = []
+for who, (kind, source) in truth.items():
+    g = by_id[who]
+    if kind == 'right' and not g.get('pass'):
+        wrong.append(f'{who} answered its own variant and failed')
+    if kind == 'no_scale' and (g.get('misconception') or {}).get('code') != 'dot.no_scale':
+        wrong.append(f'{who}: dot.no_scale not named')
+    if kind == 'copy' and g.get('pass'):
+        wrong.append(f'{who} passed with another variant')
+flagged = {m['id']: m['matches']['student'] for m in summary['matches']}
+copies = {w: s for w, (k, s) in truth.items() if k in ('copy', 'perturbed')}
+tp = sum(1 for w, s in flagged.items() if copies.get(w) == s)
+precision = tp / len(flagged) if flagged else 0
+recall = tp / len(copies)
+if precision != 1 or recall != 1:
+    wrong.append(f'precision {precision:.3f} recall {recall:.3f}: {flagged} vs {copies}')
+if summary['variants'] != len(truth):
+    wrong.append(f"variants {summary['variants']}")
+print('; '.join(wrong) if wrong else f'{len(copies)} copies, precision 1.000 recall 1.000')
+EOF_PY
+)
+case $out in
+*"precision 1.000 recall 1.000") ok "copies caught, each with its source: $out" ;;
+*) not_ok "copies caught, each with its source" "$out" ;;
+esac
+
+# 3. the copy report is the instructor's alone in Gradescope's document
+batch "$TMP/gs" -H "$AUTH" "$BASE/grade/batch?format=gradescope"
+out=$(/usr/bin/python3 - "$TMP/gs" <<'EOF_PY'
+import json, sys
+doc = json.load(open(sys.argv[1]))
+notes = [t for t in doc['tests'] if 'copy:' in t.get('output', '')]
+seen = [t['name'] for t in doc['tests'] if t.get('visibility') != 'hidden' and 'copy' in t.get('output', '')]
+bad = 'copy' in doc['output'] or seen or any(t['visibility'] != 'hidden' for t in notes)
+print('bad' if bad else f'{len(notes)} hidden notes')
+EOF_PY
+)
+case $out in
+"9 hidden notes") ok "Gradescope: each copy in a hidden instructor test, none in what students see" ;;
+*) not_ok "Gradescope: each copy in a hidden instructor test, none in what students see" "$out" ;;
+esac
+
+# 4. refusals: no grader's token; a server without a secret
+batch "$TMP/nogr" "$BASE/grade/batch"
+n=$(grep -c '"code":"unauthorized","pointer":"/request"' "$TMP/nogr")
+if [ "$(cat "$TMP/code")" = 200 ] && [ "$n" = 24 ] && ! grep -q '"copies"' "$TMP/nogr"; then
+    ok "a batch without a grader's token: each variant a 401 line, nothing graded"
+else
+    not_ok "a batch without a grader's token: each variant a 401 line, nothing graded" \
+        "status $(cat "$TMP/code"), $n lines" "$(head -c 300 "$TMP/nogr")"
+fi
+curl -s -H "$AUTH" "$BASE/metrics" >"$TMP/metrics"
+stop_daemon
+cat "$LOG" >"$TMP/logs"
+if start_daemon "$LOG" --port 0 --grading-token-file "$TMP/graders"; then
+    BASE="http://127.0.0.1:$PORT"
+    batch "$TMP/nosecret" -H "$AUTH" "$BASE/grade/batch"
+    if grep -q 'draws no variants' "$TMP/nosecret"; then
+        ok "a server without --variant-secret-file says it draws no variants"
+    else
+        not_ok "a server without --variant-secret-file says it draws no variants" \
+            "$(head -c 300 "$TMP/nosecret")"
+    fi
+    stop_daemon
+else
+    not_ok "attnd starts with --grading-token-file alone" "$(head -c 300 "$LOG")"
+fi
+
+# 5. the secret is nowhere
+if ! grep -qF -- "$SECRET" "$TMP/handouts" "$TMP/http_handouts" "$TMP/offline" \
+    "$TMP/http" "$TMP/gs" "$TMP/nogr" "$TMP/nosecret" "$TMP/offline_err" \
+    "$TMP/logs" "$LOG" "$TMP/metrics"; then
+    ok "the secret is in no handout, grade, problem, log line or metric"
+else
+    not_ok "the secret is in no handout, grade, problem, log line or metric"
+fi
+echo "1..$T"
