@@ -175,13 +175,25 @@ bench-batch: all batch-bench-bin ## /grade/batch: 1000 medium dot submissions ag
 	@[ -f $(BUILD)/bench/payloads/index.json ] || python3 tests/bench/gen_payloads.py $(BUILD)/bench/payloads >/dev/null
 	$(BUILD)/bench/grade_batch_bench $(BUILD)/bench/payloads/medium_dot.json
 
+# /grade/batch of a class of 1,000 students, each with their own variant of
+# the medium dot (docs/variants.md), copies checked; against the same answers
+# in a shared-reference batch (tests/bench/variant_class.py; needs
+# python3-numpy: Debian's /usr/bin/python3, as run.py uses).
+.PHONY: bench-variants variants-bench-bin
+variants-bench-bin: $(BUILD)/libapi.a $(BUILD)/libattn.a
+	@mkdir -p $(BUILD)/bench
+	$(Q)$(CC) $(LAYER_INC) $(CPPFLAGS) $(ALL_CFLAGS) $(LDFLAGS) -o $(BUILD)/bench/variant_class_bench tests/bench/variant_class_bench.c $(BUILD)/libapi.a $(BUILD)/libattn.a $(LDLIBS)
+bench-variants: all variants-bench-bin ## /grade/batch: a class of 1000 variants of the medium dot, copies checked, against one shared reference
+	$(or $(wildcard /usr/bin/python3),python3) tests/bench/variant_class.py $(BUILD)/bench/variant_class $(BUILD)/attnd
+	$(BUILD)/bench/variant_class_bench $(BUILD)/bench/variant_class
+
 # attnd against nginx, Flask+numpy, dgemm, numpy, fast_float and Dragonbox
 # in one run, printed as one table (tests/bench/README.md; needs nginx,
 # gunicorn, python3-flask, python3-numpy, wrk, g++, libfast-float-dev,
 # libfmt-dev). Never part of `make test`. BENCH_ARGS: extra flags
 # for tests/bench/run.py, e.g. --before OTHER_BUILD/attnd --duration 5.
 .PHONY: bench
-bench: all numbers-bench-bin batch-bench-bin ## attnd against nginx, Flask+numpy, dgemm, numpy, fast_float, Dragonbox (BENCH_ARGS=--before OLD/attnd)
+bench: all numbers-bench-bin batch-bench-bin variants-bench-bin ## attnd against nginx, Flask+numpy, dgemm, numpy, fast_float, Dragonbox (BENCH_ARGS=--before OLD/attnd)
 	@mkdir -p $(BUILD)/bench
 	$(Q)$(CC) $(LAYER_INC) $(CPPFLAGS) $(ALL_CFLAGS) $(LDFLAGS) -o $(BUILD)/bench/dgemm_bench tests/bench/dgemm_bench.c $(LDLIBS)
 	$(Q)$(CC) $(LAYER_INC) $(CPPFLAGS) $(ALL_CFLAGS) $(LDFLAGS) -o $(BUILD)/bench/compute_bench tests/bench/compute_bench.c $(BUILD)/libattn.a $(LDLIBS)

@@ -45,8 +45,8 @@ static int check_members(const json_t *body, api_problem *p) {
             char ptr[API_POINTER_MAX];
             snprintf(ptr, sizeof ptr, "/%.200s", key);
             return api_fail(p, API_E_UNKNOWN_FIELD, ptr,
-                            "unknown field `%.200s` in /variants: it takes "
-                            "problem, version, request and students",
+                            "unknown field `%.200s` in /variants. Known "
+                            "fields: problem, version, request, students",
                             key);
         }
     }

@@ -556,6 +556,16 @@ def measure(args, binaries, index, body):
             results["grade_batch"] = subprocess.run(
                 [batch, body("medium_dot"), "1000", "5"],
                 capture_output=True, text=True).stdout
+        variants = os.path.join(args.tools, "variant_class_bench")
+        if os.path.exists(variants):
+            log("variant class: 1000 variants of the medium dot, copies "
+                "checked, in-process")
+            cls = os.path.join(args.tools, "variant_class")
+            run_tool([DEBIAN_PYTHON, os.path.join(HERE, "variant_class.py"),
+                      cls, args.attnd])
+            # exit 1 (a copy missed or a mistake unnamed) is in the row
+            results["variant_class"] = subprocess.run(
+                [variants, cls, "3"], capture_output=True, text=True).stdout
     finally:
         for s in services:
             s.stop()
@@ -638,6 +648,30 @@ def batch_row(text, labels, rows):
               (float(kv["reference_ms"]), float(kv["answers_ms"])),
               "%.2f×%s" % (ratio, "" if ok else "; wrong batch answer"),
               "yes" if ok and ratio <= 3 else "**no**"]
+    rows.append(cells)
+
+
+def variant_class_row(text, labels, rows):
+    """POST /grade/batch of a class of 1000 students, each answering their
+    own variant of the medium dot, copies checked, in-process
+    (variant_class_bench's "row" line; no "before" figure)."""
+    line = next((l for l in text.splitlines() if l.startswith("row ")), None)
+    target = "variant class of 1,000 (copies checked) ≤ 1.0 s"
+    if line is None:
+        rows.append([target] + ["—" for _ in labels] +
+                    ["—", "no figure (variant_class_bench failed)", "**no**"])
+        return
+    kv = dict(f.split("=", 1) for f in line.split()[1:])
+    ms, ok = float(kv["batch_ms"]), kv["ok"] == "1"
+    cells = [target]
+    for l in labels:
+        cells.append("%.0f ms in-process, %.0f MiB peak" %
+                     (ms, float(kv["rss_mib"])) if l == "attnd" else "—")
+    cells += ["shared reference %.0f ms" % float(kv["shared_ms"]),
+              "%.2f×; copies precision %.3f, recall %.3f; mistakes named "
+              "%s/%s" % (float(kv["ratio"]), float(kv["precision"]),
+                         float(kv["recall"]), kv["named"], kv["mistakes"]),
+              "yes" if ok and ms <= 1000 else "**no**"]
     rows.append(cells)
 
 
@@ -750,6 +784,8 @@ def make_table(r, index, labels):
         number_rows(r["numbers"], labels, rows)
     if "grade_batch" in r:
         batch_row(r["grade_batch"], labels, rows)
+    if "variant_class" in r:
+        variant_class_row(r["variant_class"], labels, rows)
     if ("attnd", "binary") in r:
         binary_rows.rows(sys.modules[__name__], r, index, labels, row)
 

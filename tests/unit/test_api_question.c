@@ -68,7 +68,7 @@ static void test_settings(void **state) {
         {"{\"fieldz\": []}",
          "q/question.json: unknown member `fieldz`; did you mean `fields`? "
          "A question's settings are: endpoint, fields, compare, points, "
-         "credit, visibility, show_expected, rtol, atol"},
+         "credit, visibility, show_expected, rtol, atol, problem, version"},
         {"{\"request\": {}}",
          "q/question.json: `request` is not a question's setting: the "
          "request the students answer is request.json, beside it"},
