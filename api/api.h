@@ -39,6 +39,15 @@ typedef struct {
     size_t len;
 } api_variant_secret;
 
+/* A class's roster (contract section 13b): its students' ids, sorted
+ * by strcmp, each with its group's id (NULL: none). A variant is drawn
+ * for the group's id where there is one. */
+typedef struct {
+    size_t n;
+    const char *const *ids;
+    const char *const *groups;
+} api_roster;
+
 typedef struct {
     const char *method; /* "GET", "POST", ... */
     const char
@@ -78,6 +87,9 @@ typedef struct {
     const char *if_none_match;
     /* the server's variant secret, or NULL when it draws no variants */
     const api_variant_secret *variant_secret;
+    /* the class's roster, or NULL: then any id is a student, and only the
+     * batch's own variants are checked for copies */
+    const api_roster *roster;
     /* 1: the request comes from a grader (a grading token, or attnd
      * grade): it may grade and hand out variants, which only the secret
      * and a student's id make */

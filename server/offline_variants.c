@@ -13,12 +13,12 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "roster.h"
+#include "variant_secret.h"
 #include "variants.h"
 
 #define WHO "attnd variants"
-#define FILE_MAX ((size_t)16 << 20) /* request.json, a roster, a secret */
-#define SECRET_MIN 16               /* bytes of a secret worth keeping */
-#define ID_MAX 64
+#define FILE_MAX ((size_t)16 << 20) /* request.json */
 
 typedef struct {
     const char *question, *roster, *problem, *version, *secret_file, *out;
@@ -43,7 +43,7 @@ static void usage(FILE *out) {
         "                     at least %d bytes\n"
         "  --out DIR          write DIR/<id>.json; without it, one line per\n"
         "                     student on stdout: {\"student\", \"request\"}\n",
-        SECRET_MIN);
+        SRV_VARIANT_SECRET_MIN);
 }
 
 static int parse(variants_args *a, int argc, char **argv) {
@@ -123,61 +123,6 @@ static int slurp(const char *path, char **text, size_t *len) {
     return 0;
 }
 
-/* An id of a roster line: 1 … ID_MAX characters of A-Z a-z 0-9 . _ - @ +
- * (it names a file), not starting with '.'. */
-static int id_ok(const char *s) {
-    size_t n = strlen(s);
-    if (n == 0 || n > ID_MAX || s[0] == '.')
-        return 0;
-    for (; *s; s++)
-        if (!strchr("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
-                    "0123456789._-@+",
-                    *s))
-            return 0;
-    return 1;
-}
-
-static char *trim(char *s) {
-    while (*s == ' ' || *s == '\t')
-        s++;
-    char *e = s + strlen(s);
-    while (e > s && (e[-1] == ' ' || e[-1] == '\t' || e[-1] == '\r'))
-        *--e = '\0';
-    return s;
-}
-
-/* The secret: the file's bytes (a final newline dropped) or the
- * environment's; NULL after saying why. */
-static char *secret_of(const variants_args *a, size_t *len) {
-    char *s = NULL;
-    if (a->secret_file) {
-        if (slurp(a->secret_file, &s, len))
-            return NULL;
-        while (*len && (s[*len - 1] == '\n' || s[*len - 1] == '\r'))
-            s[--*len] = '\0';
-    } else {
-        const char *env = getenv("ATTND_VARIANT_SECRET");
-        if (!env) {
-            fprintf(stderr,
-                    "%s: no secret: give --secret-file FILE or set "
-                    "ATTND_VARIANT_SECRET\n",
-                    WHO);
-            return NULL;
-        }
-        s = strdup(env);
-        *len = s ? strlen(s) : 0;
-    }
-    if (s && *len < SECRET_MIN) {
-        fprintf(stderr,
-                "%s: the secret has %zu bytes; it needs at least %d (e.g. "
-                "head -c 32 /dev/urandom | base64 > secret)\n",
-                WHO, *len, SECRET_MIN);
-        free(s);
-        return NULL;
-    }
-    return s;
-}
-
 /* The problem id: --problem, else the question folder's own name. */
 static const char *problem_of(const variants_args *a, char *buf, size_t n) {
     if (a->problem)
@@ -199,12 +144,20 @@ int srv_offline_variants(int argc, char **argv) {
     if (parsed)
         return parsed > 0 ? 0 : -1;
     int rc = -1;
-    char *req = NULL, *roster = NULL, *secret = NULL, *why = NULL;
-    size_t req_len, roster_len, secret_len = 0;
+    char *req = NULL, *why = NULL, err[512];
+    size_t req_len;
     char path[4096], problem_buf[256];
+    srv_roster roster;
+    memset(&roster, 0, sizeof roster);
+    api_variant_secret secret;
+    memset(&secret, 0, sizeof secret);
     snprintf(path, sizeof path, "%s/request.json", a.question);
-    if (slurp(path, &req, &req_len) || slurp(a.roster, &roster, &roster_len))
+    if (slurp(path, &req, &req_len))
         goto done;
+    if (srv_roster_read(a.roster, &roster, err, sizeof err)) {
+        fprintf(stderr, "%s: %s\n", WHO, err);
+        goto done;
+    }
     int marked = api_variants_marked(req, req_len, path, &why);
     if (marked <= 0) {
         if (marked == 0)
@@ -217,126 +170,56 @@ int srv_offline_variants(int argc, char **argv) {
             fprintf(stderr, "%s: %s\n", WHO, why ? why : "out of memory");
         goto done;
     }
-    if (!(secret = secret_of(&a, &secret_len)))
+    int has = srv_variant_secret_read(a.secret_file, &secret, err, sizeof err);
+    if (has <= 0) {
+        fprintf(stderr, "%s: %s\n", WHO,
+                has < 0 ? err
+                        : "no secret: give --secret-file FILE or set "
+                          "ATTND_VARIANT_SECRET");
         goto done;
+    }
     const char *problem = problem_of(&a, problem_buf, sizeof problem_buf);
     if (a.out && mkdir(a.out, 0777) && errno != EEXIST) {
         fprintf(stderr, "%s: %s: %s\n", WHO, a.out, strerror(errno));
         goto done;
     }
-    /* one pass to check the roster, one to write */
-    for (int write = 0; write < 2; write++) {
-        size_t line_no = 0, students = 0;
-        char *seen = NULL;
-        size_t seen_len = 0;
-        for (char *line = roster, *next; line && *line; line = next) {
-            next = strchr(line, '\n');
-            if (next)
-                *next++ = '\0';
-            line_no++;
-            char *hash = strchr(line, '#');
-            if (hash)
-                *hash = '\0';
-            char *comma = strchr(line, ',');
-            if (comma)
-                *comma = '\0';
-            char *student = trim(line), *group = comma ? trim(comma + 1) : NULL;
-            if (!*student && !group) {
-                if (comma)
-                    *comma = ',';
-                if (hash)
-                    *hash = '#';
-                if (next)
-                    next[-1] = '\n';
-                continue;
-            }
-            if (!write && (!id_ok(student) || (group && !id_ok(group)))) {
-                fprintf(stderr,
-                        "%s: %s:%zu: '%s' is not an id (1 to %d of A-Z a-z "
-                        "0-9 . _ - @ +, not starting with '.')\n",
-                        WHO, a.roster, line_no,
-                        id_ok(student) ? group : student, ID_MAX);
-                free(seen);
-                goto done;
-            }
-            if (!write) {
-                /* a student twice would get two files of one name */
-                for (size_t at = 0; at < seen_len; at += strlen(seen + at) + 1)
-                    if (!strcmp(seen + at, student)) {
-                        fprintf(stderr,
-                                "%s: %s:%zu: the student %s is "
-                                "listed twice\n",
-                                WHO, a.roster, line_no, student);
-                        free(seen);
-                        goto done;
-                    }
-                size_t n = strlen(student) + 1;
-                char *more = realloc(seen, seen_len + n);
-                if (!more) {
-                    free(seen);
-                    fprintf(stderr, "%s: out of memory\n", WHO);
-                    goto done;
-                }
-                seen = more;
-                memcpy(seen + seen_len, student, n);
-                seen_len += n;
-            } else {
-                char *text = NULL;
-                if (api_variants_handout(req, req_len, path,
-                                         (const unsigned char *)secret,
-                                         secret_len, group ? group : student,
-                                         problem, a.version, &text, &why)) {
-                    fprintf(stderr, "%s: %s\n", WHO,
-                            why ? why : "out of memory");
-                    goto done;
-                }
-                int bad;
-                if (a.out) {
-                    char file[4096];
-                    snprintf(file, sizeof file, "%s/%s.json", a.out, student);
-                    FILE *f = fopen(file, "wb");
-                    bad = !f || fputs(text, f) < 0;
-                    bad |= f && fclose(f) != 0;
-                    if (bad)
-                        fprintf(stderr, "%s: %s: %s\n", WHO, file,
-                                strerror(errno));
-                } else {
-                    bad = printf("{\"student\":\"%s\",%s%s%s\"request\":",
-                                 student, group ? "\"group\":\"" : "",
-                                 group ? group : "", group ? "\"," : "") < 0;
-                    size_t tl = strlen(text);
-                    bad |= fwrite(text, 1, tl - 1, stdout) != tl - 1 ||
-                           fputs("}\n", stdout) < 0;
-                }
-                free(text);
-                if (bad)
-                    goto done;
-            }
-            students++;
-            if (comma)
-                *comma = ',';
-            if (hash)
-                *hash = '#';
-            if (next)
-                next[-1] = '\n';
-        }
-        free(seen);
-        if (!write && students == 0) {
-            fprintf(stderr, "%s: %s lists no student\n", WHO, a.roster);
+    for (size_t i = 0; i < roster.n; i++) {
+        const char *student = roster.ids[i], *group = roster.groups[i];
+        char *text = NULL;
+        if (api_variants_handout(req, req_len, path, secret.bytes, secret.len,
+                                 group ? group : student, problem, a.version,
+                                 &text, &why)) {
+            fprintf(stderr, "%s: %s\n", WHO, why ? why : "out of memory");
             goto done;
         }
-        if (write)
-            fprintf(stderr, "%s: %zu variants of %s, version %s\n", WHO,
-                    students, problem, a.version);
+        int bad;
+        if (a.out) {
+            char file[4096];
+            snprintf(file, sizeof file, "%s/%s.json", a.out, student);
+            FILE *f = fopen(file, "wb");
+            bad = !f || fputs(text, f) < 0;
+            bad |= f && fclose(f) != 0;
+            if (bad)
+                fprintf(stderr, "%s: %s: %s\n", WHO, file, strerror(errno));
+        } else {
+            bad = printf("{\"student\":\"%s\",%s%s%s\"request\":", student,
+                         group ? "\"group\":\"" : "", group ? group : "",
+                         group ? "\"," : "") < 0;
+            size_t tl = strlen(text);
+            bad |= fwrite(text, 1, tl - 1, stdout) != tl - 1 ||
+                   fputs("}\n", stdout) < 0;
+        }
+        free(text);
+        if (bad)
+            goto done;
     }
+    fprintf(stderr, "%s: %zu variants of %s, version %s\n", WHO, roster.n,
+            problem, a.version);
     rc = fflush(stdout) == 0 ? 0 : -1;
 done:
     free(req);
-    free(roster);
-    if (secret) {
-        memset(secret, 0, secret_len);
-        free(secret);
-    }
+    srv_roster_free(&roster);
+    srv_variant_secret_free(&secret);
     free(why);
     return rc;
 }

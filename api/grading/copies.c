@@ -201,9 +201,14 @@ static int best_match(const api_copy_entry *e, size_t i, const indexed *ix,
         size_t entries;
         if (!matches(s, e[j].sample, ix[at].of_reference, &max_abs, &entries))
             continue;
-        int better = !found || ix[at].of_reference > best->of_reference ||
-                     (ix[at].of_reference == best->of_reference &&
-                      max_abs < best->max_abs);
+        /* a variant's right answer first; then an answer its own grade
+         * stands by (passed, or a named mistake) before a suspect's, which
+         * may be a copy of it; then the closest */
+        int rank = 2 * ix[at].of_reference + !e[j].suspect;
+        int best_rank = found ? 2 * best->of_reference + !e[best->source].suspect
+                              : -1;
+        int better = rank > best_rank ||
+                     (rank == best_rank && max_abs < best->max_abs);
         if (better)
             *best = (api_copy_match){i, j, ix[at].of_reference, max_abs,
                                      entries};

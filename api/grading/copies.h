@@ -48,7 +48,8 @@ typedef struct {
 } api_copy_match;
 
 /* Check entries[0 .. n) for copies: into *matches (malloc'd, at most one
- * per suspect: a reference's match before an answer's, then the
+ * per suspect: a reference's match before an answer's, an answer that is
+ * no suspect's before a suspect's, which may be a copy of it, then the
  * closest), *n_matches of them, in the order of who; *checked the
  * suspects checked. Returns 0, or -1 when memory runs out (nothing
  * found). */

@@ -172,6 +172,10 @@ void api_grader_find_misconception(grader *g, api_call *call,
         else
             api_result_free(&wrong);
         count_tried(&s, call->cost.ops - before, rc, now);
+        /* every failed field explained: a later mistake could only tie,
+         * and the first of equals is the one named */
+        if (best_count == g->n_failed)
+            break;
     }
     call->problem = saved;
     g->grade->misconception = best;

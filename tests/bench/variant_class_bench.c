@@ -149,6 +149,7 @@ int main(int argc, char **argv) {
                        .variant_secret = &vs,
                        .grader = 1};
 
+    double rss_read = peak_rss_mib(); /* the body and truth.json read */
     double *t_var = calloc((size_t)reps, sizeof(double));
     double *t_shared = calloc((size_t)reps, sizeof(double));
     int bad = 0;
@@ -347,8 +348,9 @@ int main(int argc, char **argv) {
            ts, shared_status, shared_lines, shared_pass, sbody.len / 1e6);
     printf("  ratio variants / shared          %.2f\n", tv / ts);
     printf("  peak RSS                         %.0f MiB after the variant "
-           "batches, %.0f MiB at the end\n",
-           rss_variants, rss_end);
+           "batches (%.0f MiB with the body read, before grading), %.0f "
+           "MiB at the end\n",
+           rss_variants, rss_read, rss_end);
     printf("  answer: %zu lines, %zu graded, %zu problem lines\n", lines,
            graded, problems);
     if (first_problem[0])
