@@ -29,6 +29,7 @@
 #include "cors.h"
 #include "framing.h"
 #include "http_internal.h"
+#include "roster.h"
 #include "variant_secret.h"
 #include "log.h"
 #include "metrics.h"
@@ -264,6 +265,7 @@ void srv_http_fill_api_request(api_request *req, srv_request *r,
      * the length of the plain answer. */
     req->stream_ok = strcmp(r->method, "HEAD") != 0;
     req->variant_secret = srv_variant_secret();
+    req->roster = srv_roster_of_daemon();
     req->grader = r->grader;
 }
 

@@ -26,6 +26,7 @@
 #include "cors.h"
 #include "csp.h"
 #include "gate.h"
+#include "roster.h"
 #include "variant_secret.h"
 #include "gzip.h"
 #include "healthcheck.h"
@@ -272,6 +273,10 @@ static void log_safety(const srv_gate *gate, const srv_options *opts) {
     if (srv_variant_secret() != NULL && n < sizeof line)
         n += (size_t)snprintf(line + n, sizeof line - n,
                               "; students' variants drawn from a secret");
+    if (srv_roster_of_daemon() != NULL && n < sizeof line)
+        n += (size_t)snprintf(line + n, sizeof line - n,
+                              "; a roster of %zu students",
+                              srv_roster_of_daemon()->n);
     if (cfg->rate_per_s > 0 && n < sizeof line)
         n += (size_t)snprintf(line + n, sizeof line - n,
                               "; %g requests/s per client, bursts of %u",
@@ -431,6 +436,20 @@ int main(int argc, char **argv) {
     }
     if (has_secret)
         srv_variant_secret_set(&secret);
+    srv_roster roster;
+    memset(&roster, 0, sizeof roster);
+    if (opts.roster[0] != '\0') {
+        char roster_err[512];
+        if (srv_roster_read(opts.roster, &roster, roster_err,
+                            sizeof roster_err)) {
+            fprintf(stderr, "attnd: --roster: %s\n", roster_err);
+            srv_variant_secret_free(&secret);
+            srv_gate_free(gate);
+            srv_tls_keys_free(&tls);
+            return 2;
+        }
+        srv_roster_set_daemon(&roster.api);
+    }
     srv_log_init(opts.log_format);
     srv_request_id_init();
     srv_gzip_set_min_bytes(opts.gzip_min_bytes);
@@ -463,6 +482,7 @@ int main(int argc, char **argv) {
         srv_gate_free(gate);
         srv_tls_keys_free(&tls);
         srv_variant_secret_free(&secret);
+        srv_roster_free(&roster);
         return 1;
     }
     log_listening(&opts, &tls, srv, probe, blas_threads, budget, budget_source);
@@ -475,6 +495,8 @@ int main(int argc, char **argv) {
     srv_tls_keys_free(&tls);
     srv_variant_secret_set(NULL);
     srv_variant_secret_free(&secret);
+    srv_roster_set_daemon(NULL);
+    srv_roster_free(&roster);
     srv_log_message("info", "attnd: stopped");
     return 0;
 }

@@ -50,6 +50,7 @@
 #include "api.h"
 #include "memory_budget.h"
 #include "offline_internal.h"
+#include "roster.h"
 #include "variant_secret.h"
 #include "offline_variants.h"
 #include "options.h"
@@ -73,6 +74,7 @@ typedef struct {
     const char *format;       /* grade --format, or NULL */
     const char *question;     /* grade --question DIR, or NULL */
     const char *secret_file;  /* grade --secret-file FILE, or NULL */
+    const char *roster;       /* grade --roster FILE, or NULL */
     const char *content_type; /* --content-type, or NULL */
     const char *accept;       /* --accept, or NULL */
     srv_options opts;         /* the limits */
@@ -111,7 +113,13 @@ static void usage(FILE *out, int grade) {
                 "request.json that marks\n"
                 "      members to draw is graded against each student's "
                 "own variant\n"
-                "      (docs/variants.md)\n");
+                "      (docs/variants.md)\n"
+                "  --roster FILE\n"
+                "      the class's roster (as attnd variants reads it): a "
+                "variant is graded\n"
+                "      only for a student on it, with the roster's group, "
+                "and answers are\n"
+                "      checked for copies against every student's variant\n");
     else
         fprintf(out,
                 "usage: attnd run PATH[?QUERY] [--option VALUE ...] [< BODY]\n"
@@ -171,6 +179,8 @@ static const char **own_option(offline_args *a, int grade, const char *name,
         return &a->question;
     if (grade && n == 13 && strncmp(name, "--secret-file", n) == 0)
         return &a->secret_file;
+    if (grade && n == 8 && strncmp(name, "--roster", n) == 0)
+        return &a->roster;
     return NULL;
 }
 
@@ -495,7 +505,7 @@ static void refuse_body(api_response *res, const offline_body *body,
  * attnd grade --question adds to each submission. */
 static int answer(const offline_args *a, const char *path, const char *query,
                   const offline_body *settings,
-                  const api_variant_secret *secret) {
+                  const api_variant_secret *secret, const api_roster *roster) {
     const char *method = api_route_method(path);
     if (method == NULL)
         method = "GET";
@@ -536,6 +546,7 @@ static int answer(const offline_args *a, const char *path, const char *query,
     /* whoever runs attnd grade holds the files: a grader */
     req.grader = 1;
     req.variant_secret = secret;
+    req.roster = roster;
     api_response res;
     memset(&res, 0, sizeof res);
     if (body.refused)
@@ -578,6 +589,8 @@ int srv_offline_main(int argc, char **argv) {
     int rc = SRV_OFFLINE_USAGE;
     api_variant_secret secret; /* attnd grade's, when it has one */
     memset(&secret, 0, sizeof secret);
+    srv_roster roster;
+    memset(&roster, 0, sizeof roster);
     if (a.target != NULL) { /* attnd run PATH[?QUERY] */
         const char *q = strchr(a.target, '?');
         size_t len = q != NULL ? (size_t)(q - a.target) : strlen(a.target);
@@ -618,6 +631,10 @@ int srv_offline_main(int argc, char **argv) {
         fprintf(stderr, "%s: --secret-file: %s\n", a.who, err);
         goto done;
     }
+    if (a.roster != NULL && srv_roster_read(a.roster, &roster, err, sizeof err)) {
+        fprintf(stderr, "%s: --roster: %s\n", a.who, err);
+        goto done;
+    }
     if (a.question != NULL) { /* the question folder, before stdin */
         api_limits limits;
         limits_of(&a, &limits);
@@ -627,10 +644,11 @@ int srv_offline_main(int argc, char **argv) {
             goto done;
     }
     rc = answer(&a, path, query, a.question != NULL ? &settings : NULL,
-                has_secret ? &secret : NULL);
+                has_secret ? &secret : NULL, a.roster ? &roster.api : NULL);
     srv_offline_body_release(&settings);
 done:
     srv_variant_secret_free(&secret);
+    srv_roster_free(&roster);
     free(path);
     free(query);
     return rc;

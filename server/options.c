@@ -146,6 +146,11 @@ static const opt_spec specs[] = {
      FIELD_SIZE(variant_secret_file),
      "the course secret each student's variant is drawn from, at least 16 "
      "bytes (else ATTND_VARIANT_SECRET; default: none, no variants)"},
+    {"roster", "ATTND_ROSTER", OPT_TEXT, offsetof(srv_options, roster), 0,
+     FIELD_SIZE(roster),
+     "the class's roster (id, or id,group, per line): a variant is graded "
+     "only for a student on it, and answers are checked against every "
+     "student's variant (default: none)"},
     {"metrics-public", "ATTND_METRICS_PUBLIC", OPT_BOOL,
      offsetof(srv_options, metrics_public), 0, 1,
      "serve /metrics without a token when --auth-token-file is set"},

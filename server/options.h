@@ -58,6 +58,7 @@ typedef struct {
     int metrics_public;         /* 1: /metrics needs no token */
     char grading_token_file[4096]; /* graders' tokens: variants */
     char variant_secret_file[4096]; /* the course secret of variants */
+    char roster[4096];              /* the class's roster of variants */
     char tls_cert[4096];        /* PEM certificate chain */
     char tls_key[4096];         /* PEM private key */
 } srv_options;

@@ -2,24 +2,32 @@
  * batch_copies.c — the copy check of a batch of variants
  * (batch_internal.h, copies.h, docs/variants.md "The copy report"): each
  * variant's grade leaves a sample of its fields as it is graded, and once
- * the whole body is graded the samples are checked against one another.
- * What is found is the instructor's alone: the lines' last line
+ * the whole body is graded the samples are checked against one another,
+ * and, when the class has a roster (api_request.roster), against the
+ * reference of every student on it whom the batch does not hold, drawn
+ * and computed then (only when some answer is a suspect). What is found
+ * is the instructor's alone: the lines' last line
  *
- *   {"copies": {"variants": 1000, "checked": 131, "found": 130,
- *     "matches": [{"id": "s0007", "matches": {"student": "s0123",
- *       "id": "s0123", "of": "reference", "max_abs_diff": 2.3e-07,
- *       "entries": 512}}, ...]}}
+ *   {"copies": {"variants": 1000, "references": 1000, "checked": 131,
+ *     "found": 130, "matches": [{"id": "s0007", "matches": {"student":
+ *     "s0123", "id": "s0123", "of": "reference", "max_abs_diff": 2.3e-07,
+ *     "entries": 512}}, ...]}}
  *
  * and, in an LMS document, a note on the copy's grade (the Gradescope
  * test only instructors see, PrairieLearn's instructor_notes), never a
  * student's text.
  */
+#include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "batch_internal.h"
 #include "copies.h"
+#include "fastpath.h"
+#include "fields.h"
+#include "grade_entries.h"
+#include "variant.h"
 
 /* What a kept variant holds of memory, for the ledger. */
 static uint64_t held_by(const api_grade_sample *s) {
@@ -27,7 +35,45 @@ static uint64_t held_by(const api_grade_sample *s) {
            s->n_fields * sizeof *s->fields + strlen(s->variant) + 64;
 }
 
-int api_batch_keep_variant(batch *b, api_grade *grade, size_t doc) {
+static char *text_dup(const json_t *v, const char *dflt) {
+    char buf[32];
+    if (json_is_integer(v)) {
+        snprintf(buf, sizeof buf, "%lld", (long long)json_integer_value(v));
+        return strdup(buf);
+    }
+    return strdup(json_is_string(v) ? json_string_value(v) : dflt);
+}
+
+/* The index in b->problems of the submission's problem, added when new;
+ * SIZE_MAX when there is no room (or memory) for one more. */
+static size_t problem_of(batch *b, const json_t *submission,
+                         const api_grade *grade, const api_grade_sample *s) {
+    const json_t *problem = json_object_get(submission, "problem");
+    const json_t *version = api_field_value(submission, "version");
+    const api_route *route = api_route_find(grade->endpoint);
+    char *p = text_dup(problem, ""), *v = text_dup(version, "1");
+    size_t at = SIZE_MAX;
+    for (size_t i = 0; p && v && i < b->n_problems && at == SIZE_MAX; i++) {
+        const struct batch_problem *q = &b->problems[i];
+        if (q->route == route && !strcmp(q->problem, p) &&
+            !strcmp(q->version, v) && q->raw_len == b->raw_len &&
+            !memcmp(q->raw, b->raw, b->raw_len))
+            at = i;
+    }
+    if (at == SIZE_MAX && p && v && route && b->raw_len > 0 &&
+        b->n_problems < BATCH_PROBLEMS_MAX) {
+        at = b->n_problems++;
+        b->problems[at] = (struct batch_problem){b->raw, b->raw_len, p, v,
+                                                 route, s};
+        return at;
+    }
+    free(p);
+    free(v);
+    return at;
+}
+
+int api_batch_keep_variant(batch *b, api_grade *grade, size_t doc,
+                           const json_t *submission) {
     api_call *call = b->call;
     if (b->n_variants == b->cap_variants) {
         size_t cap = b->cap_variants ? 2 * b->cap_variants : 64;
@@ -49,6 +95,7 @@ int api_batch_keep_variant(batch *b, api_grade *grade, size_t doc) {
     v->sample = grade->sample;
     v->suspect = !grade->pass && !grade->misconception;
     v->doc = doc;
+    v->problem = problem_of(b, submission, grade, grade->sample);
     if (doc == SIZE_MAX)
         grade->sample = NULL; /* the line is written: the sample is ours */
     api_buf_append(&v->id_json, grade->id_json.data, grade->id_json.len);
@@ -56,36 +103,182 @@ int api_batch_keep_variant(batch *b, api_grade *grade, size_t doc) {
     return 0;
 }
 
+static void free_sample(api_grade_sample *s) {
+    api_grade grade = {.sample = s}; /* api_grade_free frees a sample */
+    api_grade_free(&grade);
+}
+
 void api_batch_free_variants(batch *b) {
     for (size_t i = 0; i < b->n_variants; i++) {
         struct batch_variant *v = &b->variants[i];
-        if (v->doc == SIZE_MAX && v->sample) {
-            api_grade grade = {.sample = v->sample}; /* frees the sample */
-            api_grade_free(&grade);
-        }
+        if (v->doc == SIZE_MAX && v->sample)
+            free_sample(v->sample);
         api_buf_free(&v->id_json);
         api_buf_free(&v->id_text);
     }
     free(b->variants);
     b->variants = NULL;
     b->n_variants = b->cap_variants = 0;
+    for (size_t i = 0; i < b->n_problems; i++) {
+        free(b->problems[i].problem);
+        free(b->problems[i].version);
+    }
+    b->n_problems = 0;
 }
+
+/* ------------------------------------------ the roster's references */
+
+/* The sample of the reference of vname's variant of problem q, in the
+ * layout of q's first sample (expected values only; got NaN), or NULL
+ * when it cannot be had (the batch's limits, memory: *stop set). */
+static api_grade_sample *roster_reference(batch *b,
+                                          const struct batch_problem *q,
+                                          const char *vname, int *stop) {
+    api_call *call = b->call;
+    const api_variant_secret *secret = call->req->variant_secret;
+    api_fastpath fp = {0}, vdoc;
+    json_error_t error;
+    json_t *template = api_fastpath_load(
+        &fp, api_route_fast_fields(q->route), q->raw, q->raw_len,
+        JSON_DECODE_ANY | JSON_ALLOW_NUL | JSON_REJECT_DUPLICATES, NULL,
+        &error);
+    api_problem p = {0};
+    unsigned char key[API_VARIANT_KEY_BYTES];
+    api_variant_id id = {vname, q->problem, q->version};
+    json_t *request = NULL;
+    double *numbers = NULL;
+    api_result result;
+    memset(&result, 0, sizeof result);
+    api_fastpath_begin(&vdoc, &fp);
+    api_grade_sample *s = NULL;
+    int computed = template && secret &&
+                   !api_variant_key(secret->bytes, secret->len, &id, key, &p) &&
+                   !api_variant_request(template, key, &vdoc, &request,
+                                        &numbers, &p) &&
+                   !api_batch_compute(b, q->route, request, &vdoc, &result);
+    memset(key, 0, sizeof key);
+    const api_grade_sample *layout = q->layout;
+    if (computed && (s = calloc(1, sizeof *s)) &&
+        (s->fields = calloc(layout->n_fields, sizeof *s->fields)) &&
+        (s->variant = strdup(vname))) {
+        for (size_t f = 0; f < layout->n_fields; f++) {
+            const api_grade_sample_field *lf = &layout->fields[f];
+            api_grade_sample_field *sf = &s->fields[s->n_fields];
+            const api_result_item *it =
+                api_result_find(&result, lf->name, strlen(lf->name));
+            size_t count = 1;
+            for (size_t d = 0; it && d < it->rank; d++)
+                count *= it->shape[d];
+            if (!it || it->kind != API_ITEM_TENSOR || count != lf->count ||
+                !(sf->name = strdup(lf->name)))
+                continue;
+            s->n_fields++;
+            sf->compare = lf->compare;
+            sf->count = lf->count;
+            sf->taken = lf->taken;
+            int precision = api_result_item_precision(&result, it);
+            for (size_t k = 0; k < sf->taken; k++) {
+                sf->expected[k] = api_grade_as_answered(
+                    it->data[api_grade_sample_index(k, sf->count)], precision);
+                sf->got[k] = NAN;
+            }
+        }
+    } else if (computed) { /* out of memory */
+        if (s)
+            free_sample(s);
+        s = NULL;
+    }
+    *stop = !computed && b->stopped != GOING;
+    api_result_free(&result);
+    json_decref(request);
+    api_fastpath_release(&vdoc);
+    free(numbers);
+    json_decref(template);
+    api_fastpath_release(&fp);
+    return s;
+}
+
+static int by_string(const void *a, const void *b) {
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* The copy check's entries: the batch's variants, then the reference of
+ * every variant on the roster that the batch does not hold, of each
+ * problem some suspect answers. Returns the count (*entries malloc'd;
+ * entries past b->n_variants own their samples), or SIZE_MAX when memory
+ * runs out. *incomplete set when the batch's limits stopped the roster's
+ * references short. */
+static size_t gather(batch *b, api_copy_entry **entries, int *incomplete) {
+    const api_roster *roster = b->call->req->roster;
+    size_t cap = b->n_variants + (roster ? roster->n : 0);
+    api_copy_entry *e = calloc(cap ? cap : 1, sizeof *e);
+    if (!e)
+        return SIZE_MAX;
+    size_t n = 0;
+    for (size_t i = 0; i < b->n_variants; i++)
+        e[n++] = (api_copy_entry){b->variants[i].sample,
+                                  b->variants[i].suspect,
+                                  b->variants[i].problem};
+    for (size_t q = 0; roster && q < b->n_problems && !*incomplete; q++) {
+        int suspects = 0;
+        for (size_t i = 0; i < b->n_variants; i++)
+            suspects |= b->variants[i].suspect && b->variants[i].problem == q;
+        if (!suspects)
+            continue;
+        /* the variants held: the batch's, then each one drawn */
+        const char **held = malloc(cap * sizeof *held);
+        if (!held)
+            break;
+        size_t n_held = 0;
+        for (size_t i = 0; i < b->n_variants; i++)
+            if (b->variants[i].problem == q)
+                held[n_held++] = b->variants[i].sample->variant;
+        qsort(held, n_held, sizeof *held, by_string);
+        size_t sorted = n_held;
+        for (size_t r = 0; r < roster->n && !*incomplete; r++) {
+            const char *vname =
+                roster->groups[r] ? roster->groups[r] : roster->ids[r];
+            int seen = bsearch(&vname, held, sorted, sizeof *held,
+                               by_string) != NULL;
+            for (size_t k = sorted; k < n_held && !seen; k++)
+                seen = !strcmp(held[k], vname);
+            if (seen)
+                continue;
+            int stop = 0;
+            api_grade_sample *s =
+                roster_reference(b, &b->problems[q], vname, &stop);
+            *incomplete |= stop;
+            if (!s)
+                continue;
+            e[n++] = (api_copy_entry){s, 0, q};
+            held[n_held++] = s->variant;
+        }
+        free(held);
+    }
+    *entries = e;
+    return n;
+}
+
+/* ------------------------------------------------------ the report */
 
 static const char *text_of(const api_buf *b) {
     return b->data ? b->data : "";
 }
 
 /* One match of the summary line. */
-static void put_match(api_buf *out, const batch *b, const api_copy_match *m) {
+static void put_match(api_buf *out, const batch *b, const api_copy_entry *e,
+                      const api_copy_match *m) {
     const struct batch_variant *who = &b->variants[m->who];
-    const struct batch_variant *src = &b->variants[m->source];
     api_buf_puts(out, "{\"id\":");
     api_buf_append(out, text_of(&who->id_json), who->id_json.len);
     api_buf_puts(out, ",\"matches\":{\"student\":");
-    api_buf_json_string(out, src->sample->variant,
-                        strlen(src->sample->variant));
-    api_buf_puts(out, ",\"id\":");
-    api_buf_append(out, text_of(&src->id_json), src->id_json.len);
+    const char *source = e[m->source].sample->variant;
+    api_buf_json_string(out, source, strlen(source));
+    if (m->source < b->n_variants) { /* a submission of the batch */
+        const struct batch_variant *src = &b->variants[m->source];
+        api_buf_puts(out, ",\"id\":");
+        api_buf_append(out, text_of(&src->id_json), src->id_json.len);
+    }
     api_buf_puts(out, ",\"of\":");
     api_buf_puts(out, m->of_reference ? "\"reference\"" : "\"answer\"");
     api_buf_puts(out, ",\"max_abs_diff\":");
@@ -100,33 +293,38 @@ int api_batch_check_copies(batch *b, batch_doc_entry *doc, int array_form,
     if (b->n_variants == 0)
         return 0;
     api_call *call = b->call;
-    api_copy_entry *entries = calloc(b->n_variants, sizeof *entries);
-    if (!entries)
-        return api_fail(&call->problem, API_E_INTERNAL, NULL,
-                        "out of memory");
-    for (size_t i = 0; i < b->n_variants; i++) {
-        entries[i].sample = b->variants[i].sample;
-        entries[i].suspect = b->variants[i].suspect;
-    }
+    api_copy_entry *entries = NULL;
+    int incomplete = 0;
+    size_t n = gather(b, &entries, &incomplete);
     api_copy_match *found = NULL;
     size_t n_found = 0, checked = 0;
-    int rc = api_copies_find(entries, b->n_variants, &found, &n_found,
-                             &checked);
-    free(entries);
-    if (rc)
+    int rc = n == SIZE_MAX ? -1
+                           : api_copies_find(entries, n, &found, &n_found,
+                                             &checked);
+    if (rc) {
+        free(entries);
         return api_fail(&call->problem, API_E_INTERNAL, NULL,
                         "out of memory");
+    }
     for (size_t k = 0; doc && k < n_found; k++) {
         const struct batch_variant *who = &b->variants[found[k].who];
-        const struct batch_variant *src = &b->variants[found[k].source];
+        const char *source_id = found[k].source < b->n_variants
+                                    ? text_of(&b->variants[found[k].source].id_text)
+                                    : NULL;
         api_copy_note(&doc[who->doc].grade.copy_note, &found[k],
-                      src->sample->variant, text_of(&src->id_text));
+                      entries[found[k].source].sample->variant, source_id);
     }
     if (!doc) {
         api_buf *out = &call->out;
         api_buf_puts(out, array_form ? ",\n" : "");
         api_buf_puts(out, "{\"copies\":{\"variants\":");
         api_buf_int(out, (long long)b->n_variants);
+        api_buf_puts(out, ",\"references\":");
+        api_buf_int(out, (long long)n);
+        if (incomplete)
+            api_buf_puts(out, ",\"incomplete\":\"the batch's limits (--max-work, "
+                              "--compute-timeout) stopped the roster's "
+                              "references short\"");
         api_buf_puts(out, ",\"checked\":");
         api_buf_int(out, (long long)checked);
         api_buf_puts(out, ",\"found\":");
@@ -135,13 +333,16 @@ int api_batch_check_copies(batch *b, batch_doc_entry *doc, int array_form,
         for (size_t k = 0; k < n_found; k++) {
             if (k)
                 api_buf_putc(out, ',');
-            put_match(out, b, &found[k]);
+            put_match(out, b, entries, &found[k]);
         }
         api_buf_puts(out, "]}}");
         if (!array_form)
             api_buf_putc(out, '\n');
         rc = api_batch_reserve_answer(call, charged, out->cap);
     }
+    for (size_t i = b->n_variants; i < n; i++)
+        free_sample((api_grade_sample *)entries[i].sample);
+    free(entries);
     free(found);
     return rc;
 }

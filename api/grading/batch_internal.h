@@ -25,6 +25,11 @@
 /* Why the batch stopped grading. */
 enum { GOING = 0, OUT_OF_WORK, OUT_OF_TIME };
 
+/* The problems one batch draws variants of that the copy check adds the
+ * roster's references for (more are graded, and checked among the
+ * batch's own). */
+#define BATCH_PROBLEMS_MAX 16
+
 /* Results lent to api_grade_body at once: the reference and one
  * mistake's answer (grade.h releases each before asking the next). */
 #define LENT_MAX 8
@@ -64,11 +69,23 @@ typedef struct {
      * the copy check once all are graded (copies.h) */
     struct batch_variant {
         api_grade_sample *sample; /* owned (lines), or the document's */
-        int suspect; /* failed, and no named mistake explains it */
-        size_t doc;  /* its entry of the LMS document, or SIZE_MAX */
+        int suspect;    /* failed, and no named mistake explains it */
+        size_t doc;     /* its entry of the LMS document, or SIZE_MAX */
+        size_t problem; /* its problem in problems[], or SIZE_MAX */
         api_buf id_json, id_text;
     } *variants;
     size_t n_variants, cap_variants;
+    /* the problems the variants answer, for the roster's references
+     * (batch_copies.c): the request's bytes in the body, the problem,
+     * version and route, and the fields a grade of it samples */
+    struct batch_problem {
+        const char *raw;
+        size_t raw_len;
+        char *problem, *version;
+        const api_route *route;
+        const api_grade_sample *layout; /* the first variant's sample */
+    } problems[BATCH_PROBLEMS_MAX];
+    size_t n_problems;
     size_t doc_at; /* the LMS document's entry being graded */
     uint64_t variants_charged; /* of the ledger, for what they hold */
     /* what api_batch_last_stats (batch.h) reports of the batch's sharing */
@@ -107,6 +124,13 @@ void api_batch_stopped_problem(const batch *b, api_problem *p);
  * computation held to what is left of the batch's limits. */
 api_grade_references api_batch_references(batch *b);
 
+/* route's answer to request (its tensors resolved through doc) into
+ * *out, as a computation of the batch: held to what is left of its
+ * limits and counted in its work. Returns 0, or -1 (b->stopped set when
+ * the batch's limits were passed). */
+int api_batch_compute(batch *b, const api_route *route, const json_t *request,
+                      const api_fastpath *doc, api_result *out);
+
 /* ------------------------------------------------- batch_submission.c */
 
 /* Grade the submission it: into line (no newline), or, for a document of
@@ -120,9 +144,12 @@ int api_batch_grade_one(batch *b, const api_batch_item *it, api_buf *line,
 
 /* Keep what the copy check needs of grade, the submission's (doc: its
  * entry of the LMS document, or SIZE_MAX): its sample, taken from it
- * when doc is SIZE_MAX, and its id; reserved first from the ledger.
+ * when doc is SIZE_MAX, its id, and its problem (the submission's
+ * problem, version, endpoint and request, b->raw); reserved first from
+ * the ledger.
  * Returns 0, or -1 with b->call->problem set. */
-int api_batch_keep_variant(batch *b, api_grade *grade, size_t doc);
+int api_batch_keep_variant(batch *b, api_grade *grade, size_t doc,
+                           const json_t *submission);
 
 /* The copy check of the variants kept: for the lines, the summary line
  * {"copies": {...}} appended to the answer (form: the body's); for an

@@ -85,6 +85,29 @@ void api_batch_stopped_problem(const batch *b, api_problem *p) {
                  all->compute_timeout_s);
 }
 
+int api_batch_compute(batch *b, const api_route *route, const json_t *request,
+                      const api_fastpath *doc, api_result *out) {
+    api_call *call = b->call;
+    api_call sub;
+    memset(&sub, 0, sizeof sub);
+    api_ledger ledger = {0, call->ledger->may_wait, 0};
+    sub.req = &b->sub_req;
+    sub.route = call->route;
+    sub.limits = &b->left;
+    sub.ledger = &ledger;
+    sub.outer = call;
+    sub.status = 200;
+    sub.compute_ms = -1;
+    sub.doc = doc;
+    limit_to_what_is_left(b);
+    int rc = api_invoke_result(&sub, route, request, doc, NULL, out);
+    count_work(b, sub.cost.ops, rc != 0);
+    b->counted.references_computed += rc == 0;
+    api_ledger_settle(&ledger, 0);
+    b->deferred |= ledger.deferred;
+    return rc;
+}
+
 /* ------------------------------------------------- shared references */
 
 /* Lend e's result r to api_grade_body as *dst (a shallow copy: its arena

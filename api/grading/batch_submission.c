@@ -299,7 +299,7 @@ static int grade_parsed(batch *b, const json_t *root, const api_fastpath *fast,
         problem = 0;
     }
     if (problem == 0 && grade->sample &&
-        api_batch_keep_variant(b, grade, doc ? b->doc_at : SIZE_MAX)) {
+        api_batch_keep_variant(b, grade, doc ? b->doc_at : SIZE_MAX, root)) {
         *p = call->problem; /* the ledger's refusal is this submission's */
         memset(&call->problem, 0, sizeof call->problem);
         line->len = 0;

@@ -195,7 +195,8 @@ static int best_match(const api_copy_entry *e, size_t i, const indexed *ix,
          at < m && !strcmp(ix[at].name, key->name) && ix[at].sum <= sum + window;
          at++) {
         size_t j = ix[at].at;
-        if (j == i || !strcmp(e[j].sample->variant, s->variant))
+        if (j == i || e[j].problem != e[i].problem ||
+            !strcmp(e[j].sample->variant, s->variant))
             continue;
         double max_abs;
         size_t entries;

@@ -34,6 +34,7 @@
 typedef struct {
     const api_grade_sample *sample; /* its sample (NULL: not a variant) */
     int suspect; /* 1: failed, and no mistake of the catalogue explains it */
+    size_t problem; /* entries of one problem only are compared */
 } api_copy_entry;
 
 /* A copy found: entries[who]'s answer matches entries[source]'s

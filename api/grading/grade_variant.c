@@ -42,6 +42,36 @@ static int text_of(const json_t *body, const char *name, int integers,
                     api_json_kind(v));
 }
 
+static int by_id(const void *key, const void *entry) {
+    return strcmp(key, *(const char *const *)entry);
+}
+
+/* With the class's roster: id must be on it, and its group is the
+ * roster's (a "group" given must be that one). Returns 0 with *group
+ * set, or -1 with p set. */
+static int on_roster(const api_roster *roster, const char *id,
+                     const char **group, api_problem *p) {
+    if (!id)
+        return api_fail(p, API_E_MISSING_FIELD, "/id",
+                        "a variant is a student's: \"id\" names the student "
+                        "on the class's roster");
+    const char *const *at =
+        bsearch(id, roster->ids, roster->n, sizeof *roster->ids, by_id);
+    if (!at)
+        return api_fail(p, API_E_INVALID_VALUE, "/id",
+                        "%.256s is not on the class's roster (--roster): its "
+                        "variant is no student's",
+                        id);
+    const char *theirs = roster->groups[at - roster->ids];
+    if (*group && (!theirs || strcmp(*group, theirs)))
+        return api_fail(p, API_E_INVALID_VALUE, "/group",
+                        "the roster puts %.256s in %s%.256s%s, not in %.256s",
+                        id, theirs ? "the group " : "no group",
+                        theirs ? theirs : "", theirs ? "" : "", *group);
+    *group = theirs;
+    return 0;
+}
+
 /* The problem of a variant member given with a request that marks
  * nothing, or 0. */
 static int no_marks(const json_t *body, api_problem *p) {
@@ -89,6 +119,8 @@ int api_grade_variant_draw(api_call *call, const json_t *body,
         return api_fail(p, API_E_MISSING_FIELD, "/id",
                         "a variant is a student's: \"id\" names the student "
                         "(or \"group\" the group) whose variant is graded");
+    if (call->req->roster && on_roster(call->req->roster, id, &group, p))
+        return -1;
     const api_variant_secret *secret = call->req->variant_secret;
     if (!secret)
         return api_fail(p, API_E_INVALID_VALUE, "/request",

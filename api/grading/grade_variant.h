@@ -10,7 +10,9 @@
  * The variant is the student's: drawn from the server's secret and the
  * submission's "id" (or "group", which stands for it), "problem" and
  * "version" (default "1"), so a submission cannot be graded against
- * another student's numbers. Only a grader may ask (api_request.grader).
+ * another student's numbers. With the class's roster (api_request.roster)
+ * the id must be on it, and the roster says the student's group. Only a
+ * grader may ask (api_request.grader).
  */
 #ifndef API_GRADE_VARIANT_H
 #define API_GRADE_VARIANT_H
@@ -39,8 +41,9 @@ typedef struct {
  *                   integer)
  *   missing_field   /problem, /id (a variant is a student's)
  *   invalid_value   a member given without a marked request; an id that
- *                   is not printable text; the server draws no variants
- *                   (no --variant-secret-file)
+ *                   is not printable text; an id not on the roster, or a
+ *                   group that is not the roster's; the server draws no
+ *                   variants (no --variant-secret-file)
  *   unauthorized    the request is not a grader's (a grading token)
  *   the errors of api_variant_check at /request/<member>/draw/...
  * The caller frees v with api_grade_variant_free. */

@@ -130,7 +130,53 @@ case $out in
 *) not_ok "copies caught, each with its source" "$out" ;;
 esac
 
-# 3. the copy report is the instructor's alone in Gradescope's document
+# 3. with the class's roster: every student's variant is compared, ids
+# off the roster and groups not the roster's are refused
+/usr/bin/python3 - "$TMP/subs.ndjson" "$TMP/truth.json" >"$TMP/subs_roster.ndjson" <<'EOF_PY'
+import json, sys
+subs = [json.loads(l) for l in open(sys.argv[1])]
+truth = json.load(open(sys.argv[2]))
+# the source of the first plain copy hands in nothing: only the roster
+# knows its variant
+gone = next(s for w, (k, s) in truth.items() if k == 'copy')
+for s in subs:
+    if s['id'] == gone:
+        continue
+    if s['id'] == 't01':
+        s = dict(s, group='study2')
+    print(json.dumps(s))
+print(json.dumps({'id': 'zz99', 'answer': subs[0]['answer']}))
+EOF_PY
+"$ATTND" grade --question "$TMP/q/dot" --secret-file "$V/secret" \
+    --roster "$V/class-roster.csv" <"$TMP/subs_roster.ndjson" >"$TMP/roster_out" 2>/dev/null
+out=$(/usr/bin/python3 - "$TMP/roster_out" "$TMP/truth.json" <<'EOF_PY'
+import json, sys
+lines = [json.loads(l) for l in open(sys.argv[1])]
+truth = json.load(open(sys.argv[2]))
+gone = next(s for w, (k, s) in truth.items() if k == 'copy')
+copier = next(w for w, (k, s) in truth.items() if k == 'copy' and s == gone)
+by_id = {l.get('id'): l for l in lines[:-1]}
+report = lines[-1]['copies']
+flagged = {m['id']: m['matches'] for m in report['matches']}
+bad = []
+if flagged.get(copier, {}).get('student') != gone or 'id' in flagged.get(copier, {}):
+    bad.append(f'{copier} not traced to {gone} (on the roster only): {flagged.get(copier)}')
+if (by_id['zz99'].get('problem') or {}).get('pointer') != '/id':
+    bad.append('zz99 (off the roster) not refused at /id')
+if (by_id['t01'].get('problem') or {}).get('pointer') != '/group':
+    bad.append('t01 with a group not the roster\'s not refused at /group')
+if report['references'] != 23:  # 24 students, a group of two
+    bad.append(f"references {report['references']}, not the roster's 23 variants")
+print('; '.join(bad) or 'ok')
+EOF_PY
+)
+if [ "$out" = ok ]; then
+    ok "with --roster: a copy of a student who handed nothing in is traced; off-roster ids and wrong groups are refused"
+else
+    not_ok "with --roster: a copy of a student who handed nothing in is traced; off-roster ids and wrong groups are refused" "$out"
+fi
+
+# 4. the copy report is the instructor's alone in Gradescope's document
 batch "$TMP/gs" -H "$AUTH" "$BASE/grade/batch?format=gradescope"
 out=$(/usr/bin/python3 - "$TMP/gs" <<'EOF_PY'
 import json, sys
@@ -146,7 +192,7 @@ case $out in
 *) not_ok "Gradescope: each copy in a hidden instructor test, none in what students see" "$out" ;;
 esac
 
-# 4. refusals: no grader's token; a server without a secret
+# 5. refusals: no grader's token; a server without a secret
 batch "$TMP/nogr" "$BASE/grade/batch"
 n=$(grep -c '"code":"unauthorized","pointer":"/request"' "$TMP/nogr")
 if [ "$(cat "$TMP/code")" = 200 ] && [ "$n" = 24 ] && ! grep -q '"copies"' "$TMP/nogr"; then
@@ -158,6 +204,31 @@ fi
 curl -s -H "$AUTH" "$BASE/metrics" >"$TMP/metrics"
 stop_daemon
 cat "$LOG" >"$TMP/logs"
+
+# 6. a daemon with the roster grades as attnd grade --roster does
+if start_daemon "$LOG" --port 0 --grading-token-file "$TMP/graders" \
+    --variant-secret-file "$V/secret" --roster "$V/class-roster.csv"; then
+    BASE="http://127.0.0.1:$PORT"
+    /usr/bin/python3 - "$V/dot/request.json" "$TMP/subs_roster.ndjson" >"$TMP/http_class" <<'EOF_PY'
+import json, sys
+template = json.load(open(sys.argv[1]))
+for line in open(sys.argv[2]):
+    s = json.loads(line)
+    print(json.dumps(dict({'problem': 'dot', 'endpoint': '/attention/dot',
+                           'request': template}, **s)))
+EOF_PY
+    batch "$TMP/http_roster" -H "$AUTH" "$BASE/grade/batch"
+    if cmp -s "$TMP/http_roster" "$TMP/roster_out"; then
+        ok "--roster on the daemon: the same bytes as attnd grade --roster"
+    else
+        not_ok "--roster on the daemon: the same bytes as attnd grade --roster" \
+            "$(cmp "$TMP/http_roster" "$TMP/roster_out" 2>&1)"
+    fi
+    stop_daemon
+    cat "$LOG" >>"$TMP/logs"
+else
+    not_ok "attnd starts with --roster" "$(head -c 300 "$LOG")"
+fi
 if start_daemon "$LOG" --port 0 --grading-token-file "$TMP/graders"; then
     BASE="http://127.0.0.1:$PORT"
     batch "$TMP/nosecret" -H "$AUTH" "$BASE/grade/batch"
@@ -168,11 +239,12 @@ if start_daemon "$LOG" --port 0 --grading-token-file "$TMP/graders"; then
             "$(head -c 300 "$TMP/nosecret")"
     fi
     stop_daemon
+    cat "$LOG" >>"$TMP/logs"
 else
     not_ok "attnd starts with --grading-token-file alone" "$(head -c 300 "$LOG")"
 fi
 
-# 5. the secret is nowhere
+# 7. the secret is nowhere
 if ! grep -qF -- "$SECRET" "$TMP/handouts" "$TMP/http_handouts" "$TMP/offline" \
     "$TMP/http" "$TMP/gs" "$TMP/nogr" "$TMP/nosecret" "$TMP/offline_err" \
     "$TMP/logs" "$LOG" "$TMP/metrics"; then
