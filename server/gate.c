@@ -174,8 +174,7 @@ int srv_gate_active(const srv_gate *g) {
 int srv_gate_is_grader(const srv_gate *g, const char *authorization) {
     const char *label;
     return g != NULL && g->cfg.grading != NULL && authorization != NULL &&
-           srv_auth_check(g->cfg.grading, authorization, &label) ==
-               SRV_AUTH_OK;
+           srv_auth_check(g->cfg.grading, authorization, &label) == SRV_AUTH_OK;
 }
 
 const srv_gate_config *srv_gate_config_of(const srv_gate *g) {

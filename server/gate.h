@@ -36,7 +36,7 @@ typedef struct {
     /* graders' tokens (--grading-token-file), taken over by the gate:
      * each also passes where auth asks for a token; NULL: none */
     srv_auth *grading;
-    int metrics_public;      /* 1: GET /metrics needs no token */
+    int metrics_public; /* 1: GET /metrics needs no token */
 } srv_gate_config;
 
 /* What admission decided. */

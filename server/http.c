@@ -29,10 +29,10 @@
 #include "cors.h"
 #include "framing.h"
 #include "http_internal.h"
-#include "roster.h"
-#include "variant_secret.h"
 #include "log.h"
 #include "metrics.h"
+#include "roster.h"
+#include "variant_secret.h"
 
 static double elapsed_ms(const struct timespec *since) {
     struct timespec now;

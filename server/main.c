@@ -26,8 +26,6 @@
 #include "cors.h"
 #include "csp.h"
 #include "gate.h"
-#include "roster.h"
-#include "variant_secret.h"
 #include "gzip.h"
 #include "healthcheck.h"
 #include "http.h"
@@ -38,7 +36,9 @@
 #include "options.h"
 #include "probe.h"
 #include "request_id.h"
+#include "roster.h"
 #include "tls.h"
+#include "variant_secret.h"
 
 #define HEALTHCHECK_TIMEOUT_MS 3000
 /* how long a request waits for room in the memory budget before its 503 */
@@ -268,8 +268,9 @@ static void log_safety(const srv_gate *gate, const srv_options *opts) {
                               "; bearer token required (%zu listed)",
                               srv_auth_count(cfg->auth));
     if (cfg->grading != NULL && n < sizeof line)
-        n += (size_t)snprintf(line + n, sizeof line - n,
-                              "; %zu graders' tokens", srv_auth_count(cfg->grading));
+        n +=
+            (size_t)snprintf(line + n, sizeof line - n, "; %zu graders' tokens",
+                             srv_auth_count(cfg->grading));
     if (srv_variant_secret() != NULL && n < sizeof line)
         n += (size_t)snprintf(line + n, sizeof line - n,
                               "; students' variants drawn from a secret");

@@ -50,10 +50,10 @@
 #include "api.h"
 #include "memory_budget.h"
 #include "offline_internal.h"
-#include "roster.h"
-#include "variant_secret.h"
 #include "offline_variants.h"
 #include "options.h"
+#include "roster.h"
+#include "variant_secret.h"
 
 /* the path POST /grade/batch, which attnd grade runs */
 #define GRADE_BATCH_PATH "/grade/batch"
@@ -623,15 +623,16 @@ int srv_offline_main(int argc, char **argv) {
     offline_body settings;
     memset(&settings, 0, sizeof settings);
     char err[512];
-    int has_secret = a.target == NULL ? srv_variant_secret_read(
-                                            a.secret_file, &secret, err,
-                                            sizeof err)
-                                      : 0;
+    int has_secret =
+        a.target == NULL
+            ? srv_variant_secret_read(a.secret_file, &secret, err, sizeof err)
+            : 0;
     if (has_secret < 0) {
         fprintf(stderr, "%s: --secret-file: %s\n", a.who, err);
         goto done;
     }
-    if (a.roster != NULL && srv_roster_read(a.roster, &roster, err, sizeof err)) {
+    if (a.roster != NULL &&
+        srv_roster_read(a.roster, &roster, err, sizeof err)) {
         fprintf(stderr, "%s: --roster: %s\n", a.who, err);
         goto done;
     }

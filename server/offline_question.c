@@ -279,8 +279,8 @@ static int try_question(const char *who, const char *dir,
                         const api_variant_secret *secret,
                         const offline_body *settings, int marked) {
     /* a problem's is tried on a variant of its own */
-    const char *empty =
-        marked ? ",\"id\":\"question check\",\"answer\":{}}" : ",\"answer\":{}}";
+    const char *empty = marked ? ",\"id\":\"question check\",\"answer\":{}}"
+                               : ",\"answer\":{}}";
     size_t len = 1 + settings->len + strlen(empty);
     if (reserve(who, dir, len) != 0)
         return -1;

@@ -54,13 +54,13 @@ typedef struct {
      * SRV_PER_ADDRESS_AUTO: an eighth of the connection slots */
     unsigned max_connections_per_address;
     char trusted_proxy[1024]; /* addresses/CIDRs whose X-Forwarded-For counts */
-    char auth_token_file[4096]; /* bearer tokens, one per line */
-    int metrics_public;         /* 1: /metrics needs no token */
-    char grading_token_file[4096]; /* graders' tokens: variants */
+    char auth_token_file[4096];     /* bearer tokens, one per line */
+    int metrics_public;             /* 1: /metrics needs no token */
+    char grading_token_file[4096];  /* graders' tokens: variants */
     char variant_secret_file[4096]; /* the course secret of variants */
     char roster[4096];              /* the class's roster of variants */
-    char tls_cert[4096];        /* PEM certificate chain */
-    char tls_key[4096];         /* PEM private key */
+    char tls_cert[4096];            /* PEM certificate chain */
+    char tls_key[4096];             /* PEM private key */
 } srv_options;
 
 /* The bound on the JSON tree of a body (api_limits.max_tree_bytes) for a

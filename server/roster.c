@@ -54,8 +54,8 @@ static int slurp(const char *path, char **text, char *err, size_t cap) {
     while (buf && (n = fread(buf + len, 1, size - len, f)) > 0) {
         len += n;
         if (len == size) {
-            char *more = size < ROSTER_FILE_MAX ? realloc(buf, 2 * size + 1)
-                                                : NULL;
+            char *more =
+                size < ROSTER_FILE_MAX ? realloc(buf, 2 * size + 1) : NULL;
             if (!more) {
                 snprintf(err, cap, "%s: %s", path,
                          size < ROSTER_FILE_MAX ? "out of memory"

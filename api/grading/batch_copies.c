@@ -63,8 +63,8 @@ static size_t problem_of(batch *b, const json_t *submission,
     if (at == SIZE_MAX && p && v && route && b->raw_len > 0 &&
         b->n_problems < BATCH_PROBLEMS_MAX) {
         at = b->n_problems++;
-        b->problems[at] = (struct batch_problem){b->raw, b->raw_len, p, v,
-                                                 route, s};
+        b->problems[at] =
+            (struct batch_problem){b->raw, b->raw_len, p, v, route, s};
         return at;
     }
     free(p);
@@ -86,8 +86,7 @@ int api_batch_keep_variant(batch *b, api_grade *grade, size_t doc,
     }
     uint64_t bytes = held_by(grade->sample) + grade->id_json.len * 2;
     if (api_ledger_reserve(call->ledger, bytes,
-                           "the samples of a batch's variants",
-                           &call->problem))
+                           "the samples of a batch's variants", &call->problem))
         return -1;
     b->variants_charged += bytes;
     struct batch_variant *v = &b->variants[b->n_variants++];
@@ -151,11 +150,11 @@ static api_grade_sample *roster_reference(batch *b,
     memset(&result, 0, sizeof result);
     api_fastpath_begin(&vdoc, &fp);
     api_grade_sample *s = NULL;
-    int computed = template && secret &&
-                   !api_variant_key(secret->bytes, secret->len, &id, key, &p) &&
-                   !api_variant_request(template, key, &vdoc, &request,
-                                        &numbers, &p) &&
-                   !api_batch_compute(b, q->route, request, &vdoc, &result);
+    int computed =
+        template && secret &&
+        !api_variant_key(secret->bytes, secret->len, &id, key, &p) &&
+        !api_variant_request(template, key, &vdoc, &request, &numbers, &p) &&
+        !api_batch_compute(b, q->route, request, &vdoc, &result);
     memset(key, 0, sizeof key);
     const api_grade_sample *layout = q->layout;
     if (computed && (s = calloc(1, sizeof *s)) &&
@@ -216,8 +215,7 @@ static size_t gather(batch *b, api_copy_entry **entries, int *incomplete) {
         return SIZE_MAX;
     size_t n = 0;
     for (size_t i = 0; i < b->n_variants; i++)
-        e[n++] = (api_copy_entry){b->variants[i].sample,
-                                  b->variants[i].suspect,
+        e[n++] = (api_copy_entry){b->variants[i].sample, b->variants[i].suspect,
                                   b->variants[i].problem};
     for (size_t q = 0; roster && q < b->n_problems && !*incomplete; q++) {
         int suspects = 0;
@@ -238,8 +236,8 @@ static size_t gather(batch *b, api_copy_entry **entries, int *incomplete) {
         for (size_t r = 0; r < roster->n && !*incomplete; r++) {
             const char *vname =
                 roster->groups[r] ? roster->groups[r] : roster->ids[r];
-            int seen = bsearch(&vname, held, sorted, sizeof *held,
-                               by_string) != NULL;
+            int seen =
+                bsearch(&vname, held, sorted, sizeof *held, by_string) != NULL;
             for (size_t k = sorted; k < n_held && !seen; k++)
                 seen = !strcmp(held[k], vname);
             if (seen)
@@ -298,19 +296,19 @@ int api_batch_check_copies(batch *b, batch_doc_entry *doc, int array_form,
     size_t n = gather(b, &entries, &incomplete);
     api_copy_match *found = NULL;
     size_t n_found = 0, checked = 0;
-    int rc = n == SIZE_MAX ? -1
-                           : api_copies_find(entries, n, &found, &n_found,
-                                             &checked);
+    int rc = n == SIZE_MAX
+                 ? -1
+                 : api_copies_find(entries, n, &found, &n_found, &checked);
     if (rc) {
         free(entries);
-        return api_fail(&call->problem, API_E_INTERNAL, NULL,
-                        "out of memory");
+        return api_fail(&call->problem, API_E_INTERNAL, NULL, "out of memory");
     }
     for (size_t k = 0; doc && k < n_found; k++) {
         const struct batch_variant *who = &b->variants[found[k].who];
-        const char *source_id = found[k].source < b->n_variants
-                                    ? text_of(&b->variants[found[k].source].id_text)
-                                    : NULL;
+        const char *source_id =
+            found[k].source < b->n_variants
+                ? text_of(&b->variants[found[k].source].id_text)
+                : NULL;
         api_copy_note(&doc[who->doc].grade.copy_note, &found[k],
                       entries[found[k].source].sample->variant, source_id);
     }
@@ -322,9 +320,10 @@ int api_batch_check_copies(batch *b, batch_doc_entry *doc, int array_form,
         api_buf_puts(out, ",\"references\":");
         api_buf_int(out, (long long)n);
         if (incomplete)
-            api_buf_puts(out, ",\"incomplete\":\"the batch's limits (--max-work, "
-                              "--compute-timeout) stopped the roster's "
-                              "references short\"");
+            api_buf_puts(out,
+                         ",\"incomplete\":\"the batch's limits (--max-work, "
+                         "--compute-timeout) stopped the roster's "
+                         "references short\"");
         api_buf_puts(out, ",\"checked\":");
         api_buf_int(out, (long long)checked);
         api_buf_puts(out, ",\"found\":");

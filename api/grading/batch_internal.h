@@ -69,11 +69,11 @@ typedef struct {
      * the copy check once all are graded (copies.h) */
     struct batch_variant {
         api_grade_sample *sample; /* owned (lines), or the document's */
-        int suspect;    /* failed, and no named mistake explains it */
+        int suspect;              /* failed, and no named mistake explains it */
         size_t doc;     /* its entry of the LMS document, or SIZE_MAX */
         size_t problem; /* its problem in problems[], or SIZE_MAX */
         api_buf id_json, id_text;
-    } *variants;
+    } * variants;
     size_t n_variants, cap_variants;
     /* the problems the variants answer, for the roster's references
      * (batch_copies.c): the request's bytes in the body, the problem,
@@ -86,7 +86,7 @@ typedef struct {
         const api_grade_sample *layout; /* the first variant's sample */
     } problems[BATCH_PROBLEMS_MAX];
     size_t n_problems;
-    size_t doc_at; /* the LMS document's entry being graded */
+    size_t doc_at;             /* the LMS document's entry being graded */
     uint64_t variants_charged; /* of the ledger, for what they hold */
     /* what api_batch_last_stats (batch.h) reports of the batch's sharing */
     struct {

@@ -192,7 +192,8 @@ static int best_match(const api_copy_entry *e, size_t i, const indexed *ix,
         return 0;
     int found = 0;
     for (size_t at = lower_bound(ix, m, key->name, sum - window);
-         at < m && !strcmp(ix[at].name, key->name) && ix[at].sum <= sum + window;
+         at < m && !strcmp(ix[at].name, key->name) &&
+         ix[at].sum <= sum + window;
          at++) {
         size_t j = ix[at].at;
         if (j == i || e[j].problem != e[i].problem ||
@@ -206,13 +207,13 @@ static int best_match(const api_copy_entry *e, size_t i, const indexed *ix,
          * stands by (passed, or a named mistake) before a suspect's, which
          * may be a copy of it; then the closest */
         int rank = 2 * ix[at].of_reference + !e[j].suspect;
-        int best_rank = found ? 2 * best->of_reference + !e[best->source].suspect
-                              : -1;
-        int better = rank > best_rank ||
-                     (rank == best_rank && max_abs < best->max_abs);
+        int best_rank =
+            found ? 2 * best->of_reference + !e[best->source].suspect : -1;
+        int better =
+            rank > best_rank || (rank == best_rank && max_abs < best->max_abs);
         if (better)
-            *best = (api_copy_match){i, j, ix[at].of_reference, max_abs,
-                                     entries};
+            *best =
+                (api_copy_match){i, j, ix[at].of_reference, max_abs, entries};
         found = 1;
     }
     return found;
@@ -253,9 +254,10 @@ int api_copies_find(const api_copy_entry *entries, size_t n,
 void api_copy_note(api_buf *out, const api_copy_match *m,
                    const char *source_variant, const char *source_id) {
     api_buf_puts(out, "copy: the answer matches ");
-    api_buf_puts(out, m->of_reference ? "the right answer of " : "the answer "
-                                                                 "handed in "
-                                                                 "for ");
+    api_buf_puts(out, m->of_reference ? "the right answer of "
+                                      : "the answer "
+                                        "handed in "
+                                        "for ");
     api_buf_puts(out, "the variant of ");
     api_buf_puts(out, source_variant);
     if (source_id && strcmp(source_id, source_variant)) {

@@ -33,7 +33,7 @@
 /* One graded submission of a variant, as the copy check reads it. */
 typedef struct {
     const api_grade_sample *sample; /* its sample (NULL: not a variant) */
-    int suspect; /* 1: failed, and no mistake of the catalogue explains it */
+    int suspect;    /* 1: failed, and no mistake of the catalogue explains it */
     size_t problem; /* entries of one problem only are compared */
 } api_copy_entry;
 

@@ -471,9 +471,8 @@ static int grade_run(grader *g, api_call *call, const json_t *body,
      *    or to the student's variant when the request is a problem's */
     if (api_grade_variant_draw(call, body, variant))
         return -1;
-    const json_t *request = variant->request
-                                ? variant->request
-                                : json_object_get(body, "request");
+    const json_t *request =
+        variant->request ? variant->request : json_object_get(body, "request");
     if (variant->request) {
         call->doc = g->doc = &variant->doc;
         if (references && references->sample &&

@@ -15,9 +15,13 @@
 #include "suggest.h"
 
 static const char *const members[] = {
-    "endpoint", "request",    "answer",        "rtol",   "atol",
-    "id",       "points",     "credit",        "format", "compare",
-    "fields",   "visibility", "show_expected", API_GRADE_VARIANT_MEMBERS};
+    "endpoint",      "request",
+    "answer",        "rtol",
+    "atol",          "id",
+    "points",        "credit",
+    "format",        "compare",
+    "fields",        "visibility",
+    "show_expected", API_GRADE_VARIANT_MEMBERS};
 #define N_MEMBERS (sizeof members / sizeof members[0])
 #define MEMBER_LIST                                                            \
     "endpoint, request, answer, rtol, atol, id, points, credit, format, "      \

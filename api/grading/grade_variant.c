@@ -37,8 +37,8 @@ static int text_of(const json_t *body, const char *name, int integers,
         *out = buf;
         return 0;
     }
-    return api_fail(p, API_E_WRONG_TYPE, pointer, "%s must be %s; got %s",
-                    name, integers ? "a string or an integer" : "a string",
+    return api_fail(p, API_E_WRONG_TYPE, pointer, "%s must be %s; got %s", name,
+                    integers ? "a string or an integer" : "a string",
                     api_json_kind(v));
 }
 
@@ -132,8 +132,7 @@ int api_grade_variant_draw(api_call *call, const json_t *body,
                         "a student's variant is graded only for a grader: "
                         "send a token of --grading-token-file as "
                         "Authorization: Bearer <token>");
-    api_variant_id vid = {group ? group : id, problem,
-                          version ? version : "1"};
+    api_variant_id vid = {group ? group : id, problem, version ? version : "1"};
     unsigned char key[API_VARIANT_KEY_BYTES];
     if (api_variant_key(secret->bytes, secret->len, &vid, key, p)) {
         char detail[API_DETAIL_MAX]; /* "the student id is empty", ... */

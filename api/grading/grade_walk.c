@@ -269,8 +269,8 @@ static int keep_sample(api_grade_sample *s, const char *name,
     s->n_fields++;
     f->compare = compare;
     f->count = want->count;
-    f->taken = want->count < API_GRADE_SAMPLE_MAX ? want->count
-                                                  : API_GRADE_SAMPLE_MAX;
+    f->taken =
+        want->count < API_GRADE_SAMPLE_MAX ? want->count : API_GRADE_SAMPLE_MAX;
     int precision = api_result_item_precision(want->result, want->item);
     for (size_t k = 0; k < f->taken; k++) {
         size_t i = api_grade_sample_index(k, f->count);

@@ -41,7 +41,7 @@
  * ones each submission gives (id, answer), request.json's (request) and
  * the command line's (format: --format). */
 static const char *const question_members[] = {
-    "endpoint",      "fields", "compare", "points", "credit", "visibility",
+    "endpoint",      "fields", "compare", "points",  "credit", "visibility",
     "show_expected", "rtol",   "atol",    "problem", "version"};
 #define N_QUESTION_MEMBERS                                                     \
     (sizeof question_members / sizeof question_members[0])
