@@ -239,6 +239,46 @@ check_doc "  its test says attnd could not grade it, naming question.json" "$R" 
      (.output | test("could not grade: attnd grade: zbroken/question.json: unknown member `pionts`")))'
 rm -rf "$GS/source/questions/zbroken"
 
+# 4b. a problem (docs/variants.md): run_autograder grades the student's
+# own variant, the student named by submission_metadata.json, and a copy
+# of another student's is a note in the hidden instructor test alone
+GV="$TMP/gsv"
+mkdir -p "$GV/source/questions/dotv" "$GV/submission"
+cp "$HERE/../variants/dot/request.json" "$GV/source/questions/dotv/"
+echo '{"endpoint": "/attention/dot", "fields": ["output", "weights"]}' \
+    >"$GV/source/questions/dotv/question.json"
+cp "$HERE/../variants/secret" "$GV/source/course.secret"
+printf 'ada@uni.edu\nbo@uni.edu\n' >"$GV/source/roster.csv"
+cp "$TMP/run_autograder" "$GV/run_autograder"
+chmod +x "$GV/run_autograder"
+"$ATTND" variants --question "$GV/source/questions/dotv" \
+    --roster "$GV/source/roster.csv" --secret-file "$GV/source/course.secret" \
+    >"$TMP/gv_handouts" 2>/dev/null
+for who in ada bo; do
+    jq -c "select(.student == \"$who@uni.edu\") | .request" "$TMP/gv_handouts" |
+        "$ATTND" run /attention/dot | jq -c '{output, weights}' >"$TMP/gv_$who.json"
+done
+echo '{"users": [{"email": "ada@uni.edu", "id": 1, "name": "Ada"}]}' \
+    >"$GV/submission_metadata.json"
+gsv_grade() {
+    rm -rf "$GV/results"
+    AUTOGRADER_ROOT="$GV" "$GV/run_autograder" >"$TMP/gs_out" 2>&1
+    R="$GV/results/results.json"
+    valid "Gradescope, a problem: $1" gradescope "$R"
+}
+cp "$TMP/gv_ada.json" "$GV/submission/dotv.json"
+gsv_grade "Ada's own variant"
+check_doc "  Ada's answer to her own variant: 2 of 2, no note" "$R" \
+    '.score == 2 and ([.tests[].name] == ["ada@uni.edu: output", "ada@uni.edu: weights"])'
+cp "$TMP/gv_bo.json" "$GV/submission/dotv.json"
+gsv_grade "Bo's answer handed in by Ada"
+check_doc "  Bo's answer handed in by Ada: 0 of 2, Bo named in the hidden instructor test only" "$R" \
+    '.score == 0 and
+    ([.tests[] | select(.name == "ada@uni.edu: notes for the instructor") |
+      .visibility == "hidden" and (.output | test("variant of bo@uni.edu"))] == [true]) and
+    ([.tests[] | select(.visibility != "hidden") | .output | test("bo@uni.edu")] | any | not) and
+    (.output | test("bo@uni.edu") | not)'
+
 # 5. /grade/batch reads the same folder: docs/batch.md's jq line against
 # attnd grade --question, byte for byte, lines and gradescope's document
 Q="$TMP/dot"
