@@ -9,7 +9,9 @@
 # document valid by tests/grading/schemas); `attnd grade --question` gives
 # the bytes that /grade/batch gives for docs/batch.md's submissions built
 # with jq from the same folder; question.json and request.json that are
-# not a question exit 1 naming the file; a line that gives a member the
+# not a question exit 1 naming the file; a problem's run_autograder
+# grades the student's own variant and notes a copy for the instructor
+# alone; a line that gives a member the
 # question gives too is that line's problem; the memory budget holds.
 #   usage: sh t_question.sh BASE_URL   (ATTND in the environment)
 BASE=${1:?usage: t_question.sh BASE_URL}
