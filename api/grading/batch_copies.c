@@ -44,8 +44,9 @@ static char *text_dup(const json_t *v, const char *dflt) {
     return strdup(json_is_string(v) ? json_string_value(v) : dflt);
 }
 
-/* The index in b->problems of the submission's problem, added when new;
- * SIZE_MAX when there is no room (or memory) for one more. */
+/* The index in b->problems of the submission's problem (its id, version
+ * and route; the first submission's request is the problem's), added
+ * when new; SIZE_MAX when there is no room (or memory) for one more. */
 static size_t problem_of(batch *b, const json_t *submission,
                          const api_grade *grade, const api_grade_sample *s) {
     const json_t *problem = json_object_get(submission, "problem");
@@ -56,8 +57,7 @@ static size_t problem_of(batch *b, const json_t *submission,
     for (size_t i = 0; p && v && i < b->n_problems && at == SIZE_MAX; i++) {
         const struct batch_problem *q = &b->problems[i];
         if (q->route == route && !strcmp(q->problem, p) &&
-            !strcmp(q->version, v) && q->raw_len == b->raw_len &&
-            !memcmp(q->raw, b->raw, b->raw_len))
+            !strcmp(q->version, v))
             at = i;
     }
     if (at == SIZE_MAX && p && v && route && b->raw_len > 0 &&
