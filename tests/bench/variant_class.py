@@ -21,9 +21,10 @@ The mix: 10% copies of another student's right answer (the source one of
 the "right" students), 3% copies perturbed x*(1 + u*1e-6), u in [-1, 1],
 20% mistakes of the catalogue on the student's own variant (no 1/sqrt(d):
 dot.no_scale; the mask forgotten; the keys used as values), 5% honest
-slips (one output entry + 0.1), the rest right, written full precision,
-np.round(x, 6), np.round(x, 4) or float32. Each reference is numpy's, which
-agrees with attnd to ~1e-15.
+slips (one output entry + 0.1), the rest right, written in the six
+styles of tests/grading/grading_client.py (full precision, float32,
+np.round(x, 4), np.round(x, 6), "%.6g", numpy's print). Each reference is
+numpy's, which agrees with attnd to ~1e-15.
 """
 import json
 import os
@@ -33,11 +34,14 @@ import sys
 
 import numpy as np
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                "..", "grading"))
+from grading_client import STYLES, written_as as styled  # noqa: E402
+
 N = 1000
 SECRET = "vc-bench-secret-0123456789abcdef"  # 32 characters
 SHAPE = [2, 64, 32]
 VALID_LENS = [40, 64]
-STYLES = ("full", "round6", "round4", "float32")
 MISTAKES = (("no_scale", "dot.no_scale"), ("no_mask", None),
             ("keys_as_values", None))
 
@@ -54,16 +58,6 @@ def attention(q, k, v, valid_lens, scale=True, mask=True, values=None):
     e = np.exp(scores)
     w = e / e.sum(axis=-1, keepdims=True)
     return w @ (v if values is None else values), w
-
-
-def styled(x, style):
-    if style == "round6":
-        return np.round(x, 6)
-    if style == "round4":
-        return np.round(x, 4)
-    if style == "float32":
-        return x.astype(np.float32).astype(float)
-    return x
 
 
 def main():
