@@ -63,11 +63,15 @@ static int on_roster(const api_roster *roster, const char *id,
                         "variant is no student's",
                         id);
     const char *theirs = roster->groups[at - roster->ids];
-    if (*group && (!theirs || strcmp(*group, theirs)))
+    if (*group && !theirs)
         return api_fail(p, API_E_INVALID_VALUE, "/group",
-                        "the roster puts %.256s in %s%.256s%s, not in %.256s",
-                        id, theirs ? "the group " : "no group",
-                        theirs ? theirs : "", theirs ? "" : "", *group);
+                        "the roster puts %.256s in no group, not in %.256s",
+                        id, *group);
+    if (*group && strcmp(*group, theirs))
+        return api_fail(p, API_E_INVALID_VALUE, "/group",
+                        "the roster puts %.256s in the group %.256s, not in "
+                        "%.256s",
+                        id, theirs, *group);
     *group = theirs;
     return 0;
 }
@@ -119,8 +123,6 @@ int api_grade_variant_draw(api_call *call, const json_t *body,
         return api_fail(p, API_E_MISSING_FIELD, "/id",
                         "a variant is a student's: \"id\" names the student "
                         "(or \"group\" the group) whose variant is graded");
-    if (call->req->roster && on_roster(call->req->roster, id, &group, p))
-        return -1;
     const api_variant_secret *secret = call->req->variant_secret;
     if (!secret)
         return api_fail(p, API_E_INVALID_VALUE, "/request",
@@ -132,6 +134,9 @@ int api_grade_variant_draw(api_call *call, const json_t *body,
                         "a student's variant is graded only for a grader: "
                         "send a token of --grading-token-file as "
                         "Authorization: Bearer <token>");
+    /* after the grader's token: who is on the roster is a grader's to know */
+    if (call->req->roster && on_roster(call->req->roster, id, &group, p))
+        return -1;
     api_variant_id vid = {group ? group : id, problem, version ? version : "1"};
     unsigned char key[API_VARIANT_KEY_BYTES];
     if (api_variant_key(secret->bytes, secret->len, &vid, key, p)) {
