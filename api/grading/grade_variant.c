@@ -65,8 +65,8 @@ static int on_roster(const api_roster *roster, const char *id,
     const char *theirs = roster->groups[at - roster->ids];
     if (*group && !theirs)
         return api_fail(p, API_E_INVALID_VALUE, "/group",
-                        "the roster puts %.256s in no group, not in %.256s",
-                        id, *group);
+                        "the roster puts %.256s in no group, not in %.256s", id,
+                        *group);
     if (*group && strcmp(*group, theirs))
         return api_fail(p, API_E_INVALID_VALUE, "/group",
                         "the roster puts %.256s in the group %.256s, not in "
