@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #define ROSTER_FILE_MAX ((size_t)16 << 20)
 
@@ -30,6 +31,16 @@ static int id_ok(const char *s) {
                     *s))
             return 0;
     return 1;
+}
+
+/* A first line that names a column rather than a student. */
+static int looks_like_header(const char *s) {
+    static const char *const names[] = {"id",    "student", "student_id", "sid",
+                                        "email", "login",   "name"};
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+        if (!strcasecmp(s, names[i]))
+            return 1;
+    return 0;
 }
 
 static char *trim(char *s) {
@@ -81,6 +92,10 @@ static int slurp(const char *path, char **text, char *err, size_t cap) {
     return 0;
 }
 
+static int by_name(const void *a, const void *b) {
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
 static int by_id(const void *a, const void *b) {
     return strcmp(**(char *const *const *)a, **(char *const *const *)b);
 }
@@ -114,6 +129,22 @@ int srv_roster_read(const char *path, srv_roster *r, char *err, size_t cap) {
         char *student = trim(line), *group = comma ? trim(comma + 1) : NULL;
         if (!*student && !group)
             continue;
+        if (r->n == 0 && looks_like_header(student)) {
+            snprintf(err, cap,
+                     "%s:%zu: '%.80s' looks like a header, not a student: "
+                     "start it with '#'",
+                     path, line_no, student);
+            srv_roster_free(r);
+            return -1;
+        }
+        if (group && !*group) {
+            snprintf(err, cap,
+                     "%s:%zu: nothing after the comma: give the group's id, "
+                     "or no comma",
+                     path, line_no);
+            srv_roster_free(r);
+            return -1;
+        }
         if (!id_ok(student) || (group && !id_ok(group))) {
             snprintf(err, cap,
                      "%s:%zu: '%.80s' is not an id (1 to %d of A-Z a-z 0-9 "
@@ -158,6 +189,19 @@ int srv_roster_read(const char *path, srv_roster *r, char *err, size_t cap) {
         r->sorted_groups[i] = r->groups[at];
     }
     free(order);
+    /* a group named as a student would share that student's variant */
+    for (size_t i = 0; i < r->n; i++) {
+        const char *g = r->groups[i];
+        if (g &&
+            bsearch(&g, r->sorted_ids, r->n, sizeof *r->sorted_ids, by_name)) {
+            snprintf(err, cap,
+                     "%s: the group %s of %s is also a student's id: the two "
+                     "would share one variant; name the group apart",
+                     path, g, r->ids[i]);
+            srv_roster_free(r);
+            return -1;
+        }
+    }
     r->api.n = r->n;
     r->api.ids = r->sorted_ids;
     r->api.groups = r->sorted_groups;

@@ -3,8 +3,11 @@
  * student per line, an id or "id,group"; '#' starts a comment, blank
  * lines are skipped. An id (and a group id) is 1 to SRV_ROSTER_ID_MAX of
  * A-Z a-z 0-9 . _ - @ +, not starting with '.', so that it can name a
- * handout's file; no student is listed twice. Read by attnd variants,
- * attnd grade --roster and the daemon's --roster.
+ * handout's file, and case counts (s01 and S01 are two students); no
+ * student is listed twice, no group is named as a student (the two would
+ * share a variant), and a first line that names a column (id, student,
+ * email, ...) is refused as a header that wants its '#'. Read by attnd
+ * variants, attnd grade --roster and the daemon's --roster.
  */
 #ifndef SRV_ROSTER_H
 #define SRV_ROSTER_H
@@ -26,7 +29,8 @@ typedef struct {
 
 /* Read path into *r (zeroed first). Returns 0, or -1 after writing why
  * into err (cap bytes), naming path and the line: unreadable, larger
- * than 16 MiB, an id that is not one, a student twice, no student. */
+ * than 16 MiB, a header, an empty group, an id that is not one, a
+ * student twice, a group named as a student, no student. */
 int srv_roster_read(const char *path, srv_roster *r, char *err, size_t cap);
 
 void srv_roster_free(srv_roster *r);

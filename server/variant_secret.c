@@ -53,6 +53,8 @@ int srv_variant_secret_read(const char *path, api_variant_secret *out,
     unsigned char *bytes = NULL;
     size_t len = 0;
     const char *where = path;
+    if (!path || !*path)
+        path = getenv("ATTND_VARIANT_SECRET_FILE");
     if (path && *path) {
         if (read_file(path, &bytes, &len, err, cap))
             return -1;

@@ -46,6 +46,16 @@ static int by_id(const void *key, const void *entry) {
     return strcmp(key, *(const char *const *)entry);
 }
 
+int api_roster_find(const api_roster *roster, const char *id,
+                    const char **group) {
+    const char *const *at =
+        bsearch(id, roster->ids, roster->n, sizeof *roster->ids, by_id);
+    if (!at)
+        return -1;
+    *group = roster->groups[at - roster->ids];
+    return 0;
+}
+
 /* With the class's roster: id must be on it, and its group is the
  * roster's (a "group" given must be that one). Returns 0 with *group
  * set, or -1 with p set. */
@@ -55,14 +65,12 @@ static int on_roster(const api_roster *roster, const char *id,
         return api_fail(p, API_E_MISSING_FIELD, "/id",
                         "a variant is a student's: \"id\" names the student "
                         "on the class's roster");
-    const char *const *at =
-        bsearch(id, roster->ids, roster->n, sizeof *roster->ids, by_id);
-    if (!at)
+    const char *theirs;
+    if (api_roster_find(roster, id, &theirs))
         return api_fail(p, API_E_INVALID_VALUE, "/id",
                         "%.256s is not on the class's roster (--roster): its "
                         "variant is no student's",
                         id);
-    const char *theirs = roster->groups[at - roster->ids];
     if (*group && !theirs)
         return api_fail(p, API_E_INVALID_VALUE, "/group",
                         "the roster puts %.256s in no group, not in %.256s", id,

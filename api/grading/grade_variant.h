@@ -52,4 +52,9 @@ int api_grade_variant_draw(api_call *call, const json_t *body,
 
 void api_grade_variant_free(api_grade_variant *v);
 
+/* The roster's entry for id: 0 with *group its group (NULL: none), or -1
+ * when id is not on it. */
+int api_roster_find(const api_roster *roster, const char *id,
+                    const char **group);
+
 #endif /* API_GRADE_VARIANT_H */

@@ -11,7 +11,9 @@
  *
  * Only a grader may ask (a token of --grading-token-file), and only of a
  * server started with the secret (--variant-secret-file): a student who
- * could ask would read every other student's problem. The drawn entries
+ * could ask would read every other student's problem. With the class's
+ * roster (--roster), each student must be on it, and the roster says the
+ * student's group. The drawn entries
  * of all the handouts together are held to --max-elements, and the
  * answer is reserved from the memory budget before a number is drawn.
  */
@@ -23,6 +25,7 @@
 #include "budget.h"
 #include "fields.h"
 #include "grade.h"
+#include "grade_variant.h"
 #include "invoke.h"
 #include "route.h"
 #include "variant.h"
@@ -152,9 +155,22 @@ static int handle_variants(api_call *call) {
                            "the handouts", p))
         return -1;
     for (size_t i = 0; i < n; i++) {
-        const char *id = NULL, *group = NULL;
+        const char *id = NULL, *group = NULL, *theirs = NULL;
         if (student_at(students, i, &id, &group, p))
             return -1;
+        const api_roster *roster = call->req->roster;
+        if (roster && (api_roster_find(roster, id, &theirs) ||
+                       (group && (!theirs || strcmp(group, theirs))))) {
+            char ptr[64];
+            snprintf(ptr, sizeof ptr, "/students/%zu", i);
+            return api_fail(p, API_E_INVALID_VALUE, ptr,
+                            "%.256s%s the class's roster (--roster)", id,
+                            api_roster_find(roster, id, &theirs)
+                                ? " is not on"
+                                : "'s group is not the one on");
+        }
+        if (roster)
+            group = theirs; /* the roster says who shares a variant */
         api_variant_id vid = {group ? group : id, json_string_value(problem),
                               v ? v : "1"};
         unsigned char key[API_VARIANT_KEY_BYTES];

@@ -224,6 +224,24 @@ EOF_PY
         not_ok "--roster on the daemon: the same bytes as attnd grade --roster" \
             "$(cmp "$TMP/http_roster" "$TMP/roster_out" 2>&1)"
     fi
+    # handouts by id alone: the roster says the group; off the roster, none
+    /usr/bin/python3 - "$V/dot/request.json" >"$TMP/vreq_ids" <<'EOF_PY'
+import json, sys
+print(json.dumps({'problem': 'dot', 'request': json.load(open(sys.argv[1])),
+                  'students': ['t01']}))
+EOF_PY
+    curl -s -H "$AUTH" -H 'Content-Type: application/json' \
+        --data-binary @"$TMP/vreq_ids" "$BASE/variants" >"$TMP/t01"
+    sed 's/"t01"/"zz99"/' "$TMP/vreq_ids" >"$TMP/vreq_off"
+    curl -s -H "$AUTH" -H 'Content-Type: application/json' \
+        --data-binary @"$TMP/vreq_off" "$BASE/variants" >"$TMP/zz99"
+    if [ "$(grep '"student":"t01"' "$TMP/handouts")" = "$(cat "$TMP/t01")" ] &&
+        grep -q '"pointer":"/students/0"' "$TMP/zz99"; then
+        ok "POST /variants with --roster: t01 by id alone gets its group's handout; an id off the roster is refused"
+    else
+        not_ok "POST /variants with --roster: t01 by id alone gets its group's handout; an id off the roster is refused" \
+            "$(head -c 200 "$TMP/t01")" "$(head -c 200 "$TMP/zz99")"
+    fi
     stop_daemon
     cat "$LOG" >>"$TMP/logs"
 else
