@@ -174,7 +174,7 @@ void api_grader_find_misconception(grader *g, api_call *call,
         count_tried(&s, call->cost.ops - before, rc, now);
         /* every failed field explained: a later mistake could only tie,
          * and the first of equals is the one named */
-        if (best_count == g->n_failed)
+        if (best_count == g->n_failed && !g->search_all)
             break;
     }
     call->problem = saved;

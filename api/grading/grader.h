@@ -62,6 +62,10 @@ typedef struct {
     double started_ms;      /* when the grade began (api_clock_ms) */
     api_problem *p;
     const api_fastpath *doc; /* the grading request's document (call.h) */
+    /* 1: the mistake search tries every mistake even once one explains
+     * every failed field: a batch's shared request, whose entry is then
+     * complete and spares later equal requests their parse */
+    int search_all;
     /* GRADE: the fields that failed, for the misconceptions to explain */
     struct failed_field {
         char name[FAILED_NAME_MAX];
