@@ -473,6 +473,7 @@ static int grade_run(grader *g, api_call *call, const json_t *body,
         return -1;
     const json_t *request =
         variant->request ? variant->request : json_object_get(body, "request");
+    g->search_all = references && !variant->request;
     if (variant->request) {
         call->doc = g->doc = &variant->doc;
         if (references && references->sample &&
