@@ -127,20 +127,18 @@ void api_batch_free_variants(batch *b) {
 
 /* ------------------------------------------ the roster's references */
 
-/* The sample of the reference of vname's variant of problem q, in the
- * layout of q's first sample (expected values only; got NaN), or NULL
- * when it cannot be had (the batch's limits, memory: *stop set). */
+/* The sample of the reference of vname's variant of problem q (its
+ * request, template, parsed once into fp), in the layout of q's first
+ * sample (expected values only; got NaN), or NULL when it cannot be had
+ * (*stop set when the batch's limits stopped it). */
 static api_grade_sample *roster_reference(batch *b,
                                           const struct batch_problem *q,
+                                          const json_t *template,
+                                          const api_fastpath *fp,
                                           const char *vname, int *stop) {
     api_call *call = b->call;
     const api_variant_secret *secret = call->req->variant_secret;
-    api_fastpath fp = {0}, vdoc;
-    json_error_t error;
-    json_t *template = api_fastpath_load(
-        &fp, api_route_fast_fields(q->route), q->raw, q->raw_len,
-        JSON_DECODE_ANY | JSON_ALLOW_NUL | JSON_REJECT_DUPLICATES, NULL,
-        &error);
+    api_fastpath vdoc;
     api_problem p = {0};
     unsigned char key[API_VARIANT_KEY_BYTES];
     api_variant_id id = {vname, q->problem, q->version};
@@ -148,7 +146,7 @@ static api_grade_sample *roster_reference(batch *b,
     double *numbers = NULL;
     api_result result;
     memset(&result, 0, sizeof result);
-    api_fastpath_begin(&vdoc, &fp);
+    api_fastpath_begin(&vdoc, fp);
     api_grade_sample *s = NULL;
     int computed =
         template && secret &&
@@ -192,8 +190,6 @@ static api_grade_sample *roster_reference(batch *b,
     json_decref(request);
     api_fastpath_release(&vdoc);
     free(numbers);
-    json_decref(template);
-    api_fastpath_release(&fp);
     return s;
 }
 
@@ -225,8 +221,21 @@ static size_t gather(batch *b, api_copy_entry **entries, int *incomplete) {
             continue;
         /* the variants held: the batch's, then each one drawn */
         const char **held = malloc(cap * sizeof *held);
-        if (!held)
+        const struct batch_problem *problem = &b->problems[q];
+        api_fastpath fp = {0};
+        json_error_t error;
+        json_t *template =
+            held ? api_fastpath_load(&fp, api_route_fast_fields(problem->route),
+                                     problem->raw, problem->raw_len,
+                                     JSON_DECODE_ANY | JSON_ALLOW_NUL |
+                                         JSON_REJECT_DUPLICATES,
+                                     NULL, &error)
+                 : NULL;
+        if (!template) {
+            free(held);
+            api_fastpath_release(&fp);
             break;
+        }
         size_t n_held = 0;
         for (size_t i = 0; i < b->n_variants; i++)
             if (b->variants[i].problem == q)
@@ -244,13 +253,15 @@ static size_t gather(batch *b, api_copy_entry **entries, int *incomplete) {
                 continue;
             int stop = 0;
             api_grade_sample *s =
-                roster_reference(b, &b->problems[q], vname, &stop);
+                roster_reference(b, problem, template, &fp, vname, &stop);
             *incomplete |= stop;
             if (!s)
                 continue;
             e[n++] = (api_copy_entry){s, 0, q};
             held[n_held++] = s->variant;
         }
+        json_decref(template);
+        api_fastpath_release(&fp);
         free(held);
     }
     *entries = e;

@@ -150,9 +150,12 @@ static int handle_variants(api_call *call) {
                  (long long)json_integer_value(version));
         v = version_text;
     }
-    if (api_ledger_reserve(call->ledger,
-                           (uint64_t)n * (entries * NUMBER_BYTES + 1024),
-                           "the handouts", p))
+    /* each handout: its drawn numbers, and the members copied as they
+     * are, which the body's length bounds */
+    if (api_ledger_reserve(
+            call->ledger,
+            (uint64_t)n * (entries * NUMBER_BYTES + call->req->body_len + 1024),
+            "the handouts", p))
         return -1;
     for (size_t i = 0; i < n; i++) {
         const char *id = NULL, *group = NULL, *theirs = NULL;
@@ -178,13 +181,15 @@ static int handle_variants(api_call *call) {
         int rc = api_variant_key(secret->bytes, secret->len, &vid, key, p) ||
                  api_variant_write(request, key, &text, p);
         memset(key, 0, sizeof key);
-        if (rc) {
-            char ptr[64];
+        if (rc && p->code == API_E_INVALID_VALUE) { /* an id's fault */
+            char ptr[64], detail[API_DETAIL_MAX];
             snprintf(ptr, sizeof ptr, "/students/%zu", i);
-            if (p->code == API_E_INVALID_VALUE && strstr(p->detail, " id "))
-                memcpy(p->pointer, ptr, strlen(ptr) + 1), p->has_pointer = 1;
-            return -1;
+            snprintf(detail, sizeof detail, "%s", p->detail);
+            memset(p, 0, sizeof *p);
+            return api_fail(p, API_E_INVALID_VALUE, ptr, "%s", detail);
         }
+        if (rc)
+            return -1;
         api_buf_puts(&call->out, "{\"student\":");
         api_buf_json_string(&call->out, id, strlen(id));
         if (group) {
