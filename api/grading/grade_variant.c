@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "budget.h"
 #include "fields.h"
 #include "invoke.h"
 #include "variant.h"
@@ -155,6 +156,13 @@ int api_grade_variant_draw(api_call *call, const json_t *body,
                                                      : "/version";
         memset(p, 0, sizeof *p);
         return api_fail(p, API_E_INVALID_VALUE, at, "%s", detail);
+    }
+    /* the drawn numbers, held while the variant is graded */
+    if (api_ledger_reserve(call->ledger,
+                           api_variant_entries(request) * sizeof(double),
+                           "the student's variant", p)) {
+        memset(key, 0, sizeof key);
+        return -1;
     }
     api_fastpath_begin(&v->doc, call->doc);
     v->student = strdup(vid.student);
