@@ -130,7 +130,7 @@ void api_batch_free_variants(batch *b) {
 /* The sample of the reference of vname's variant of problem q (its
  * request, template, parsed once into fp), in the layout of q's first
  * sample (expected values only; got NaN), or NULL when it cannot be had
- * (*stop set when the batch's limits stopped it). */
+ * (*stop set when the batch's limits or the memory budget stopped it). */
 static api_grade_sample *roster_reference(batch *b,
                                           const struct batch_problem *q,
                                           const json_t *template,
@@ -148,13 +148,24 @@ static api_grade_sample *roster_reference(batch *b,
     memset(&result, 0, sizeof result);
     api_fastpath_begin(&vdoc, fp);
     api_grade_sample *s = NULL;
+    const api_grade_sample *layout = q->layout;
+    /* the sample, kept to the batch's end, and the drawn numbers, while
+     * the reference is computed: both reserved first */
+    api_ledger draw = {0, call->ledger->may_wait, 0};
+    uint64_t kept =
+        sizeof *s + layout->n_fields * sizeof *s->fields + strlen(vname) + 64;
+    int room =
+        api_ledger_reserve(call->ledger, kept, "the roster's references", &p) ==
+            0 &&
+        api_ledger_reserve(&draw,
+                           api_variant_entries(template) * sizeof(double),
+                           "a student's variant", &p) == 0;
     int computed =
-        template && secret &&
+        room && template && secret &&
         !api_variant_key(secret->bytes, secret->len, &id, key, &p) &&
         !api_variant_request(template, key, &vdoc, &request, &numbers, &p) &&
         !api_batch_compute(b, q->route, request, &vdoc, &result);
     memset(key, 0, sizeof key);
-    const api_grade_sample *layout = q->layout;
     if (computed && (s = calloc(1, sizeof *s)) &&
         (s->fields = calloc(layout->n_fields, sizeof *s->fields)) &&
         (s->variant = strdup(vname))) {
@@ -185,7 +196,8 @@ static api_grade_sample *roster_reference(batch *b,
             free_sample(s);
         s = NULL;
     }
-    *stop = !computed && b->stopped != GOING;
+    *stop = !room || (!computed && b->stopped != GOING);
+    api_ledger_settle(&draw, 0);
     api_result_free(&result);
     json_decref(request);
     api_fastpath_release(&vdoc);
@@ -201,7 +213,8 @@ static int by_string(const void *a, const void *b) {
  * every variant on the roster that the batch does not hold, of each
  * problem some suspect answers. Returns the count (*entries malloc'd;
  * entries past b->n_variants own their samples), or SIZE_MAX when memory
- * runs out. *incomplete set when the batch's limits stopped the roster's
+ * runs out. *incomplete set when the batch's limits or the memory budget
+ * stopped the roster's
  * references short. */
 static size_t gather(batch *b, api_copy_entry **entries, int *incomplete) {
     const api_roster *roster = b->call->req->roster;
@@ -333,8 +346,8 @@ int api_batch_check_copies(batch *b, batch_doc_entry *doc, int array_form,
         if (incomplete)
             api_buf_puts(out,
                          ",\"incomplete\":\"the batch's limits (--max-work, "
-                         "--compute-timeout) stopped the roster's "
-                         "references short\"");
+                         "--compute-timeout) or the memory budget stopped "
+                         "the roster's references short\"");
         api_buf_puts(out, ",\"checked\":");
         api_buf_int(out, (long long)checked);
         api_buf_puts(out, ",\"found\":");
