@@ -214,8 +214,7 @@ static int by_string(const void *a, const void *b) {
  * problem some suspect answers. Returns the count (*entries malloc'd;
  * entries past b->n_variants own their samples), or SIZE_MAX when memory
  * runs out. *incomplete set when the batch's limits or the memory budget
- * stopped the roster's
- * references short. */
+ * stopped the roster's references short. */
 static size_t gather(batch *b, api_copy_entry **entries, int *incomplete) {
     const api_roster *roster = b->call->req->roster;
     size_t cap = b->n_variants + (roster ? roster->n : 0);
