@@ -209,72 +209,119 @@ static int by_string(const void *a, const void *b) {
     return strcmp(*(const char *const *)a, *(const char *const *)b);
 }
 
+/* The variant names of the roster (a group's id for its members), each
+ * once, sorted; *n their count. NULL when memory runs out. */
+static const char **roster_variants(const api_roster *roster, size_t *n) {
+    const char **names = malloc((roster->n ? roster->n : 1) * sizeof *names);
+    if (!names)
+        return NULL;
+    for (size_t r = 0; r < roster->n; r++)
+        names[r] = roster->groups[r] ? roster->groups[r] : roster->ids[r];
+    qsort(names, roster->n, sizeof *names, by_string);
+    size_t k = 0;
+    for (size_t r = 0; r < roster->n; r++)
+        if (k == 0 || strcmp(names[k - 1], names[r]))
+            names[k++] = names[r];
+    *n = k;
+    return names;
+}
+
+/* e[*n] = entry, e grown as needed (*cap). Returns 0, or -1 when memory
+ * runs out. */
+static int add_entry(api_copy_entry **e, size_t *n, size_t *cap,
+                     api_copy_entry entry) {
+    if (*n == *cap) {
+        size_t more = *cap ? 2 * *cap : 64;
+        api_copy_entry *grown = realloc(*e, more * sizeof **e);
+        if (!grown)
+            return -1;
+        *e = grown;
+        *cap = more;
+    }
+    (*e)[(*n)++] = entry;
+    return 0;
+}
+
+/* The references of problem q's variants on the roster that the batch
+ * does not hold, added to e. Returns 0, or -1 when memory runs out;
+ * *incomplete set when the batch's limits or the memory budget stopped
+ * them short. */
+static int add_roster_references(batch *b, size_t q, const char **names,
+                                 size_t n_names, api_copy_entry **e, size_t *n,
+                                 size_t *cap, int *incomplete) {
+    const struct batch_problem *problem = &b->problems[q];
+    const char **held =
+        malloc((b->n_variants ? b->n_variants : 1) * sizeof *held);
+    api_fastpath fp = {0};
+    json_error_t error;
+    json_t *template =
+        held ? api_fastpath_load(&fp, api_route_fast_fields(problem->route),
+                                 problem->raw, problem->raw_len,
+                                 JSON_DECODE_ANY | JSON_ALLOW_NUL |
+                                     JSON_REJECT_DUPLICATES,
+                                 NULL, &error)
+             : NULL;
+    int rc = template ? 0 : -1;
+    size_t n_held = 0;
+    for (size_t i = 0; rc == 0 && i < b->n_variants; i++)
+        if (b->variants[i].problem == q)
+            held[n_held++] = b->variants[i].sample->variant;
+    if (rc == 0)
+        qsort(held, n_held, sizeof *held, by_string);
+    for (size_t r = 0; rc == 0 && r < n_names && !*incomplete; r++) {
+        if (bsearch(&names[r], held, n_held, sizeof *held, by_string))
+            continue;
+        int stop = 0;
+        api_grade_sample *s =
+            roster_reference(b, problem, template, &fp, names[r], &stop);
+        *incomplete |= stop;
+        if (s && add_entry(e, n, cap, (api_copy_entry){s, 0, q})) {
+            free_sample(s);
+            rc = -1;
+        }
+    }
+    json_decref(template);
+    api_fastpath_release(&fp);
+    free(held);
+    return rc;
+}
+
 /* The copy check's entries: the batch's variants, then the reference of
  * every variant on the roster that the batch does not hold, of each
  * problem some suspect answers. Returns the count (*entries malloc'd;
  * entries past b->n_variants own their samples), or SIZE_MAX when memory
- * runs out. *incomplete set when the batch's limits or the memory budget
- * stopped the roster's references short. */
+ * runs out (what was drawn freed). *incomplete set when the batch's
+ * limits or the memory budget stopped the roster's references short. */
 static size_t gather(batch *b, api_copy_entry **entries, int *incomplete) {
     const api_roster *roster = b->call->req->roster;
-    size_t cap = b->n_variants + (roster ? roster->n : 0);
-    api_copy_entry *e = calloc(cap ? cap : 1, sizeof *e);
-    if (!e)
-        return SIZE_MAX;
-    size_t n = 0;
-    for (size_t i = 0; i < b->n_variants; i++)
-        e[n++] = (api_copy_entry){b->variants[i].sample, b->variants[i].suspect,
-                                  b->variants[i].problem};
-    for (size_t q = 0; roster && q < b->n_problems && !*incomplete; q++) {
+    api_copy_entry *e = NULL;
+    size_t n = 0, cap = 0, n_names = 0;
+    int rc = 0;
+    for (size_t i = 0; rc == 0 && i < b->n_variants; i++)
+        rc = add_entry(&e, &n, &cap,
+                       (api_copy_entry){b->variants[i].sample,
+                                        b->variants[i].suspect,
+                                        b->variants[i].problem});
+    const char **names = NULL;
+    for (size_t q = 0; rc == 0 && roster && q < b->n_problems && !*incomplete;
+         q++) {
         int suspects = 0;
         for (size_t i = 0; i < b->n_variants; i++)
             suspects |= b->variants[i].suspect && b->variants[i].problem == q;
         if (!suspects)
             continue;
-        /* the variants held: the batch's, then each one drawn */
-        const char **held = malloc(cap * sizeof *held);
-        const struct batch_problem *problem = &b->problems[q];
-        api_fastpath fp = {0};
-        json_error_t error;
-        json_t *template =
-            held ? api_fastpath_load(&fp, api_route_fast_fields(problem->route),
-                                     problem->raw, problem->raw_len,
-                                     JSON_DECODE_ANY | JSON_ALLOW_NUL |
-                                         JSON_REJECT_DUPLICATES,
-                                     NULL, &error)
-                 : NULL;
-        if (!template) {
-            free(held);
-            api_fastpath_release(&fp);
-            break;
-        }
-        size_t n_held = 0;
-        for (size_t i = 0; i < b->n_variants; i++)
-            if (b->variants[i].problem == q)
-                held[n_held++] = b->variants[i].sample->variant;
-        qsort(held, n_held, sizeof *held, by_string);
-        size_t sorted = n_held;
-        for (size_t r = 0; r < roster->n && !*incomplete; r++) {
-            const char *vname =
-                roster->groups[r] ? roster->groups[r] : roster->ids[r];
-            int seen =
-                bsearch(&vname, held, sorted, sizeof *held, by_string) != NULL;
-            for (size_t k = sorted; k < n_held && !seen; k++)
-                seen = !strcmp(held[k], vname);
-            if (seen)
-                continue;
-            int stop = 0;
-            api_grade_sample *s =
-                roster_reference(b, problem, template, &fp, vname, &stop);
-            *incomplete |= stop;
-            if (!s)
-                continue;
-            e[n++] = (api_copy_entry){s, 0, q};
-            held[n_held++] = s->variant;
-        }
-        json_decref(template);
-        api_fastpath_release(&fp);
-        free(held);
+        if (!names && !(names = roster_variants(roster, &n_names)))
+            rc = -1;
+        else
+            rc = add_roster_references(b, q, names, n_names, &e, &n, &cap,
+                                       incomplete);
+    }
+    free(names);
+    if (rc) {
+        for (size_t i = b->n_variants; i < n; i++)
+            free_sample((api_grade_sample *)e[i].sample);
+        free(e);
+        return SIZE_MAX;
     }
     *entries = e;
     return n;

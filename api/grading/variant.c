@@ -81,16 +81,26 @@ int api_variant_marked(const json_t *request) {
     return 0;
 }
 
+/* The largest mean, std, low or high a mark takes: its draws, and their
+ * rounding to 15 decimals, stay far from a double's overflow. */
+#define MAX_PARAMETER 1e15
+
 static int number_of(const json_t *d, const char *member, double dflt,
                      double *out, const char *field, api_problem *p) {
     const json_t *v = json_object_get(d, member);
+    char ptr[160];
+    snprintf(ptr, sizeof ptr, "/%s/draw/%s", field, member);
     *out = dflt;
     if (!v || json_is_null(v))
         return 0;
     if (!json_is_number(v))
-        return api_fail(p, API_E_WRONG_TYPE, NULL,
-                        "%s.draw.%s must be a number", field, member);
+        return api_fail(p, API_E_WRONG_TYPE, ptr, "%s.draw.%s must be a number",
+                        field, member);
     *out = json_number_value(v);
+    if (!(fabs(*out) <= MAX_PARAMETER))
+        return api_fail(p, API_E_INVALID_VALUE, ptr,
+                        "%s.draw.%s must be at most %g in size; got %g", field,
+                        member, MAX_PARAMETER, *out);
     return 0;
 }
 
@@ -204,10 +214,20 @@ int api_variant_check(const json_t *request, api_problem *p) {
     const char *name;
     const json_t *v;
     mark m;
+    size_t total = 0;
     json_object_foreach((json_t *)request, name, v) {
         const json_t *d = draw_of(v);
         if (d && read_mark(d, name, &m, p))
             return -1;
+        if (d && (total += m.count) > API_VARIANT_MAX_ENTRIES) {
+            char ptr[160];
+            snprintf(ptr, sizeof ptr, "/%s/draw/shape", name);
+            return api_fail(p, API_E_INVALID_VALUE, ptr,
+                            "the marks draw more than %zu entries in all "
+                            "(%s's shape passes it): a variant is a "
+                            "student's problem, not a data set",
+                            API_VARIANT_MAX_ENTRIES, name);
+        }
     }
     return 0;
 }

@@ -19,9 +19,11 @@
  * it (HMAC, RFC 2104), and a handout holds only drawn numbers.
  *
  * A mark is a member whose value is {"draw": {...}}:
- *   shape         [d0, …], 1 … 4 dimensions, each ≥ 1, at most 2^20 in all
+ *   shape         [d0, …], 1 … 4 dimensions, each ≥ 1; the marks of one
+ *                 request draw at most 2^20 entries in all
  *   distribution  "normal" (mean 0, std 1 unless given; std > 0) or
- *                 "uniform" (low 0, high 1 unless given; low < high)
+ *                 "uniform" (low 0, high 1 unless given; low < high);
+ *                 each parameter at most 1e15 in size
  *   round         0 … 15 decimal places (np.round), optional
  */
 #ifndef API_VARIANT_H
@@ -58,8 +60,9 @@ int api_variant_marked(const json_t *request);
 /* Check every mark of the request template without drawing: 0, or -1
  * with p set at the mark's pointer (/queries/draw/std): unknown_field,
  * missing_field (shape, distribution), wrong_type, invalid_value (a
- * dimension below 1, more than API_VARIANT_MAX_ENTRIES entries, std ≤ 0,
- * low ≥ high, round outside 0 … 15, a distribution not named above). */
+ * dimension below 1, more than API_VARIANT_MAX_ENTRIES entries in a mark
+ * or in all, a parameter beyond 1e15 in size, std ≤ 0, low ≥ high, round
+ * outside 0 … 15, a distribution not named above). */
 int api_variant_check(const json_t *request, api_problem *p);
 
 /* The entries a variant of the (checked) request template draws, over

@@ -242,6 +242,42 @@ EOF_PY
         not_ok "POST /variants with --roster: t01 by id alone gets its group's handout; an id off the roster is refused" \
             "$(head -c 200 "$TMP/t01")" "$(head -c 200 "$TMP/zz99")"
     fi
+    # what a grader's request may draw is bounded before it is drawn: a
+    # batch of 17 problems, each with a suspect, draws the roster's
+    # references per problem; marks of more than 2^20 entries in all, or
+    # parameters beyond 1e15, are refused
+    /usr/bin/python3 - "$V/dot/request.json" "$TMP" <<'EOF_PY'
+import json, sys
+t = json.load(open(sys.argv[1]))
+out = sys.argv[2]
+with open(out + '/p17.ndjson', 'w') as f:
+    for i in range(17):
+        f.write(json.dumps({'id': 's%02d' % (i + 1), 'problem': 'p%d' % i,
+                            'endpoint': '/attention/dot', 'request': t,
+                            'answer': {'output': [[[0.1, 0.2, 0.3]], [[0.4, 0.5, 0.6]]]}}) + '\n')
+big = dict(t, **{'x%d' % i: {'draw': {'shape': [1024, 1024], 'distribution': 'normal'}}
+                 for i in range(5)})
+json.dump({'id': 's01', 'problem': 'p', 'endpoint': '/attention/dot',
+           'request': big, 'answer': {'output': [[0]]}}, open(out + '/big.json', 'w'))
+json.dump({'problem': 'p', 'students': ['s01'], 'request': {'queries': {'draw': {
+    'shape': [1, 4], 'distribution': 'uniform', 'low': -1.7e308, 'high': 1.7e308}}}},
+    open(out + '/inf.json', 'w'))
+EOF_PY
+    curl -s -H "$AUTH" -H 'Content-Type: application/x-ndjson' \
+        --data-binary @"$TMP/p17.ndjson" "$BASE/grade/batch" >"$TMP/p17_out"
+    curl -s -H "$AUTH" -H 'Content-Type: application/json' \
+        --data-binary @"$TMP/big.json" "$BASE/grade" >"$TMP/big_out"
+    curl -s -H "$AUTH" -H 'Content-Type: application/json' \
+        --data-binary @"$TMP/inf.json" "$BASE/variants" >"$TMP/inf_out"
+    if tail -n 1 "$TMP/p17_out" | grep -q '"copies":{"variants":17,"references":' &&
+        grep -q '"pointer":"/request/x0/draw/shape"' "$TMP/big_out" &&
+        grep -q '"pointer":"/request/queries/draw/low"' "$TMP/inf_out" &&
+        healthz_ok; then
+        ok "17 problems' roster references in one batch; 5 Mi drawn entries and a low of -1.7e308 refused before drawing"
+    else
+        not_ok "17 problems' roster references in one batch; 5 Mi drawn entries and a low of -1.7e308 refused before drawing" \
+            "$(tail -c 200 "$TMP/p17_out")" "$(head -c 200 "$TMP/big_out")" "$(head -c 200 "$TMP/inf_out")"
+    fi
     stop_daemon
     cat "$LOG" >>"$TMP/logs"
 else
