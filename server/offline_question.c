@@ -29,6 +29,7 @@
 
 #include "api.h"
 #include "offline_internal.h"
+#include "offline_variants.h"
 #include "question.h"
 #include "variants.h"
 
@@ -182,13 +183,9 @@ static char *with_problem(char *members, const char *dir) {
         json_decref(m);
         return members;
     }
-    size_t len = strlen(dir);
-    while (len > 1 && dir[len - 1] == '/')
-        len--;
-    const char *base = dir + len;
-    while (base > dir && base[-1] != '/')
-        base--;
-    json_t *name = json_stringn(base, (size_t)(dir + len - base));
+    char problem[256];
+    json_t *name =
+        json_string(srv_problem_of_folder(dir, problem, sizeof problem));
     json_t *out = json_object();
     char *text = NULL;
     if (m != NULL && name != NULL && out != NULL &&

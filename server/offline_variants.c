@@ -123,11 +123,7 @@ static int slurp(const char *path, char **text, size_t *len) {
     return 0;
 }
 
-/* The problem id: --problem, else the question folder's own name. */
-static const char *problem_of(const variants_args *a, char *buf, size_t n) {
-    if (a->problem)
-        return a->problem;
-    const char *dir = a->question;
+const char *srv_problem_of_folder(const char *dir, char *buf, size_t n) {
     size_t len = strlen(dir);
     while (len > 1 && dir[len - 1] == '/')
         len--;
@@ -136,6 +132,11 @@ static const char *problem_of(const variants_args *a, char *buf, size_t n) {
         base--;
     snprintf(buf, n, "%.*s", (int)(dir + len - base), base);
     return buf;
+}
+
+/* The problem id: --problem, else the question folder's own name. */
+static const char *problem_of(const variants_args *a, char *buf, size_t n) {
+    return a->problem ? a->problem : srv_problem_of_folder(a->question, buf, n);
 }
 
 int srv_offline_variants(int argc, char **argv) {

@@ -124,6 +124,11 @@ void api_batch_stopped_problem(const batch *b, api_problem *p);
  * computation held to what is left of the batch's limits. */
 api_grade_references api_batch_references(batch *b);
 
+/* *sub made a call of its own inside the batch's (b->call): the batch's
+ * request, the limits of what is left, its own ledger (*ledger, which the
+ * caller settles) for what it holds. */
+void api_batch_sub_call(batch *b, api_call *sub, api_ledger *ledger);
+
 /* route's answer to request (its tensors resolved through doc) into
  * *out, as a computation of the batch: held to what is left of its
  * limits and counted in its work. Returns 0, or -1 (b->stopped set when

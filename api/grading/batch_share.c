@@ -85,19 +85,24 @@ void api_batch_stopped_problem(const batch *b, api_problem *p) {
                  all->compute_timeout_s);
 }
 
+void api_batch_sub_call(batch *b, api_call *sub, api_ledger *ledger) {
+    api_call *call = b->call;
+    memset(sub, 0, sizeof *sub);
+    *ledger = (api_ledger){0, call->ledger->may_wait, 0};
+    sub->req = &b->sub_req;
+    sub->route = call->route;
+    sub->limits = &b->left;
+    sub->ledger = ledger;
+    sub->outer = call;
+    sub->status = 200;
+    sub->compute_ms = -1;
+}
+
 int api_batch_compute(batch *b, const api_route *route, const json_t *request,
                       const api_fastpath *doc, api_result *out) {
-    api_call *call = b->call;
     api_call sub;
-    memset(&sub, 0, sizeof sub);
-    api_ledger ledger = {0, call->ledger->may_wait, 0};
-    sub.req = &b->sub_req;
-    sub.route = call->route;
-    sub.limits = &b->left;
-    sub.ledger = &ledger;
-    sub.outer = call;
-    sub.status = 200;
-    sub.compute_ms = -1;
+    api_ledger ledger;
+    api_batch_sub_call(b, &sub, &ledger);
     sub.doc = doc;
     limit_to_what_is_left(b);
     int rc = api_invoke_result(&sub, route, request, doc, NULL, out);

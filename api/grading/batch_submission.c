@@ -252,15 +252,8 @@ static int grade_parsed(batch *b, const json_t *root, const api_fastpath *fast,
     b->request = json_object_get(root, "request");
     b->entry = NULL;
     api_call sub;
-    memset(&sub, 0, sizeof sub);
-    api_ledger ledger = {0, call->ledger->may_wait, 0};
-    sub.req = &b->sub_req;
-    sub.route = call->route;
-    sub.limits = &b->left;
-    sub.ledger = &ledger;
-    sub.outer = call;
-    sub.status = 200;
-    sub.compute_ms = -1;
+    api_ledger ledger;
+    api_batch_sub_call(b, &sub, &ledger);
     sub.body = root;
     sub.doc = fast;
     api_grade_references refs = api_batch_references(b);

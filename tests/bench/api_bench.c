@@ -26,12 +26,6 @@
 #include "fastpath.h"
 #include "route.h"
 
-static double now_ms(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
-}
-
 static void report(const char *what, double *ms, int reps, size_t bytes) {
     qsort(ms, (size_t)reps, sizeof *ms, cmp_double);
     double median = ms[reps / 2];

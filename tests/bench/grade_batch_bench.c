@@ -36,17 +36,6 @@
 #include "buf.h"
 #include "fastpath.h"
 
-static double now_ms(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
-}
-
-static double median(double *ms, int reps) {
-    qsort(ms, (size_t)reps, sizeof *ms, cmp_double);
-    return ms[reps / 2];
-}
-
 /* api_handle of body on path; the answer's body (malloc'd) or NULL. */
 static char *answer_of(const char *path, const char *body, size_t len,
                        const api_limits *limits, size_t *out_len) {

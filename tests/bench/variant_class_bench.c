@@ -34,17 +34,6 @@
 #include "bench_io.h"
 #include "buf.h"
 
-static double now_ms(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
-}
-
-static double median(double *ms, int reps) {
-    qsort(ms, (size_t)reps, sizeof *ms, cmp_double);
-    return ms[reps / 2];
-}
-
 static double peak_rss_mib(void) {
     struct rusage ru;
     getrusage(RUSAGE_SELF, &ru);

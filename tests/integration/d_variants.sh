@@ -71,11 +71,11 @@ else
         "status $(cat "$TMP/code")" "$(head -c 300 "$TMP/body")"
 fi
 
-# 2. the class, graded offline and over HTTP
-/usr/bin/python3 "$V/class.py" "$ATTND" "$TMP/handouts" "$TMP"
-"$ATTND" grade --question "$TMP/q/dot" --secret-file "$V/secret" \
-    <"$TMP/subs.ndjson" >"$TMP/offline" 2>"$TMP/offline_err"
-/usr/bin/python3 - "$V/dot/request.json" "$TMP/subs.ndjson" >"$TMP/http_class" <<'EOF_PY'
+# http_class SUBS: $TMP/http_class, the {"id", "answer"} lines of SUBS as
+# POST /grade/batch takes them: the problem's id, endpoint and request.json
+# added, as attnd grade --question adds them
+http_class() {
+    /usr/bin/python3 - "$V/dot/request.json" "$1" >"$TMP/http_class" <<'EOF_PY'
 import json, sys
 template = json.load(open(sys.argv[1]))
 for line in open(sys.argv[2]):
@@ -83,6 +83,13 @@ for line in open(sys.argv[2]):
     print(json.dumps(dict({'problem': 'dot', 'endpoint': '/attention/dot',
                            'request': template}, **s)))
 EOF_PY
+}
+
+# 2. the class, graded offline and over HTTP
+/usr/bin/python3 "$V/class.py" "$ATTND" "$TMP/handouts" "$TMP"
+"$ATTND" grade --question "$TMP/q/dot" --secret-file "$V/secret" \
+    <"$TMP/subs.ndjson" >"$TMP/offline" 2>"$TMP/offline_err"
+http_class "$TMP/subs.ndjson"
 batch() { # batch OUT [CURL ARGS...]
     out=$1
     shift
@@ -209,14 +216,7 @@ cat "$LOG" >"$TMP/logs"
 if start_daemon "$LOG" --port 0 --grading-token-file "$TMP/graders" \
     --variant-secret-file "$V/secret" --roster "$V/class-roster.csv"; then
     BASE="http://127.0.0.1:$PORT"
-    /usr/bin/python3 - "$V/dot/request.json" "$TMP/subs_roster.ndjson" >"$TMP/http_class" <<'EOF_PY'
-import json, sys
-template = json.load(open(sys.argv[1]))
-for line in open(sys.argv[2]):
-    s = json.loads(line)
-    print(json.dumps(dict({'problem': 'dot', 'endpoint': '/attention/dot',
-                           'request': template}, **s)))
-EOF_PY
+    http_class "$TMP/subs_roster.ndjson"
     batch "$TMP/http_roster" -H "$AUTH" "$BASE/grade/batch"
     if cmp -s "$TMP/http_roster" "$TMP/roster_out"; then
         ok "--roster on the daemon: the same bytes as attnd grade --roster"
