@@ -288,10 +288,11 @@ static int add_roster_references(batch *b, size_t q, const char **names,
 
 /* The copy check's entries: the batch's variants, then the reference of
  * every variant on the roster that the batch does not hold, of each
- * problem some suspect answers. Returns the count (*entries malloc'd;
- * entries past b->n_variants own their samples), or SIZE_MAX when memory
- * runs out (what was drawn freed). *incomplete set when the batch's
- * limits or the memory budget stopped the roster's references short. */
+ * problem some answer to check answers (api_copy_checkable). Returns the count
+ * (*entries malloc'd; entries past b->n_variants own their samples), or
+ * SIZE_MAX when memory runs out (what was drawn freed). *incomplete set when
+ * the batch's limits or the memory budget stopped the roster's references
+ * short. */
 static size_t gather(batch *b, api_copy_entry **entries, int *incomplete) {
     const api_roster *roster = b->call->req->roster;
     api_copy_entry *e = NULL;
@@ -306,8 +307,8 @@ static size_t gather(batch *b, api_copy_entry **entries, int *incomplete) {
     for (size_t q = 0; rc == 0 && roster && q < b->n_problems && !*incomplete;
          q++) {
         int suspects = 0;
-        for (size_t i = 0; i < b->n_variants; i++)
-            suspects |= b->variants[i].suspect && b->variants[i].problem == q;
+        for (size_t i = 0; i < b->n_variants && !suspects; i++)
+            suspects = e[i].problem == q && api_copy_checkable(&e[i]);
         if (!suspects)
             continue;
         if (!names && !(names = roster_variants(roster, &n_names)))

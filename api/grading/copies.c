@@ -219,6 +219,15 @@ static int best_match(const api_copy_entry *e, size_t i, const indexed *ix,
     return found;
 }
 
+int api_copy_checkable(const api_copy_entry *e) {
+    const api_grade_sample *s = e->sample;
+    double max_abs;
+    size_t compared;
+    /* its own reference matching on the sample: the error is elsewhere */
+    return s && e->suspect && s->n_fields > 0 &&
+           !matches(s, s, 1, &max_abs, &compared) && distinctive(s);
+}
+
 int api_copies_find(const api_copy_entry *entries, size_t n,
                     api_copy_match **matches_out, size_t *n_matches,
                     size_t *checked) {
@@ -234,12 +243,7 @@ int api_copies_find(const api_copy_entry *entries, size_t n,
     }
     size_t k = 0;
     for (size_t i = 0; i < n; i++) {
-        const api_grade_sample *s = entries[i].sample;
-        double max_abs;
-        size_t compared;
-        /* its own reference matching on the sample: the error is elsewhere */
-        if (!s || !entries[i].suspect || s->n_fields == 0 ||
-            matches(s, s, 1, &max_abs, &compared) || !distinctive(s))
+        if (!api_copy_checkable(&entries[i]))
             continue;
         (*checked)++;
         if (best_match(entries, i, ix, m, &found[k]))

@@ -48,6 +48,10 @@ typedef struct {
     size_t entries;
 } api_copy_match;
 
+/* 1 when e is checked for copies: a suspect whose sample its own
+ * reference does not match, of enough distinct numbers (above). */
+int api_copy_checkable(const api_copy_entry *e);
+
 /* Check entries[0 .. n) for copies: into *matches (malloc'd, at most one
  * per suspect: a reference's match before an answer's, an answer that is
  * no suspect's before a suspect's, which may be a copy of it, then the
