@@ -8,8 +8,12 @@
 # --question gives the same bytes; every copy is named with its source and
 # nothing else is (precision and recall 1); the copy report reaches only
 # the instructor's side of a Gradescope document; a request without a
-# grader's token, or to a server without a secret, is refused; the secret
-# is in no answer, log line or metric.
+# grader's token, or to a server without a secret, is refused; with the
+# class's roster, an id off it or a group not its own is refused, a copy
+# of a student who handed nothing in is traced, and the class graded in
+# batches under --max-body-bytes still finds every copy, each batch the
+# bytes attnd grade gives; what one request may draw is bounded before it
+# is drawn; the secret is in no answer, log line or metric.
 #   usage: sh tests/integration/d_variants.sh PATH/TO/attnd
 ATTND=${1:?usage: d_variants.sh PATH/TO/attnd}
 DIR=$(cd "$(dirname "$0")" && pwd)
@@ -296,6 +300,52 @@ if start_daemon "$LOG" --port 0 --grading-token-file "$TMP/graders"; then
     cat "$LOG" >>"$TMP/logs"
 else
     not_ok "attnd starts with --grading-token-file alone" "$(head -c 300 "$LOG")"
+fi
+
+# 6b. a class bigger than --max-body-bytes, in batches: each batch over
+# HTTP gives attnd grade's bytes for it, and with the roster every copy of
+# a right answer is found whichever batch its source is in
+if start_daemon "$LOG" --port 0 --grading-token-file "$TMP/graders" \
+    --variant-secret-file "$V/secret" --roster "$V/class-roster.csv" \
+    --max-body-bytes 16384; then
+    BASE="http://127.0.0.1:$PORT"
+    http_class "$TMP/subs.ndjson"
+    split -l 6 "$TMP/http_class" "$TMP/part_"
+    split -l 6 "$TMP/subs.ndjson" "$TMP/subpart_"
+    same=0 parts=0 big=0
+    : >"$TMP/parts_copies"
+    for part in "$TMP"/part_*; do
+        parts=$((parts + 1))
+        [ "$(wc -c <"$part")" -le 16384 ] || big=1
+        curl -s -H "$AUTH" -H 'Content-Type: application/x-ndjson' \
+            --data-binary @"$part" "$BASE/grade/batch" >"$part.http"
+        "$ATTND" grade --question "$TMP/q/dot" --secret-file "$V/secret" \
+            --roster "$V/class-roster.csv" <"$TMP/subpart_${part##*/part_}" \
+            >"$part.offline" 2>/dev/null
+        cmp -s "$part.http" "$part.offline" && same=$((same + 1))
+        tail -n 1 "$part.http" >>"$TMP/parts_copies"
+    done
+    out=$(/usr/bin/python3 - "$TMP/parts_copies" "$TMP/truth.json" <<'EOF_PY'
+import json, sys
+found = {}
+for line in open(sys.argv[1]):
+    for m in json.loads(line)['copies']['matches']:
+        found[m['id']] = m['matches']['student']
+truth = json.load(open(sys.argv[2]))
+copies = {w: s for w, (k, s) in truth.items() if k in ('copy', 'perturbed')}
+print('ok' if found == copies else f'{found} vs {copies}')
+EOF_PY
+)
+    if [ "$big" = 0 ] && [ "$same" = "$parts" ] && [ "$out" = ok ]; then
+        ok "the class in $parts batches under --max-body-bytes 16384: HTTP and attnd grade the same bytes, every copy found"
+    else
+        not_ok "the class in batches under --max-body-bytes: HTTP and attnd grade the same bytes, every copy found" \
+            "$same of $parts batches the same; a batch too big: $big" "$out"
+    fi
+    stop_daemon
+    cat "$LOG" >>"$TMP/logs"
+else
+    not_ok "attnd starts with --max-body-bytes 16384" "$(head -c 300 "$LOG")"
 fi
 
 # 7. the secret is nowhere
