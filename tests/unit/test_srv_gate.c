@@ -2,8 +2,8 @@
  * test_srv_gate.c — admission: the open-route table with and without
  * --metrics-public, 429 before 401 before 503, health probes outside every
  * limit, X-Forwarded-For only from trusted proxies, refused requests
- * holding no place, and the refusal bodies (problem+json with code,
- * status and title; {"error"} under /v2) and WWW-Authenticate values.
+ * holding no place, graders' tokens, and the refusal bodies (problem+json with
+ * code, status and title; {"error"} under /v2) and WWW-Authenticate values.
  */
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -282,6 +282,46 @@ static void test_tokens_are_clients(void **state) {
     srv_gate_free(g);
 }
 
+/* Graders' tokens (--grading-token-file): one passes where
+ * --auth-token-file asks for a token, and makes its request a grader's;
+ * a student's listed token passes and is no grader's; a wrong one is
+ * refused. */
+static void test_graders(void **state) {
+    (void)state;
+    srv_gate_config cfg;
+    memset(&cfg, 0, sizeof cfg);
+    cfg.auth = tokens("student-1 studenttoken0123456789\n");
+    cfg.grading = tokens("ta-ada gradertoken0123456789\n");
+    srv_gate *g = srv_gate_new(&cfg);
+    assert_non_null(g);
+    assert_true(srv_gate_active(g));
+    const char *grader = "Bearer gradertoken0123456789";
+    const char *student = "Bearer studenttoken0123456789";
+    assert_int_equal(ask(g, "/grade/batch", "10.0.0.1", grader, 1, 0, NULL),
+                     SRV_GATE_PASS);
+    assert_int_equal(ask(g, "/grade/batch", "10.0.0.1", student, 1, 0, NULL),
+                     SRV_GATE_PASS);
+    assert_int_equal(ask(g, "/grade/batch", "10.0.0.1",
+                         "Bearer gradertoken0123456788", 1, 0, NULL),
+                     SRV_GATE_INVALID_TOKEN);
+    assert_true(srv_gate_is_grader(g, grader));
+    assert_false(srv_gate_is_grader(g, student));
+    assert_false(srv_gate_is_grader(g, NULL));
+    srv_gate_free(g);
+
+    /* graders' tokens alone: the gate is on, every request passes, and
+     * only a grader's token makes a grader */
+    memset(&cfg, 0, sizeof cfg);
+    cfg.grading = tokens("gradertoken0123456789\n");
+    g = srv_gate_new(&cfg);
+    assert_true(srv_gate_active(g));
+    assert_int_equal(ask(g, "/variants", "10.0.0.1", NULL, 1, 0, NULL),
+                     SRV_GATE_PASS);
+    assert_true(srv_gate_is_grader(g, grader));
+    assert_false(srv_gate_is_grader(g, "Bearer gradertoken012345678"));
+    srv_gate_free(g);
+}
+
 static void test_forwarded(void **state) {
     (void)state;
     srv_gate_config cfg;
@@ -413,6 +453,7 @@ int main(void) {
         cmocka_unit_test(test_open_routes),
         cmocka_unit_test(test_order_and_limits),
         cmocka_unit_test(test_tokens_are_clients),
+        cmocka_unit_test(test_graders),
         cmocka_unit_test(test_forwarded),
         cmocka_unit_test(test_bodies),
     };
