@@ -115,13 +115,9 @@ double attn_np_random_sample(attn_np_random *rs) {
     return ((double)a * 67108864.0 + (double)b) / 9007199254740992.0;
 }
 
-double attn_np_gauss(attn_np_random *rs) {
-    if (rs->has_gauss) {
-        double cached = rs->gauss;
-        rs->has_gauss = 0;
-        rs->gauss = 0.0;
-        return cached;
-    }
+/* One pair of the polar method: *second (f·x2) is what legacy_gauss
+ * returns, *first (f·x1) what it keeps for the next call. */
+static void gauss_pair(attn_np_random *rs, double *second, double *first) {
     double f, x1, x2, r2;
     do {
         x1 = 2.0 * attn_np_random_sample(rs) - 1.0;
@@ -130,9 +126,21 @@ double attn_np_gauss(attn_np_random *rs) {
         r2 = s1 + s2;
     } while (r2 >= 1.0 || r2 == 0.0);
     f = sqrt(-2.0 * log(r2) / r2);
-    rs->gauss = f * x1;
+    *second = f * x2;
+    *first = f * x1;
+}
+
+double attn_np_gauss(attn_np_random *rs) {
+    if (rs->has_gauss) {
+        double cached = rs->gauss;
+        rs->has_gauss = 0;
+        rs->gauss = 0.0;
+        return cached;
+    }
+    double out;
+    gauss_pair(rs, &out, &rs->gauss);
     rs->has_gauss = 1;
-    return f * x2;
+    return out;
 }
 
 void attn_np_rand(attn_np_random *rs, double *out, size_t n) {
@@ -141,6 +149,12 @@ void attn_np_rand(attn_np_random *rs, double *out, size_t n) {
 }
 
 void attn_np_randn(attn_np_random *rs, double *out, size_t n) {
-    for (size_t i = 0; i < n; i++)
-        out[i] = attn_np_gauss(rs);
+    size_t i = 0;
+    if (n > 0 && rs->has_gauss)
+        out[i++] = attn_np_gauss(rs); /* the one kept */
+    /* whole pairs, as legacy_gauss returns them two calls at a time */
+    for (; i + 1 < n; i += 2)
+        gauss_pair(rs, &out[i], &out[i + 1]);
+    if (i < n)
+        out[i] = attn_np_gauss(rs); /* and keeps the pair's other */
 }

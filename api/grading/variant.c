@@ -254,10 +254,12 @@ static void draw(const mark *m, const uint32_t words[FIELD_WORDS], double *x) {
         1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15};
     attn_np_random rs;
     attn_np_seed_array(&rs, words, FIELD_WORDS);
+    if (m->normal)
+        attn_np_randn(&rs, x, m->count);
+    else
+        attn_np_rand(&rs, x, m->count);
     for (size_t i = 0; i < m->count; i++) {
-        double v = m->normal
-                       ? m->a + m->b * attn_np_gauss(&rs)
-                       : m->a + (m->b - m->a) * attn_np_random_sample(&rs);
+        double v = m->normal ? m->a + m->b * x[i] : m->a + (m->b - m->a) * x[i];
         if (m->round >= 0)
             v = rint(v * pow10[m->round]) / pow10[m->round];
         x[i] = v == 0 ? 0.0 : v; /* no -0 in a handout */
