@@ -231,6 +231,16 @@ attn_status attn_dot_forward(double *out, double *weights, double *scores,
                              size_t Nq, size_t Nk, size_t d, size_t dv,
                              attn_fault *fault);
 
+/* Attention pooling with given weights, out = weights · V, one
+ * cblas_dgemm per example:
+ *   weights: (B, Nq, Nk)  v: (B, Nk, dv) -> out: (B, Nq, dv), row-major.
+ * Errors: ATTN_E_OVERFLOW when a dimension exceeds BLAS's int (nothing
+ * written); ATTN_E_NONFINITE (fault->index into out) when an output
+ * overflows (out written). Source: d2l 11.1 (attention pooling). */
+attn_status attn_pool_values(double *out, const double *weights,
+                             const double *v, size_t B, size_t Nq, size_t Nk,
+                             size_t dv, attn_fault *fault);
+
 /* Plain-loop reference of attn_dot_forward (test oracle); same contract. */
 attn_status attn_dot_forward_ref(double *out, double *weights, double *scores,
                                  const double *q, const double *k,

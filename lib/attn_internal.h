@@ -73,14 +73,8 @@ int attn_blas_dim_ok(size_t n);
 attn_status attn_project_rows(double *y, const double *x, const double *W,
                               size_t rows, size_t din, size_t h);
 
-/* Attention pooling out = weights · V (d2l 11.1), per example:
- *   weights: (B, Nq, Nk)  v: (B, Nk, dv) -> out: (B, Nq, dv).
- * Sizes are already checked. attn_pool_values uses cblas_dgemm
- * (ATTN_E_OVERFLOW when a dimension exceeds BLAS's int); _ref is plain loops.
- * ATTN_E_NONFINITE (fault->index into out) when an output overflows. */
-attn_status attn_pool_values(double *out, const double *weights,
-                             const double *v, size_t B, size_t Nq, size_t Nk,
-                             size_t dv, attn_fault *fault);
+/* Plain-loop reference of attn_pool_values (attn.h), for the test
+ * oracles; same contract. */
 attn_status attn_pool_values_ref(double *out, const double *weights,
                                  const double *v, size_t B, size_t Nq,
                                  size_t Nk, size_t dv, attn_fault *fault);

@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "attn.h"
 #include "fields.h"
 #include "invoke.h"
 #include "misconceptions.h"
@@ -150,19 +151,11 @@ static int answer_weights(const scored *s, const api_result *reference,
         return API_MISTAKE_FAILED;
     double *weights = data, *out = data + nw;
     memcpy(weights, w, nw * sizeof *w);
-    /* out[b, i, :] = Σ_j w[b, i, j] · values[b, j, :] */
-    for (size_t b = 0; b < s->B; b++)
-        for (size_t i = 0; i < s->Nq; i++) {
-            const double *wr = w + (b * s->Nq + i) * s->Nk;
-            double *o = out + (b * s->Nq + i) * s->dv;
-            for (size_t c = 0; c < s->dv; c++)
-                o[c] = 0;
-            for (size_t j = 0; j < s->Nk; j++) {
-                const double *vr = s->values.data + (b * s->Nk + j) * s->dv;
-                for (size_t c = 0; c < s->dv; c++)
-                    o[c] += wr[j] * vr[c];
-            }
-        }
+    /* a non-finite output is the mistake's answer as it is */
+    attn_fault fault;
+    if (attn_pool_values(out, w, s->values.data, s->B, s->Nq, s->Nk, s->dv,
+                         &fault) == ATTN_E_OVERFLOW)
+        return API_MISTAKE_FAILED;
     api_result_tensor(wrong, "output", out, s->output->shape, s->output->rank);
     api_result_tensor(wrong, "weights", weights, s->weights->shape,
                       s->weights->rank);
