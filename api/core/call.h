@@ -50,6 +50,9 @@ typedef struct api_call {
     int body_held;
     struct api_call *outer; /* the call that ran this one (api_invoke_result) */
     size_t item_problems;   /* a batch's submissions answered with a problem */
+    /* what the mistakes of one search share (misconceptions.h), while a
+     * grade searches for the mistake behind a wrong answer; else NULL */
+    struct api_mistake_memo *memo;
 } api_call;
 
 /* 0: call->result or call->out holds the answer (status call->status);

@@ -142,6 +142,9 @@ void api_grader_find_misconception(grader *g, api_call *call,
     unsigned char explains[API_RESULT_ITEMS_MAX] = {0};
     size_t best_count = 0;
     api_problem saved = call->problem;
+    api_mistake_memo memo = {0};
+    struct api_mistake_memo *outer_memo = call->memo;
+    call->memo = &memo;
     search_bounds s;
     start_search(&s, g, call);
     for (size_t m = 0; m < n; m++) {
@@ -177,6 +180,8 @@ void api_grader_find_misconception(grader *g, api_call *call,
         if (best_count == g->n_failed && !g->search_all)
             break;
     }
+    call->memo = outer_memo;
+    api_mistake_memo_free(&memo);
     call->problem = saved;
     g->grade->misconception = best;
     for (size_t f = 0; best && f < g->n_failed; f++)

@@ -3,6 +3,13 @@
  */
 #include "misconceptions.h"
 
+void api_mistake_memo_free(api_mistake_memo *m) {
+    if (m->data && m->free)
+        m->free(m->data);
+    m->data = NULL;
+    m->free = NULL;
+}
+
 extern const api_route api_route_dot, api_route_additive, api_route_multihead,
     api_route_nw, api_route_softmax_masked;
 

@@ -33,6 +33,20 @@ enum {
                                        altered request: the mistake is skipped */
 };
 
+/* What the mistakes of one search share: the search (grade_search.c)
+ * gives each one a memo in call->memo and frees it after. A route's
+ * mistakes keep in it what several of them compute alike from the one
+ * request they all answer (misconceptions_dot.c: the route's scores,
+ * masked and not), so that it is computed once per search; data is the
+ * route's, free frees it. */
+typedef struct api_mistake_memo {
+    void *data;
+    void (*free)(void *data);
+} api_mistake_memo;
+
+/* Free what m holds; m is then empty. */
+void api_mistake_memo_free(api_mistake_memo *m);
+
 typedef struct api_misconception {
     const char *code; /* stable, "<route>.<mistake>": "dot.no_scale" */
     /* For the student, one line: what was done, what to check in their

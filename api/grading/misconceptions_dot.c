@@ -97,19 +97,58 @@ typedef struct {
     api_mistake_tensor values;
     size_t B, Nq, Nk, dv;
     const char *fully_masked; /* the request's policy: zero, uniform, error */
+    int borrowed; /* 1: a copy of the search's memo, which owns it */
 } scored;
 
 static void scored_free(scored *s) {
-    api_result_free(&s->res);
-    api_mistake_tensor_free(&s->values);
+    if (!s->borrowed) {
+        api_result_free(&s->res);
+        api_mistake_tensor_free(&s->values);
+    }
+    memset(s, 0, sizeof *s);
+}
+
+/* The search's memo of the scores (api_mistake_memo), masked and not:
+ * five mistakes start from the masked ones. */
+typedef struct {
+    scored s[2];
+    int have[2];
+} scored_memo;
+
+static void scored_memo_free(void *data) {
+    scored_memo *m = data;
+    for (int k = 0; k < 2; k++)
+        if (m->have[k]) {
+            m->s[k].borrowed = 0;
+            scored_free(&m->s[k]);
+        }
+    free(m);
+}
+
+/* The search's memo of scores, made when new; NULL outside a search, when
+ * memory runs out, or when the memo holds another route's. */
+static scored_memo *memo_of(api_call *call) {
+    api_mistake_memo *memo = call->memo;
+    if (!memo || (memo->data && memo->free != scored_memo_free))
+        return NULL;
+    if (!memo->data && (memo->data = calloc(1, sizeof(scored_memo))))
+        memo->free = scored_memo_free;
+    return memo->data;
 }
 
 /* Fill s from the route's answer to request with return_scores and
  * return_weights; masked = 0 leaves every mask out, for the
- * scores of every key. Returns 0, or -1 (s freed). */
+ * scores of every key. In a search, the memo's (computed by the first
+ * mistake that asks, borrowed by the others). Returns 0, or -1 (s
+ * freed); free s with scored_free either way. */
 static int scored_of(api_call *call, const json_t *request, int masked,
                      scored *s) {
     memset(s, 0, sizeof *s);
+    scored_memo *memo = memo_of(call);
+    if (memo && memo->have[masked]) { /* computed once per search */
+        *s = memo->s[masked];
+        return 0;
+    }
     s->fully_masked = api_field_string(request, "fully_masked", "zero");
     api_mistake_request m;
     api_mistake_request_begin(&m, call, request);
@@ -137,6 +176,17 @@ static int scored_of(api_call *call, const json_t *request, int masked,
     s->Nq = s->scores->shape[r - 2];
     s->Nk = s->scores->shape[r - 1];
     s->dv = s->output->shape[s->output->rank - 1];
+    if (memo) { /* the memo owns it from now on */
+        scored *kept = &memo->s[masked];
+        *kept = *s;
+        kept->borrowed = 1;
+        /* its items are the memo's copy's, not s's, which the caller drops */
+        kept->output = api_result_find(&kept->res, "output", 6);
+        kept->weights = api_result_find(&kept->res, "weights", 7);
+        kept->scores = api_result_find(&kept->res, "scores", 6);
+        memo->have[masked] = 1;
+        *s = *kept;
+    }
     return 0;
 }
 
