@@ -169,8 +169,14 @@ def main():
                             "--header-timeout", "120", "--timeout", "120",
                             "--shutdown-grace", "4")
     try:
-        with open(log) as f:
-            text = f.read()
+        # start() returns at the first line; the probe port's is the next
+        text = ""
+        for _ in range(100):
+            with open(log) as f:
+                text = f.read()
+            if "probes on" in text:
+                break
+            time.sleep(0.05)
         report("probes on http://127.0.0.1:%d" % probe in text,
                "the start line names the probe port", text)
 
