@@ -95,6 +95,16 @@ void api_grade_compare_entries(const api_compare *c, api_grade_tally *t,
                                const api_grade_ref_view *w, size_t i,
                                api_grade_got g);
 
+/* Every entry of the reference w against the answer's view got (of w's
+ * shape), in order, as api_grade_compare_entries one by one would; with
+ * first_only, only until the first mismatch. A tensor answered in numbers
+ * the fast path read is compared in one tight loop, and only the entries
+ * it cannot pass at once (api_compare_quick) take the entry's full
+ * comparison. */
+void api_grade_compare_all(const api_compare *c, api_grade_tally *t,
+                           const api_grade_ref_view *w,
+                           const api_grade_view *got, int first_only);
+
 /* x as the endpoint's answer states it: rounded to precision digits (0:
  * exactly x), the double its printed text reads back as. */
 double api_grade_as_answered(double x, int precision);

@@ -41,8 +41,8 @@ static int field_matches(const grader *g, const api_result *result,
     api_grade_tally t;
     memset(&t, 0, sizeof t);
     t.rounded_to = -1;
-    for (size_t i = 0; match && i < want.count && t.mismatches == 0; i++)
-        api_grade_compare_entries(&c, &t, &want, i, api_grade_got_at(&got, i));
+    if (match)
+        api_grade_compare_all(&c, &t, &want, &got, 1);
     free(got.leaves);
     if (!match || t.mismatches != 0)
         return 0;

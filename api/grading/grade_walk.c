@@ -331,9 +331,7 @@ static int grade_against(grader *g, const char *name,
     f->compare = api_grader_comparison_of(g, name);
     api_tensor shape_of_got = {.rank = got.rank, .flat = got.flat};
     memcpy(shape_of_got.shape, got.shape, sizeof got.shape);
-    for (size_t i = 0; i < want.count; i++)
-        api_grade_compare_entries(&f->compare, &t, &want, i,
-                                  api_grade_got_at(&got, i));
+    api_grade_compare_all(&f->compare, &t, &want, &got, 0);
     if (g->grade->sample && ref->kind == API_ITEM_TENSOR &&
         keep_sample(g->grade->sample, name, f->compare, &want, &got))
         rc = api_fail(g->p, API_E_INTERNAL, NULL, "out of memory");
