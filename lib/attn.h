@@ -367,7 +367,10 @@ void attn_rng_xavier(attn_rng *rng, double *W, size_t rows, size_t cols);
 #define ATTN_NP_STATE_LEN 624
 typedef struct {
     uint32_t key[ATTN_NP_STATE_LEN];
-    int pos; /* next word of key; ATTN_NP_STATE_LEN: regenerate first */
+    /* key's words tempered, as the generator gives them out: all 624 at
+     * once when key is regenerated, in a loop the compiler vectorises */
+    uint32_t tempered[ATTN_NP_STATE_LEN];
+    int pos; /* next word of tempered; ATTN_NP_STATE_LEN: regenerate first */
     int has_gauss;
     double gauss;
 } attn_np_random;

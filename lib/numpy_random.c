@@ -79,7 +79,8 @@ void attn_np_seed_array(attn_np_random *rs, const uint32_t *init_key,
     mt[0] = 0x80000000u; /* MSB is 1, assuring a non-zero initial array */
 }
 
-/* The next 624 words of the state (mt19937_gen). */
+/* The next 624 words of the state (mt19937_gen), and each tempered
+ * (mt19937_next's tempering, one word at a time there). */
 static void regenerate(attn_np_random *rs) {
     uint32_t *key = rs->key, y;
     int i;
@@ -93,26 +94,37 @@ static void regenerate(attn_np_random *rs) {
     }
     y = (key[MT_N - 1] & MT_UPPER_MASK) | (key[0] & MT_LOWER_MASK);
     key[MT_N - 1] = key[MT_M - 1] ^ (y >> 1) ^ (-(y & 1u) & MT_MATRIX_A);
+    for (i = 0; i < MT_N; i++) {
+        y = key[i];
+        y ^= y >> 11;
+        y ^= (y << 7) & 0x9d2c5680u;
+        y ^= (y << 15) & 0xefc60000u;
+        y ^= y >> 18;
+        rs->tempered[i] = y;
+    }
     rs->pos = 0;
 }
 
-uint32_t attn_np_next32(attn_np_random *rs) {
+static inline uint32_t next32(attn_np_random *rs) {
     if (rs->pos >= MT_N)
         regenerate(rs);
-    uint32_t y = rs->key[rs->pos++];
-    y ^= y >> 11;
-    y ^= (y << 7) & 0x9d2c5680u;
-    y ^= (y << 15) & 0xefc60000u;
-    y ^= y >> 18;
-    return y;
+    return rs->tempered[rs->pos++];
+}
+
+uint32_t attn_np_next32(attn_np_random *rs) {
+    return next32(rs);
+}
+
+static inline double random_sample(attn_np_random *rs) {
+    /* the two draws in this order: C leaves the order of two calls in one
+     * expression unspecified, numpy's int32_t a, b declaration does not */
+    uint32_t a = next32(rs) >> 5;
+    uint32_t b = next32(rs) >> 6;
+    return ((double)a * 67108864.0 + (double)b) / 9007199254740992.0;
 }
 
 double attn_np_random_sample(attn_np_random *rs) {
-    /* the two draws in this order: C leaves the order of two calls in one
-     * expression unspecified, numpy's int32_t a, b declaration does not */
-    uint32_t a = attn_np_next32(rs) >> 5;
-    uint32_t b = attn_np_next32(rs) >> 6;
-    return ((double)a * 67108864.0 + (double)b) / 9007199254740992.0;
+    return random_sample(rs);
 }
 
 /* One pair of the polar method: *second (f·x2) is what legacy_gauss
@@ -120,8 +132,8 @@ double attn_np_random_sample(attn_np_random *rs) {
 static void gauss_pair(attn_np_random *rs, double *second, double *first) {
     double f, x1, x2, r2;
     do {
-        x1 = 2.0 * attn_np_random_sample(rs) - 1.0;
-        x2 = 2.0 * attn_np_random_sample(rs) - 1.0;
+        x1 = 2.0 * random_sample(rs) - 1.0;
+        x2 = 2.0 * random_sample(rs) - 1.0;
         double s1 = x1 * x1, s2 = x2 * x2;
         r2 = s1 + s2;
     } while (r2 >= 1.0 || r2 == 0.0);
@@ -145,7 +157,7 @@ double attn_np_gauss(attn_np_random *rs) {
 
 void attn_np_rand(attn_np_random *rs, double *out, size_t n) {
     for (size_t i = 0; i < n; i++)
-        out[i] = attn_np_random_sample(rs);
+        out[i] = random_sample(rs);
 }
 
 void attn_np_randn(attn_np_random *rs, double *out, size_t n) {
