@@ -31,6 +31,9 @@ static const struct {
 static const double tenth_power[18] = {
     1,    1e-1,  1e-2,  1e-3,  1e-4,  1e-5,  1e-6,  1e-7,  1e-8,
     1e-9, 1e-10, 1e-11, 1e-12, 1e-13, 1e-14, 1e-15, 1e-16, 1e-17};
+/* 10^k for k = 0 … 9, exact */
+static const double tenth_power_inverse[10] = {1,   1e1, 1e2, 1e3, 1e4,
+                                               1e5, 1e6, 1e7, 1e8, 1e9};
 #define MODE_NAMES "relabs_or_rounded, relabs, sigfig, decdig, ulp"
 
 api_compare api_compare_default(void) {
@@ -85,6 +88,33 @@ int api_compare_as_written(double x, double *written) {
 int api_compare_decimals_shown(double x) {
     double written;
     return api_compare_as_written(x, &written);
+}
+
+/* 1 when the positive finite x reads back from a decimal of at most k
+ * places (k ≤ 9), 0 when not or when it cannot tell cheaply: then
+ * decimals_of(x) ≤ k exactly when 1, as the decimal with the fewest
+ * places that reads back as x is the shortest one. Below 2^50 the only
+ * candidate is x·10^k rounded to an integer, and dividing it by the exact
+ * 10^k rounds as reading its text does. */
+static int reads_back_within(double x, int k) {
+    double scaled = x * tenth_power_inverse[k];
+    if (!(scaled < 0x1p50))
+        return 0;
+    return nearbyint(scaled) / tenth_power_inverse[k] == x;
+}
+
+int api_compare_rounded_at_most(const api_compare *c, double expected,
+                                double got, int decimals) {
+    if (c->mode != API_COMPARE_RELABS_OR_ROUNDED || decimals < c->decimals ||
+        decimals > 9 || !isfinite(expected) || !isfinite(got) || got == 0)
+        return 0;
+    double err = fabs(got - expected);
+    /* within relabs it is no rounded match; farther than decimals' half
+     * unit, fewer places might still match, which only the count tells;
+     * at most 9 places, got is written as it is (no float32 text) */
+    if (relabs(c, expected, err) || !(err < HALF_UNIT * tenth_power[decimals]))
+        return 0;
+    return reads_back_within(fabs(got), decimals);
 }
 
 /* x as an integer ordered as the doubles are (−0 and +0 both 0). */

@@ -94,6 +94,15 @@ static inline int api_compare_quick(const api_compare *c, double expected,
     return -1;
 }
 
+/* 1 when got matches expected under relabs_or_rounded as an answer
+ * rounded, not within relabs, at no more than decimals places (c's own
+ * decimals … 9): api_compare_entry would say API_MATCH_ROUNDED at that
+ * many or fewer, and this need not find how many (the shortest text of
+ * got, the slow part). 0: it cannot tell; ask api_compare_entry. A field
+ * rounded to 6 places passes its entries this way once one has shown 6. */
+int api_compare_rounded_at_most(const api_compare *c, double expected,
+                                double got, int decimals);
+
 /* The decimals the finite x shows as written, and that value into
  * *written: its shortest text (0.034123 shows 6, 1234.5 one, 1.2e-7
  * eight, 1.0 none), or, when x is a float32 value whose shortest float32

@@ -219,6 +219,10 @@ static void compare_entry(const api_compare *c, api_grade_tally *t,
         mismatch(t, i, member, e, g);
         return;
     }
+    /* rounded at no more places than a match before it: nothing to add */
+    if (t->rounded_to >= 0 &&
+        api_compare_rounded_at_most(c, x, y, t->rounded_to))
+        return;
     int decimals = 0;
     api_match m = api_compare_entry(c, x, y, &decimals);
     if (m == API_MATCH_NO)

@@ -74,6 +74,46 @@ static void the_default_accepts_an_answer_rounded_as_written(void **state) {
     assert_int_equal(match(&six, -0.0341234567, -0.034123), API_MATCH_ROUNDED);
 }
 
+/* api_compare_rounded_at_most says 1 exactly when api_compare_entry
+ * finds a rounded match at no more places than asked, for every answer
+ * whose error is within that many places' half unit: random references of
+ * many sizes, their answers rounded to 0 … 12 places (numpy's
+ * np.round(x, k): rint(x·10^k)/10^k) and some nudged by an ulp or two. */
+static void a_rounded_match_is_known_without_its_places(void **state) {
+    (void)state;
+    api_compare c = api_compare_default();
+    uint64_t seed = 0x9e3779b97f4a7c15u;
+    size_t shortcuts = 0, seen = 0;
+    for (int n = 0; n < 400000; n++) {
+        seed = seed * 6364136223846793005u + 1442695040888963407u;
+        double unit = (double)(seed >> 11) / 9007199254740992.0;
+        int size = (int)(seed % 9) - 6; /* 1e-6 … 1e2 */
+        double expected = (2 * unit - 1) * pow(10, size);
+        int places = (int)((seed >> 7) % 13);
+        double k10 = pow(10, places);
+        double got = rint(expected * k10) / k10;
+        if ((seed >> 5) % 4 == 0)
+            got = nextafter(got, (seed >> 9) % 2 ? 1e300 : -1e300);
+        for (int at_most = 0; at_most <= 11; at_most++) {
+            int decimals = -1;
+            api_match m = api_compare_entry(&c, expected, got, &decimals);
+            /* what api_compare_entry finds, seen from at_most places */
+            int within = m == API_MATCH_ROUNDED && decimals <= at_most &&
+                         at_most >= c.decimals && at_most <= 9 && got != 0 &&
+                         fabs(got - expected) < 0.51 * pow(10, -at_most);
+            int fast = api_compare_rounded_at_most(&c, expected, got, at_most);
+            if (fast != within)
+                fail_msg("expected %.17g, got %.17g, at most %d places: "
+                         "api_compare_entry %d at %d places, the shortcut %d",
+                         expected, got, at_most, (int)m, decimals, fast);
+            seen += (size_t)within;
+            shortcuts += (size_t)fast;
+        }
+    }
+    assert_int_equal(shortcuts, seen);
+    assert_true(seen > 40000); /* the shortcut was taken, and often */
+}
+
 static void sigfig_and_decdig_are_prairielearns(void **state) {
     (void)state;
     api_compare sf = parsed("{\"mode\": \"sigfig\", \"digits\": 3}");
@@ -179,6 +219,7 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(relabs_is_numpy_isclose),
         cmocka_unit_test(the_default_accepts_an_answer_rounded_as_written),
+        cmocka_unit_test(a_rounded_match_is_known_without_its_places),
         cmocka_unit_test(sigfig_and_decdig_are_prairielearns),
         cmocka_unit_test(ulp_counts_doubles),
         cmocka_unit_test(only_infinity_matches_infinity),
