@@ -108,6 +108,11 @@ const atomic_int *api_limit_abandoned(void) {
     return abandoned;
 }
 
+int api_limit_cut_short(void) {
+    return (abandoned != NULL && atomic_load(abandoned)) ||
+           atomic_load(&stopping);
+}
+
 int api_limit_deadline_passed(api_problem *p) {
     if (abandoned != NULL && atomic_load(abandoned))
         return api_fail(p, API_E_OVERLOADED, NULL,

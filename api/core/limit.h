@@ -72,6 +72,12 @@ void api_limit_watch(const atomic_int *abandoned);
 /* The flag in force on this thread (api_limit_watch), or NULL. */
 const atomic_int *api_limit_abandoned(void);
 
+/* 1 when this thread's work should stop now whatever its time limit:
+ * its client has gone (api_limit_watch's flag) or the server is stopping
+ * (api_cancel_computing). For loops of the API's own, which lib/'s
+ * deadline does not reach. */
+int api_limit_cut_short(void);
+
 /* The 503 overloaded of a computation stopped at its time limit
  * (ATTN_E_DEADLINE), naming --compute-timeout. Returns -1. */
 int api_limit_deadline_passed(api_problem *p);

@@ -27,6 +27,7 @@
 #include "fastpath.h"
 #include "fields.h"
 #include "grade_entries.h"
+#include "limit.h"
 #include "variant.h"
 
 /* What a kept variant holds of memory, for the ledger. */
@@ -357,23 +358,71 @@ static void put_match(api_buf *out, const batch *b, const api_copy_entry *e,
     api_buf_puts(out, "}}");
 }
 
+/* Whether the copy check stops now: the batch's time (--compute-timeout)
+ * is spent, its client has gone, or the server is stopping. The check
+ * runs after the last submission, on the batch's own time. */
+static int check_stops(void *ctx) {
+    const batch *b = ctx;
+    unsigned timeout_s = b->call->limits->compute_timeout_s;
+    return api_limit_cut_short() ||
+           (timeout_s > 0 && api_batch_elapsed_s(b) >= timeout_s);
+}
+
+/* The distinct variants of entries[0 .. n): a group's members share
+ * one. Returns SIZE_MAX when memory runs out. */
+static size_t distinct_variants(const api_copy_entry *entries, size_t n) {
+    const char **names = malloc((n ? n : 1) * sizeof *names);
+    if (!names)
+        return SIZE_MAX;
+    for (size_t i = 0; i < n; i++)
+        names[i] = entries[i].sample->variant;
+    qsort(names, n, sizeof *names, by_string);
+    size_t distinct = n > 0;
+    for (size_t i = 1; i < n; i++)
+        distinct += strcmp(names[i], names[i - 1]) != 0;
+    free(names);
+    return distinct;
+}
+
+/* Why the report is incomplete, or NULL when it is not. */
+static const char *incomplete_because(int references_short, api_copy_cut cut) {
+    if (references_short)
+        return "the batch's limits (--max-work, --compute-timeout) or the "
+               "memory budget stopped the roster's references short";
+    if (cut == API_COPY_STOPPED)
+        return "the batch's time limit (--compute-timeout) stopped the "
+               "check before every suspect was compared";
+    if (cut == API_COPY_CROWDED)
+        return "some suspects' answers are alike to more than 32 others' "
+               "(equal sums): only the first 32 were compared";
+    return NULL;
+}
+
 int api_batch_check_copies(batch *b, batch_doc_entry *doc, int array_form,
                            uint64_t *charged) {
     if (b->n_variants == 0)
         return 0;
     api_call *call = b->call;
     api_copy_entry *entries = NULL;
-    int incomplete = 0;
-    size_t n = gather(b, &entries, &incomplete);
+    int references_short = 0;
+    size_t n = gather(b, &entries, &references_short);
     api_copy_match *found = NULL;
     size_t n_found = 0, checked = 0;
-    int rc = n == SIZE_MAX
+    api_copy_cut cut = API_COPY_WHOLE;
+    size_t references =
+        n == SIZE_MAX ? SIZE_MAX : distinct_variants(entries, n);
+    int rc = references == SIZE_MAX
                  ? -1
-                 : api_copies_find(entries, n, &found, &n_found, &checked);
+                 : api_copies_find(entries, n, check_stops, b, &found, &n_found,
+                                   &checked, &cut);
     if (rc) {
+        if (n != SIZE_MAX)
+            for (size_t i = b->n_variants; i < n; i++)
+                free_sample((api_grade_sample *)entries[i].sample);
         free(entries);
         return api_fail(&call->problem, API_E_INTERNAL, NULL, "out of memory");
     }
+    const char *incomplete = incomplete_because(references_short, cut);
     for (size_t k = 0; doc && k < n_found; k++) {
         const struct batch_variant *who = &b->variants[found[k].who];
         const char *source_id =
@@ -389,12 +438,11 @@ int api_batch_check_copies(batch *b, batch_doc_entry *doc, int array_form,
         api_buf_puts(out, "{\"copies\":{\"variants\":");
         api_buf_int(out, (long long)b->n_variants);
         api_buf_puts(out, ",\"references\":");
-        api_buf_int(out, (long long)n);
-        if (incomplete)
-            api_buf_puts(out,
-                         ",\"incomplete\":\"the batch's limits (--max-work, "
-                         "--compute-timeout) or the memory budget stopped "
-                         "the roster's references short\"");
+        api_buf_int(out, (long long)references);
+        if (incomplete) {
+            api_buf_puts(out, ",\"incomplete\":");
+            api_buf_json_string(out, incomplete, strlen(incomplete));
+        }
         api_buf_puts(out, ",\"checked\":");
         api_buf_int(out, (long long)checked);
         api_buf_puts(out, ",\"found\":");

@@ -181,16 +181,18 @@ static size_t lower_bound(const indexed *ix, size_t m, const char *name,
     return lo;
 }
 
-/* The best match of suspect i among the candidates the index gives:
+/* The best match of suspect i among the candidates the index gives (at
+ * most API_COPY_CANDIDATES_MAX, *crowded set when there were more):
  * 1 with *best set, or 0. */
 static int best_match(const api_copy_entry *e, size_t i, const indexed *ix,
-                      size_t m, api_copy_match *best) {
+                      size_t m, api_copy_match *best, int *crowded) {
     const api_grade_sample *s = e[i].sample;
     const api_grade_sample_field *key = &s->fields[0];
     double sum, window;
     if (!answer_window(key, &sum, &window) || !isfinite(window))
         return 0;
     int found = 0;
+    size_t candidates = 0;
     for (size_t at = lower_bound(ix, m, key->name, sum - window);
          at < m && !strcmp(ix[at].name, key->name) &&
          ix[at].sum <= sum + window;
@@ -199,6 +201,10 @@ static int best_match(const api_copy_entry *e, size_t i, const indexed *ix,
         if (j == i || e[j].problem != e[i].problem ||
             !strcmp(e[j].sample->variant, s->variant))
             continue;
+        if (candidates++ == API_COPY_CANDIDATES_MAX) {
+            *crowded = 1;
+            break;
+        }
         double max_abs;
         size_t entries;
         if (!matches(s, e[j].sample, ix[at].of_reference, &max_abs, &entries))
@@ -229,10 +235,12 @@ int api_copy_checkable(const api_copy_entry *e) {
 }
 
 int api_copies_find(const api_copy_entry *entries, size_t n,
+                    int (*stop)(void *ctx), void *ctx,
                     api_copy_match **matches_out, size_t *n_matches,
-                    size_t *checked) {
+                    size_t *checked, api_copy_cut *cut) {
     *matches_out = NULL;
     *n_matches = *checked = 0;
+    *cut = API_COPY_WHOLE;
     size_t m = 0;
     indexed *ix = build_index(entries, n, &m);
     api_copy_match *found = malloc((n ? n : 1) * sizeof *found);
@@ -242,13 +250,20 @@ int api_copies_find(const api_copy_entry *entries, size_t n,
         return -1;
     }
     size_t k = 0;
+    int crowded = 0;
     for (size_t i = 0; i < n; i++) {
         if (!api_copy_checkable(&entries[i]))
             continue;
+        if (stop && stop(ctx)) {
+            *cut = API_COPY_STOPPED;
+            break;
+        }
         (*checked)++;
-        if (best_match(entries, i, ix, m, &found[k]))
+        if (best_match(entries, i, ix, m, &found[k], &crowded))
             k++;
     }
+    if (*cut == API_COPY_WHOLE && crowded)
+        *cut = API_COPY_CROWDED;
     free(ix);
     *matches_out = found;
     *n_matches = k;

@@ -52,15 +52,33 @@ typedef struct {
  * reference does not match, of enough distinct numbers (above). */
 int api_copy_checkable(const api_copy_entry *e);
 
+/* The most candidates a suspect's answer is compared with entry by entry.
+ * An honest class's sums differ, so a suspect has a few; answers made
+ * alike on purpose (equal sums, entries that differ only late) would
+ * make the check quadratic: past this many, the closest are left
+ * unchecked and the check says it is incomplete. */
+#define API_COPY_CANDIDATES_MAX 32
+
+/* Why a copy check stopped short (api_copies_find's *cut): nothing, its
+ * stop function (the batch's time limit, a client gone), or a suspect
+ * with more candidates than API_COPY_CANDIDATES_MAX. */
+typedef enum {
+    API_COPY_WHOLE = 0,
+    API_COPY_STOPPED,
+    API_COPY_CROWDED
+} api_copy_cut;
+
 /* Check entries[0 .. n) for copies: into *matches (malloc'd, at most one
  * per suspect: a reference's match before an answer's, an answer that is
  * no suspect's before a suspect's, which may be a copy of it, then the
  * closest), *n_matches of them, in the order of who; *checked the
- * suspects checked. Returns 0, or -1 when memory runs out (nothing
- * found). */
+ * suspects checked. stop (NULL: never), asked before each suspect, ends
+ * the check when it returns non-zero; *cut says whether and why the check
+ * stopped short (API_COPY_STOPPED wins over API_COPY_CROWDED). Returns 0,
+ * or -1 when memory runs out (nothing found). */
 int api_copies_find(const api_copy_entry *entries, size_t n,
-                    api_copy_match **matches, size_t *n_matches,
-                    size_t *checked);
+                    int (*stop)(void *ctx), void *ctx, api_copy_match **matches,
+                    size_t *n_matches, size_t *checked, api_copy_cut *cut);
 
 /* The instructor's line about m (no newline): "copy: matches the
  * reference of s0123's variant (max abs difference 2.3e-07 over 512

@@ -5,12 +5,14 @@
  * group's shared variant, an answer of too few distinct numbers, an
  * error outside the sample and another problem's answer are never named;
  * a right answer is named before an answer, and an answer its grade
- * stands by before a suspect's.
+ * stands by before a suspect's; answers alike on purpose are compared
+ * with a bounded number of others, and a stop function ends the check.
  */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -56,7 +58,10 @@ static void free_sample(api_grade_sample *s) {
 static api_copy_match *check(const api_copy_entry *e, size_t n, size_t *found,
                              size_t *checked) {
     api_copy_match *m = NULL;
-    assert_int_equal(api_copies_find(e, n, &m, found, checked), 0);
+    api_copy_cut cut;
+    assert_int_equal(
+        api_copies_find(e, n, NULL, NULL, &m, found, checked, &cut), 0);
+    assert_int_equal(cut, API_COPY_WHOLE);
     return m;
 }
 
@@ -158,12 +163,58 @@ static void test_source_preferred(void **state) {
         free_sample((api_grade_sample *)e[i].sample);
 }
 
+/* Stops the check once it has been asked *left times. */
+static int stop_after(void *ctx) {
+    int *left = ctx;
+    return (*left)-- <= 0;
+}
+
+/* 200 suspects whose answers share their sum and differ only in their
+ * last two entries: each would be compared with all 199 others, so each
+ * is compared with 32 and the check says it was crowded; a stop function
+ * ends it where it says. */
+static void test_alike_answers_are_bounded(void **state) {
+    (void)state;
+    enum { N = 200 };
+    api_copy_entry e[N];
+    char name[16];
+    for (size_t i = 0; i < N; i++) {
+        double answer[ENTRIES];
+        for (size_t k = 0; k < ENTRIES; k++)
+            answer[k] = 0.5 + (double)k / 7;
+        double a = 0.25 + 0.001 * (double)i;
+        answer[ENTRIES - 2] = a;
+        answer[ENTRIES - 1] = 3.0 - a; /* the same sum for all */
+        snprintf(name, sizeof name, "s%03zu", i);
+        e[i] = (api_copy_entry){sample(name, 10.0 + (double)i, answer), 1, 0};
+    }
+    api_copy_match *m = NULL;
+    size_t found, checked;
+    api_copy_cut cut;
+    assert_int_equal(
+        api_copies_find(e, N, NULL, NULL, &m, &found, &checked, &cut), 0);
+    assert_int_equal(checked, N);
+    assert_int_equal(found, 0);
+    assert_int_equal(cut, API_COPY_CROWDED);
+    free(m);
+    int left = 5;
+    assert_int_equal(
+        api_copies_find(e, N, stop_after, &left, &m, &found, &checked, &cut),
+        0);
+    assert_int_equal(checked, 5);
+    assert_int_equal(cut, API_COPY_STOPPED);
+    free(m);
+    for (size_t i = 0; i < N; i++)
+        free_sample((api_grade_sample *)e[i].sample);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_copy_named_with_its_source),
         cmocka_unit_test(test_never_named),
         cmocka_unit_test(test_error_outside_the_sample),
         cmocka_unit_test(test_source_preferred),
+        cmocka_unit_test(test_alike_answers_are_bounded),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
