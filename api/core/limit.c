@@ -92,9 +92,12 @@ int api_limit_time(uint64_t work, unsigned timeout_s, api_problem *p) {
                     API_OPS_PER_SECOND_MAX / 1e9);
 }
 
+static _Thread_local double deadline_at; /* attn_clock_seconds, 0: none */
+
 void api_limit_deadline_start(unsigned timeout_s) {
     deadline_s = timeout_s;
-    attn_deadline_set(timeout_s ? attn_clock_seconds() + timeout_s : 0);
+    deadline_at = timeout_s ? attn_clock_seconds() + timeout_s : 0;
+    attn_deadline_set(deadline_at);
 }
 
 static _Thread_local const atomic_int *abandoned; /* api_limit_watch */
@@ -111,6 +114,11 @@ const atomic_int *api_limit_abandoned(void) {
 int api_limit_cut_short(void) {
     return (abandoned != NULL && atomic_load(abandoned)) ||
            atomic_load(&stopping);
+}
+
+int api_limit_time_is_up(void) {
+    return api_limit_cut_short() ||
+           (deadline_at > 0 && attn_clock_seconds() > deadline_at);
 }
 
 int api_limit_deadline_passed(api_problem *p) {

@@ -78,6 +78,11 @@ const atomic_int *api_limit_abandoned(void);
  * deadline does not reach. */
 int api_limit_cut_short(void);
 
+/* api_limit_cut_short, or this thread's time limit
+ * (api_limit_deadline_start) has passed: what lib/'s loops check, for the
+ * API's own loops that can take long (grading's comparisons). */
+int api_limit_time_is_up(void);
+
 /* The 503 overloaded of a computation stopped at its time limit
  * (ATTN_E_DEADLINE), naming --compute-timeout. Returns -1. */
 int api_limit_deadline_passed(api_problem *p);

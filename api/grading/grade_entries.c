@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "fastpath.h"
+#include "limit.h"
 #include "numfmt.h"
 
 /* Rows at every level have the first sibling's length, and entries at
@@ -279,12 +280,16 @@ void api_grade_compare_entries(const api_compare *c, api_grade_tally *t,
  * to date. A class's answers are mostly right, and a batch compares
  * millions of entries, so the loop that passes them is most of grading's
  * own time. */
-static void compare_numbers(const api_compare *c, api_grade_tally *t,
-                            const double *want, const double *got, size_t n,
-                            int first_only) {
+/* Entries compared in full between two looks at the time limit. */
+#define TIME_CHECK_EVERY 256
+
+static int compare_numbers(const api_compare *c, api_grade_tally *t,
+                           const double *want, const double *got, size_t n,
+                           int first_only) {
     double max_abs = t->max_abs, max_rel = t->max_rel;
     double atol = c->atol, rtol = c->rtol;
-    size_t passed = 0;
+    size_t passed = 0, in_full = 0;
+    int rc = 0;
     for (size_t i = 0; i < n; i++) {
         double x = want[i], y = got[i];
         double size = fabs(x), err = fabs(y - x);
@@ -302,25 +307,33 @@ static void compare_numbers(const api_compare *c, api_grade_tally *t,
         compare_entry(c, t, &e, (api_grade_got){NULL, y, 1}, i, NULL);
         if (first_only && t->mismatches)
             break;
+        if (++in_full % TIME_CHECK_EVERY == 0 && api_limit_time_is_up()) {
+            rc = -1;
+            break;
+        }
     }
     t->max_abs = max_abs;
     t->max_rel = max_rel;
     t->entries += passed;
+    return rc;
 }
 
-void api_grade_compare_all(const api_compare *c, api_grade_tally *t,
-                           const api_grade_ref_view *w,
-                           const api_grade_view *got, int first_only) {
+int api_grade_compare_all(const api_compare *c, api_grade_tally *t,
+                          const api_grade_ref_view *w,
+                          const api_grade_view *got, int first_only) {
     const api_result_item *it = w->item;
     if (it->kind == API_ITEM_TENSOR && got->numbers && !it->nan_as_null &&
         api_result_item_precision(w->result, it) == 0 &&
         (c->mode == API_COMPARE_RELABS ||
-         c->mode == API_COMPARE_RELABS_OR_ROUNDED)) {
-        compare_numbers(c, t, it->data, got->numbers, w->count, first_only);
-        return;
-    }
-    for (size_t i = 0; i < w->count && !(first_only && t->mismatches); i++)
+         c->mode == API_COMPARE_RELABS_OR_ROUNDED))
+        return compare_numbers(c, t, it->data, got->numbers, w->count,
+                               first_only);
+    for (size_t i = 0; i < w->count && !(first_only && t->mismatches); i++) {
         api_grade_compare_entries(c, t, w, i, api_grade_got_at(got, i));
+        if ((i + 1) % TIME_CHECK_EVERY == 0 && api_limit_time_is_up())
+            return -1;
+    }
+    return 0;
 }
 
 /* A value as JSON, numbers printed as the contract prints them. */

@@ -100,10 +100,13 @@ void api_grade_compare_entries(const api_compare *c, api_grade_tally *t,
  * first_only, only until the first mismatch. A tensor answered in numbers
  * the fast path read is compared in one tight loop, and only the entries
  * it cannot pass at once (api_compare_quick) take the entry's full
- * comparison. */
-void api_grade_compare_all(const api_compare *c, api_grade_tally *t,
-                           const api_grade_ref_view *w,
-                           const api_grade_view *got, int first_only);
+ * comparison. Returns 0, or -1 when the thread's time limit passed or
+ * its client left (api_limit_time_is_up, asked every few hundred entries
+ * compared in full, which an answer made to need them can make cost a
+ * microsecond or more each): t then holds what was compared. */
+int api_grade_compare_all(const api_compare *c, api_grade_tally *t,
+                          const api_grade_ref_view *w,
+                          const api_grade_view *got, int first_only);
 
 /* x as the endpoint's answer states it: rounded to precision digits (0:
  * exactly x), the double its printed text reads back as. */

@@ -41,8 +41,9 @@ static int field_matches(const grader *g, const api_result *result,
     api_grade_tally t;
     memset(&t, 0, sizeof t);
     t.rounded_to = -1;
-    if (match)
-        api_grade_compare_all(&c, &t, &want, &got, 1);
+    /* out of time: no match (the search stops at its own bound) */
+    if (match && api_grade_compare_all(&c, &t, &want, &got, 1))
+        match = 0;
     free(got.leaves);
     if (!match || t.mismatches != 0)
         return 0;

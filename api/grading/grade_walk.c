@@ -11,6 +11,7 @@
 #include "grade.h"
 #include "grade_entries.h"
 #include "grader.h"
+#include "limit.h"
 #include "suggest.h"
 
 int api_grader_is_records(const api_answer_table *t, const char *name,
@@ -331,7 +332,10 @@ static int grade_against(grader *g, const char *name,
     f->compare = api_grader_comparison_of(g, name);
     api_tensor shape_of_got = {.rank = got.rank, .flat = got.flat};
     memcpy(shape_of_got.shape, got.shape, sizeof got.shape);
-    api_grade_compare_all(&f->compare, &t, &want, &got, 0);
+    if (api_grade_compare_all(&f->compare, &t, &want, &got, 0)) {
+        free(got.leaves);
+        return api_limit_deadline_passed(g->p);
+    }
     if (g->grade->sample && ref->kind == API_ITEM_TENSOR &&
         keep_sample(g->grade->sample, name, f->compare, &want, &got))
         rc = api_fail(g->p, API_E_INTERNAL, NULL, "out of memory");
