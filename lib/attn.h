@@ -1010,7 +1010,9 @@ attn_status attn_xf_backward(double *grad_x, double *grad_memory,
  *   NORM*_W 1, NORM*_B 0 (no draws for constants).
  *   params: L arrays of ATTN_XF_N_PARAMS writable pointers (used ones
  *   non-NULL).
- * Errors: ATTN_E_INVALID_ARG (NULL, zero size). */
+ * Errors: ATTN_E_INVALID_ARG (NULL, zero size); ATTN_E_DEADLINE (the
+ * thread's deadline passed, checked before each parameter: the drawn
+ * ones are then partly filled). */
 attn_status attn_xf_init(double *const *params, attn_rng *rng,
                          const attn_xf_config *cfg);
 

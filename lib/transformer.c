@@ -423,6 +423,9 @@ attn_status attn_xf_init(double *const *params, attn_rng *rng,
                 continue;
             if (!p[t])
                 return ATTN_E_INVALID_ARG;
+            /* many layers of large weights take seconds to draw */
+            if (attn_deadline_passed())
+                return ATTN_E_DEADLINE;
             size_t dims[2], rank;
             attn_xf_param_shape((attn_xf_param)t, E, F, dims, &rank);
             size_t n = dims[0] * dims[1];

@@ -217,8 +217,12 @@ static void cost_self(const api_call *call, const void *shapes,
         inputs += N_PARAMS * weight_count(s);
     api_arena arena = {0};
     plan(s, &arena);
-    api_cost_of_plan(cost, inputs, &arena,
-                     api_grads_work(forward_work(s), s->a.has_grad));
+    uint64_t work = api_grads_work(forward_work(s), s->a.has_grad);
+    if (!s->given) /* the weights drawn from the seed */
+        work = api_work_add(
+            work,
+            api_work_mul(N_PARAMS * (uint64_t)weight_count(s), API_WORK_DRAW));
+    api_cost_of_plan(cost, inputs, &arena, work);
 }
 
 /* Step 5, the values in table order: d_k (at least 1 to draw; not with
@@ -402,11 +406,22 @@ static int prepare(api_call *call, void *req) {
     } else {
         attn_np_random rs;
         attn_np_seed(&rs, (uint32_t)s->seed);
-        for (int i = 0; i < N_PARAMS; i++) {
-            attn_np_randn(&rs, s->param[i], weight_count(s));
-            for (size_t j = 0; j < weight_count(s); j++)
-                s->param[i][j] *= s->init_std;
-        }
+        /* in even runs, which keep numpy's stream (the polar method's
+         * pairs), with the time limit looked at between them */
+        const size_t run = (size_t)1 << 20;
+        for (int i = 0; i < N_PARAMS; i++)
+            for (size_t at = 0; at < weight_count(s); at += run) {
+                if (api_limit_time_is_up()) {
+                    api_arena_free(arena);
+                    return api_limit_deadline_passed(p);
+                }
+                size_t n =
+                    weight_count(s) - at < run ? weight_count(s) - at : run;
+                double *w = s->param[i] + at;
+                attn_np_randn(&rs, w, n);
+                for (size_t j = 0; j < n; j++)
+                    w[j] *= s->init_std;
+            }
     }
     return 0;
 }

@@ -127,6 +127,10 @@ void api_xf_cost(const api_call *call, const void *shapes, api_cost *cost) {
     uint64_t work = api_grads_work(forward_work(&m->cfg, m->pe), m->has_grad);
     if (m->trace) /* the attention intermediates recomputed */
         work = api_work_add(work, forward_work(&m->cfg, 0));
+    if (!m->given) /* the parameters drawn from the seed */
+        work = api_work_add(
+            work, api_work_mul(api_work_mul(layer_params(&m->cfg), m->cfg.L),
+                               API_WORK_DRAW));
     api_cost_of_plan(cost, inputs, &arena, work);
     /* the library's own scratch (multi-head attention's, the backward's) */
     cost->working_bytes = api_work_add(cost->working_bytes, ws);
@@ -210,8 +214,9 @@ static void fill_tables(xf_request *m, double *params, double *grads) {
 }
 
 /* The inputs read: the input, memory, grad_output, the parameters given
- * or drawn (attn_xf_init from seed). */
-static void read_inputs(xf_request *m) {
+ * or drawn (attn_xf_init from seed). Returns ATTN_OK, or ATTN_E_DEADLINE
+ * when the time limit passed while drawing. */
+static attn_status read_inputs(xf_request *m) {
     const attn_xf_config *c = &m->cfg;
     api_tensor_read(m->xd, &m->x);
     if (c->decoder)
@@ -224,11 +229,11 @@ static void read_inputs(xf_request *m) {
             api_tensor_read(
                 m->param[key->layer * ATTN_XF_N_PARAMS + key->param], &key->t);
         }
-    } else {
-        attn_rng rng;
-        attn_rng_seed(&rng, (uint64_t)m->seed);
-        attn_xf_init(m->param, &rng, c);
+        return ATTN_OK;
     }
+    attn_rng rng;
+    attn_rng_seed(&rng, (uint64_t)m->seed);
+    return attn_xf_init(m->param, &rng, c);
 }
 
 /* transformer_steps.h */
@@ -241,7 +246,13 @@ int api_xf_prepare(api_call *call, xf_request *m) {
     double *params, *grads;
     carve(m, tape, &params, &grads);
     fill_tables(m, params, grads);
-    read_inputs(m);
+    attn_status st = read_inputs(m);
+    if (st == ATTN_E_DEADLINE)
+        return api_limit_deadline_passed(&call->problem);
+    if (st != ATTN_OK)
+        return api_fail(&call->problem, API_E_INTERNAL, NULL,
+                        "the parameters could not be drawn (%s)",
+                        attn_status_str(st));
     api_call_inputs_read(call);
     memset(&m->self_mask, 0, sizeof m->self_mask);
     memset(&m->cross_mask, 0, sizeof m->cross_mask);

@@ -2,7 +2,8 @@
  * test_deadline.c — the calling thread's time limit (attn.h "deadline"):
  * once it has passed, additive attention (its scores on several threads
  * and its backward pass), multi-head attention and Nadaraya–Watson
- * prediction and fitting return ATTN_E_DEADLINE; cleared, the same calls
+ * prediction and fitting, and a seeded Transformer's drawing, return
+ * ATTN_E_DEADLINE; cleared, the same calls
  * succeed; a deadline in the future changes nothing.
  */
 #include <setjmp.h>
@@ -132,6 +133,36 @@ static void test_a_deadline_stops_the_projections(void **state) {
     assert_true(stopped < 0.02 + 0.5 * (whole - 0.02));
 }
 
+/* A seeded Transformer's parameters drawn (attn_xf_init): 2 encoder
+ * layers of E = 8, F = 16. */
+static attn_status xf_init_limited(double deadline) {
+    attn_xf_config cfg = {.L = 2,
+                          .B = 1,
+                          .N = 2,
+                          .E = 8,
+                          .H = 2,
+                          .F = 16,
+                          .eps = 1e-5,
+                          .activation = ATTN_ACTIVATION_RELU};
+    double *p[2 * ATTN_XF_N_PARAMS] = {0};
+    for (size_t l = 0; l < cfg.L; l++)
+        for (int t = 0; t < ATTN_XF_N_PARAMS; t++)
+            if (attn_xf_param_used((attn_xf_param)t, 0)) {
+                size_t d[2], r;
+                attn_xf_param_shape((attn_xf_param)t, cfg.E, cfg.F, d, &r);
+                p[l * ATTN_XF_N_PARAMS + t] =
+                    malloc(d[0] * d[1] * sizeof(double));
+            }
+    attn_rng rng;
+    attn_rng_seed(&rng, 7);
+    attn_deadline_set(deadline);
+    attn_status st = attn_xf_init(p, &rng, &cfg);
+    attn_deadline_set(0);
+    for (size_t i = 0; i < 2 * ATTN_XF_N_PARAMS; i++)
+        free(p[i]);
+    return st;
+}
+
 /* 1 s after the clock's origin: long past. */
 #define PAST 1.0
 
@@ -141,6 +172,7 @@ static void test_a_passed_deadline_stops_the_call(void **state) {
     assert_int_equal(additive_backward_limited(PAST), ATTN_E_DEADLINE);
     assert_int_equal(multihead_limited(PAST), ATTN_E_DEADLINE);
     assert_int_equal(nw_limited(PAST), ATTN_E_DEADLINE);
+    assert_int_equal(xf_init_limited(PAST), ATTN_E_DEADLINE);
 }
 
 static void test_no_deadline_or_a_later_one_changes_nothing(void **state) {
@@ -151,6 +183,7 @@ static void test_no_deadline_or_a_later_one_changes_nothing(void **state) {
     assert_int_equal(additive_backward_limited(later), ATTN_OK);
     assert_int_equal(multihead_limited(later), ATTN_OK);
     assert_int_equal(nw_limited(later), ATTN_OK);
+    assert_int_equal(xf_init_limited(later), ATTN_OK);
     assert_string_equal(attn_status_str(ATTN_E_DEADLINE),
                         "the time limit passed");
 }
