@@ -109,8 +109,10 @@ int srv_roster_read(const char *path, srv_roster *r, char *err, size_t cap) {
         lines += *c == '\n';
     r->ids = malloc(lines * sizeof *r->ids);
     r->groups = malloc(lines * sizeof *r->groups);
-    if (!r->ids || !r->groups) {
+    size_t *line_of = malloc(lines * sizeof *line_of); /* each entry's */
+    if (!r->ids || !r->groups || !line_of) {
         snprintf(err, cap, "out of memory");
+        free(line_of);
         srv_roster_free(r);
         return -1;
     }
@@ -134,6 +136,7 @@ int srv_roster_read(const char *path, srv_roster *r, char *err, size_t cap) {
                      "%s:%zu: '%.80s' looks like a header, not a student: "
                      "start it with '#'",
                      path, line_no, student);
+            free(line_of);
             srv_roster_free(r);
             return -1;
         }
@@ -142,6 +145,7 @@ int srv_roster_read(const char *path, srv_roster *r, char *err, size_t cap) {
                      "%s:%zu: nothing after the comma: give the group's id, "
                      "or no comma",
                      path, line_no);
+            free(line_of);
             srv_roster_free(r);
             return -1;
         }
@@ -151,15 +155,18 @@ int srv_roster_read(const char *path, srv_roster *r, char *err, size_t cap) {
                      ". _ - @ +, not starting with '.')",
                      path, line_no, id_ok(student) ? group : student,
                      SRV_ROSTER_ID_MAX);
+            free(line_of);
             srv_roster_free(r);
             return -1;
         }
         r->ids[r->n] = student;
         r->groups[r->n] = group;
+        line_of[r->n] = line_no;
         r->n++;
     }
     if (r->n == 0) {
         snprintf(err, cap, "%s lists no student", path);
+        free(line_of);
         srv_roster_free(r);
         return -1;
     }
@@ -170,6 +177,7 @@ int srv_roster_read(const char *path, srv_roster *r, char *err, size_t cap) {
     if (!order || !r->sorted_ids || !r->sorted_groups) {
         free(order);
         snprintf(err, cap, "out of memory");
+        free(line_of);
         srv_roster_free(r);
         return -1;
     }
@@ -179,9 +187,14 @@ int srv_roster_read(const char *path, srv_roster *r, char *err, size_t cap) {
     for (size_t i = 0; i < r->n; i++) {
         size_t at = (size_t)(order[i] - r->ids);
         if (i > 0 && !strcmp(r->sorted_ids[i - 1], r->ids[at])) {
-            snprintf(err, cap, "%s: the student %s is listed twice", path,
-                     r->ids[at]);
+            size_t first = line_of[order[i - 1] - r->ids];
+            snprintf(err, cap,
+                     "%s:%zu: the student %s is listed twice (also at line "
+                     "%zu)",
+                     path, line_of[at] > first ? line_of[at] : first,
+                     r->ids[at], line_of[at] > first ? first : line_of[at]);
             free(order);
+            free(line_of);
             srv_roster_free(r);
             return -1;
         }
@@ -195,13 +208,15 @@ int srv_roster_read(const char *path, srv_roster *r, char *err, size_t cap) {
         if (g &&
             bsearch(&g, r->sorted_ids, r->n, sizeof *r->sorted_ids, by_name)) {
             snprintf(err, cap,
-                     "%s: the group %s of %s is also a student's id: the two "
-                     "would share one variant; name the group apart",
-                     path, g, r->ids[i]);
+                     "%s:%zu: the group %s of %s is also a student's id: the "
+                     "two would share one variant; name the group apart",
+                     path, line_of[i], g, r->ids[i]);
+            free(line_of);
             srv_roster_free(r);
             return -1;
         }
     }
+    free(line_of);
     r->api.n = r->n;
     r->api.ids = r->sorted_ids;
     r->api.groups = r->sorted_groups;

@@ -137,7 +137,8 @@ int api_grade_variant_draw(api_call *call, const json_t *body,
         return api_fail(p, API_E_INVALID_VALUE, "/request",
                         "request marks members to draw, and this server "
                         "draws no variants: it is started without "
-                        "--variant-secret-file (docs/variants.md)");
+                        "--variant-secret-file (or ATTND_VARIANT_SECRET_FILE; "
+                        "docs/variants.md)");
     if (!call->req->grader)
         return api_fail(p, API_E_UNAUTHORIZED, "/request",
                         "a student's variant is graded only for a grader: "

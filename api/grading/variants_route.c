@@ -130,7 +130,8 @@ static int handle_variants(api_call *call) {
     if (!secret)
         return api_fail(p, API_E_INVALID_VALUE, NULL,
                         "this server draws no variants: it is started "
-                        "without --variant-secret-file (docs/variants.md)");
+                        "without --variant-secret-file (or "
+                        "ATTND_VARIANT_SECRET_FILE; docs/variants.md)");
     if (!call->req->grader)
         return api_fail(p, API_E_UNAUTHORIZED, NULL,
                         "handouts are a grader's: send a token of "

@@ -59,8 +59,10 @@ static void test_refusals(void **state) {
         {"student_id,group\nada\n", ":1: 'student_id' looks like a header"},
         {"ada,\n", ":1: nothing after the comma"},
         {"ada\n../x\n", ":2: '../x' is not an id"},
-        {"ada\nbob\nada\n", "the student ada is listed twice"},
-        {"ada\nbob,ada\n", "the group ada of bob is also a student's id"},
+        {"ada\nbob\n\nada\n",
+         ":4: the student ada is listed twice (also at line 1)"},
+        {"ada\n# x\nbob,ada\n",
+         ":3: the group ada of bob is also a student's id"},
         {"# nobody\n\n", "lists no student"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
