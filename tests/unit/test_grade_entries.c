@@ -76,6 +76,20 @@ static void same_tally(const api_grade_tally *a, const api_grade_tally *b) {
     assert_int_equal(a->first_index, b->first_index);
 }
 
+/* r (freed by the caller) holding want as its "output", and the views
+ * of want and of the answer got (n entries each) that grading compares. */
+static void views_of(api_result *r, const double *want, const double *got,
+                     size_t n, api_grade_ref_view *w, api_grade_view *view) {
+    static const api_tensor_format fmt;
+    api_result_init(r, &fmt, API_E_INTERNAL, "x");
+    size_t shape[1] = {n};
+    api_grade_ref_view_of(w, r, api_result_tensor(r, "output", want, shape, 1));
+    memset(view, 0, sizeof *view);
+    view->rank = 1;
+    view->shape[0] = view->count = n;
+    view->numbers = got;
+}
+
 /* The tally of w against got entry by entry (first_only: until the
  * first mismatch), as grading did before the tight loop. */
 static api_grade_tally one_by_one(const api_compare *c,
@@ -92,8 +106,6 @@ static api_grade_tally one_by_one(const api_compare *c,
 static void the_loop_tallies_as_entry_by_entry(void **state_) {
     (void)state_;
     static double want[N], got[N];
-    api_tensor_format fmt;
-    memset(&fmt, 0, sizeof fmt);
     api_compare modes[] = {api_compare_default(),
                            api_compare_relabs(1e-5, 1e-8),
                            api_compare_relabs(0, 0)};
@@ -104,17 +116,9 @@ static void the_loop_tallies_as_entry_by_entry(void **state_) {
             for (size_t i = 0; i < n; i++)
                 got[i] = rint(want[i] * 1e6) / 1e6;
         api_result r;
-        api_result_init(&r, &fmt, API_E_INTERNAL, "x");
-        size_t shape[1] = {n};
-        api_result_item *it = api_result_tensor(&r, "output", want, shape, 1);
         api_grade_ref_view w;
-        api_grade_ref_view_of(&w, &r, it);
         api_grade_view view;
-        memset(&view, 0, sizeof view);
-        view.rank = 1;
-        view.shape[0] = n;
-        view.count = n;
-        view.numbers = got;
+        views_of(&r, want, got, n, &w, &view);
         for (size_t m = 0; m < sizeof modes / sizeof modes[0]; m++)
             for (int first_only = 0; first_only <= 1; first_only++) {
                 api_grade_tally t;
@@ -147,19 +151,10 @@ static void a_client_gone_stops_the_comparison(void **state_) {
         want[i] = 0.001 + (double)i * 1e-7;
         got[i] = want[i] + 2e-6; /* beyond relabs, within a rounding */
     }
-    api_tensor_format fmt;
-    memset(&fmt, 0, sizeof fmt);
     api_result r;
-    api_result_init(&r, &fmt, API_E_INTERNAL, "x");
-    size_t shape[1] = {N};
-    api_result_item *it = api_result_tensor(&r, "output", want, shape, 1);
     api_grade_ref_view w;
-    api_grade_ref_view_of(&w, &r, it);
     api_grade_view view;
-    memset(&view, 0, sizeof view);
-    view.rank = 1;
-    view.shape[0] = view.count = N;
-    view.numbers = got;
+    views_of(&r, want, got, N, &w, &view);
     api_compare c = api_compare_default();
     api_grade_tally t;
     memset(&t, 0, sizeof t);
