@@ -159,10 +159,15 @@ check_json "  naming src_mask and src_key_padding_mask" \
 post_json $DEC "{$TGT, \"num_heads\": 1, \"num_layers\": 1, \"seed\": 9, \"key_padding_mask\": [[false, false]]}"
 check_json "key_padding_mask on the decoder names tgt_ and memory_key_padding_mask" \
     '.detail | contains("`tgt_key_padding_mask`") and contains("`memory_key_padding_mask`")'
-# a few bytes that would draw (and answer) 13 GB of parameters
+# a few bytes that would draw (and answer) 1.2 GB of parameters
 WIDE=$(jq -nc '[[range(1024) | 0.5]]')
-post_json $ENC "{\"src\": $WIDE, \"num_heads\": 1, \"num_layers\": 64, \"seed\": 1}"
+post_json $ENC "{\"src\": $WIDE, \"num_heads\": 1, \"num_layers\": 6, \"seed\": 1}"
 check_problem "a seeded stack whose drawn state_dict is beyond the answer bound: 413" \
     413 payload_too_large
 check_json "  saying drawn parameters are answered" '.detail | contains("parameters drawn from a seed are answered")'
+# and 13 GB: the drawing alone is over --max-work (64 a parameter)
+post_json $ENC "{\"src\": $WIDE, \"num_heads\": 1, \"num_layers\": 64, \"seed\": 1}"
+check_problem "a seeded stack whose drawing is over --max-work: 413" \
+    413 payload_too_large
+check_json "  naming --max-work" '.detail | contains("--max-work")'
 echo "1..$T"
