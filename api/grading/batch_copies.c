@@ -243,6 +243,17 @@ static int add_entry(api_copy_entry **e, size_t *n, size_t *cap,
     return 0;
 }
 
+/* Whether the copy check stops now: the batch's time (--compute-timeout)
+ * is spent, its client has gone, or the server is stopping. The check,
+ * the roster's references with it, runs after the last submission, on
+ * the batch's own time. */
+static int check_stops(void *ctx) {
+    const batch *b = ctx;
+    unsigned timeout_s = b->call->limits->compute_timeout_s;
+    return api_limit_cut_short() ||
+           (timeout_s > 0 && api_batch_elapsed_s(b) >= timeout_s);
+}
+
 /* The references of problem q's variants on the roster that the batch
  * does not hold, added to e. Returns 0, or -1 when memory runs out;
  * *incomplete set when the batch's limits or the memory budget stopped
@@ -272,6 +283,10 @@ static int add_roster_references(batch *b, size_t q, const char **names,
     for (size_t r = 0; rc == 0 && r < n_names && !*incomplete; r++) {
         if (bsearch(&names[r], held, n_held, sizeof *held, by_string))
             continue;
+        if (check_stops(b)) { /* each reference is a variant drawn */
+            *incomplete = 1;
+            break;
+        }
         int stop = 0;
         api_grade_sample *s =
             roster_reference(b, problem, template, &fp, names[r], &stop);
@@ -356,16 +371,6 @@ static void put_match(api_buf *out, const batch *b, const api_copy_entry *e,
     api_buf_puts(out, ",\"entries\":");
     api_buf_int(out, (long long)m->entries);
     api_buf_puts(out, "}}");
-}
-
-/* Whether the copy check stops now: the batch's time (--compute-timeout)
- * is spent, its client has gone, or the server is stopping. The check
- * runs after the last submission, on the batch's own time. */
-static int check_stops(void *ctx) {
-    const batch *b = ctx;
-    unsigned timeout_s = b->call->limits->compute_timeout_s;
-    return api_limit_cut_short() ||
-           (timeout_s > 0 && api_batch_elapsed_s(b) >= timeout_s);
 }
 
 /* The distinct variants of entries[0 .. n): a group's members share

@@ -143,7 +143,10 @@ static void cost_additive(const api_call *call, const void *shapes,
     uint64_t params = api_work_mul(s->h, api_work_add(a->dq + a->dk, 1));
     if (s->given)
         inputs += s->h * (a->dq + a->dk + 1);
-    api_cost_of_plan(cost, inputs, &arena, api_grads_work(work, a->has_grad));
+    work = api_grads_work(work, a->has_grad);
+    if (!s->given) /* W_q, W_k and w_v drawn from the seed */
+        work = api_work_add(work, api_work_mul(params, API_WORK_DRAW));
+    api_cost_of_plan(cost, inputs, &arena, work);
     api_trace_cost(&trace, a, cost);
     size_t fwd = 0, bwd = 0;
     int ok = attn_additive_workspace(&fwd, a->B, a->Nq, a->Nk, s->h) == ATTN_OK;

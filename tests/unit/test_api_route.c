@@ -18,6 +18,7 @@
 
 #include "api.h"
 #include "attention.h"
+#include "limit.h"
 #include "problem.h"
 #include "route.h"
 
@@ -357,8 +358,10 @@ static void test_route_costs(void **state) {
     a.q.count = 4, a.k.count = 6, a.v.count = 3;
     a.return_weights = 1;
     api_route_find("/attention/additive")->cost(&call, &add, &c);
+    /* and 64 for each of the 4·(2 + 2 + 1) parameters drawn */
     assert_int_equal(c.ops, 1 * 4 * (2 * 2 + 3 * 2) + 1 * 2 * 3 * (4 * 4 + 1) +
-                                1 * (2 + 3) * 4 * 20);
+                                1 * (2 + 3) * 4 * 20 +
+                                4 * (2 + 2 + 1) * API_WORK_DRAW);
     assert_int_equal(c.input_bytes, 8 * (4 + 6 + 3));
     assert_int_equal(c.working_bytes,
                      8 * (4 + 6 + 3 + 2 + 6 + 4 * (2 + 2 + 1)) +
